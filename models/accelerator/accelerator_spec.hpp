@@ -1,0 +1,47 @@
+#pragma once
+/// Datasheet and microbenchmark description of one accelerator model.
+#include <map>
+#include <string>
+
+#include "models/accelerator/dtype.hpp"
+
+namespace clustersim::models {
+
+/// Everything the compute and memory models need to know about one accelerator.
+/// All rates are dense (no sparsity). Library presets live in models/data/accelerators/.
+struct AcceleratorSpec {
+  std::string name;          ///< registry name, e.g. "h100-sxm"
+  std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
+  std::string vendor;        ///< "nvidia", "amd", "google", "intel"
+  std::string source;        ///< where the figures come from
+
+  std::map<Dtype, double> peak_flops_per_s;  ///< dense matrix-unit peak per format
+  double vector_flops_per_s = 0;             ///< non-matrix (CUDA-core fp32) peak
+
+  double hbm_capacity_bytes = 0;
+  double hbm_bytes_per_s = 0;  ///< datasheet peak
+  double l2_bytes = 0;
+  int compute_units = 0;  ///< SMs (NVIDIA), CUs (AMD), cores (TPU) -- for wave quantization
+
+  double tdp_w = 0;
+  double idle_w = 0;
+
+  /// Fraction of peak the best large GEMM reaches ("maximum achievable matmul"), from
+  /// public microbenchmarks; the roofline scales peak by it.
+  double matmul_efficiency = 0.8;
+  /// Fraction of HBM peak reached by streaming kernels (STREAM triad / copy).
+  double memory_efficiency = 0.85;
+  /// Fixed cost of one kernel launch, seconds.
+  double kernel_launch_s = 4e-6;
+  /// GEMM output tile handled by one compute unit (for tile and wave quantization).
+  int gemm_tile_m = 128;
+  int gemm_tile_n = 256;
+
+  /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
+  double scale_up_bytes_per_s = 0;
+
+  /// Peak for `dtype`; throws ConfigError if the accelerator has no such matrix path.
+  double peak_for(Dtype dtype) const;
+};
+
+}  // namespace clustersim::models

@@ -1,0 +1,18 @@
+#pragma once
+/// Numeric formats of accelerator math.
+#include <string>
+#include <string_view>
+
+namespace clustersim::models {
+
+/// Numeric format of an op's math and operands.
+enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
+
+/// Bytes per element of the format as stored in memory (tf32 is stored as fp32).
+double dtype_bytes(Dtype dtype);
+/// Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "fp4".
+std::string_view dtype_name(Dtype dtype);
+/// Parses a lower-case name; throws ConfigError listing the valid names.
+Dtype parse_dtype(std::string_view name);
+
+}  // namespace clustersim::models

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what ClusterSim needs on Debian 12 (as root), configures and builds.
+#   scripts/setup.sh            install + build (release preset)
+#   scripts/setup.sh run        ... then run the default scenario
+#   scripts/setup.sh test       ... then run the whole test suite
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config
+          libboost-graph-dev libeigen3-dev libyaml-cpp-dev libtbb-dev
+          libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=${CLUSTERSIM_JOBS:-2}
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+
+case "${1:-}" in
+  run)  ./build/release/clustersim run scenarios/default.yaml ;;
+  test) ctest --preset release ;;
+  "")   ;;
+  *)    echo "setup: unknown action '$1' (valid: run, test)" >&2; exit 2 ;;
+esac

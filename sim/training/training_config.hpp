@@ -1,0 +1,45 @@
+#pragma once
+/// What a training workload asks for: model, batch, precision, parallel split, schedule.
+#include <cstdint>
+#include <string>
+
+#include "models/accelerator/dtype.hpp"
+#include "models/llm/transformer_spec.hpp"
+
+namespace clustersim::training {
+
+enum class Recompute { none, selective, full };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+/// `flash`: FlashAttention-style fused kernel; `unfused`: the s x s scores go through HBM
+/// (Megatron before 2022).
+enum class AttentionKernel { flash, unfused };
+
+/// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
+struct ParallelismConfig {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+  bool sequence_parallel = true;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int zero = 1;  ///< ZeRO stage 0..3 (issue 5 models 2-3 fully)
+  int world_size() const { return tp * pp * dp * cp; }
+};
+
+/// A training workload on a given model.
+struct TrainingWorkload {
+  models::TransformerSpec model;
+  std::int64_t seq_len = 0;
+  std::int64_t global_batch = 0;  ///< sequences per optimizer step
+  std::int64_t micro_batch = 1;   ///< sequences per micro-batch
+  models::Dtype precision = models::Dtype::bf16;
+  ParallelismConfig parallelism;
+  Recompute recompute = Recompute::selective;
+  AttentionKernel attention = AttentionKernel::flash;
+  bool overlap_grad_reduce = true;  ///< DP gradient reduction overlaps the backward pass
+  double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
+
+  /// Micro-batches each pipeline runs per step: global_batch / (dp * micro_batch).
+  std::int64_t microbatches_per_pipeline() const {
+    return global_batch / (parallelism.dp * micro_batch);
+  }
+};
+
+}  // namespace clustersim::training
