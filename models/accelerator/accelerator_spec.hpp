@@ -40,7 +40,9 @@ struct AcceleratorSpec {
   /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
   double scale_up_bytes_per_s = 0;
 
-  /// Peak for `dtype`; throws ConfigError if the accelerator has no such matrix path.
+  /// Peak for `dtype`, FLOP/s. Plain fp32 without a matrix-unit entry falls back to
+  /// `vector_flops_per_s` (an fp32 GEMM on H100 runs on the CUDA cores). Throws ConfigError
+  /// naming the accelerator and listing its formats if it has no path for `dtype`.
   double peak_for(Dtype dtype) const;
 };
 

@@ -1,8 +1,14 @@
 #pragma once
 /// Time of compute ops on one accelerator: roofline with tile and wave quantization for
 /// GEMMs, FlashAttention-style counts for attention, bandwidth-bound elementwise ops.
+///
+/// Roofline (analytical; issue 4 adds measured calibration tables on top):
+///   time = max(flops / (peak(dtype) x efficiency), bytes / (hbm_bytes_per_s x memory_efficiency))
+///          + kernel_launch_s
+/// where for a GEMM efficiency = matmul_efficiency x wave_quantization x small_k.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "models/accelerator/accelerator_spec.hpp"
 
@@ -10,6 +16,7 @@ namespace clustersim::models {
 
 /// Which estimator produced a number (see ARCHITECTURE "provenance").
 enum class Provenance { measured_table, fitted, roofline };
+/// "measured_table", "fitted" or "roofline".
 std::string_view provenance_name(Provenance provenance);
 
 /// Result of estimating one op.
@@ -22,6 +29,7 @@ struct OpEstimate {
 };
 
 /// C[m,n] = A[m,k] x B[k,n], repeated `batch` times (batched GEMM).
+/// Bytes = (m*k + k*n) x dtype_bytes + m*n x output_dtype_bytes (fp8/fp4 write bf16), x batch.
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch = 1;
@@ -50,18 +58,84 @@ struct ElementwiseShape {
   double flops = 0;
 };
 
+/// Small-K prologue/epilogue cost of one GEMM tile, in K elements. Each output tile runs
+/// k / tile_k main-loop iterations; before the first one the multi-stage smem pipeline must be
+/// filled and after the last one the accumulator tile is converted and stored. Together that
+/// costs about one main-loop iteration at tile_k = 64, so compute efficiency is scaled by
+/// k / (k + 64). At the K of the shapes that calibrated `matmul_efficiency` (k >= 2816) the
+/// factor is >= 0.978; it matters for small-K GEMMs (k = 768: 0.923).
+inline constexpr double kGemmTileKOverheadElements = 64.0;
+
+/// Fused-attention forward efficiency relative to the accelerator's GEMM efficiency.
+/// FlashAttention-2 (Dao, arXiv:2307.08691, abstract) reaches up to 73% of A100 peak in the
+/// forward pass; the best A100 GEMM reaches 81% (cuBLASLt fp16 8192^3 = 253.7 of 312 TFLOP/s,
+/// Azure AI-benchmarking-guide, shared validation README 7a). 0.73 / 0.81 = 0.90.
+inline constexpr double kAttentionForwardEfficiency = 0.90;
+/// Fused-attention backward efficiency relative to GEMM efficiency: FlashAttention-2 backward
+/// reaches up to 63% of A100 peak (same sources): 0.63 / 0.81 = 0.78.
+inline constexpr double kAttentionBackwardEfficiency = 0.78;
+/// Backward FLOPs / forward FLOPs of attention: FlashAttention-2's backward runs 5 matmuls
+/// (S = QK^T recomputed, dV, dP, dQ, dK) against the forward's 2, i.e. 2.5x.
+inline constexpr double kAttentionBackwardFlopsRatio = 2.5;
+
+/// Query-key pairs the attention actually evaluates per (sequence, head).
+/// Non-causal: seq_q x seq_kv. Causal (queries aligned to the end of the keys, as in
+/// FlashAttention): seq_q x (seq_kv - seq_q) + seq_q^2 / 2, i.e. exactly half when
+/// seq_q == seq_kv (the FlashAttention benchmark convention; the diagonal is not counted
+/// separately). Throws ConfigError for non-positive lengths or causal seq_q > seq_kv.
+double attention_score_pairs(const AttentionShape& shape);
+
+/// FLOPs of the attention math (QK^T and PV and, for backward, their gradients), independent
+/// of fusion: forward 4 x batch x q_heads x pairs x head_dim, backward 2.5x that.
+/// GQA (kv_heads < q_heads) does not change it. Throws ConfigError on an invalid shape.
+double attention_flops(const AttentionShape& shape);
+
 /// Analytical compute model for one accelerator (issue 4 adds calibrated tables on top).
 class ComputeModel {
  public:
+  /// Validates the spec (positive bandwidths, compute units, tile sizes; efficiencies in
+  /// (0, 1]); throws ConfigError naming the accelerator and the field.
   explicit ComputeModel(AcceleratorSpec spec);
 
+  /// Batched GEMM. flops = 2 m n k batch. Compute efficiency = matmul_efficiency x
+  /// wave quantization (tiles = ceil(m/tile_m) ceil(n/tile_n) batch over compute_units:
+  /// tiles / (ceil(tiles/units) x units)) x k / (k + kGemmTileKOverheadElements).
+  /// Padding inside partial tiles is not charged: libraries pick tile shapes (and GEMV
+  /// kernels for m = 1) that fit the problem. Throws ConfigError naming a non-positive
+  /// dimension or a dtype the accelerator lacks.
   OpEstimate gemm(const GemmShape& shape) const;
+
+  /// Attention, forward or backward.
+  /// Fused (FlashAttention-2): flops from attention_flops(); bytes = Q, K, V read and O
+  /// written once plus the fp32 log-sum-exp per query row (forward); backward reads Q, K, V,
+  /// O, dO, LSE and writes dQ, dK, dV. K and V are sized by kv_heads. Efficiency =
+  /// matmul_efficiency x kAttentionForward/BackwardEfficiency. Not modelled: wave
+  /// quantization over query blocks, the lower efficiency of causal diagonal blocks, fp32
+  /// dQ accumulation traffic in backward.
+  /// Unfused (Megatron before FlashAttention): gemm() for QK^T ([seq_q x head_dim] x
+  /// [head_dim x seq_kv] per q head) and PV, plus elementwise passes over the
+  /// batch x q_heads x seq_q x seq_kv score matrix stored in the output format
+  /// (output_dtype_bytes): forward = scale+mask, softmax, dropout (each read + write once);
+  /// backward = 4 GEMMs (dV, dP, dQ, dK) and dropout-grad (read, write), softmax-grad
+  /// (read P and dP, write dS), scale-grad (read, write). Causal masking is applied
+  /// elementwise, so the GEMMs compute the full matrices; K/V are expanded to q_heads
+  /// (repeat_kv) so GQA does not save unfused traffic.
   OpEstimate attention(const AttentionShape& shape) const;
+
+  /// time = max((read + written) / (hbm_bytes_per_s x memory_efficiency),
+  ///            flops / vector_flops_per_s) + kernel_launch_s. Throws ConfigError on negative
+  /// or non-finite inputs, or flops > 0 on an accelerator without a vector peak.
   OpEstimate elementwise(const ElementwiseShape& shape) const;
+
+  /// Wave-quantization efficiency in (0, 1] of the GEMM's output tiles over compute units.
+  double wave_quantization_efficiency(const GemmShape& shape) const;
 
   const AcceleratorSpec& spec() const { return spec_; }
 
  private:
+  OpEstimate fused_attention(const AttentionShape& shape) const;
+  OpEstimate unfused_attention(const AttentionShape& shape) const;
+
   AcceleratorSpec spec_;
 };
 

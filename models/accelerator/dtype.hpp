@@ -10,6 +10,10 @@ enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
 
 /// Bytes per element of the format as stored in memory (tf32 is stored as fp32).
 double dtype_bytes(Dtype dtype);
+/// Bytes per element of an op's *output* in this format. Sub-16-bit formats (fp8, fp4) produce
+/// bf16 outputs (as cuBLASLt fp8 GEMMs and FlashAttention-3 fp8 do), so this is 2 for them and
+/// dtype_bytes() otherwise.
+double output_dtype_bytes(Dtype dtype);
 /// Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "fp4".
 std::string_view dtype_name(Dtype dtype);
 /// Parses a lower-case name; throws ConfigError listing the valid names.

@@ -1,0 +1,271 @@
+#include "models/accelerator/compute_model.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/engine/error.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+// Round numbers so the expectations below can be checked by hand.
+AcceleratorSpec test_accelerator(int compute_units) {
+  AcceleratorSpec spec;
+  spec.name = "test-gpu";
+  spec.peak_flops_per_s = {{Dtype::bf16, 1000e12}, {Dtype::fp8, 2000e12}};
+  spec.vector_flops_per_s = 50e12;
+  spec.hbm_bytes_per_s = 2e12;
+  spec.compute_units = compute_units;
+  spec.matmul_efficiency = 0.8;
+  spec.memory_efficiency = 0.9;
+  spec.kernel_launch_s = 4e-6;
+  spec.gemm_tile_m = 128;
+  spec.gemm_tile_n = 256;
+  return spec;
+}
+
+GemmShape gemm_shape(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1,
+                     Dtype dtype = Dtype::bf16) {
+  GemmShape shape;
+  shape.m = m;
+  shape.n = n;
+  shape.k = k;
+  shape.batch = batch;
+  shape.dtype = dtype;
+  return shape;
+}
+
+AttentionShape attention_shape(std::int64_t kv_heads, bool causal, bool backward) {
+  AttentionShape shape;
+  shape.batch = 2;
+  shape.q_heads = 16;
+  shape.kv_heads = kv_heads;
+  shape.seq_q = 4096;
+  shape.seq_kv = 4096;
+  shape.head_dim = 128;
+  shape.causal = causal;
+  shape.backward = backward;
+  return shape;
+}
+
+std::string message_of(const auto& call) {
+  try {
+    call();
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "<no ConfigError>";
+}
+
+}  // namespace
+
+TEST_CASE("large square GEMM is compute bound at peak x efficiency") {
+  // 8192^3 on 128 units: 64 x 32 = 2048 tiles = 16 full waves (no wave loss);
+  // small-K factor 8192 / 8256. time = 2*8192^3 / (1e15 * 0.8 * 8192/8256) + 4 us.
+  const ComputeModel model(test_accelerator(128));
+  const OpEstimate estimate = model.gemm(gemm_shape(8192, 8192, 8192));
+  CHECK(estimate.flops == doctest::Approx(1.099511627776e12));
+  CHECK(estimate.bytes == doctest::Approx(3.0 * 8192.0 * 8192.0 * 2.0));
+  CHECK(estimate.compute_bound);
+  CHECK(estimate.time_s == doctest::Approx(1.38912695296e-3).epsilon(1e-9));
+  CHECK(estimate.provenance == Provenance::roofline);
+  CHECK(provenance_name(estimate.provenance) == "roofline");
+}
+
+TEST_CASE("skinny m=1 GEMM is memory bound") {
+  // bytes = (1*8192 + 8192*8192 + 1*8192) * 2 = 134250496; time = bytes / (2e12 * 0.9) + 4 us.
+  const ComputeModel model(test_accelerator(128));
+  const OpEstimate estimate = model.gemm(gemm_shape(1, 8192, 8192));
+  CHECK(estimate.bytes == doctest::Approx(134250496.0));
+  CHECK_FALSE(estimate.compute_bound);
+  CHECK(estimate.time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
+}
+
+TEST_CASE("wave quantization: 133 tiles on 132 SMs take two waves") {
+  const ComputeModel model(test_accelerator(132));
+  const GemmShape shape = gemm_shape(133 * 128, 256, 4096);
+  CHECK(model.wave_quantization_efficiency(shape) == doctest::Approx(133.0 / 264.0));
+  // compute = 2 m n k / (1e15 * 0.8 * 133/264 * 4096/4160) = 89.97 us > memory 83.49 us.
+  const OpEstimate estimate = model.gemm(shape);
+  CHECK(estimate.compute_bound);
+  CHECK(estimate.time_s == doctest::Approx(9.39678208e-05).epsilon(1e-9));
+  // 132 tiles fill one wave exactly.
+  CHECK(model.wave_quantization_efficiency(gemm_shape(132 * 128, 256, 4096)) ==
+        doctest::Approx(1.0));
+  // batch multiplies the tile count: 2 tiles x 66 = one full wave.
+  CHECK(model.wave_quantization_efficiency(gemm_shape(256, 256, 64, 66)) == doctest::Approx(1.0));
+}
+
+TEST_CASE("fp8 GEMM reads 1-byte operands, writes bf16, and uses the fp8 peak") {
+  const ComputeModel model(test_accelerator(128));
+  const OpEstimate fp8 = model.gemm(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8));
+  CHECK(fp8.bytes == doctest::Approx(8192.0 * 8192.0 * (1.0 + 1.0 + 2.0)));
+  const OpEstimate bf16 = model.gemm(gemm_shape(8192, 8192, 8192));
+  // Twice the peak: compute time halves (launch excluded).
+  CHECK(fp8.time_s - 4e-6 == doctest::Approx((bf16.time_s - 4e-6) / 2.0));
+}
+
+TEST_CASE("GEMM rejects bad shapes and missing formats, naming them") {
+  const ComputeModel model(test_accelerator(128));
+  CHECK(message_of([&] { model.gemm(gemm_shape(0, 8, 8)); }) ==
+        "GEMM dimension m must be positive, got 0");
+  CHECK(message_of([&] { model.gemm(gemm_shape(8, 8, -3)); }) ==
+        "GEMM dimension k must be positive, got -3");
+  CHECK(message_of([&] { model.gemm(gemm_shape(8, 8, 8, 0)); }) ==
+        "GEMM dimension batch must be positive, got 0");
+  CHECK(message_of([&] { model.gemm(gemm_shape(8, 8, 8, 1, Dtype::fp4)); }) ==
+        "accelerator 'test-gpu' has no fp4 matrix peak; available formats: bf16, fp8");
+}
+
+TEST_CASE("peak_for falls back to the vector peak for plain fp32 only") {
+  AcceleratorSpec spec = test_accelerator(128);
+  CHECK(spec.peak_for(Dtype::fp32) == doctest::Approx(50e12));
+  CHECK(spec.peak_for(Dtype::bf16) == doctest::Approx(1000e12));
+  CHECK(message_of([&] { spec.peak_for(Dtype::tf32); }).find("no tf32 matrix peak") !=
+        std::string::npos);
+}
+
+TEST_CASE("ComputeModel validates the accelerator spec") {
+  AcceleratorSpec spec = test_accelerator(0);
+  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+        "accelerator 'test-gpu': compute_units must be positive");
+  spec = test_accelerator(128);
+  spec.matmul_efficiency = 1.5;
+  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+        "accelerator 'test-gpu': matmul_efficiency must be in (0, 1]");
+  spec = test_accelerator(128);
+  spec.hbm_bytes_per_s = 0;
+  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+        "accelerator 'test-gpu': hbm_bytes_per_s must be positive");
+}
+
+TEST_CASE("attention FLOPs: 4 b h s s d forward, causal halves, backward 2.5x") {
+  CHECK(attention_flops(attention_shape(16, false, false)) == doctest::Approx(274877906944.0));
+  CHECK(attention_flops(attention_shape(16, true, false)) == doctest::Approx(137438953472.0));
+  CHECK(attention_flops(attention_shape(16, true, true)) == doctest::Approx(343597383680.0));
+  // Decode step: one query against 8192 cached keys sees all but half a diagonal element.
+  AttentionShape decode = attention_shape(16, true, false);
+  decode.seq_q = 1;
+  decode.seq_kv = 8192;
+  CHECK(attention_score_pairs(decode) == doctest::Approx(8191.5));
+}
+
+TEST_CASE("GQA reduces fused attention bytes but not FLOPs") {
+  const ComputeModel model(test_accelerator(128));
+  const OpEstimate mha = model.attention(attention_shape(16, true, false));
+  const OpEstimate gqa = model.attention(attention_shape(2, true, false));
+  CHECK(mha.flops == doctest::Approx(gqa.flops));
+  // Q + O (bf16) + K + V by kv heads + fp32 LSE: 2*16*4096*128*(2+2) + 2*2*kv*4096*128*2 + 4*2*16*4096
+  CHECK(mha.bytes == doctest::Approx(134742016.0));
+  CHECK(gqa.bytes == doctest::Approx(76021760.0));
+  const OpEstimate mha_bwd = model.attention(attention_shape(16, true, true));
+  const OpEstimate gqa_bwd = model.attention(attention_shape(2, true, true));
+  CHECK(mha_bwd.bytes == doctest::Approx(268959744.0));
+  CHECK(gqa_bwd.bytes == doctest::Approx(151519232.0));
+}
+
+TEST_CASE("fused attention time uses the per-pass attention efficiency") {
+  const ComputeModel model(test_accelerator(128));
+  // causal forward: 1.374e11 / (1e15 * 0.8 * 0.90) + 4 us
+  const OpEstimate forward = model.attention(attention_shape(16, true, false));
+  CHECK(forward.compute_bound);
+  CHECK(forward.time_s == doctest::Approx(1.9488743537777775e-4).epsilon(1e-9));
+  // causal backward: 3.436e11 / (1e15 * 0.8 * 0.78) + 4 us
+  const OpEstimate backward = model.attention(attention_shape(16, true, true));
+  CHECK(backward.time_s == doctest::Approx(5.546368328205128e-4).epsilon(1e-9));
+}
+
+TEST_CASE("decode attention is memory bound on the KV cache") {
+  const ComputeModel model(test_accelerator(128));
+  AttentionShape decode;
+  decode.batch = 8;
+  decode.q_heads = 32;
+  decode.kv_heads = 8;
+  decode.seq_q = 1;
+  decode.seq_kv = 8192;
+  decode.head_dim = 128;
+  const OpEstimate estimate = model.attention(decode);
+  CHECK_FALSE(estimate.compute_bound);
+  CHECK(estimate.bytes == doctest::Approx(268567552.0));
+  CHECK(estimate.time_s == doctest::Approx(1.5320419555555555e-4).epsilon(1e-9));
+}
+
+TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over the scores") {
+  const ComputeModel model(test_accelerator(128));
+  AttentionShape shape;
+  shape.batch = 1;
+  shape.q_heads = 8;
+  shape.kv_heads = 8;
+  shape.seq_q = 2048;
+  shape.seq_kv = 2048;
+  shape.head_dim = 128;
+  shape.causal = true;
+  shape.fused = false;
+  // Forward: QK^T and PV GEMMs (each 8.59e9 FLOPs, 75.5 MB, memory bound: 45.94 us), and
+  // scale+mask, softmax, dropout over 33.5M bf16 scores (134 MB each: 78.57 us).
+  const OpEstimate forward = model.attention(shape);
+  CHECK(forward.flops == doctest::Approx(17481859072.0));  // causal is not halved unfused
+  CHECK(forward.bytes == doctest::Approx(553648128.0));
+  CHECK(forward.time_s == doctest::Approx(3.2758229333333335e-4).epsilon(1e-9));
+  CHECK_FALSE(forward.compute_bound);
+  // Backward: 4 GEMMs, dropout grad, softmax grad (reads P and dP), scale grad.
+  shape.backward = true;
+  const OpEstimate backward = model.attention(shape);
+  CHECK(backward.flops == doctest::Approx(34561064960.0));
+  CHECK(backward.bytes == doctest::Approx(771751936.0));
+  CHECK(backward.time_s == doctest::Approx(4.567510755555556e-4).epsilon(1e-9));
+  // The fused kernel never writes the score matrix.
+  shape.fused = true;
+  shape.backward = false;
+  CHECK(model.attention(shape).bytes < forward.bytes / 10);
+}
+
+TEST_CASE("attention rejects bad shapes, naming the problem") {
+  const ComputeModel model(test_accelerator(128));
+  AttentionShape shape = attention_shape(16, true, false);
+  shape.head_dim = 0;
+  CHECK(message_of([&] { model.attention(shape); }) ==
+        "attention dimension head_dim must be positive, got 0");
+  shape = attention_shape(3, true, false);
+  CHECK(message_of([&] { model.attention(shape); }) ==
+        "attention q_heads (16) must be a multiple of kv_heads (3)");
+  shape = attention_shape(16, true, false);
+  shape.seq_q = 8192;
+  CHECK(message_of([&] { attention_flops(shape); }) ==
+        "causal attention needs seq_q <= seq_kv, got seq_q 8192 > seq_kv 4096");
+}
+
+TEST_CASE("elementwise ops: bandwidth bound unless the vector math dominates") {
+  const ComputeModel model(test_accelerator(128));
+  ElementwiseShape copy;
+  copy.bytes_read = 1e9;
+  copy.bytes_written = 1e9;
+  copy.flops = 1e6;
+  const OpEstimate copy_estimate = model.elementwise(copy);
+  CHECK_FALSE(copy_estimate.compute_bound);
+  CHECK(copy_estimate.time_s == doctest::Approx(2e9 / 1.8e12 + 4e-6));
+  ElementwiseShape math_heavy;
+  math_heavy.bytes_read = 1e6;
+  math_heavy.flops = 1e12;
+  const OpEstimate math_estimate = model.elementwise(math_heavy);
+  CHECK(math_estimate.compute_bound);
+  CHECK(math_estimate.time_s == doctest::Approx(0.02 + 4e-6));
+}
+
+TEST_CASE("elementwise rejects negative amounts and flops without a vector peak") {
+  ComputeModel model(test_accelerator(128));
+  ElementwiseShape bad;
+  bad.bytes_read = -1;
+  CHECK(message_of([&] { model.elementwise(bad); }).find(
+            "elementwise bytes_read must be finite and non-negative") == 0);
+  AcceleratorSpec no_vector = test_accelerator(128);
+  no_vector.vector_flops_per_s = 0;
+  const ComputeModel scalar_less(no_vector);
+  ElementwiseShape math;
+  math.flops = 10;
+  CHECK(message_of([&] { scalar_less.elementwise(math); }) ==
+        "accelerator 'test-gpu' has no vector_flops_per_s for an elementwise op with flops");
+}
