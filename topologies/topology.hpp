@@ -8,8 +8,9 @@
 
 namespace clustersim::topologies {
 
-/// What a vertex of the network graph is.
-enum class VertexKind { accelerator, scale_up_switch, switch_ };
+/// What a vertex of the network graph is. A `nic` vertex exists only when a node has fewer
+/// NICs than accelerators (the NIC then hangs off the node's scale-up switch).
+enum class VertexKind { accelerator, scale_up_switch, switch_, nic };
 
 /// Scale-up domain inside a node (NVLink + NVSwitch).
 struct ScaleUpSpec {
@@ -76,11 +77,21 @@ class Topology {
   ~Topology();
 
   int accelerator_count() const;
+  /// Node of a global accelerator index (accelerators are numbered node-major).
   int node_of(int accelerator) const;
+  /// All directed links; a cable's two directions are consecutive ids.
   const std::vector<Link>& links() const;
-  /// Shortest (fewest-hop) path; cached, so repeated collectives are cheap.
+  /// Shortest (fewest-hop) path; cached, so repeated collectives are cheap. Same-node traffic
+  /// takes accelerator -> scale-up switch -> accelerator, never a NIC. Other traffic leaves
+  /// through the NIC serving the source and enters through the one serving the destination;
+  /// inside the fabric, equal-cost choices are made per (src, dst) hash (ECMP-like, see
+  /// topologies/routing.hpp). src == dst gives an empty path with zero latency and infinite
+  /// bottleneck. Throws ConfigError for an index outside [0, accelerator_count()).
+  /// The reference stays valid for the Topology's lifetime.
   const Path& path(int src_accelerator, int dst_accelerator) const;
+  /// Counts, scale-out bisection and diameter (computed on each call: BFS per leaf).
   TopologySummary summary() const;
+  /// The spec the topology was built from.
   const ClusterNetworkSpec& spec() const;
 
  private:
@@ -102,5 +113,12 @@ struct TopologyDoc {
 
 /// All registered scale-out topologies, in name order.
 const std::vector<TopologyDoc>& topology_registry();
+
+/// Every problem with `spec`, one message each naming the field and its valid range (empty
+/// when valid). Topology::build throws a ConfigError joining them with "; ". Checks that need
+/// the built shape (e.g. too many NICs for a 2-tier fat-tree) are made by build only.
+/// Scale-up bandwidth is only required with more than one accelerator per node, NIC bandwidth
+/// only with more than one node (a single node has no scale-out network).
+std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec);
 
 }  // namespace clustersim::topologies

@@ -1,0 +1,114 @@
+#include "topologies/routing.hpp"
+
+#include <set>
+
+#include <doctest/doctest.h>
+
+#include "sim/engine/error.hpp"
+#include "topology_test_support.hpp"
+
+using namespace clustersim::topologies;
+using clustersim::topologies::testing::cluster;
+
+namespace {
+
+const Link& link_at(const Topology& topology, LinkId id) {
+  return topology.links()[static_cast<std::size_t>(id)];
+}
+
+/// A path is a chain: each link starts where the previous one ended.
+bool is_chain(const Topology& topology, const Path& path) {
+  for (std::size_t i = 1; i < path.links.size(); ++i) {
+    if (link_at(topology, path.links[i - 1]).to != link_at(topology, path.links[i]).from) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cross-leaf path is 4 links: NIC, leaf, spine, leaf, NIC") {
+  const Topology topology = Topology::build(cluster(8, 1, 1, "fat-tree", 4, 2));
+  const Path& path = topology.path(0, 2);
+  REQUIRE(path.links.size() == 4);
+  CHECK(is_chain(topology, path));
+  CHECK(link_at(topology, path.links[0]).tier == 1);
+  CHECK(link_at(topology, path.links[1]).tier == 2);
+  CHECK(link_at(topology, path.links[2]).tier == 2);
+  CHECK(link_at(topology, path.links[3]).tier == 1);
+  CHECK(path.latency_s == doctest::Approx(4e-6));
+  CHECK(path.bottleneck_bytes_per_s == 50e9);
+}
+
+TEST_CASE("intra-node traffic never takes the NIC, even when both NICs share a leaf") {
+  const Topology topology = Topology::build(cluster(2, 8, 8, "fat-tree", 64, 2));
+  const Path& path = topology.path(0, 1);
+  REQUIRE(path.links.size() == 2);
+  CHECK(link_at(topology, path.links[0]).tier == 0);
+  CHECK(path.bottleneck_bytes_per_s == 450e9);
+}
+
+TEST_CASE("shared NICs: the path leaves through the NIC serving the source") {
+  // 2 nodes x 8 GPUs, 2 NICs: NIC 0 serves GPUs 0-3, NIC 1 serves 4-7. Radix 4: d = 2,
+  // node 0's NICs on leaf 0, node 1's on leaf 1.
+  const Topology topology = Topology::build(cluster(2, 8, 2, "fat-tree", 4, 2));
+  const Path& from5 = topology.path(5, 9);
+  // GPU->NVSwitch, NVSwitch->NIC, NIC->leaf, leaf->spine, spine->leaf, leaf->NIC, NIC->NVSwitch, NVSwitch->GPU
+  REQUIRE(from5.links.size() == 8);
+  CHECK(is_chain(topology, from5));
+  CHECK(from5.latency_s == doctest::Approx(0.5e-6 + 0 + 4e-6 + 0 + 0.5e-6));
+  CHECK(from5.bottleneck_bytes_per_s == 50e9);
+  const LinkId nic_of_5 = from5.links[1];
+  CHECK(topology.path(4, 9).links[1] == nic_of_5);   // same NIC (GPUs 4-7)
+  CHECK(topology.path(1, 9).links[1] != nic_of_5);   // GPUs 0-3 use NIC 0
+  CHECK(topology.path(1, 9).links[1] == topology.path(3, 12).links[1]);
+  // The destination side enters through NIC 0 of node 1 for GPU 9, NIC 1 for GPU 13.
+  CHECK(topology.path(5, 9).links[6] != topology.path(5, 13).links[6]);
+}
+
+TEST_CASE("ECMP: equal-cost routes are deterministic per pair and spread over spines") {
+  const Topology topology = Topology::build(cluster(8, 1, 1, "fat-tree", 4, 2));
+  const Topology again = Topology::build(cluster(8, 1, 1, "fat-tree", 4, 2));
+  std::set<int> spines_used;
+  for (int src = 0; src < 8; ++src) {
+    for (int dst = 0; dst < 8; ++dst) {
+      if (src / 2 == dst / 2) continue;  // same leaf
+      const Path& path = topology.path(src, dst);
+      REQUIRE(path.links.size() == 4);
+      spines_used.insert(link_at(topology, path.links[1]).to);
+      CHECK(path.links == again.path(src, dst).links);
+    }
+  }
+  CHECK(spines_used.size() == 2);
+}
+
+TEST_CASE("a path to oneself is empty") {
+  const Topology topology = Topology::build(cluster(2, 8, 8, "fat-tree", 8, 2));
+  const Path& path = topology.path(3, 3);
+  CHECK(path.links.empty());
+  CHECK(path.latency_s == 0.0);
+}
+
+TEST_CASE("path rejects unknown accelerators") {
+  const Topology topology = Topology::build(cluster(2, 8, 8, "fat-tree", 8, 2));
+  CHECK_THROWS_WITH_AS((void)topology.path(0, 16), "accelerator index 16 is out of range [0, 16)",
+                       clustersim::ConfigError);
+}
+
+TEST_CASE("100k distinct paths on a 2048-GPU radix-64 tree all have the expected hop count") {
+  // Speed is measured by bench/, not here (machines are shared and noisy).
+  // 256 nodes x 8 GPUs x 8 NICs = 2048 NICs = d*k: 64 leaves of 4 nodes each, 32 spines.
+  const Topology topology = Topology::build(cluster(256, 8, 8, "fat-tree", 64, 2));
+  std::size_t correct = 0;
+  std::size_t same_leaf = 0;
+  for (int src = 0; src < 2048; ++src) {
+    for (int step = 1; step <= 49; ++step) {
+      const int dst = (src + step * 3) % 2048;
+      const bool one_leaf = src / 32 == dst / 32;  // 32 NICs per leaf, GPU i on NIC i
+      same_leaf += one_leaf ? 1U : 0U;
+      if (topology.path(src, dst).links.size() == (one_leaf ? 2U : 4U)) ++correct;
+    }
+  }
+  CHECK(correct == 2048 * 49);
+  CHECK(same_leaf > 0);
+  CHECK(same_leaf < 2048 * 49);
+}

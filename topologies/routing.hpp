@@ -1,0 +1,46 @@
+#pragma once
+/// Fewest-hop routing between scale-out switches with ECMP-like spreading.
+#include <cstdint>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "topologies/network_graph.hpp"
+
+namespace clustersim::topologies {
+
+/// Routes inside the scale-out fabric. Holds its own Boost.Graph of the fabric switches only
+/// (endpoints, NICs and scale-up switches are never transit vertices) and runs a BFS per
+/// destination switch on first use, caching the hop distances of every switch to it.
+///
+/// Equal-cost choice: at each hop the candidates are the out-edges, in insertion order, to a
+/// neighbour one hop closer to the destination (parallel cables count separately); the route
+/// takes candidate splitmix64(flow_hash + hop) mod count. The same flow_hash always gets the
+/// same route, and different (src, dst) pairs spread over spines/cores like ECMP.
+class SwitchRouter {
+ public:
+  /// `graph` vertices [first_switch_vertex, vertex_count) must all be fabric switches.
+  SwitchRouter(const NetworkGraph& graph, int first_switch_vertex);
+
+  /// Appends the links of a fewest-hop route from switch vertex `from` to switch vertex `to`.
+  void append_route(int from, int to, std::uint64_t flow_hash, std::vector<LinkId>& links) const;
+
+  /// Hops between two switch vertices.
+  int distance(int from, int to) const;
+
+  /// Number of fabric switches.
+  int switch_count() const { return static_cast<int>(boost::num_vertices(switches_)); }
+  int first_switch_vertex() const { return first_switch_vertex_; }
+
+ private:
+  using SwitchGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
+                                            boost::no_property, EdgeProperties>;
+  int local(int vertex) const;
+  const std::vector<int>& distances_to(int local_to) const;
+
+  SwitchGraph switches_;
+  int first_switch_vertex_ = 0;
+  mutable std::vector<std::vector<int>> distances_to_;  ///< per destination; empty until used
+};
+
+}  // namespace clustersim::topologies

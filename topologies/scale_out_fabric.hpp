@@ -1,0 +1,25 @@
+#pragma once
+/// What a scale-out builder (switch, fat-tree) adds on top of the NIC endpoints.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "topologies/network_graph.hpp"
+
+namespace clustersim::topologies {
+
+/// The scale-out network. Builders add all their switches after every node vertex, so the
+/// fabric switches are exactly the vertices [first_switch_vertex, graph.vertex_count()).
+struct ScaleOutFabric {
+  std::vector<int> leaf_vertex;        ///< per endpoint: the switch its NIC cable ends on
+  std::vector<Cable> endpoint_cable;   ///< per endpoint; forward = endpoint -> leaf
+  int first_switch_vertex = 0;
+  std::int64_t switch_count = 0;
+  double bisection_bytes_per_s = 0;    ///< one direction
+};
+
+/// Signature shared by the scale-out builders; `endpoints` are vertex indices, node-major.
+using ScaleOutBuilder = ScaleOutFabric (*)(NetworkGraph& graph, const ScaleOutSpec& spec,
+                                           std::span<const int> endpoints);
+
+}  // namespace clustersim::topologies

@@ -1,0 +1,70 @@
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "topologies/fat_tree.hpp"
+#include "topologies/registry.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::topologies {
+namespace {
+
+bool positive(double x) { return std::isfinite(x) && x > 0; }
+bool non_negative(double x) { return std::isfinite(x) && x >= 0; }
+
+}  // namespace
+
+std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
+  std::vector<std::string> problems;
+  if (spec.nodes < 1) problems.push_back(fmt::format("nodes must be >= 1, got {}", spec.nodes));
+  if (spec.accelerators_per_node < 1) {
+    problems.push_back(
+        fmt::format("accelerators_per_node must be >= 1, got {}", spec.accelerators_per_node));
+  }
+  if (spec.nodes >= 1 && spec.accelerators_per_node >= 1 &&
+      static_cast<std::int64_t>(spec.nodes) * spec.accelerators_per_node >
+          std::numeric_limits<std::int32_t>::max()) {
+    problems.push_back(fmt::format("nodes * accelerators_per_node must be <= {}, got {} * {}",
+                                   std::numeric_limits<std::int32_t>::max(), spec.nodes,
+                                   spec.accelerators_per_node));
+  }
+
+  const ScaleUpSpec& up = spec.scale_up;
+  if (up.fabric != "nvswitch") {
+    problems.push_back(fmt::format("scale_up.fabric must be one of: nvswitch; got '{}'", up.fabric));
+  }
+  if (spec.accelerators_per_node > 1 && !positive(up.bytes_per_s)) {
+    problems.push_back(
+        fmt::format("scale_up.bytes_per_s must be a finite number > 0, got {}", up.bytes_per_s));
+  }
+  if (!non_negative(up.latency_s)) {
+    problems.push_back(
+        fmt::format("scale_up.latency_s must be a finite number >= 0, got {}", up.latency_s));
+  }
+
+  const ScaleOutSpec& out = spec.scale_out;
+  if (find_scale_out_builder(out.topology) == nullptr) {
+    problems.push_back(fmt::format("unknown scale-out topology '{}'; valid: {}", out.topology,
+                                   registered_topology_names()));
+  }
+  if (out.topology == "fat-tree") check_fat_tree_parameters(out, problems);
+  if (out.nics_per_node < 1 ||
+      (spec.accelerators_per_node >= 1 && spec.accelerators_per_node % out.nics_per_node != 0)) {
+    problems.push_back(fmt::format(
+        "scale_out.nics_per_node must be >= 1 and divide accelerators_per_node ({}), got {}",
+        spec.accelerators_per_node, out.nics_per_node));
+  }
+  if (spec.nodes > 1 && !positive(out.nic_bytes_per_s)) {
+    problems.push_back(fmt::format("scale_out.nic_bytes_per_s must be a finite number > 0, got {}",
+                                   out.nic_bytes_per_s));
+  }
+  if (!non_negative(out.link_latency_s)) {
+    problems.push_back(fmt::format("scale_out.link_latency_s must be a finite number >= 0, got {}",
+                                   out.link_latency_s));
+  }
+  return problems;
+}
+
+}  // namespace clustersim::topologies
