@@ -1,0 +1,388 @@
+#include "sim/scenario/config_tree.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace clustersim::scenario {
+
+const ConfigNode* ConfigNode::find(std::string_view key) const {
+  const ConfigEntry* entry = find_entry(key);
+  return entry ? &entry->value : nullptr;
+}
+
+ConfigNode* ConfigNode::find(std::string_view key) {
+  for (auto& entry : entries) {
+    if (entry.key == key) return &entry.value;
+  }
+  return nullptr;
+}
+
+const ConfigEntry* ConfigNode::find_entry(std::string_view key) const {
+  for (const auto& entry : entries) {
+    if (entry.key == key) return &entry;
+  }
+  return nullptr;
+}
+
+const ConfigNode* ConfigNode::find_path(std::string_view dotted_path) const {
+  const ConfigNode* node = this;
+  for (const auto& part : split_key_path(dotted_path)) {
+    if (!node->is_mapping()) return nullptr;
+    node = node->find(part);
+    if (node == nullptr) return nullptr;
+  }
+  return node;
+}
+
+std::vector<std::string> ConfigNode::keys() const {
+  std::vector<std::string> out;
+  for (const auto& entry : entries) out.push_back(entry.key);
+  return out;
+}
+
+void ConfigNode::erase(std::string_view key) {
+  std::erase_if(entries, [&](const ConfigEntry& entry) { return entry.key == key; });
+}
+
+ConfigNode& ConfigNode::set(std::string key, Position key_position, ConfigNode value) {
+  if (ConfigNode* existing = find(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  entries.push_back(ConfigEntry{std::move(key), std::move(key_position), std::move(value)});
+  return entries.back().value;
+}
+
+std::string ConfigNode::describe() const {
+  switch (kind) {
+    case Kind::null: return "nothing";
+    case Kind::scalar: return "\"" + text + "\"";
+    case Kind::sequence: return "a list";
+    case Kind::mapping: return "a mapping";
+  }
+  return "";
+}
+
+std::vector<std::string> split_key_path(std::string_view dotted_path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= dotted_path.size()) {
+    const std::size_t dot = dotted_path.find('.', start);
+    const std::size_t end = dot == std::string_view::npos ? dotted_path.size() : dot;
+    parts.emplace_back(dotted_path.substr(start, end - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+namespace {
+
+Position position_of(const YAML::Mark& mark, const std::string& file, const Position& fallback) {
+  if (mark.line < 0 || mark.column < 0) return fallback;
+  return Position{file, mark.line + 1, mark.column + 1};
+}
+
+ConfigNode convert(const YAML::Node& yaml, const std::string& file, const Position& fallback,
+                   std::vector<Diagnostic>& diagnostics) {
+  ConfigNode node;
+  node.position = position_of(yaml.Mark(), file, fallback);
+  switch (yaml.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      node.kind = ConfigNode::Kind::null;
+      break;
+    case YAML::NodeType::Scalar:
+      node.kind = ConfigNode::Kind::scalar;
+      node.text = yaml.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      node.kind = ConfigNode::Kind::sequence;
+      for (const auto& item : yaml) node.items.push_back(convert(item, file, node.position, diagnostics));
+      break;
+    case YAML::NodeType::Map:
+      node.kind = ConfigNode::Kind::mapping;
+      for (const auto& pair : yaml) {
+        const Position key_position = position_of(pair.first.Mark(), file, node.position);
+        if (!pair.first.IsScalar()) {
+          diagnostics.push_back(make_diagnostic(key_position, "", "mapping keys must be plain names"));
+          continue;
+        }
+        const std::string key = pair.first.Scalar();
+        if (node.find(key) != nullptr) {
+          diagnostics.push_back(make_diagnostic(key_position, key, "duplicate key '" + key + "'"));
+          continue;
+        }
+        node.entries.push_back(
+            ConfigEntry{key, key_position, convert(pair.second, file, key_position, diagnostics)});
+      }
+      break;
+  }
+  return node;
+}
+
+void set_position_recursive(ConfigNode& node, const Position& position) {
+  node.position = position;
+  for (auto& item : node.items) set_position_recursive(item, position);
+  for (auto& entry : node.entries) {
+    entry.key_position = position;
+    set_position_recursive(entry.value, position);
+  }
+}
+
+bool read_text(const std::filesystem::path& file, std::string& text) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return true;
+}
+
+struct IncludeContext {
+  std::filesystem::path data_dir;
+  std::vector<std::filesystem::path> chain;  ///< canonical paths of the files being read
+  std::vector<std::string> chain_names;      ///< the same, as displayed
+  std::vector<Diagnostic>* diagnostics;
+};
+
+ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
+                            IncludeContext& context);
+
+ConfigNode load_included(const std::filesystem::path& file, const std::string& display_name,
+                         const ConfigNode& include_item, IncludeContext& context) {
+  std::error_code error;
+  const auto canonical = std::filesystem::weakly_canonical(file, error);
+  const auto in_chain = std::find(context.chain.begin(), context.chain.end(), canonical);
+  if (in_chain != context.chain.end()) {
+    std::string cycle;
+    for (auto it = in_chain; it != context.chain.end(); ++it) {
+      cycle += context.chain_names[static_cast<std::size_t>(it - context.chain.begin())] + " -> ";
+    }
+    cycle += display_name;
+    context.diagnostics->push_back(
+        make_diagnostic(include_item.position, "include", "include cycle: " + cycle));
+    return {};
+  }
+  std::string text;
+  if (!read_text(file, text)) {
+    context.diagnostics->push_back(make_diagnostic(include_item.position, "include",
+                                                   "cannot read include file '" + display_name + "'"));
+    return {};
+  }
+  ConfigNode parsed = parse_config(text, display_name, *context.diagnostics);
+  context.chain.push_back(canonical);
+  context.chain_names.push_back(display_name);
+  ConfigNode resolved = resolve_includes(std::move(parsed), file.parent_path(), context);
+  context.chain.pop_back();
+  context.chain_names.pop_back();
+  return resolved;
+}
+
+ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
+                            IncludeContext& context) {
+  if (!node.is_mapping()) return node;
+  const ConfigEntry* include = node.find_entry("include");
+  if (include == nullptr) return node;
+  std::vector<ConfigNode> paths;
+  if (include->value.is_scalar()) {
+    paths.push_back(include->value);
+  } else if (include->value.is_sequence()) {
+    for (const auto& item : include->value.items) {
+      if (item.is_scalar()) {
+        paths.push_back(item);
+      } else {
+        context.diagnostics->push_back(make_diagnostic(
+            item.position, "include", "expected a file path, got " + item.describe()));
+      }
+    }
+  } else {
+    context.diagnostics->push_back(make_diagnostic(
+        include->value.position, "include",
+        "expected a file path or a list of file paths, got " + include->value.describe()));
+  }
+  ConfigNode merged;
+  merged.kind = ConfigNode::Kind::mapping;
+  merged.position = node.position;
+  for (const auto& item : paths) {
+    const std::filesystem::path relative(item.text);
+    const std::filesystem::path local = relative.is_absolute() ? relative : folder / relative;
+    const std::filesystem::path library = context.data_dir / relative;
+    std::filesystem::path chosen;
+    if (std::filesystem::is_regular_file(local)) {
+      chosen = local;
+    } else if (!relative.is_absolute() && std::filesystem::is_regular_file(library)) {
+      chosen = library;
+    } else {
+      std::string looked(1, '\'');
+      looked += local.lexically_normal().string();
+      looked += '\'';
+      if (!relative.is_absolute()) looked += " and '" + library.lexically_normal().string() + "'";
+      context.diagnostics->push_back(make_diagnostic(
+          item.position, "include",
+          "include file '" + item.text + "' not found (looked for " + looked + ")"));
+      continue;
+    }
+    const ConfigNode included =
+        load_included(chosen, chosen.lexically_normal().string(), item, context);
+    if (included.is_mapping()) {
+      merge_config(merged, included);
+    } else if (!included.is_null()) {
+      context.diagnostics->push_back(make_diagnostic(
+          included.position, "", "an included file must be a mapping, got " + included.describe()));
+    }
+  }
+  node.erase("include");
+  merge_config(merged, node);
+  return merged;
+}
+
+}  // namespace
+
+ConfigNode parse_config(std::string_view yaml, std::string_view file_name,
+                        std::vector<Diagnostic>& diagnostics) {
+  const std::string file(file_name);
+  try {
+    const YAML::Node document = YAML::Load(std::string(yaml));
+    return convert(document, file, Position{file, 1, 1}, diagnostics);
+  } catch (const YAML::Exception& e) {
+    Position position{file, 1, 1};
+    if (!e.mark.is_null()) position = Position{file, e.mark.line + 1, e.mark.column + 1};
+    diagnostics.push_back(make_diagnostic(position, "", "YAML syntax error: " + e.msg));
+    ConfigNode node;
+    node.position = Position{file, 1, 1};
+    return node;
+  }
+}
+
+void merge_config(ConfigNode& base, const ConfigNode& overlay) {
+  if (!base.is_mapping() || !overlay.is_mapping()) {
+    base = overlay;
+    return;
+  }
+  base.position = overlay.position;
+  for (const auto& entry : overlay.entries) {
+    if (ConfigNode* existing = base.find(entry.key)) {
+      merge_config(*existing, entry.value);
+      for (auto& base_entry : base.entries) {
+        if (base_entry.key == entry.key) base_entry.key_position = entry.key_position;
+      }
+    } else {
+      base.entries.push_back(entry);
+    }
+  }
+}
+
+std::filesystem::path library_data_dir() {
+  if (const char* from_env = std::getenv("CLUSTERSIM_DATA"); from_env && *from_env) {
+    return from_env;
+  }
+#ifdef CLUSTERSIM_DATA_DIR
+  return CLUSTERSIM_DATA_DIR;
+#else
+  return "models/data";
+#endif
+}
+
+ConfigNode load_config_file(const std::filesystem::path& file, const std::filesystem::path& data_dir,
+                            std::vector<Diagnostic>& diagnostics) {
+  std::string text;
+  if (!read_text(file, text)) {
+    diagnostics.push_back(make_diagnostic(Position{file.string(), 0, 0}, "",
+                                          "cannot read scenario file '" + file.string() + "'"));
+    return {};
+  }
+  IncludeContext context{data_dir, {}, {}, &diagnostics};
+  std::error_code error;
+  context.chain.push_back(std::filesystem::weakly_canonical(file, error));
+  context.chain_names.push_back(file.string());
+  return resolve_includes(parse_config(text, file.string(), diagnostics), file.parent_path(),
+                          context);
+}
+
+ConfigNode load_config_string(std::string_view yaml, std::string_view file_name,
+                              const std::filesystem::path& data_dir,
+                              std::vector<Diagnostic>& diagnostics) {
+  const std::filesystem::path file(file_name);
+  IncludeContext context{data_dir, {}, {}, &diagnostics};
+  std::error_code error;
+  context.chain.push_back(std::filesystem::weakly_canonical(file, error));
+  context.chain_names.push_back(std::string(file_name));
+  const std::filesystem::path folder =
+      file.has_parent_path() ? file.parent_path() : std::filesystem::current_path();
+  return resolve_includes(parse_config(yaml, file_name, diagnostics), folder, context);
+}
+
+void apply_set_override(ConfigNode& root, std::string_view set_text,
+                        std::vector<Diagnostic>& diagnostics,
+                        const std::function<bool(const std::vector<std::string>&)>& is_known_path) {
+  const Position command_line{"<command line>", 0, 0};
+  const std::string shown = "--set " + std::string(set_text);
+  const std::size_t equals = set_text.find('=');
+  if (equals == std::string_view::npos || equals == 0) {
+    diagnostics.push_back(make_diagnostic(
+        command_line, "", "expected --set key.path=value, got '" + std::string(set_text) + "'"));
+    return;
+  }
+  const std::string key_path(set_text.substr(0, equals));
+  const std::string value_text(set_text.substr(equals + 1));
+  const auto parts = split_key_path(key_path);
+
+  const Position value_position{shown, 0, 0};
+  std::vector<Diagnostic> value_problems;
+  ConfigNode value = parse_config(value_text, shown, value_problems);
+  if (!value_problems.empty()) {
+    diagnostics.push_back(make_diagnostic(value_position, key_path,
+                                          "cannot parse the value '" + value_text + "' as YAML"));
+    return;
+  }
+  set_position_recursive(value, value_position);
+  if (value.is_null()) {
+    diagnostics.push_back(make_diagnostic(value_position, key_path, "missing value after '='"));
+    return;
+  }
+
+  const bool known = is_known_path && is_known_path(parts);
+  ConfigNode* node = &root;
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    walked += (i > 0 ? "." : "") + part;
+    if (!node->is_mapping()) {
+      if (known && node->is_null()) {
+        node->kind = ConfigNode::Kind::mapping;
+      } else {
+        diagnostics.push_back(make_diagnostic(command_line, walked,
+                                              "cannot set a key inside " + node->describe() +
+                                                  " in " + shown));
+        return;
+      }
+    }
+    if (i + 1 == parts.size()) {
+      if (node->find(part) == nullptr && !known) break;
+      node->set(part, value_position, value);
+      return;
+    }
+    ConfigNode* child = node->find(part);
+    if (child == nullptr) {
+      if (!known) break;
+      ConfigNode empty;
+      empty.kind = ConfigNode::Kind::mapping;
+      empty.position = value_position;
+      child = &node->set(part, value_position, std::move(empty));
+    }
+    node = child;
+  }
+  // The path does not exist: name the first missing key and its closest sibling.
+  const std::string missing = split_key_path(walked).back();
+  const auto siblings = node->keys();
+  diagnostics.push_back(make_diagnostic(
+      command_line, walked, "unknown key '" + missing + "' in " + shown,
+      choices_hint("keys", siblings, closest_match(missing, siblings))));
+}
+
+}  // namespace clustersim::scenario

@@ -1,0 +1,570 @@
+#include "sim/scenario/scenario_loader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "sim/scenario/scenario_schema.hpp"
+#include "sim/scenario/schema.hpp"
+#include "sim/scenario/units.hpp"
+
+namespace clustersim::scenario {
+
+namespace {
+
+std::string_view kind_folder(LibraryKind kind) {
+  switch (kind) {
+    case LibraryKind::accelerators: return "accelerators";
+    case LibraryKind::models: return "llms";
+    case LibraryKind::systems: return "systems";
+  }
+  return "";
+}
+
+ConfigNode empty_mapping(const Position& position) {
+  ConfigNode node;
+  node.kind = ConfigNode::Kind::mapping;
+  node.position = position;
+  return node;
+}
+
+/// Names a scenario refers to in `section` (accelerators / models): the entries of its own
+/// map plus the name referenced at `reference_path`, if that is a plain name.
+std::vector<std::string> referenced_names(const ConfigNode& root, std::string_view section,
+                                          std::string_view reference_path) {
+  std::vector<std::string> names;
+  if (const ConfigNode* map = root.find(section); map != nullptr && map->is_mapping()) {
+    names = map->keys();
+  }
+  if (const ConfigNode* reference = root.find_path(reference_path);
+      reference != nullptr && reference->is_scalar() &&
+      std::find(names.begin(), names.end(), reference->text) == names.end()) {
+    names.push_back(reference->text);
+  }
+  return names;
+}
+
+/// Puts the library entry of every referenced preset underneath the scenario's own entries,
+/// so a scenario can override single fields of a library preset.
+void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view section,
+                           std::string_view reference_path, const std::filesystem::path& data_dir,
+                           std::vector<Diagnostic>& diagnostics) {
+  ConfigNode library_entries = empty_mapping(root.position);
+  for (const auto& name : referenced_names(root, section, reference_path)) {
+    const auto file = data_dir / kind_folder(kind) / (name + ".yaml");
+    if (!std::filesystem::is_regular_file(file)) continue;
+    std::vector<Diagnostic> file_problems;
+    const ConfigNode preset = load_config_file(file, data_dir, file_problems);
+    diagnostics.insert(diagnostics.end(), file_problems.begin(), file_problems.end());
+    const ConfigNode* map = preset.is_mapping() ? preset.find(section) : nullptr;
+    const ConfigEntry* entry = map != nullptr && map->is_mapping() ? map->find_entry(name) : nullptr;
+    if (entry == nullptr) {
+      if (file_problems.empty()) {
+        diagnostics.push_back(make_diagnostic(preset.position, std::string(section),
+                                              "library file has no entry '" + name + "' under '" +
+                                                  std::string(section) + ":'"));
+      }
+      continue;
+    }
+    library_entries.set(name, entry->key_position, entry->value);
+  }
+  if (library_entries.entries.empty()) return;
+  ConfigNode base = empty_mapping(root.position);
+  ConfigNode& section_node = base.set(std::string(section), root.position, std::move(library_entries));
+  if (const ConfigNode* own = root.find(section); own != nullptr && own->is_mapping()) {
+    merge_config(section_node, *own);
+  } else if (own != nullptr) {
+    return;  // not a mapping: the validator reports it
+  }
+  if (ConfigNode* own = root.find(section)) {
+    *own = section_node;
+  } else {
+    root.set(std::string(section), root.position, section_node);
+  }
+}
+
+/// Accumulates diagnostics; knows which key paths already have a problem so cross-field
+/// checks on them are skipped instead of piling on.
+class Problems {
+ public:
+  explicit Problems(std::vector<Diagnostic>& diagnostics) : diagnostics_(&diagnostics) {}
+  void add(const Position& position, std::string key_path, std::string message, std::string hint = {}) {
+    diagnostics_->push_back(make_diagnostic(position, std::move(key_path), std::move(message), std::move(hint)));
+  }
+  /// True if `path` or anything inside it has a diagnostic.
+  bool bad(std::string_view path) const {
+    return std::any_of(diagnostics_->begin(), diagnostics_->end(), [&](const Diagnostic& d) {
+      return d.key_path == path ||
+             (d.key_path.size() > path.size() && d.key_path.compare(0, path.size(), path) == 0 &&
+              d.key_path[path.size()] == '.');
+    });
+  }
+  template <typename... Paths>
+  bool any_bad(Paths... paths) const {
+    return (bad(paths) || ...);
+  }
+
+ private:
+  std::vector<Diagnostic>* diagnostics_;
+};
+
+models::Dtype dtype_from_name(std::string_view name) {
+  if (name == "fp32") return models::Dtype::fp32;
+  if (name == "tf32") return models::Dtype::tf32;
+  if (name == "fp16") return models::Dtype::fp16;
+  if (name == "fp8") return models::Dtype::fp8;
+  if (name == "fp4") return models::Dtype::fp4;
+  return models::Dtype::bf16;
+}
+
+constexpr std::array<std::pair<const char*, models::Dtype>, 6> kPeakFormats{{
+    {"fp32", models::Dtype::fp32}, {"tf32", models::Dtype::tf32}, {"bf16", models::Dtype::bf16},
+    {"fp16", models::Dtype::fp16}, {"fp8", models::Dtype::fp8},   {"fp4", models::Dtype::fp4}}};
+
+/// Reads one accelerator entry (already validated). Names may contain dots ("llama-3.1-405b"),
+/// so entries are read through their own node rather than by dotted path from the root.
+models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::string& name) {
+  const auto fields = accelerator_preset_fields();
+  const SchemaReader reader(entry, fields);
+  const std::string base;
+  auto q = [&](const std::string& key) { return reader.quantity(base + key).value_or(0.0); };
+  models::AcceleratorSpec spec;
+  spec.name = name;
+  spec.display_name = reader.string(base + "display_name").value_or(name);
+  spec.vendor = reader.string(base + "vendor").value_or("");
+  spec.source = reader.string(base + "source").value_or("");
+  for (const auto& [format, dtype] : kPeakFormats) {
+    if (reader.has(base + "peak." + format)) spec.peak_flops_per_s[dtype] = q(std::string("peak.") + format);
+  }
+  spec.vector_flops_per_s = q("vector_fp32");
+  spec.hbm_capacity_bytes = q("memory.hbm_capacity");
+  spec.hbm_bytes_per_s = q("memory.hbm_bandwidth");
+  spec.l2_bytes = q("memory.l2");
+  spec.compute_units = static_cast<int>(reader.integer(base + "compute_units").value_or(0));
+  spec.tdp_w = q("power.tdp");
+  spec.idle_w = q("power.idle");
+  spec.matmul_efficiency = reader.number(base + "efficiency.matmul").value_or(0.8);
+  spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
+  spec.kernel_launch_s = q("kernel_launch");
+  spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
+  spec.gemm_tile_n = static_cast<int>(reader.integer(base + "gemm_tile.n").value_or(256));
+  spec.scale_up_bytes_per_s = q("scale_up_bandwidth");
+  return spec;
+}
+
+models::TransformerSpec read_model(const ConfigNode& entry, const std::string& path,
+                                   const std::string& name, Problems& problems) {
+  const auto fields = model_fields();
+  const SchemaReader reader(entry, fields);
+  const std::string base;
+  auto i = [&](const char* key) { return reader.integer(base + key).value_or(0); };
+  models::TransformerSpec spec;
+  spec.name = name;
+  spec.source = reader.string(base + "source").value_or("");
+  spec.hidden_size = i("hidden_size");
+  spec.num_hidden_layers = i("num_hidden_layers");
+  spec.num_attention_heads = i("num_attention_heads");
+  spec.num_key_value_heads =
+      reader.has(base + "num_key_value_heads") ? i("num_key_value_heads") : spec.num_attention_heads;
+  spec.vocab_size = i("vocab_size");
+  spec.max_position_embeddings = i("max_position_embeddings");
+  const std::string act = reader.string(base + "hidden_act").value_or("gelu");
+  spec.hidden_act = (act == "silu" || act == "swiglu") ? models::Activation::swiglu : models::Activation::gelu;
+  spec.tie_word_embeddings = reader.boolean(base + "tie_word_embeddings").value_or(false);
+  if (reader.has(base + "intermediate_size")) {
+    spec.intermediate_size = i("intermediate_size");
+  } else if (spec.hidden_act == models::Activation::gelu) {
+    spec.intermediate_size = 4 * spec.hidden_size;
+  } else if (!problems.bad(path)) {
+    problems.add(entry.position, path + ".intermediate_size",
+                 "intermediate_size is required for hidden_act '" + act +
+                     "' (only gelu defaults to 4 x hidden_size)");
+  }
+  return spec;
+}
+
+std::string unknown_name_hint(const std::string& name, std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return choices_hint("choices", names, closest_match(name, names));
+}
+
+Scenario build_scenario(ConfigNode root, const std::string& source_file,
+                        const std::vector<std::string>& set_overrides,
+                        const std::filesystem::path& data_dir, std::vector<Diagnostic>& diagnostics) {
+  const Schema schema = scenario_schema();
+  Problems problems(diagnostics);
+  if (root.is_null() && diagnostics.empty()) {
+    problems.add(root.position, "", "the scenario is empty");
+  }
+  if (!root.is_mapping()) {
+    if (!root.is_null()) problems.add(root.position, "", "expected a mapping, got " + root.describe());
+    throw ScenarioError(diagnostics);
+  }
+
+  for (const auto& text : set_overrides) {
+    apply_set_override(root, text, diagnostics, [&](const std::vector<std::string>& path) {
+      return find_field(schema.fields, path) != nullptr;
+    });
+  }
+  merge_library_presets(root, LibraryKind::accelerators, "accelerators", "cluster.node.accelerator",
+                        data_dir, diagnostics);
+  merge_library_presets(root, LibraryKind::models, "models", "workload.model", data_dir, diagnostics);
+  validate(root, schema.fields, "", diagnostics);
+
+  const SchemaReader reader(root, schema.fields);
+  Scenario scenario;
+  scenario.source_file = source_file;
+  scenario.schema_version = static_cast<int>(reader.integer("schema_version").value_or(1));
+  scenario.name = reader.string("name").value_or("");
+
+  // --- accelerator ---
+  const std::string accelerator_name = reader.string("cluster.node.accelerator").value_or("");
+  const ConfigNode* accelerators = root.find("accelerators");
+  const bool accelerator_found = accelerators != nullptr && accelerators->is_mapping() &&
+                                 accelerators->find(accelerator_name) != nullptr;
+  if (!accelerator_found && !accelerator_name.empty() && !problems.bad("cluster.node.accelerator")) {
+    std::vector<std::string> names = library_names(LibraryKind::accelerators, data_dir);
+    if (accelerators != nullptr && accelerators->is_mapping()) {
+      for (const auto& key : accelerators->keys()) names.push_back(key);
+    }
+    problems.add(reader.position("cluster.node.accelerator"), "cluster.node.accelerator",
+                 "unknown accelerator '" + accelerator_name + "'", unknown_name_hint(accelerator_name, names));
+  }
+  const std::string accelerator_path = "accelerators." + accelerator_name;
+  const bool accelerator_ok = accelerator_found && !problems.bad(accelerator_path);
+  if (accelerator_found) {
+    scenario.cluster.accelerator = read_accelerator(*accelerators->find(accelerator_name), accelerator_name);
+  }
+  const models::AcceleratorSpec& accelerator = scenario.cluster.accelerator;
+
+  // --- model ---
+  const ConfigNode* model_node = root.find_path("workload.model");
+  std::string model_path = "workload.model";
+  bool model_found = model_node != nullptr && model_node->is_mapping();
+  const ConfigNode* model_entry = model_found ? model_node : nullptr;
+  std::string model_name = "inline";
+  if (model_node != nullptr && model_node->is_scalar()) {
+    model_name = model_node->text;
+    model_path = "models." + model_name;
+    const ConfigNode* models_map = root.find("models");
+    model_entry = models_map != nullptr && models_map->is_mapping() ? models_map->find(model_name) : nullptr;
+    model_found = model_entry != nullptr;
+    if (!model_found) {
+      std::vector<std::string> names = library_names(LibraryKind::models, data_dir);
+      if (models_map != nullptr && models_map->is_mapping()) {
+        for (const auto& key : models_map->keys()) names.push_back(key);
+      }
+      problems.add(model_node->position, "workload.model", "unknown model '" + model_name + "'",
+                   unknown_name_hint(model_name, names));
+    }
+  }
+  training::TrainingWorkload& training = scenario.training;
+  if (model_found) training.model = read_model(*model_entry, model_path, model_name, problems);
+  const bool model_ok = model_found && !problems.bad(model_path) && training.model.num_attention_heads > 0 &&
+                        training.model.num_key_value_heads > 0 && training.model.num_hidden_layers > 0;
+  const models::TransformerSpec& model = training.model;
+
+  // --- cluster ---
+  topologies::ClusterNetworkSpec& network = scenario.cluster.network;
+  network.nodes = static_cast<int>(reader.integer("cluster.nodes").value_or(1));
+  network.accelerators_per_node = static_cast<int>(reader.integer("cluster.node.per_node").value_or(8));
+  network.scale_up.fabric = reader.string("cluster.node.scale_up.fabric").value_or("nvswitch");
+  network.scale_up.latency_s = reader.quantity("cluster.node.scale_up.latency").value_or(1e-6);
+  if (reader.has("cluster.node.scale_up.bandwidth")) {
+    network.scale_up.bytes_per_s = reader.quantity("cluster.node.scale_up.bandwidth").value_or(0);
+  } else {
+    network.scale_up.bytes_per_s = accelerator.scale_up_bytes_per_s;
+    if (accelerator_ok && accelerator.scale_up_bytes_per_s <= 0 && network.accelerators_per_node > 1) {
+      problems.add(reader.position("cluster.node"), "cluster.node.scale_up.bandwidth",
+                   "missing scale-up bandwidth: accelerator '" + accelerator_name +
+                       "' has no scale_up_bandwidth, so set cluster.node.scale_up.bandwidth");
+    }
+  }
+  topologies::ScaleOutSpec& scale_out = network.scale_out;
+  scale_out.topology = reader.string("cluster.network.topology").value_or("fat-tree");
+  scale_out.tiers = static_cast<int>(reader.integer("cluster.network.tiers").value_or(2));
+  scale_out.radix = static_cast<int>(reader.integer("cluster.network.radix").value_or(64));
+  scale_out.oversubscription = reader.number("cluster.network.oversubscription").value_or(1.0);
+  scale_out.nics_per_node = reader.has("cluster.network.nic.per_node")
+                                ? static_cast<int>(reader.integer("cluster.network.nic.per_node").value_or(1))
+                                : network.accelerators_per_node;
+  scale_out.nic_bytes_per_s = reader.quantity("cluster.network.nic.bandwidth").value_or(0);
+  scale_out.link_latency_s = reader.quantity("cluster.network.link.latency").value_or(1e-6);
+
+  // --- workload ---
+  const std::string kind = reader.string("workload.kind").value_or("training");
+  if (kind == "serving" && !problems.bad("workload.kind")) {
+    problems.add(reader.position("workload.kind"), "workload.kind", "serving workloads are not supported yet");
+  }
+  training.seq_len = reader.integer("workload.seq_len").value_or(0);
+  training.global_batch = reader.integer("workload.global_batch").value_or(0);
+  training.micro_batch = reader.integer("workload.micro_batch").value_or(1);
+  const std::string precision = reader.string("workload.precision").value_or("bf16");
+  training.precision = dtype_from_name(precision);
+  training::ParallelismConfig& par = training.parallelism;
+  const auto degree = [&](const char* key) {
+    return static_cast<int>(reader.integer(std::string("workload.parallelism.") + key).value_or(1));
+  };
+  par.tp = degree("tp");
+  par.pp = degree("pp");
+  par.cp = degree("cp");
+  par.ep = degree("ep");
+  par.vp = degree("vp");
+  par.zero = static_cast<int>(reader.integer("workload.parallelism.zero").value_or(1));
+  par.sequence_parallel = reader.boolean("workload.parallelism.sequence_parallel").value_or(true);
+  const std::string schedule = reader.string("workload.parallelism.schedule").value_or("1f1b");
+  par.schedule = schedule == "gpipe"         ? training::PipelineSchedule::gpipe
+                 : schedule == "interleaved" ? training::PipelineSchedule::interleaved
+                                             : training::PipelineSchedule::one_f_one_b;
+  const std::int64_t accelerator_count = static_cast<std::int64_t>(network.nodes) * network.accelerators_per_node;
+  const std::int64_t model_split = static_cast<std::int64_t>(par.tp) * par.pp * par.cp;
+  const bool dp_written = reader.has("workload.parallelism.dp");
+  if (dp_written) {
+    par.dp = degree("dp");
+  } else {
+    par.dp = static_cast<int>(std::max<std::int64_t>(1, accelerator_count / std::max<std::int64_t>(1, model_split)));
+  }
+  const std::string recompute = reader.string("workload.recompute").value_or("selective");
+  training.recompute = recompute == "none"   ? training::Recompute::none
+                       : recompute == "full" ? training::Recompute::full
+                                             : training::Recompute::selective;
+  training.attention = reader.string("workload.attention").value_or("flash") == "unfused"
+                           ? training::AttentionKernel::unfused
+                           : training::AttentionKernel::flash;
+  training.overlap_grad_reduce = reader.boolean("workload.overlap_grad_reduce").value_or(true);
+  training.grad_bytes_per_param = reader.string("workload.gradient_reduce_dtype").value_or("bf16") == "fp32" ? 4 : 2;
+
+  // --- simulation, output ---
+  const std::string fidelity = reader.string("simulation.fidelity").value_or("analytical");
+  scenario.simulation.fidelity = fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
+  if (fidelity == "flow" && !problems.bad("simulation.fidelity")) {
+    problems.add(reader.position("simulation.fidelity"), "simulation.fidelity",
+                 "fidelity 'flow' is not implemented yet (analytical is)");
+  }
+  const std::string mode = reader.string("simulation.mode").value_or("symmetric");
+  scenario.simulation.mode = mode == "full" ? SimulationMode::full : SimulationMode::symmetric;
+  if (mode == "full" && !problems.bad("simulation.mode")) {
+    problems.add(reader.position("simulation.mode"), "simulation.mode",
+                 "mode 'full' is not implemented yet (symmetric is)");
+  }
+  scenario.simulation.seed = static_cast<std::uint64_t>(reader.integer("simulation.seed").value_or(1));
+  scenario.simulation.comm.step_latency_s = reader.quantity("simulation.comm.step_latency").value_or(2e-6);
+  scenario.simulation.comm.bandwidth_efficiency =
+      reader.number("simulation.comm.bandwidth_efficiency").value_or(0.85);
+  scenario.output.dir = reader.string("output.dir").value_or("");
+
+  // --- cross-field checks (skipped where an involved key already has a problem) ---
+  const std::string tp = "workload.parallelism.tp", pp = "workload.parallelism.pp",
+                    dp = "workload.parallelism.dp", cp = "workload.parallelism.cp",
+                    vp = "workload.parallelism.vp", ep = "workload.parallelism.ep",
+                    sched = "workload.parallelism.schedule";
+  auto at = [&](const std::string& path) { return reader.position(path); };
+  if (!problems.any_bad(tp, pp, dp, cp, "cluster.nodes", "cluster.node.per_node")) {
+    const std::int64_t world = model_split * par.dp;
+    if (world != accelerator_count) {
+      const std::string key = dp_written ? dp : tp;
+      problems.add(at(key), key,
+                   "tp x pp x dp x cp = " + std::to_string(par.tp) + " x " + std::to_string(par.pp) +
+                       " x " + std::to_string(par.dp) + " x " + std::to_string(par.cp) + " = " +
+                       std::to_string(world) + ", but the cluster has " + std::to_string(accelerator_count) +
+                       " accelerators (" + std::to_string(network.nodes) + " nodes x " +
+                       std::to_string(network.accelerators_per_node) + ")");
+    }
+  }
+  if (model_ok) {
+    if (model.hidden_size % model.num_attention_heads != 0) {
+      problems.add(model_entry->find("hidden_size")->position, model_path + ".hidden_size",
+                   "hidden_size " + std::to_string(model.hidden_size) + " is not divisible by num_attention_heads " +
+                       std::to_string(model.num_attention_heads));
+    }
+    if (!problems.bad(tp)) {
+      if (model.num_attention_heads % par.tp != 0) {
+        problems.add(at(tp), tp,
+                     "num_attention_heads " + std::to_string(model.num_attention_heads) +
+                         " is not divisible by tp " + std::to_string(par.tp));
+      }
+      if (model.num_key_value_heads % par.tp != 0 && par.tp % model.num_key_value_heads != 0) {
+        problems.add(at(tp), tp,
+                     "num_key_value_heads " + std::to_string(model.num_key_value_heads) + " and tp " +
+                         std::to_string(par.tp) + " must divide one another");
+      }
+    }
+    if (!problems.any_bad(pp, vp) && model.num_hidden_layers % (par.pp * par.vp) != 0) {
+      const std::string key = reader.has(pp) || !reader.has(vp) ? pp : vp;
+      problems.add(at(key), key,
+                   "num_hidden_layers " + std::to_string(model.num_hidden_layers) +
+                       " is not divisible by pp x vp = " + std::to_string(par.pp * par.vp));
+    }
+  }
+  if (!problems.any_bad(dp, "workload.micro_batch", "workload.global_batch", tp, pp, cp) && training.global_batch > 0 &&
+      training.global_batch % (static_cast<std::int64_t>(par.dp) * training.micro_batch) != 0) {
+    problems.add(at("workload.global_batch"), "workload.global_batch",
+                 "global_batch " + std::to_string(training.global_batch) + " is not divisible by dp x micro_batch = " +
+                     std::to_string(par.dp) + " x " + std::to_string(training.micro_batch));
+  }
+  if (!problems.any_bad(cp, "workload.seq_len") && training.seq_len > 0) {
+    const std::int64_t divisor = par.cp > 1 ? 2 * par.cp : 1;
+    if (training.seq_len % divisor != 0) {
+      problems.add(at("workload.seq_len"), "workload.seq_len",
+                   "seq_len " + std::to_string(training.seq_len) + " is not divisible by 2 x cp = " +
+                       std::to_string(divisor) + " (context parallelism splits each sequence into 2 x cp chunks)");
+    }
+  }
+  if (!problems.any_bad(vp, sched)) {
+    if (par.vp > 1 && par.schedule != training::PipelineSchedule::interleaved) {
+      problems.add(at(vp), vp, "vp = " + std::to_string(par.vp) + " needs schedule 'interleaved', got '" + schedule + "'");
+    } else if (par.vp == 1 && par.schedule == training::PipelineSchedule::interleaved) {
+      problems.add(at(sched), sched, "schedule 'interleaved' needs vp > 1 (virtual pipeline chunks per stage)");
+    }
+  }
+  if (!problems.bad(ep) && par.ep > 1) {
+    problems.add(at(ep), ep, "expert parallelism needs a mixture-of-experts model (ep = " + std::to_string(par.ep) +
+                                 "; no MoE models are supported yet)");
+  }
+  if (!problems.any_bad("cluster.node.per_node", "cluster.network.nic.per_node") &&
+      network.accelerators_per_node % scale_out.nics_per_node != 0) {
+    problems.add(at("cluster.network.nic.per_node"), "cluster.network.nic.per_node",
+                 "per_node " + std::to_string(network.accelerators_per_node) +
+                     " accelerators is not divisible by nic.per_node " + std::to_string(scale_out.nics_per_node));
+  }
+  if (accelerator_ok && !problems.bad("workload.precision") &&
+      accelerator.peak_flops_per_s.find(training.precision) == accelerator.peak_flops_per_s.end()) {
+    std::string available;
+    for (const auto& [format, dtype] : kPeakFormats) {
+      if (accelerator.peak_flops_per_s.count(dtype)) available += (available.empty() ? "" : ", ") + std::string(format);
+    }
+    problems.add(at("workload.precision"), "workload.precision",
+                 "precision " + precision + " needs a " + precision + " peak, but accelerator '" + accelerator_name +
+                     "' has none (it has: " + available + ")");
+  }
+  if (!problems.bad("cluster")) {
+    try {
+      (void)topologies::Topology::build(network);
+    } catch (const ConfigError& e) {
+      problems.add(at("cluster.network"), "cluster.network", e.what());
+    }
+  }
+
+  if (!diagnostics.empty()) throw ScenarioError(diagnostics);
+  return scenario;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& set_overrides,
+                       const std::filesystem::path& data_dir) {
+  std::vector<Diagnostic> diagnostics;
+  ConfigNode root = load_config_file(file, data_dir, diagnostics);
+  return build_scenario(std::move(root), file.string(), set_overrides, data_dir, diagnostics);
+}
+
+Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtual_file_name,
+                                   const std::vector<std::string>& set_overrides,
+                                   const std::filesystem::path& data_dir) {
+  std::vector<Diagnostic> diagnostics;
+  ConfigNode root = load_config_string(yaml, virtual_file_name, data_dir, diagnostics);
+  return build_scenario(std::move(root), std::string(virtual_file_name), set_overrides, data_dir, diagnostics);
+}
+
+std::vector<std::string> library_names(LibraryKind kind, const std::filesystem::path& data_dir) {
+  std::vector<std::string> names;
+  const auto folder = data_dir / kind_folder(kind);
+  std::error_code error;
+  if (!std::filesystem::is_directory(folder, error)) return names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+using DescribedRow = std::pair<std::string, std::string>;
+
+void describe_fields(const ConfigNode* node, const std::vector<Field>& fields, const std::string& prefix,
+                     std::vector<DescribedRow>& rows) {
+  for (const auto& field : fields) {
+    const std::string key = prefix.empty() ? field.key : prefix + "." + field.key;
+    const ConfigNode* value = node != nullptr && node->is_mapping() ? node->find(field.key) : nullptr;
+    if (field.kind == FieldKind::object) {
+      describe_fields(value, field.fields, key, rows);
+      continue;
+    }
+    const bool is_quantity = field.kind == FieldKind::quantity;
+    std::string shown;
+    if (value != nullptr && value->is_scalar()) {
+      shown = value->text;
+      if (is_quantity) {
+        try {
+          const std::string normalized =
+              format_quantity(parse_quantity(value->text, field.dimension), field.dimension);
+          if (normalized != value->text) shown += " (" + normalized + ")";
+        } catch (const UnitError& e) {
+          shown += " (invalid: " + std::string(e.what()) + ")";
+        }
+      }
+    } else if (value != nullptr) {
+      shown = value->describe();
+    } else if (!field.default_text.empty()) {
+      shown = field.default_text + " (default)";
+    } else {
+      shown = "(unset)";
+      if (is_quantity) shown += " [" + std::string(si_unit(field.dimension)) + "]";
+    }
+    rows.emplace_back(key, shown);
+  }
+}
+
+std::string render_rows(const std::string& title, const std::vector<DescribedRow>& rows) {
+  std::size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, row.first.size());
+  std::string out = title + "\n";
+  for (const auto& [key, shown] : rows) {
+    out += "  " + key + std::string(width - key.size() + 2, ' ') + shown + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string describe_library_entry(std::string_view name, const std::filesystem::path& data_dir) {
+  const std::string wanted(name);
+  const Schema schema = scenario_schema();
+  std::vector<std::string> all;
+  for (LibraryKind kind : {LibraryKind::accelerators, LibraryKind::models, LibraryKind::systems}) {
+    const auto names = library_names(kind, data_dir);
+    all.insert(all.end(), names.begin(), names.end());
+    if (std::find(names.begin(), names.end(), wanted) == names.end()) continue;
+    const auto file = data_dir / kind_folder(kind) / (wanted + ".yaml");
+    std::vector<Diagnostic> diagnostics;
+    const ConfigNode root = load_config_file(file, data_dir, diagnostics);
+    if (!diagnostics.empty()) throw ScenarioError(diagnostics);
+    if (kind == LibraryKind::systems) {
+      std::vector<DescribedRow> rows;
+      const Field* cluster = find_field(schema.fields, {"cluster"});
+      describe_fields(root.find("cluster"), cluster->fields, "cluster", rows);
+      return render_rows("system " + wanted + " (" + file.string() + ")", rows);
+    }
+    const bool is_accelerator = kind == LibraryKind::accelerators;
+    const char* section = is_accelerator ? "accelerators" : "models";
+    const ConfigNode* map = root.find(section);
+    const ConfigNode* entry = map != nullptr && map->is_mapping() ? map->find(wanted) : nullptr;
+    if (entry == nullptr) {
+      throw ConfigError(file.string() + ": no entry '" + wanted + "' under '" + section + ":'");
+    }
+    std::vector<DescribedRow> rows;
+    describe_fields(entry, is_accelerator ? accelerator_preset_fields() : model_fields(), "", rows);
+    return render_rows(std::string(is_accelerator ? "accelerator " : "model ") + wanted + " (" +
+                           file.string() + ")",
+                       rows);
+  }
+  std::sort(all.begin(), all.end());
+  throw ConfigError("unknown library entry '" + wanted + "' (" +
+                    choices_hint("choices", all, closest_match(wanted, all)) + ")");
+}
+
+}  // namespace clustersim::scenario

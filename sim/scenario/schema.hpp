@@ -1,0 +1,123 @@
+#pragma once
+/// A declarative schema of scenario fields (key, kind, range, choices, unit, default, help),
+/// the validator that checks a ConfigNode against it, typed readers that fall back to the
+/// schema defaults, and the Markdown reference generated from it.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/scenario/config_tree.hpp"
+#include "sim/scenario/diagnostics.hpp"
+#include "sim/scenario/units.hpp"
+
+namespace clustersim::scenario {
+
+/// What a field's value is.
+enum class FieldKind {
+  integer,           ///< whole number within [min, max]
+  number,            ///< real number within [min, max]
+  boolean,           ///< true / false
+  string,            ///< any scalar
+  enumeration,       ///< one of `choices`
+  quantity,          ///< "<number> <unit>" of `dimension`
+  object,            ///< mapping with `fields`
+  map_of_objects,    ///< mapping name -> object with `fields`
+  list,              ///< list of scalars (a single scalar is accepted as a one-item list)
+  string_or_object,  ///< a name, or an inline object with `fields`
+};
+
+/// One documented field of the schema.
+struct Field {
+  std::string key;
+  FieldKind kind = FieldKind::string;
+  std::string help;
+  bool required = false;
+  std::string default_text;  ///< default as it would be written in YAML; empty: none
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;        ///< range is (min, max] instead of [min, max]
+  std::vector<std::string> choices;  ///< enumeration values
+  Dimension dimension = Dimension::bytes;  ///< quantity dimension
+  std::vector<Field> fields;               ///< object / map_of_objects / string_or_object
+
+  // Fluent setters for building schemas.
+  Field&& need() && { required = true; return std::move(*this); }
+  Field&& def(std::string text) && { default_text = std::move(text); return std::move(*this); }
+  Field&& range(double low, double high) && { min = low; max = high; return std::move(*this); }
+  Field&& positive() && { min = 0; min_exclusive = true; return std::move(*this); }
+};
+
+Field integer_field(std::string key, std::string help);
+Field number_field(std::string key, std::string help);
+Field boolean_field(std::string key, std::string help);
+Field string_field(std::string key, std::string help);
+Field enum_field(std::string key, std::vector<std::string> choices, std::string help);
+Field quantity_field(std::string key, Dimension dimension, std::string help);
+Field object_field(std::string key, std::vector<Field> fields, std::string help);
+Field map_field(std::string key, std::vector<Field> fields, std::string help);
+Field list_field(std::string key, std::string help);
+Field string_or_object_field(std::string key, std::vector<Field> fields, std::string help);
+
+/// A titled set of top-level fields.
+struct Schema {
+  std::string title;
+  std::vector<Field> fields;
+};
+
+/// The field at a dotted path ("workload.parallelism.tp"); map_of_objects consume one
+/// free-form name component ("accelerators.h100-sxm.memory"). nullptr if unknown.
+const Field* find_field(const std::vector<Field>& fields, const std::vector<std::string>& path);
+
+/// Checks `node` (a mapping) against `fields`, appending every problem to `diagnostics`:
+/// unknown keys (with the closest valid key), wrong types, missing units, wrong dimensions,
+/// out-of-range values, bad enum values and missing required keys. `prefix` is the dotted
+/// path of `node` ("" for the root).
+void validate(const ConfigNode& node, const std::vector<Field>& fields, const std::string& prefix,
+              std::vector<Diagnostic>& diagnostics);
+
+/// Typed access to a validated tree, falling back to the schema default where a key is
+/// absent (or invalid: validation already reported it). Paths are dotted, from the root.
+class SchemaReader {
+ public:
+  SchemaReader(const ConfigNode& root, const std::vector<Field>& fields)
+      : root_(&root), fields_(&fields) {}
+
+  /// The node at `path`, or nullptr.
+  const ConfigNode* node(std::string_view path) const { return root_->find_path(path); }
+  /// True if the key is written (not defaulted).
+  bool has(std::string_view path) const;
+  /// Position of the key's value if written, else of the closest written ancestor.
+  Position position(std::string_view path) const;
+
+  std::optional<std::int64_t> integer(std::string_view path) const;
+  std::optional<double> number(std::string_view path) const;
+  std::optional<bool> boolean(std::string_view path) const;
+  std::optional<std::string> string(std::string_view path) const;
+  /// SI value of a quantity field.
+  std::optional<double> quantity(std::string_view path) const;
+
+ private:
+  std::optional<std::string> text(std::string_view path) const;
+  const ConfigNode* root_;
+  const std::vector<Field>* fields_;
+};
+
+/// Parses an integer scalar ("8", "-3"); nullopt if not a whole number.
+std::optional<std::int64_t> parse_integer(std::string_view text);
+/// Parses a real scalar ("0.85", "1e-3"); nullopt if not a number.
+std::optional<double> parse_number(std::string_view text);
+/// Parses true/false (also yes/no, on/off, any case); nullopt otherwise.
+std::optional<bool> parse_boolean(std::string_view text);
+
+/// Human name of a field's type and unit for docs: "integer >= 1", "bandwidth (B/s)",
+/// "one of: a, b".
+std::string describe_type(const Field& field);
+
+/// The Markdown reference of `schema`: one table per top-level section (key, type/unit,
+/// default, description).
+std::string render_markdown(const Schema& schema);
+
+}  // namespace clustersim::scenario

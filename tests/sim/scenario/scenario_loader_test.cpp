@@ -1,0 +1,379 @@
+#include "sim/scenario/scenario_loader.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace clustersim;
+using namespace clustersim::scenario;
+
+namespace {
+
+const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/scenario";
+const std::string kLibrary = kData + "/library";
+
+// Line numbers matter: the bad-input cases below assert positions in this text.
+const std::string kBase = R"(schema_version: 1
+name: tiny-test
+accelerators:
+  test-gpu:
+    peak: {bf16: "300 TFLOP/s", fp16: "300 TFLOP/s"}
+    vector_fp32: "20 TFLOP/s"
+    memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s"}
+    compute_units: 100
+    scale_up_bandwidth: "300 GB/s"
+models:
+  tiny:
+    hidden_size: 1024
+    num_hidden_layers: 8
+    num_attention_heads: 16
+    num_key_value_heads: 4
+    intermediate_size: 4096
+    vocab_size: 32000
+    hidden_act: silu
+cluster:
+  nodes: 2
+  node: {accelerator: test-gpu, per_node: 8}
+  network:
+    nic: {bandwidth: "200 Gb/s"}
+workload:
+  model: tiny
+  seq_len: 2048
+  global_batch: 64
+  micro_batch: 2
+  parallelism: {tp: 4, pp: 2, dp: 2}
+simulation: {seed: 3}
+)";
+
+/// kBase with every `from` replaced by `to` (each must occur).
+std::string edit(std::string text, const std::vector<std::pair<std::string, std::string>>& replacements) {
+  for (const auto& [from, to] : replacements) {
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  return load_scenario_from_string(yaml, "t.yaml", sets, kLibrary);
+}
+
+/// The diagnostics of a scenario that must fail.
+std::vector<Diagnostic> problems(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  try {
+    load(yaml, sets);
+  } catch (const ScenarioError& e) {
+    return e.diagnostics();
+  }
+  FAIL("expected ScenarioError");
+  return {};
+}
+
+/// The single rendered diagnostic of a scenario that must fail with exactly one problem.
+std::string one_problem(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  const auto diagnostics = problems(yaml, sets);
+  REQUIRE(diagnostics.size() == 1);
+  return diagnostics[0].render();
+}
+
+std::string file_error(const std::string& file) {
+  try {
+    load_scenario(file, {}, kLibrary);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  FAIL("expected ScenarioError");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("loader: a small scenario loads with typed values") {
+  const Scenario s = load(kBase);
+  CHECK(s.name == "tiny-test");
+  CHECK(s.source_file == "t.yaml");
+  const auto& acc = s.cluster.accelerator;
+  CHECK(acc.name == "test-gpu");
+  CHECK(acc.peak_flops_per_s.at(models::Dtype::bf16) == doctest::Approx(300e12));
+  CHECK(acc.peak_flops_per_s.count(models::Dtype::fp8) == 0);
+  CHECK(acc.hbm_capacity_bytes == doctest::Approx(80.0 * 1073741824.0));
+  CHECK(acc.hbm_bytes_per_s == doctest::Approx(2e12));
+  CHECK(acc.compute_units == 100);
+  CHECK(acc.matmul_efficiency == doctest::Approx(0.8));  // schema default
+  CHECK(acc.kernel_launch_s == doctest::Approx(4e-6));   // schema default
+  const auto& net = s.cluster.network;
+  CHECK(net.nodes == 2);
+  CHECK(net.accelerators_per_node == 8);
+  CHECK(s.cluster.accelerator_count() == 16);
+  CHECK(net.scale_up.bytes_per_s == doctest::Approx(300e9));  // from the accelerator
+  CHECK(net.scale_up.latency_s == doctest::Approx(1e-6));
+  CHECK(net.scale_out.topology == "fat-tree");
+  CHECK(net.scale_out.nics_per_node == 8);  // defaults to per_node
+  CHECK(net.scale_out.nic_bytes_per_s == doctest::Approx(25e9));
+  const auto& w = s.training;
+  CHECK(w.model.name == "tiny");
+  CHECK(w.model.hidden_act == models::Activation::swiglu);
+  CHECK(w.model.num_key_value_heads == 4);
+  CHECK(w.seq_len == 2048);
+  CHECK(w.global_batch == 64);
+  CHECK(w.micro_batch == 2);
+  CHECK(w.microbatches_per_pipeline() == 16);
+  CHECK(w.parallelism.tp == 4);
+  CHECK(w.parallelism.pp == 2);
+  CHECK(w.parallelism.dp == 2);
+  CHECK(w.parallelism.schedule == training::PipelineSchedule::one_f_one_b);
+  CHECK(w.precision == models::Dtype::bf16);
+  CHECK(w.recompute == training::Recompute::selective);
+  CHECK(w.grad_bytes_per_param == 2);
+  CHECK(s.simulation.seed == 3);
+  CHECK(s.simulation.fidelity == Fidelity::analytical);
+  CHECK(s.simulation.comm.step_latency_s == doctest::Approx(2e-6));
+  CHECK(s.simulation.comm.bandwidth_efficiency == doctest::Approx(0.85));
+  CHECK(s.output.dir.empty());
+}
+
+TEST_CASE("loader: dp is derived when omitted; --set overrides take effect") {
+  const Scenario derived = load(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 2, pp: 2}"}}));
+  CHECK(derived.training.parallelism.dp == 4);
+  const Scenario set = load(kBase, {"workload.parallelism.tp=2", "workload.parallelism.dp=4",
+                                    "workload.gradient_reduce_dtype=fp32", "simulation.comm.step_latency=5 us"});
+  CHECK(set.training.parallelism.tp == 2);
+  CHECK(set.training.parallelism.dp == 4);
+  CHECK(set.training.grad_bytes_per_param == 4);
+  CHECK(set.simulation.comm.step_latency_s == doctest::Approx(5e-6));
+}
+
+TEST_CASE("loader: library presets by name, included system, one field overridden") {
+  const Scenario s = load_scenario(kData + "/uses_library.yaml", {}, kLibrary);
+  const auto& acc = s.cluster.accelerator;
+  CHECK(acc.name == "lib-gpu");
+  CHECK(acc.display_name == "Library Test GPU");
+  CHECK(acc.hbm_capacity_bytes == doctest::Approx(48.0 * 1073741824.0));  // overridden
+  CHECK(acc.hbm_bytes_per_s == doctest::Approx(1.5e12));                  // library
+  CHECK(acc.l2_bytes == doctest::Approx(40.0 * 1048576.0));
+  CHECK(acc.matmul_efficiency == doctest::Approx(0.7));
+  CHECK(acc.memory_efficiency == doctest::Approx(0.85));
+  CHECK(acc.tdp_w == doctest::Approx(300));
+  CHECK(s.cluster.network.accelerators_per_node == 4);  // from systems/lib-node.yaml
+  CHECK(s.cluster.network.scale_out.nics_per_node == 2);
+  CHECK(s.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(12.5e9));
+  CHECK(s.training.model.name == "lib-llm");
+  CHECK(s.training.model.intermediate_size == 2048);  // gelu: 4 x hidden
+  CHECK(s.training.model.num_key_value_heads == 8);   // defaults to heads
+  CHECK(s.training.parallelism.dp == 2);
+}
+
+TEST_CASE("loader: the real library (models/data): h100 system with one field overridden, llama-3-8b") {
+  const std::string yaml = R"(schema_version: 1
+name: real-library
+include: [systems/dgx-h100.yaml]
+accelerators:
+  h100-sxm: {memory: {hbm_capacity: "96 GiB"}}
+cluster: {nodes: 2}
+workload: {model: llama-3-8b, seq_len: 8192, global_batch: 16, parallelism: {tp: 8}}
+)";
+  const Scenario s = load_scenario_from_string(yaml, "real.yaml", {}, CLUSTERSIM_DATA_DIR);
+  CHECK(s.cluster.accelerator.hbm_capacity_bytes == doctest::Approx(96.0 * 1073741824.0));
+  CHECK(s.cluster.accelerator.hbm_bytes_per_s == doctest::Approx(3.35e12));
+  CHECK(s.cluster.accelerator.peak_flops_per_s.at(models::Dtype::bf16) == doctest::Approx(989e12));
+  CHECK(s.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(50e9));
+  CHECK(s.training.model.hidden_size == 4096);
+  CHECK(s.training.model.num_key_value_heads == 8);
+  CHECK(s.training.parallelism.dp == 2);
+
+  // fp8 on an A100 (library preset by name): no fp8 peak.
+  const std::string a100 = R"(schema_version: 1
+name: a100-fp8
+cluster:
+  nodes: 1
+  node: {accelerator: a100-sxm-80gb}
+  network: {nic: {bandwidth: "200 Gb/s"}}
+workload: {model: llama-3-8b, seq_len: 4096, global_batch: 8, precision: fp8, parallelism: {tp: 8}}
+)";
+  try {
+    load_scenario_from_string(a100, "a100.yaml", {}, CLUSTERSIM_DATA_DIR);
+    FAIL("expected ScenarioError");
+  } catch (const ScenarioError& e) {
+    CHECK(std::string(e.what()) ==
+          "a100.yaml:7:74: workload.precision: precision fp8 needs a fp8 peak, but accelerator "
+          "'a100-sxm-80gb' has none (it has: tf32, bf16, fp16)");
+  }
+}
+
+TEST_CASE("loader: bad input, keys and types") {
+  CHECK(one_problem(kBase + "simulaton: {seed: 1}\n") ==
+        "t.yaml:31:1: simulaton: unknown key 'simulaton' (valid keys: schema_version, name, description, "
+        "include, accelerators, models, cluster, workload, simulation, output | did you mean 'simulation'?)");
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
+        "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
+        "sequence_parallel, schedule, zero | did you mean 'tp'?)");
+  CHECK(one_problem(edit(kBase, {{"seq_len: 2048", "seq_len: eight"}})) ==
+        "t.yaml:26:12: workload.seq_len: expected an integer, got \"eight\"");
+  CHECK(one_problem(edit(kBase, {{"nodes: 2", "nodes: 0"}})) ==
+        "t.yaml:20:10: cluster.nodes: out of range: must be between 1 and 10000000, got 0");
+  CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, fidelity: analytic}"}})) ==
+        "t.yaml:30:33: simulation.fidelity: invalid value 'analytic' (valid choices: analytical, flow | "
+        "did you mean 'analytical'?)");
+  CHECK(one_problem(edit(kBase, {{"schema_version: 1", "schema_version: 2"}})) ==
+        "t.yaml:1:17: schema_version: out of range: must be 1, got 2");
+}
+
+TEST_CASE("loader: bad input, quantities") {
+  CHECK(one_problem(edit(kBase, {{"\"200 Gb/s\"", "200"}})) ==
+        "t.yaml:23:22: cluster.network.nic.bandwidth: missing unit: expected a bandwidth such as \"400 Gb/s\" "
+        "or \"3.35 TB/s\"");
+  CHECK(one_problem(edit(kBase, {{"\"200 Gb/s\"", "\"200 GiB\""}})) ==
+        "t.yaml:23:22: cluster.network.nic.bandwidth: \"200 GiB\" is a size, expected a bandwidth such as "
+        "\"400 Gb/s\" or \"3.35 TB/s\"");
+  CHECK(one_problem(edit(kBase, {{"\"200 Gb/s\"", "\"-200 Gb/s\""}})) ==
+        "t.yaml:23:22: cluster.network.nic.bandwidth: negative bandwidth \"-200 Gb/s\": must be >= 0");
+  CHECK(one_problem(edit(kBase, {{"\"200 Gb/s\"", "\"200 Gbs\""}})) ==
+        "t.yaml:23:22: cluster.network.nic.bandwidth: unknown unit \"Gbs\" in \"200 Gbs\": expected a bandwidth "
+        "such as \"400 Gb/s\" or \"3.35 TB/s\" (did you mean 'Gb/s'?)");
+}
+
+TEST_CASE("loader: bad input, names of presets") {
+  CHECK(one_problem(edit(kBase, {{"accelerator: test-gpu", "accelerator: test-gpx"}})) ==
+        "t.yaml:21:23: cluster.node.accelerator: unknown accelerator 'test-gpx' (valid choices: lib-gpu, test-gpu "
+        "| did you mean 'test-gpu'?)");
+  CHECK(one_problem(edit(kBase, {{"model: tiny", "model: tinny"}})) ==
+        "t.yaml:25:10: workload.model: unknown model 'tinny' (valid choices: lib-llm, tiny | did you mean 'tiny'?)");
+}
+
+TEST_CASE("loader: bad input, cross-field rules") {
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 4}"}})) ==
+        "t.yaml:29:35: workload.parallelism.dp: tp x pp x dp x cp = 4 x 2 x 4 x 1 = 32, but the cluster has 16 "
+        "accelerators (2 nodes x 8)");
+  CHECK(one_problem(edit(kBase, {{"hidden_size: 1024", "hidden_size: 1536"}, {"num_attention_heads: 16", "num_attention_heads: 6"}})) ==
+        "t.yaml:29:21: workload.parallelism.tp: num_attention_heads 6 is not divisible by tp 4");
+  CHECK(one_problem(edit(kBase, {{"num_key_value_heads: 4", "num_key_value_heads: 6"}})) ==
+        "t.yaml:29:21: workload.parallelism.tp: num_key_value_heads 6 and tp 4 must divide one another");
+  CHECK(one_problem(edit(kBase, {{"num_hidden_layers: 8", "num_hidden_layers: 9"}})) ==
+        "t.yaml:29:28: workload.parallelism.pp: num_hidden_layers 9 is not divisible by pp x vp = 2");
+  CHECK(one_problem(edit(kBase, {{"global_batch: 64", "global_batch: 30"}})) ==
+        "t.yaml:27:17: workload.global_batch: global_batch 30 is not divisible by dp x micro_batch = 2 x 2");
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, vp: 2}"}})) ==
+        "t.yaml:29:42: workload.parallelism.vp: vp = 2 needs schedule 'interleaved', got '1f1b'");
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, schedule: interleaved}"}})) ==
+        "t.yaml:29:48: workload.parallelism.schedule: schedule 'interleaved' needs vp > 1 (virtual pipeline "
+        "chunks per stage)");
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  precision: fp8"}})) ==
+        "t.yaml:29:14: workload.precision: precision fp8 needs a fp8 peak, but accelerator 'test-gpu' has none "
+        "(it has: bf16, fp16)");
+  CHECK(one_problem(edit(kBase, {{"hidden_size: 1024", "hidden_size: 1000"}})) ==
+        "t.yaml:12:18: models.tiny.hidden_size: hidden_size 1000 is not divisible by num_attention_heads 16");
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 1, cp: 2}"}, {"seq_len: 2048", "seq_len: 2046"}})) ==
+        "t.yaml:26:12: workload.seq_len: seq_len 2046 is not divisible by 2 x cp = 4 (context parallelism splits "
+        "each sequence into 2 x cp chunks)");
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, ep: 2}"}})) ==
+        "t.yaml:29:42: workload.parallelism.ep: expert parallelism needs a mixture-of-experts model (ep = 2; no "
+        "MoE models are supported yet)");
+  CHECK(one_problem(edit(kBase, {{"nic: {bandwidth", "nic: {per_node: 3, bandwidth"}})) ==
+        "t.yaml:23:21: cluster.network.nic.per_node: per_node 8 accelerators is not divisible by nic.per_node 3");
+  CHECK(one_problem(edit(kBase, {{"    intermediate_size: 4096\n", ""}})) ==
+        "t.yaml:12:5: models.tiny.intermediate_size: intermediate_size is required for hidden_act 'silu' (only "
+        "gelu defaults to 4 x hidden_size)");
+  CHECK(one_problem(edit(kBase, {{"    scale_up_bandwidth: \"300 GB/s\"\n", ""}})) ==
+        "t.yaml:20:9: cluster.node.scale_up.bandwidth: missing scale-up bandwidth: accelerator 'test-gpu' has no "
+        "scale_up_bandwidth, so set cluster.node.scale_up.bandwidth");
+}
+
+TEST_CASE("loader: preset names may contain dots") {
+  const Scenario s = load(edit(kBase, {{"  tiny:", "  tiny-1.5b:"}, {"model: tiny", "model: tiny-1.5b"}}));
+  CHECK(s.training.model.name == "tiny-1.5b");
+  CHECK(s.training.model.num_hidden_layers == 8);
+}
+
+TEST_CASE("loader: topology parameter errors from Topology::build point at cluster.network") {
+  const auto diagnostics = problems(edit(kBase, {{"  network:\n", "  network:\n    radix: 7\n"}}));
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].key_path == "cluster.network");
+  CHECK(diagnostics[0].line == 23);
+  CHECK(diagnostics[0].column == 5);
+  CHECK(diagnostics[0].message.find("radix") != std::string::npos);
+}
+
+TEST_CASE("loader: bad input, unsupported features") {
+  CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: serving\n  model: tiny"}})) ==
+        "t.yaml:25:9: workload.kind: serving workloads are not supported yet");
+  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})) ==
+        "t.yaml:30:33: simulation.fidelity: fidelity 'flow' is not implemented yet (analytical is)");
+  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})) ==
+        "t.yaml:30:29: simulation.mode: mode 'full' is not implemented yet (symmetric is)");
+}
+
+TEST_CASE("loader: bad input, missing keys, files, includes, syntax") {
+  CHECK(one_problem(edit(kBase, {{"  nodes: 2\n", ""}})) ==
+        "t.yaml:20:3: cluster.nodes: missing required key 'nodes'");
+  CHECK(one_problem(edit(kBase, {{"  seq_len: 2048", "  seq_len: [2048"}})) ==
+        "t.yaml:27:15: YAML syntax error: end of sequence flow not found");
+
+  const std::string missing = file_error(kData + "/bad_include.yaml");
+  CHECK(missing == kData + "/bad_include.yaml:5:5: include: include file 'systems/no-such-node.yaml' not found "
+                           "(looked for '" + kData + "/systems/no-such-node.yaml' and '" + kLibrary +
+                           "/systems/no-such-node.yaml')");
+
+  const std::string cycle = file_error(kData + "/cycle_scenario.yaml");
+  CHECK(cycle.find("\n" + kData + "/cycle_b.yaml:2:11: include: include cycle: " + kData + "/cycle_a.yaml -> " +
+                   kData + "/cycle_b.yaml -> " + kData + "/cycle_a.yaml") != std::string::npos);
+
+  CHECK(file_error(kData + "/no-such-scenario.yaml") ==
+        kData + "/no-such-scenario.yaml: cannot read scenario file '" + kData + "/no-such-scenario.yaml'");
+  CHECK(one_problem("") == "t.yaml:1:1: the scenario is empty");
+}
+
+TEST_CASE("loader: bad input, --set") {
+  CHECK(one_problem(kBase, {"workload.paralelism.tp=4"}) ==
+        "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
+        "keys: model, seq_len, global_batch, micro_batch, parallelism | did you mean 'parallelism'?)");
+  CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
+        "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");
+  // A schema key absent from the file may be set; an unknown one may not.
+  CHECK(load(kBase, {"workload.recompute=full"}).training.recompute == training::Recompute::full);
+}
+
+TEST_CASE("loader: several problems are reported together, sorted by position") {
+  const std::string yaml = edit(kBase, {{"nodes: 2", "nodes: two"},
+                                        {"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, schedule: zigzag}"},
+                                        {"name: tiny-test", "name: tiny-test\ncolour: blue"},
+                                        {"\"80 GiB\"", "\"80 GiB/s\""}});
+  const auto diagnostics = problems(yaml);
+  REQUIRE(diagnostics.size() == 4);
+  CHECK(diagnostics[0].render() == "t.yaml:3:1: colour: unknown key 'colour' (valid keys: schema_version, name, "
+                                   "description, include, accelerators, models, cluster, workload, simulation, "
+                                   "output)");
+  CHECK(diagnostics[1].render() == "t.yaml:8:28: accelerators.test-gpu.memory.hbm_capacity: \"80 GiB/s\" is a "
+                                   "bandwidth, expected a size such as \"80 GiB\" or \"50 MB\"");
+  CHECK(diagnostics[2].render() == "t.yaml:21:10: cluster.nodes: expected an integer, got \"two\"");
+  CHECK(diagnostics[3].key_path == "workload.parallelism.schedule");
+  CHECK(diagnostics[3].line == 30);
+}
+
+TEST_CASE("loader: catalog lists and describes library presets") {
+  CHECK(library_names(LibraryKind::accelerators, kLibrary) == std::vector<std::string>{"lib-gpu"});
+  CHECK(library_names(LibraryKind::models, kLibrary) == std::vector<std::string>{"lib-llm"});
+  CHECK(library_names(LibraryKind::systems, kLibrary) == std::vector<std::string>{"lib-node"});
+  CHECK(library_names(LibraryKind::systems, "/nonexistent").empty());
+  const std::string gpu = describe_library_entry("lib-gpu", kLibrary);
+  CHECK(gpu.rfind("accelerator lib-gpu (" + kLibrary + "/accelerators/lib-gpu.yaml)\n", 0) == 0);
+  CHECK(gpu.find("\n  memory.hbm_capacity   40 GiB\n") != std::string::npos);
+  CHECK(gpu.find("\n  efficiency.memory     0.85 (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  kernel_launch         4 us (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  power.idle            (unset) [W]\n") != std::string::npos);
+  CHECK(gpu.find("\n  peak.bf16             200 TFLOP/s\n") != std::string::npos);
+  const std::string llm = describe_library_entry("lib-llm", kLibrary);
+  CHECK(llm.find("\n  hidden_size              512\n") != std::string::npos);
+  CHECK(llm.find("\n  tie_word_embeddings      false (default)\n") != std::string::npos);
+  const std::string node = describe_library_entry("lib-node", kLibrary);
+  CHECK(node.find("\n  cluster.node.per_node             4\n") != std::string::npos);
+  CHECK(node.find("\n  cluster.network.nic.bandwidth     100 Gb/s (12.5 GB/s)\n") != std::string::npos);
+  try {
+    describe_library_entry("lib-gpv", kLibrary);
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          "unknown library entry 'lib-gpv' (valid choices: lib-gpu, lib-llm, lib-node | did you mean 'lib-gpu'?)");
+  }
+}
