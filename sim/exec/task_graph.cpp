@@ -1,0 +1,73 @@
+#include "sim/exec/task_graph.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::exec {
+
+std::string_view task_kind_name(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::compute: return "compute";
+    case TaskKind::recompute: return "recompute";
+    case TaskKind::tp_comm: return "tp_comm";
+    case TaskKind::cp_comm: return "cp_comm";
+    case TaskKind::pp_comm: return "pp_comm";
+    case TaskKind::dp_comm: return "dp_comm";
+    case TaskKind::optimizer: return "optimizer";
+    case TaskKind::other: return "other";
+  }
+  return "other";
+}
+
+StreamId TaskGraph::add_stream(std::string name) {
+  stream_names_.push_back(std::move(name));
+  stream_tasks_.emplace_back();
+  return static_cast<StreamId>(stream_names_.size() - 1);
+}
+
+TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskKind kind,
+                           std::string label, std::initializer_list<TaskId> prerequisites) {
+  if (stream < 0 || static_cast<std::size_t>(stream) >= stream_names_.size()) {
+    throw ConfigError(fmt::format("task '{}': unknown stream {} (graph has {} streams)", label,
+                                  stream, stream_names_.size()));
+  }
+  if (duration_ps < 0) {
+    throw ConfigError(
+        fmt::format("task '{}': duration must be >= 0 ps, got {} ps", label, duration_ps));
+  }
+  const auto id = static_cast<TaskId>(tasks_.size());
+  for (TaskId prerequisite : prerequisites) {
+    if (prerequisite < 0 || prerequisite >= id) {
+      throw ConfigError(fmt::format("task '{}': unknown prerequisite task {} (graph has {} tasks)",
+                                    label, prerequisite, tasks_.size()));
+    }
+  }
+  tasks_.push_back(Task{stream, duration_ps, kind, std::move(label)});
+  stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
+  for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
+  return id;
+}
+
+void TaskGraph::check_task(TaskId id, std::string_view role) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= tasks_.size()) {
+    throw ConfigError(
+        fmt::format("dependency {} {} is not a task (graph has {} tasks)", role, id, tasks_.size()));
+  }
+}
+
+void TaskGraph::add_dependency(TaskId task, TaskId prerequisite) {
+  check_task(task, "task");
+  check_task(prerequisite, "prerequisite");
+  if (task == prerequisite) {
+    throw ConfigError(fmt::format("task '{}' cannot depend on itself", tasks_[task].label));
+  }
+  dependencies_.push_back({task, prerequisite});
+}
+
+void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
+  tasks_.reserve(tasks);
+  dependencies_.reserve(dependencies);
+}
+
+}  // namespace clustersim::exec

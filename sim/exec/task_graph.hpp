@@ -1,0 +1,93 @@
+#pragma once
+/// A task graph for the executor: streams (models of CUDA streams of one rank) holding tasks in
+/// FIFO order, and dependencies between tasks on any streams.
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/time.hpp"
+
+namespace clustersim::exec {
+
+/// Index of a task in its TaskGraph (0-based, in insertion order).
+using TaskId = std::int32_t;
+/// Index of a stream in its TaskGraph (0-based, in insertion order).
+using StreamId = std::int32_t;
+
+/// What a task does; reports split time by it. The executor itself treats all kinds alike.
+enum class TaskKind : std::uint8_t {
+  compute,    ///< forward/backward kernels
+  recompute,  ///< activation recomputation kernels (hardware FLOPs, not model FLOPs)
+  tp_comm,    ///< tensor-parallel collective
+  cp_comm,    ///< context-parallel exchange
+  pp_comm,    ///< pipeline point-to-point transfer
+  dp_comm,    ///< data-parallel gradient reduction or parameter gather
+  optimizer,  ///< optimizer step
+  other,
+};
+
+/// Lower-case name of a kind ("compute", "tp_comm", ...).
+std::string_view task_kind_name(TaskKind kind);
+
+/// One unit of work on one stream.
+struct Task {
+  StreamId stream = 0;
+  engine::TimePs duration_ps = 0;  ///< time the task occupies its stream, picoseconds (>= 0)
+  TaskKind kind = TaskKind::other;
+  std::string label;  ///< human-readable, used in deadlock messages and traces
+};
+
+/// "`task` may start only after `prerequisite` has finished".
+struct Dependency {
+  TaskId task = 0;
+  TaskId prerequisite = 0;
+};
+
+/// Builder and container of the graph. A stream runs its tasks one at a time in the order
+/// they were added; a task starts when it is at the head of its stream and all its
+/// prerequisites have finished.
+class TaskGraph {
+ public:
+  /// Adds a stream named `name` (e.g. "stage 2 compute"); returns its id.
+  StreamId add_stream(std::string name);
+
+  /// Appends a task to the end of `stream`. Throws ConfigError for an unknown stream, a
+  /// negative duration or an unknown prerequisite.
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskKind kind, std::string label,
+                  std::initializer_list<TaskId> prerequisites = {});
+
+  /// Makes `task` wait for `prerequisite`. Both must exist; they may be in either insertion
+  /// order (forward references are how cross-stream schedules are wired). Throws ConfigError
+  /// for unknown ids or a task depending on itself.
+  void add_dependency(TaskId task, TaskId prerequisite);
+
+  /// Pre-allocates room for `tasks` tasks and `dependencies` dependencies.
+  void reserve(std::size_t tasks, std::size_t dependencies);
+
+  std::size_t task_count() const { return tasks_.size(); }
+  std::size_t stream_count() const { return stream_names_.size(); }
+  const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::string& stream_name(StreamId id) const {
+    return stream_names_[static_cast<std::size_t>(id)];
+  }
+  /// Task ids of `stream` in FIFO (insertion) order.
+  std::span<const TaskId> stream_tasks(StreamId id) const {
+    return stream_tasks_[static_cast<std::size_t>(id)];
+  }
+  /// All dependencies in insertion order.
+  std::span<const Dependency> dependencies() const { return dependencies_; }
+
+ private:
+  void check_task(TaskId id, std::string_view role) const;
+
+  std::vector<Task> tasks_;
+  std::vector<std::string> stream_names_;
+  std::vector<std::vector<TaskId>> stream_tasks_;
+  std::vector<Dependency> dependencies_;
+};
+
+}  // namespace clustersim::exec

@@ -1,0 +1,35 @@
+#pragma once
+/// Megatron rank order: tensor-parallel index fastest, then context, then data, then pipeline.
+/// Accelerator id == global rank, so the groups below are the accelerators a collective spans.
+#include <vector>
+
+#include "sim/training/training_config.hpp"
+
+namespace clustersim::training {
+
+/// Global ranks of the process groups of the representative rank (tp, cp, dp indices 0) of
+/// each pipeline stage.
+class RankLayout {
+ public:
+  explicit RankLayout(const ParallelismConfig& parallelism);
+
+  /// rank = tp_i + tp * (cp_i + cp * (dp_i + dp * pp_i)).
+  int rank(int tp_index, int cp_index, int dp_index, int pp_index) const;
+  /// The rank simulated for `stage`: rank(0, 0, 0, stage).
+  int representative(int stage) const { return rank(0, 0, 0, stage); }
+  /// Tensor-parallel group of the representative: tp consecutive ranks.
+  std::vector<int> tp_group(int stage) const;
+  /// Context-parallel group of the representative: cp ranks with stride tp.
+  std::vector<int> cp_group(int stage) const;
+  /// Data-parallel group of the representative: dp ranks with stride tp * cp.
+  std::vector<int> dp_group(int stage) const;
+  /// Ranks that hold the same parameter shard and reduce gradients together: the dp x cp
+  /// ranks of the stage with the same tp index (Megatron's data-parallel-with-context group),
+  /// cp index fastest; equals dp_group when cp == 1.
+  std::vector<int> gradient_group(int stage) const;
+
+ private:
+  ParallelismConfig parallelism_;
+};
+
+}  // namespace clustersim::training

@@ -1,0 +1,338 @@
+// Byte and FLOP conventions of one stage's ops (b = micro-batch, s = seq_len / cp, h = hidden,
+// t = tp, a = heads, kv = key/value heads, d = head_dim, f = intermediate size, V = vocab):
+// * Activations are stored in 2 bytes (bf16) unless the precision is fp32/tf32 (4 bytes); fp8
+//   runs only the GEMMs in fp8 (Transformer Engine keeps activations and attention in bf16).
+// * With sequence parallelism norms, dropout and residual adds work on b*s*h/t elements.
+// * Elementwise backward moves 1.5x the bytes of its forward (reads the saved input and the
+//   incoming gradient, writes the input gradient; fused kernels save part of the traffic).
+// * Elementwise ops are memory bound: their vector FLOPs are neither timed nor counted.
+// * Cross-entropy (vocab-parallel) works on b*s*V/t fp32 logits in ~3 passes (max, sum of
+//   exponentials, loss/softmax), each reading and writing 4 bytes per logit. The three small
+//   all-reduces of per-token statistics are not modelled.
+// * Context parallelism (cp > 1): each rank holds s = seq_len/cp queries. Megatron splits the
+//   sequence into 2*cp chunks so every rank does the same causal work, seq_len^2/(2 cp) score
+//   pairs; it is costed as a non-causal kernel of s queries over seq_len/2 keys, which has
+//   exactly that work. Keys and values travel around a ring overlapped with the attention
+//   kernel: the forward exchange is costed as an all-gather of K and V over the CP group
+//   (b * seq_len * 2 * kv/t * d * 2 bytes), the backward as twice that (K, V again and their
+//   gradients); only the part longer than the attention kernel is exposed (a cp_comm op).
+// * Sequence-parallel backward re-gathers the input of each wgrad GEMM in Megatron, overlapped
+//   with the dgrad GEMM; that overlapped all-gather is not modelled.
+#include "sim/training/stage_program.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::training {
+namespace {
+
+using models::CollectiveKind;
+using models::Dtype;
+
+double ceil_div(std::int64_t a, std::int64_t b) { return static_cast<double>((a + b - 1) / b); }
+
+// Bytes per activation element.
+double activation_bytes(Dtype precision) {
+  return (precision == Dtype::fp32 || precision == Dtype::tf32) ? 4.0 : 2.0;
+}
+
+// Where a tensor-parallel collective sits around a column/row-parallel GEMM pair.
+enum class TpPoint { before_column_parallel, after_row_parallel };
+
+class OpCoster {
+ public:
+  OpCoster(const TrainingWorkload& workload, const models::ComputeModel& compute,
+           const models::CollectiveModel& collectives, std::vector<int> tp_group,
+           std::vector<int> cp_group)
+      : workload_(workload),
+        compute_(compute),
+        collectives_(collectives),
+        tp_group_(std::move(tp_group)),
+        cp_group_(std::move(cp_group)) {
+    const auto& par = workload.parallelism;
+    tp_ = par.tp;
+    cp_ = par.cp;
+    sequence_parallel_ = par.sequence_parallel && par.tp > 1;
+    act_bytes_ = activation_bytes(workload.precision);
+    gemm_dtype_ = workload.precision;
+    attention_dtype_ = (workload.precision == Dtype::fp8 || workload.precision == Dtype::fp4)
+                           ? Dtype::bf16
+                           : workload.precision;
+    local_seq_ = workload.seq_len / par.cp;
+    tokens_ = workload.micro_batch * local_seq_;
+    hidden_bytes_ = static_cast<double>(tokens_) * static_cast<double>(workload.model.hidden_size) *
+                    act_bytes_;
+  }
+
+  double hidden_bytes() const { return hidden_bytes_; }
+  /// Bytes of a b*s*h activation as stored between norms/residuals (divided by t with SP).
+  double sharded_hidden_bytes() const {
+    return sequence_parallel_ ? hidden_bytes_ / tp_ : hidden_bytes_;
+  }
+  bool sequence_parallel() const { return sequence_parallel_; }
+  std::int64_t tokens() const { return tokens_; }
+
+  StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k) const {
+    models::GemmShape shape;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    shape.dtype = gemm_dtype_;
+    const auto estimate = compute_.gemm(shape);
+    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
+            estimate.flops};
+  }
+
+  /// Forward GEMM followed by its backward pair, appended to the two lists.
+  void gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+                 std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
+    forward.push_back(gemm(name, m, n, k));
+    // Reversed list: appended in reverse execution order (wgrad after dgrad when executed).
+    backward_reversed.push_back(gemm(name + " wgrad", k, n, m));
+    backward_reversed.push_back(gemm(name + " dgrad", m, k, n));
+  }
+
+  StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {
+    models::ElementwiseShape shape;
+    shape.bytes_read = read_bytes;
+    shape.bytes_written = written_bytes;
+    const auto estimate = compute_.elementwise(shape);
+    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s), 0.0};
+  }
+
+  /// Forward elementwise op and its backward (1.5x the bytes).
+  void elementwise_pair(const std::string& name, double read_bytes, double written_bytes,
+                        std::vector<StageOp>& forward,
+                        std::vector<StageOp>& backward_reversed) const {
+    forward.push_back(elementwise(name, read_bytes, written_bytes));
+    backward_reversed.push_back(elementwise(name + " bwd", 1.5 * read_bytes, 1.5 * written_bytes));
+  }
+
+  std::optional<StageOp> tp_collective(CollectiveKind kind) const {
+    if (tp_ <= 1) return std::nullopt;
+    const double seconds = collectives_.time_s(kind, tp_group_, hidden_bytes_);
+    return StageOp{"tp " + std::string(models::collective_name(kind)), exec::TaskKind::tp_comm,
+                   engine::seconds_to_ps(seconds), 0.0};
+  }
+
+  /// The collective at `point` in the forward pass and its mirror in the backward pass:
+  /// with SP an all-gather before a column-parallel GEMM (reduce-scatter in backward) and a
+  /// reduce-scatter after a row-parallel GEMM (all-gather in backward); without SP the
+  /// identity/all-reduce pair (f, g) of Megatron: nothing before the column-parallel GEMM
+  /// (all-reduce in backward) and an all-reduce after the row-parallel GEMM (nothing in backward).
+  void tp_pair(TpPoint point, std::vector<StageOp>& forward,
+               std::vector<StageOp>& backward_reversed) const {
+    std::optional<CollectiveKind> fwd, bwd;
+    if (sequence_parallel_) {
+      fwd = point == TpPoint::before_column_parallel ? CollectiveKind::all_gather
+                                                     : CollectiveKind::reduce_scatter;
+      bwd = point == TpPoint::before_column_parallel ? CollectiveKind::reduce_scatter
+                                                     : CollectiveKind::all_gather;
+    } else if (point == TpPoint::before_column_parallel) {
+      bwd = CollectiveKind::all_reduce;
+    } else {
+      fwd = CollectiveKind::all_reduce;
+    }
+    if (fwd) {
+      if (auto op = tp_collective(*fwd)) forward.push_back(std::move(*op));
+    }
+    if (bwd) {
+      if (auto op = tp_collective(*bwd)) backward_reversed.push_back(std::move(*op));
+    }
+  }
+
+  /// Attention core forward and backward (with exposed CP exchange), plus the selective
+  /// recompute of the forward kernel just before the backward.
+  void attention(std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
+                 bool selective_recompute) const {
+    const auto& model = workload_.model;
+    models::AttentionShape shape;
+    shape.batch = workload_.micro_batch;
+    shape.q_heads = model.num_attention_heads / tp_;
+    shape.kv_heads = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
+    shape.seq_q = local_seq_;
+    shape.seq_kv = cp_ > 1 ? workload_.seq_len / 2 : local_seq_;
+    shape.causal = cp_ == 1;
+    shape.head_dim = model.head_dim();
+    shape.fused = workload_.attention == AttentionKernel::flash;
+    shape.dtype = attention_dtype_;
+    const auto fwd = compute_.attention(shape);
+    shape.backward = true;
+    const auto bwd = compute_.attention(shape);
+    // Model-FLOP convention: full non-causal QK^T and PV over the whole sequence.
+    const double convention_flops = 4.0 * static_cast<double>(shape.batch) *
+                                     static_cast<double>(shape.q_heads) *
+                                     static_cast<double>(local_seq_) *
+                                     static_cast<double>(workload_.seq_len) *
+                                     static_cast<double>(shape.head_dim);
+    const auto fwd_ps = engine::seconds_to_ps(fwd.time_s);
+    const auto bwd_ps = engine::seconds_to_ps(bwd.time_s);
+    forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
+    engine::TimePs cp_fwd_ps = 0, cp_bwd_ps = 0;
+    if (cp_ > 1) {
+      const double kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
+                              static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
+      const auto exchange_ps = engine::seconds_to_ps(
+          collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes));
+      cp_fwd_ps = std::max<engine::TimePs>(0, exchange_ps - fwd_ps);
+      cp_bwd_ps = std::max<engine::TimePs>(0, 2 * exchange_ps - bwd_ps);
+      forward.push_back({"cp kv exchange", exec::TaskKind::cp_comm, cp_fwd_ps, 0.0});
+    }
+    // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
+    backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
+    if (cp_ > 1) {
+      backward_reversed.push_back({"cp kv exchange bwd", exec::TaskKind::cp_comm, cp_bwd_ps, 0.0});
+    }
+    if (selective_recompute) {
+      backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps, convention_flops});
+    }
+  }
+
+ private:
+  const TrainingWorkload& workload_;
+  const models::ComputeModel& compute_;
+  const models::CollectiveModel& collectives_;
+  std::vector<int> tp_group_, cp_group_;
+  int tp_ = 1, cp_ = 1;
+  bool sequence_parallel_ = false;
+  double act_bytes_ = 2;
+  Dtype gemm_dtype_ = Dtype::bf16, attention_dtype_ = Dtype::bf16;
+  std::int64_t local_seq_ = 0, tokens_ = 0;
+  double hidden_bytes_ = 0;
+};
+
+std::vector<StageOp> reversed(std::vector<StageOp> ops) {
+  std::reverse(ops.begin(), ops.end());
+  return ops;
+}
+
+}  // namespace
+
+double model_flops(const std::vector<StageOp>& ops) {
+  double total = 0;
+  for (const auto& op : ops) {
+    if (op.kind != exec::TaskKind::recompute) total += op.flops;
+  }
+  return total;
+}
+
+double hardware_flops(const std::vector<StageOp>& ops) {
+  double total = 0;
+  for (const auto& op : ops) total += op.flops;
+  return total;
+}
+
+StageProgram build_stage_program(const TrainingWorkload& workload,
+                                 const models::ComputeModel& compute,
+                                 const models::CollectiveModel& collectives,
+                                 const RankLayout& layout, int stage) {
+  const auto& par = workload.parallelism;
+  const auto& model = workload.model;
+  const OpCoster cost(workload, compute, collectives, layout.tp_group(stage), layout.cp_group(stage));
+  const std::int64_t tokens = cost.tokens();
+  const std::int64_t h = model.hidden_size;
+  const std::int64_t d = model.head_dim();
+  const std::int64_t heads_local = model.num_attention_heads / par.tp;
+  const auto ffn_local = static_cast<std::int64_t>(ceil_div(model.intermediate_size, par.tp));
+  const auto vocab_local = static_cast<std::int64_t>(ceil_div(model.vocab_size, par.tp));
+  const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / par.tp);
+  const double act = cost.sharded_hidden_bytes();
+  const bool first = stage == 0;
+  const bool last = stage == par.pp - 1;
+
+  StageProgram program;
+  program.stage = stage;
+  program.stages = par.pp;
+  program.chunks = par.schedule == PipelineSchedule::interleaved ? par.vp : 1;
+  program.layers = static_cast<int>(model.num_hidden_layers / (par.pp * program.chunks));
+
+  // One layer. Backward ops are collected in reverse and flipped at the end.
+  std::vector<StageOp> fwd, bwd_rev;
+  cost.elementwise_pair("ln1", act, act, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev);
+  cost.gemm_pair("qkv", tokens, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
+  cost.attention(fwd, bwd_rev, workload.recompute == Recompute::selective);
+  cost.gemm_pair("proj", tokens, h, heads_local * d, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev);
+  cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
+  cost.elementwise_pair("ln2", act, act, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev);
+  const double ffn_bytes = static_cast<double>(tokens * ffn_local) *
+                           (cost.hidden_bytes() / static_cast<double>(tokens * h));
+  if (model.hidden_act == models::Activation::swiglu) {
+    cost.gemm_pair("fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev);
+    cost.elementwise_pair("swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
+  } else {
+    cost.gemm_pair("fc1", tokens, ffn_local, h, fwd, bwd_rev);
+    cost.elementwise_pair("gelu", ffn_bytes, ffn_bytes, fwd, bwd_rev);
+  }
+  cost.gemm_pair("fc2", tokens, h, ffn_local, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev);
+  cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
+  program.layer_forward = fwd;
+  program.layer_backward = reversed(std::move(bwd_rev));
+  if (workload.recompute == Recompute::full) {
+    std::vector<StageOp> recompute;
+    for (const auto& op : fwd) {
+      StageOp copy = op;
+      copy.name = "recompute " + op.name;
+      if (copy.kind == exec::TaskKind::compute) copy.kind = exec::TaskKind::recompute;
+      recompute.push_back(std::move(copy));
+    }
+    program.layer_backward.insert(program.layer_backward.begin(), recompute.begin(), recompute.end());
+  }
+
+  // Embedding lookup (vocab-parallel: partial sums all-reduced, or reduce-scattered with SP).
+  const double full_hidden = cost.hidden_bytes();
+  if (first) {
+    std::vector<StageOp> efwd, ebwd_rev;
+    cost.elementwise_pair("embedding", full_hidden, full_hidden, efwd, ebwd_rev);
+    // The vocab-parallel reduction sits where a row-parallel GEMM's would.
+    cost.tp_pair(TpPoint::after_row_parallel, efwd, ebwd_rev);
+    program.embedding_forward = std::move(efwd);
+    program.embedding_backward = reversed(std::move(ebwd_rev));
+    program.embedding_parameters = static_cast<double>(model.vocab_size * h) / par.tp;
+  }
+  if (last) {
+    std::vector<StageOp> hfwd, hbwd_rev;
+    cost.elementwise_pair("final ln", act, act, hfwd, hbwd_rev);
+    cost.tp_pair(TpPoint::before_column_parallel, hfwd, hbwd_rev);
+    cost.gemm_pair("lm head", tokens, vocab_local, h, hfwd, hbwd_rev);
+    const double logit_bytes = static_cast<double>(tokens * vocab_local) * 4.0;
+    cost.elementwise_pair("cross-entropy", 3 * logit_bytes, 3 * logit_bytes, hfwd, hbwd_rev);
+    program.head_forward = std::move(hfwd);
+    program.head_backward = reversed(std::move(hbwd_rev));
+    const bool shares_embedding = model.tie_word_embeddings && par.pp == 1;
+    program.head_parameters =
+        static_cast<double>(h) + (shares_embedding ? 0.0 : static_cast<double>(model.vocab_size * h) / par.tp);
+  }
+  program.layer_parameters = model.layer_parameters() / par.tp;
+  program.stage_parameters = program.chunks * program.layers * program.layer_parameters +
+                             program.embedding_parameters + program.head_parameters;
+
+  program.p2p_bytes = act;  // Megatron scatter-gather: 1/t of the activation with SP
+  const bool wraps = program.chunks > 1;
+  if (par.pp > 1 && (!last || wraps)) {
+    program.p2p_forward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
+        layout.representative(stage), layout.representative((stage + 1) % par.pp), program.p2p_bytes));
+  }
+  if (par.pp > 1 && (!first || wraps)) {
+    program.p2p_backward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
+        layout.representative(stage), layout.representative((stage + par.pp - 1) % par.pp),
+        program.p2p_bytes));
+  }
+
+  // Adam over this rank's optimizer shard: fp32 master weight, m and v read and written
+  // (12 B each way), the gradient read, the bf16 parameter written.
+  const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
+  const double optimizer_parameters = program.stage_parameters / shard;
+  models::ElementwiseShape adam;
+  adam.bytes_read = optimizer_parameters * (12.0 + workload.grad_bytes_per_param);
+  adam.bytes_written = optimizer_parameters * (12.0 + 2.0);
+  program.optimizer_ps = engine::seconds_to_ps(compute.elementwise(adam).time_s);
+  return program;
+}
+
+}  // namespace clustersim::training

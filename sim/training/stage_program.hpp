@@ -1,0 +1,71 @@
+#pragma once
+/// The ops one pipeline stage's representative rank runs per micro-batch, each costed once
+/// (all layers of a stage are identical) from the compute and collective models.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/accelerator/compute_model.hpp"
+#include "models/comm/collective_model.hpp"
+#include "sim/engine/time.hpp"
+#include "sim/exec/task_graph.hpp"
+#include "sim/training/rank_layout.hpp"
+#include "sim/training/training_config.hpp"
+
+namespace clustersim::training {
+
+/// One kernel or blocking collective on the stage's compute stream.
+struct StageOp {
+  std::string name;                ///< e.g. "qkv", "attn bwd", "tp all-gather"
+  exec::TaskKind kind = exec::TaskKind::compute;  ///< compute, recompute, tp_comm or cp_comm
+  engine::TimePs duration_ps = 0;  ///< from the compute or collective model, picoseconds
+  /// Matmul FLOPs in the Megatron model-FLOP convention (GEMMs 2mnk; attention counted as
+  /// full non-causal QK^T and PV, backward = 2 x forward; elementwise ops 0). Recompute ops
+  /// carry their FLOPs too: they count in hardware, not model, FLOPs.
+  double flops = 0;
+};
+
+/// A parameter group whose gradients become ready together (one transformer layer, the
+/// embedding, or the LM head with the final norm).
+struct ParameterUnit {
+  std::string name;
+  double parameters = 0;  ///< on one rank (after tensor-parallel sharding)
+};
+
+/// Everything a stage runs per micro-batch, plus its per-step extras.
+struct StageProgram {
+  int stage = 0;
+  int stages = 1;  ///< pipeline depth
+  int chunks = 1;  ///< model chunks (virtual stages) on this stage: vp when interleaved, else 1
+  int layers = 0;  ///< transformer layers per chunk
+  /// Global index of the first layer of `chunk` (virtual stage chunk x stages + stage).
+  int first_layer(int chunk) const { return (chunk * stages + stage) * layers; }
+  std::vector<StageOp> embedding_forward, embedding_backward;  ///< first stage only
+  std::vector<StageOp> layer_forward;   ///< one layer's forward
+  std::vector<StageOp> layer_backward;  ///< one layer's backward, recompute included
+  std::vector<StageOp> head_forward, head_backward;  ///< last stage only: norm, LM head, loss
+  double layer_parameters = 0;       ///< per rank, one layer
+  double embedding_parameters = 0;   ///< per rank, 0 unless first stage
+  double head_parameters = 0;        ///< per rank, 0 unless last stage (LM head + final norm)
+  double stage_parameters = 0;       ///< per rank, whole stage (all chunks)
+  /// Activation send to the next stage (stage + 1, wrapping to 0 when interleaved); 0 if none.
+  engine::TimePs p2p_forward_ps = 0;
+  /// Gradient send to the previous stage (stage - 1, wrapping to the last when interleaved).
+  engine::TimePs p2p_backward_ps = 0;
+  engine::TimePs optimizer_ps = 0;     ///< Adam step over this rank's optimizer shard
+  double p2p_bytes = 0;                ///< per micro-batch and direction
+};
+
+/// Costs the ops of `stage`. See docs in stage_program.cpp for every byte and FLOP count.
+/// Precondition: the workload was validated (divisibility checks done by the caller).
+StageProgram build_stage_program(const TrainingWorkload& workload,
+                                 const models::ComputeModel& compute,
+                                 const models::CollectiveModel& collectives,
+                                 const RankLayout& layout, int stage);
+
+/// Sum of `flops` over ops of kinds other than recompute (model FLOPs), and over all ops
+/// (hardware FLOPs).
+double model_flops(const std::vector<StageOp>& ops);
+double hardware_flops(const std::vector<StageOp>& ops);
+
+}  // namespace clustersim::training

@@ -1,0 +1,411 @@
+// One optimizer step in symmetric mode: the representative rank of every pipeline stage gets
+// a compute stream (kernels and blocking TP collectives, in Megatron's order without TP-comm
+// overlap), send streams toward the next and previous stage, and a data-parallel stream.
+//
+// Data-parallel assumptions (documented in the result notes too):
+// * Gradients are reduced over the dp x cp ranks holding the same shard (Megatron's
+//   data-parallel-with-context group). ZeRO >= 1 (distributed optimizer): reduce-scatter of
+//   the gradients, Adam on 1/(dp*cp) of the parameters, all-gather of the updated parameters
+//   (2-byte params, 4 with fp32); ZeRO 0: all-reduce. ZeRO 2 and 3 are costed as ZeRO 1.
+// * overlap_grad_reduce enables both of Megatron-Core's --overlap-grad-reduce and
+//   --overlap-param-gather: gradients go in buckets of max(40M, 1M x dp) parameters (whole
+//   layers, in backward order) reduced as soon as the last micro-batch's backward of the
+//   bucket finishes; the parameter all-gather of the previous step's update runs at the start
+//   of this step, bucket by bucket in forward order, and the first micro-batch's forward of a
+//   layer waits for its bucket (the steady-state picture). Without overlap: one reduction
+//   after the last backward and one parameter all-gather after the optimizer, both exposed.
+// * Interleaved 1F1B follows Megatron's forward_backward_pipelining_with_interleaving: stage p
+//   holds chunks c = 0..vp-1 of num_layers / (pp * vp) layers (virtual stage c * pp + p); the
+//   last stage sends chunk c's activations to stage 0's chunk c + 1.
+// * P2P sends are asynchronous on per-direction send streams; the receiver's first op of the
+//   micro-batch waits for the transfer.
+#include "sim/training/training_simulation.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/engine/engine.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/task_graph.hpp"
+#include "sim/training/gradient_buckets.hpp"
+#include "sim/training/pipeline_schedule.hpp"
+#include "sim/training/rank_layout.hpp"
+#include "sim/training/stage_program.hpp"
+#include "sim/training/step_breakdown.hpp"
+
+namespace clustersim::training {
+namespace {
+
+using exec::StreamId;
+using exec::TaskId;
+using exec::TaskKind;
+
+void validate(const TrainingSetup& setup) {
+  const TrainingWorkload& w = setup.workload;
+  const ParallelismConfig& p = w.parallelism;
+  w.model.validate();
+  auto positive = [](std::int64_t value, const char* name) {
+    if (value < 1) throw ConfigError(fmt::format("{} must be >= 1, got {}", name, value));
+  };
+  positive(p.tp, "tp");
+  positive(p.pp, "pp");
+  positive(p.dp, "dp");
+  positive(p.cp, "cp");
+  positive(p.vp, "vp");
+  positive(w.seq_len, "seq_len");
+  positive(w.global_batch, "global_batch");
+  positive(w.micro_batch, "micro_batch");
+  if (p.ep != 1) throw SimulationError(fmt::format("expert parallelism (ep = {}) is not implemented yet", p.ep));
+  if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
+  if (!(w.grad_bytes_per_param > 0)) {
+    throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
+  }
+  if (p.vp > 1 && p.schedule != PipelineSchedule::interleaved) {
+    throw ConfigError(fmt::format("vp = {} needs the interleaved schedule", p.vp));
+  }
+  if (w.global_batch % (p.dp * w.micro_batch) != 0) {
+    throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
+                                  w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
+  }
+  if (w.model.num_hidden_layers % p.pp != 0) {
+    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp {}",
+                                  w.model.num_hidden_layers, p.pp));
+  }
+  if (p.schedule == PipelineSchedule::interleaved && w.model.num_hidden_layers % (p.pp * p.vp) != 0) {
+    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp * vp = {} * {} = {}",
+                                  w.model.num_hidden_layers, p.pp, p.vp, p.pp * p.vp));
+  }
+  if (w.model.num_attention_heads % p.tp != 0) {
+    throw ConfigError(fmt::format("num_attention_heads {} is not divisible by tp {}",
+                                  w.model.num_attention_heads, p.tp));
+  }
+  if (w.seq_len % p.cp != 0) {
+    throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
+  }
+  if (p.world_size() != setup.topology.accelerator_count()) {
+    throw ConfigError(fmt::format(
+        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators",
+        p.tp, p.pp, p.dp, p.cp, p.world_size(), setup.topology.accelerator_count()));
+  }
+}
+
+// Task ids and streams of one stage in the graph.
+struct StageTasks {
+  StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
+  std::vector<PipelineStep> steps;  // the stage's schedule
+  // [chunk][micro-batch]: first and last task of each forward and backward pass.
+  std::vector<std::vector<TaskId>> forward_first, forward_last, backward_first, backward_last;
+  TaskId last_backward = -1;  // last task of the stage's last backward pass
+  // Parameter units in forward order (embedding, layers of chunk 0, 1, ..., head): parameters,
+  // the first task using them in micro-batch 0's forward, the last task of the last
+  // micro-batch's backward.
+  std::vector<double> unit_parameters;
+  std::vector<TaskId> unit_first_use, unit_grad_ready;
+  TaskId optimizer = -1;
+};
+
+class StepBuilder {
+ public:
+  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs)
+      : setup_(setup), programs_(programs), layout_(setup.workload.parallelism) {}
+
+  exec::TaskGraph& graph() { return graph_; }
+  const std::vector<StageTasks>& stages() const { return stages_; }
+
+  void build() {
+    const auto& par = setup_.workload.parallelism;
+    const std::int64_t microbatches = setup_.workload.microbatches_per_pipeline();
+    stages_.resize(static_cast<std::size_t>(par.pp));
+    for (int p = 0; p < par.pp; ++p) build_stage_compute(p, microbatches);
+    for (int p = 0; p < par.pp; ++p) build_p2p(p);
+    for (int p = 0; p < par.pp; ++p) build_data_parallel(p);
+  }
+
+ private:
+  // Appends `ops` to the stage's compute stream; returns {first, last} task ids.
+  std::pair<TaskId, TaskId> emit(StageTasks& stage, const std::vector<StageOp>& ops,
+                                 std::string_view prefix) {
+    TaskId first = -1, last = -1;
+    for (const StageOp& op : ops) {
+      last = graph_.add_task(stage.compute, op.duration_ps, op.kind, fmt::format("{} {}", prefix, op.name));
+      if (first < 0) first = last;
+    }
+    return {first, last};
+  }
+
+  void build_stage_compute(int p, std::int64_t microbatches) {
+    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
+    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
+    const auto& par = setup_.workload.parallelism;
+    const int chunks = program.chunks;
+    stage.compute = graph_.add_stream(fmt::format("stage {} compute", p));
+    if (par.pp > 1 && (p + 1 < par.pp || chunks > 1)) {
+      stage.send_next = graph_.add_stream(fmt::format("stage {} send-next", p));
+    }
+    if (par.pp > 1 && (p > 0 || chunks > 1)) {
+      stage.send_prev = graph_.add_stream(fmt::format("stage {} send-prev", p));
+    }
+    const std::vector<TaskId> unset(static_cast<std::size_t>(microbatches), -1);
+    stage.forward_first.assign(static_cast<std::size_t>(chunks), unset);
+    stage.forward_last = stage.backward_first = stage.backward_last = stage.forward_first;
+    const bool has_embedding = !program.embedding_forward.empty();
+    const bool has_head = !program.head_forward.empty();
+    // Unit index of layer l of chunk c: layer_base + c * layers + l.
+    const std::size_t layer_base = has_embedding ? 1 : 0;
+    if (has_embedding) stage.unit_parameters.push_back(program.embedding_parameters);
+    for (int l = 0; l < chunks * program.layers; ++l) stage.unit_parameters.push_back(program.layer_parameters);
+    if (has_head) stage.unit_parameters.push_back(program.head_parameters);
+    const std::size_t head_unit = stage.unit_parameters.size() - 1;
+    stage.unit_first_use.assign(stage.unit_parameters.size(), -1);
+    stage.unit_grad_ready.assign(stage.unit_parameters.size(), -1);
+
+    stage.steps = pipeline_steps(par.schedule, par.pp, p, microbatches, par.vp);
+    for (const PipelineStep& step : stage.steps) {
+      const auto mb = static_cast<std::size_t>(step.microbatch);
+      const auto c = static_cast<std::size_t>(step.chunk);
+      const bool record_use = !step.backward && step.microbatch == 0;
+      const bool record_ready = step.backward && step.microbatch == microbatches - 1;
+      const bool embedding_here = has_embedding && step.chunk == 0;
+      const bool head_here = has_head && step.chunk == chunks - 1;
+      TaskId first = -1, last = -1;
+      auto note = [&](std::pair<TaskId, TaskId> span, std::size_t unit) {
+        if (span.first < 0) return;
+        if (first < 0) first = span.first;
+        last = span.second;
+        if (record_use) stage.unit_first_use[unit] = span.first;
+        if (record_ready) stage.unit_grad_ready[unit] = span.second;
+      };
+      auto layer_unit = [&](int l) {
+        return layer_base + c * static_cast<std::size_t>(program.layers) + static_cast<std::size_t>(l);
+      };
+      const std::string chunk_label = chunks > 1 ? fmt::format(" chunk{}", step.chunk) : "";
+      if (!step.backward) {
+        const std::string prefix = fmt::format("fwd mb{}{}", step.microbatch, chunk_label);
+        if (embedding_here) note(emit(stage, program.embedding_forward, prefix), 0);
+        for (int l = 0; l < program.layers; ++l) {
+          note(emit(stage, program.layer_forward,
+                    fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
+               layer_unit(l));
+        }
+        if (head_here) note(emit(stage, program.head_forward, prefix), head_unit);
+        stage.forward_first[c][mb] = first;
+        stage.forward_last[c][mb] = last;
+      } else {
+        const std::string prefix = fmt::format("bwd mb{}{}", step.microbatch, chunk_label);
+        if (head_here) note(emit(stage, program.head_backward, prefix), head_unit);
+        for (int l = program.layers - 1; l >= 0; --l) {
+          note(emit(stage, program.layer_backward,
+                    fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
+               layer_unit(l));
+        }
+        if (embedding_here) note(emit(stage, program.embedding_backward, prefix), 0);
+        stage.backward_first[c][mb] = first;
+        stage.backward_last[c][mb] = last;
+        stage.last_backward = last;
+      }
+    }
+  }
+
+  // Sends, in the order the stage produces them (FIFO send streams), to the next virtual
+  // stage (forward) and the previous one (backward); the receiver's pass waits for them.
+  void build_p2p(int p) {
+    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
+    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
+    const int pp = setup_.workload.parallelism.pp;
+    const int chunks = program.chunks;
+    for (const PipelineStep& step : stage.steps) {
+      const auto mb = static_cast<std::size_t>(step.microbatch);
+      const auto c = static_cast<std::size_t>(step.chunk);
+      const std::string chunk_label = chunks > 1 ? fmt::format(" chunk{}", step.chunk) : "";
+      if (!step.backward) {
+        if (p == pp - 1 && step.chunk == chunks - 1) continue;  // the last virtual stage
+        const int to = (p + 1) % pp;
+        const auto to_chunk = static_cast<std::size_t>(p == pp - 1 ? step.chunk + 1 : step.chunk);
+        const TaskId send = graph_.add_task(
+            stage.send_next, program.p2p_forward_ps, TaskKind::pp_comm,
+            fmt::format("send act mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
+            {stage.forward_last[c][mb]});
+        graph_.add_dependency(stages_[static_cast<std::size_t>(to)].forward_first[to_chunk][mb], send);
+      } else {
+        if (p == 0 && step.chunk == 0) continue;  // the first virtual stage
+        const int to = (p + pp - 1) % pp;
+        const auto to_chunk = static_cast<std::size_t>(p == 0 ? step.chunk - 1 : step.chunk);
+        const TaskId send = graph_.add_task(
+            stage.send_prev, program.p2p_backward_ps, TaskKind::pp_comm,
+            fmt::format("send grad mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
+            {stage.backward_last[c][mb]});
+        graph_.add_dependency(stages_[static_cast<std::size_t>(to)].backward_first[to_chunk][mb], send);
+      }
+    }
+  }
+
+  void build_data_parallel(int p) {
+    const TrainingWorkload& w = setup_.workload;
+    const auto& par = w.parallelism;
+    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
+    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
+    const TaskId last_backward = stage.last_backward;
+    const std::vector<int> group = layout_.gradient_group(p);
+    const bool distributed_optimizer = par.zero >= 1;
+    const double param_bytes =
+        (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
+    const auto reduce_kind = distributed_optimizer ? models::CollectiveKind::reduce_scatter
+                                                   : models::CollectiveKind::all_reduce;
+    auto comm_ps = [&](models::CollectiveKind kind, double bytes) {
+      return engine::seconds_to_ps(setup_.collectives.time_s(kind, group, bytes));
+    };
+    std::vector<TaskId> reductions;
+    if (group.size() > 1) {
+      stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p));
+      if (w.overlap_grad_reduce) {
+        // Units in backward order: the order their gradients become ready.
+        std::vector<std::size_t> backward_units;
+        for (std::size_t u = stage.unit_parameters.size(); u-- > 0;) backward_units.push_back(u);
+        std::vector<double> parameters;
+        for (std::size_t u : backward_units) parameters.push_back(stage.unit_parameters[u]);
+        const auto buckets =
+            form_gradient_buckets(parameters, megatron_bucket_parameters(static_cast<int>(group.size())));
+        if (distributed_optimizer) {
+          for (std::size_t b = buckets.size(); b-- > 0;) {
+            const TaskId gather = graph_.add_task(
+                stage.data_parallel, comm_ps(models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes),
+                TaskKind::dp_comm, fmt::format("param all-gather bucket {}", b));
+            for (int i : buckets[b].units) {
+              graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
+            }
+          }
+        }
+        for (std::size_t b = 0; b < buckets.size(); ++b) {
+          const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
+          reductions.push_back(graph_.add_task(
+              stage.data_parallel, comm_ps(reduce_kind, buckets[b].parameters * w.grad_bytes_per_param),
+              TaskKind::dp_comm, fmt::format("grad {} bucket {}", models::collective_name(reduce_kind), b),
+              {stage.unit_grad_ready[ready_unit]}));
+        }
+      } else {
+        reductions.push_back(graph_.add_task(
+            stage.data_parallel, comm_ps(reduce_kind, program.stage_parameters * w.grad_bytes_per_param),
+            TaskKind::dp_comm, fmt::format("grad {}", models::collective_name(reduce_kind)),
+            {last_backward}));
+      }
+    }
+    stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
+    for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
+    if (group.size() > 1 && distributed_optimizer && !w.overlap_grad_reduce) {
+      graph_.add_task(stage.data_parallel,
+                      comm_ps(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes),
+                      TaskKind::dp_comm, "param all-gather", {stage.optimizer});
+    }
+  }
+
+  const TrainingSetup& setup_;
+  const std::vector<StageProgram>& programs_;
+  RankLayout layout_;
+  exec::TaskGraph graph_;
+  std::vector<StageTasks> stages_;
+};
+
+double per_microbatch_flops(const StageProgram& program, bool model) {
+  auto sum = [model](const std::vector<StageOp>& ops) { return model ? model_flops(ops) : hardware_flops(ops); };
+  return sum(program.embedding_forward) + sum(program.embedding_backward) +
+         program.chunks * program.layers * (sum(program.layer_forward) + sum(program.layer_backward)) +
+         sum(program.head_forward) + sum(program.head_backward);
+}
+
+std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
+  std::vector<std::string> notes;
+  notes.push_back("symmetric mode: one representative rank per pipeline stage; TP collectives "
+                  "block the compute stream (no TP-comm overlap)");
+  notes.push_back("model FLOPs follow the Megatron convention (matmuls only, attention counted "
+                  "non-causal); MFU/HFU use the dense peak of the workload precision");
+  if (w.parallelism.dp * w.parallelism.cp > 1) {
+    notes.push_back(w.overlap_grad_reduce
+                        ? "gradient reduction overlapped in max(40M, 1M x dp)-parameter buckets; "
+                          "parameter all-gather overlapped with the step's first forward"
+                        : "gradient reduction after the last backward, not overlapped");
+  }
+  if (w.parallelism.zero >= 2) notes.push_back("ZeRO 2/3 costed as ZeRO 1 (distributed optimizer)");
+  if (w.parallelism.cp > 1) {
+    notes.push_back("context-parallel KV exchange overlapped with attention; only the excess is exposed");
+  }
+  if (w.model.tie_word_embeddings && w.parallelism.pp > 1) {
+    notes.push_back("tied embedding gradient all-reduce between first and last stage not modelled");
+  }
+  return notes;
+}
+
+}  // namespace
+
+TrainingResult simulate_training_step(const TrainingSetup& setup) {
+  validate(setup);
+  const TrainingWorkload& w = setup.workload;
+  const auto& par = w.parallelism;
+  const RankLayout layout(par);
+  // Fails early (before costing) for schedules that are not implemented.
+  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
+
+  std::vector<StageProgram> programs;
+  programs.reserve(static_cast<std::size_t>(par.pp));
+  for (int p = 0; p < par.pp; ++p) {
+    programs.push_back(build_stage_program(w, setup.compute, setup.collectives, layout, p));
+  }
+  StepBuilder builder(setup, programs);
+  builder.build();
+  const exec::TaskGraph& graph = builder.graph();
+
+  engine::Engine engine(setup.seed);
+  const exec::ExecutionResult run = exec::Executor(graph).run(engine);
+
+  // Critical stage: the one whose last task ends last (ties: lowest stage).
+  int critical = 0;
+  engine::TimePs critical_end = -1;
+  std::vector<std::vector<StreamId>> stage_streams(static_cast<std::size_t>(par.pp));
+  for (int p = 0; p < par.pp; ++p) {
+    const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
+    auto& streams = stage_streams[static_cast<std::size_t>(p)];
+    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel}) {
+      if (s >= 0) streams.push_back(s);
+    }
+    engine::TimePs end = 0;
+    for (StreamId s : streams) end = std::max(end, run.stream_end_ps[static_cast<std::size_t>(s)]);
+    if (end > critical_end) {
+      critical_end = end;
+      critical = p;
+    }
+  }
+
+  TrainingResult result;
+  result.step_time_s = engine::ps_to_seconds(run.makespan_ps);
+  if (!(result.step_time_s > 0)) {
+    throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
+  }
+  result.microbatches = w.microbatches_per_pipeline();
+  result.gpus = par.world_size();
+  result.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / result.step_time_s;
+  const double replicas = static_cast<double>(par.tp * par.cp * par.dp);
+  for (const StageProgram& program : programs) {
+    const double mbs = static_cast<double>(result.microbatches);
+    result.model_flops_per_step += per_microbatch_flops(program, true) * mbs * replicas;
+    result.hardware_flops_per_step += per_microbatch_flops(program, false) * mbs * replicas;
+  }
+  const double gpus = static_cast<double>(result.gpus);
+  result.model_tflops_per_gpu = result.model_flops_per_step / result.step_time_s / gpus / 1e12;
+  result.hardware_tflops_per_gpu = result.hardware_flops_per_step / result.step_time_s / gpus / 1e12;
+  result.peak_tflops_per_gpu = setup.compute.spec().peak_for(w.precision) / 1e12;
+  result.mfu = result.model_tflops_per_gpu / result.peak_tflops_per_gpu;
+  result.hfu = result.hardware_tflops_per_gpu / result.peak_tflops_per_gpu;
+  const StageTasks& critical_stage = builder.stages()[static_cast<std::size_t>(critical)];
+  result.breakdown = stage_breakdown(graph, run, critical_stage.compute,
+                                     stage_streams[static_cast<std::size_t>(critical)]);
+  result.fingerprint = engine.fingerprint();
+  result.events = engine.events_fired();
+  result.notes = assumption_notes(w);
+  result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
+  return result;
+}
+
+}  // namespace clustersim::training

@@ -1,0 +1,107 @@
+#include "sim/training/stage_program.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/sim/training/training_test_support.hpp"
+
+using namespace clustersim;
+using namespace clustersim::training;
+using namespace clustersim::training::testing;
+
+namespace {
+std::vector<std::string> names_of_kind(const std::vector<StageOp>& ops, exec::TaskKind kind) {
+  std::vector<std::string> names;
+  for (const auto& op : ops) {
+    if (op.kind == kind) names.push_back(op.name);
+  }
+  return names;
+}
+
+struct Programs {
+  explicit Programs(TrainingWorkload w) : bench(test_cluster(2, 8), std::move(w)) {}
+  StageProgram stage(int p) const {
+    return build_stage_program(bench.workload, bench.compute, bench.collectives,
+                               RankLayout(bench.workload.parallelism), p);
+  }
+  Bench bench;
+};
+}  // namespace
+
+TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirrored in backward") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);
+  w.parallelism.sequence_parallel = true;
+  const Programs programs(w);
+  const auto first = programs.stage(0);
+  using V = std::vector<std::string>;
+  CHECK(names_of_kind(first.layer_forward, exec::TaskKind::tp_comm) ==
+        V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
+  CHECK(names_of_kind(first.layer_backward, exec::TaskKind::tp_comm) ==
+        V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
+  CHECK(names_of_kind(first.embedding_forward, exec::TaskKind::tp_comm) == V{"tp reduce-scatter"});
+  CHECK(first.head_forward.empty());
+  const auto last = programs.stage(1);
+  CHECK(last.embedding_forward.empty());
+  CHECK(names_of_kind(last.head_forward, exec::TaskKind::compute) == V{"final ln", "lm head", "cross-entropy"});
+  CHECK(names_of_kind(last.head_backward, exec::TaskKind::compute) ==
+        V{"cross-entropy bwd", "lm head dgrad", "lm head wgrad", "final ln bwd"});
+  // 1/t of the b*s*h bf16 activation crosses the pipeline with SP.
+  CHECK(first.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2 / 2));
+  CHECK(first.p2p_forward_ps > 0);
+  CHECK(first.p2p_backward_ps == 0);
+  CHECK(last.p2p_backward_ps > 0);
+  CHECK(first.layers == 2);
+  CHECK(last.first_layer(0) == 2);
+}
+
+TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);
+  w.parallelism.sequence_parallel = false;
+  const auto program = Programs(w).stage(0);
+  using V = std::vector<std::string>;
+  CHECK(names_of_kind(program.layer_forward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  CHECK(names_of_kind(program.layer_backward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  // Backward all-reduce sits after the column-parallel GEMM's dgrad (Megatron's f operator).
+  CHECK(program.layer_backward.back().name == "ln1 bwd");
+  CHECK(program.layer_backward[program.layer_backward.size() - 2].name == "tp all-reduce");
+  CHECK(program.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2));
+}
+
+TEST_CASE("recompute policies") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);
+  w.recompute = Recompute::none;
+  const auto none = Programs(w).stage(0);
+  CHECK(names_of_kind(none.layer_backward, exec::TaskKind::recompute).empty());
+  CHECK(model_flops(none.layer_backward) == doctest::Approx(2 * model_flops(none.layer_forward)));
+  w.recompute = Recompute::selective;
+  const auto selective = Programs(w).stage(0);
+  CHECK(names_of_kind(selective.layer_backward, exec::TaskKind::recompute) ==
+        std::vector<std::string>{"attn recompute"});
+  // Megatron's convention: attention forward 4 b s^2 h / t FLOPs (non-causal).
+  const double attention = 4.0 * 2048 * 2048 * 1024 / 2;
+  CHECK(hardware_flops(selective.layer_backward) - model_flops(selective.layer_backward) ==
+        doctest::Approx(attention));
+  w.recompute = Recompute::full;
+  const auto full = Programs(w).stage(0);
+  CHECK(hardware_flops(full.layer_backward) - model_flops(full.layer_backward) ==
+        doctest::Approx(hardware_flops(full.layer_forward)));
+  CHECK(full.layer_backward.front().name == "recompute ln1");
+  CHECK(full.layer_backward.size() == none.layer_backward.size() + full.layer_forward.size());
+}
+
+TEST_CASE("parameters per rank and the optimizer shard") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);
+  const Programs programs(w);
+  const auto first = programs.stage(0);
+  const auto last = programs.stage(1);
+  const double layer = 12.0 * 1024 * 1024 + 2 * 1024;  // 4h MLP + attention + two norms
+  CHECK(first.layer_parameters == doctest::Approx(layer / 2));
+  CHECK(first.embedding_parameters == doctest::Approx(32768.0 * 1024 / 2));
+  CHECK(last.head_parameters == doctest::Approx(32768.0 * 1024 / 2 + 1024));
+  CHECK(first.stage_parameters == doctest::Approx(2 * layer / 2 + 32768.0 * 1024 / 2));
+  w.parallelism.zero = 0;
+  const auto replicated = Programs(w).stage(0);
+  CHECK(replicated.optimizer_ps > 3 * first.optimizer_ps);
+}

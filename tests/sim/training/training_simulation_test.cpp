@@ -1,0 +1,289 @@
+#include "sim/training/training_simulation.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/llm/flop_count.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/engine/time.hpp"
+#include "tests/sim/training/training_test_support.hpp"
+
+using namespace clustersim;
+using namespace clustersim::training;
+using namespace clustersim::training::testing;
+using engine::seconds_to_ps;
+
+namespace {
+
+double breakdown_sum(const StepBreakdown& b) {
+  return b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_pp_s + b.exposed_dp_s + b.bubble_s +
+         b.optimizer_s;
+}
+
+// Picoseconds of one op, rounded the way the simulator rounds each task.
+engine::TimePs ps(const models::OpEstimate& estimate) { return seconds_to_ps(estimate.time_s); }
+
+}  // namespace
+
+TEST_CASE("single GPU: the step is the sum of every op time times micro-batches plus Adam") {
+  const auto model = small_gpt(4, 1024, 32768);
+  const Bench bench(test_cluster(1, 1), workload(model, 1, 1, 1, 4));
+  const auto& c = bench.compute;
+  const std::int64_t s = 2048, h = 1024, f = 4096, V = 32768;
+  const double act = static_cast<double>(s * h) * 2;  // one b*s*h bf16 activation
+  auto gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return ps(c.gemm({m, n, k, 1, models::Dtype::bf16}));
+  };
+  auto train_gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return gemm(m, n, k) + gemm(m, k, n) + gemm(k, n, m);  // forward, dgrad, wgrad
+  };
+  auto elem = [&](double read, double written) {
+    return ps(c.elementwise({read, written, 0})) + ps(c.elementwise({1.5 * read, 1.5 * written, 0}));
+  };
+  models::AttentionShape attention{1, 16, 16, s, s, 64, true, false, true, models::Dtype::bf16};
+  const auto attention_fwd = ps(c.attention(attention));
+  attention.backward = true;
+  const auto attention_bwd = ps(c.attention(attention));
+  const engine::TimePs layer = elem(act, act) + train_gemm(s, 3 * h, h) + attention_fwd + attention_bwd +
+                               train_gemm(s, h, h) + elem(2 * act, act) + elem(act, act) +
+                               train_gemm(s, f, h) + elem(act * 4, act * 4) + train_gemm(s, h, f) +
+                               elem(2 * act, act);
+  const double logits = static_cast<double>(s * V) * 4;
+  const engine::TimePs embedding = elem(act, act);
+  const engine::TimePs head = elem(act, act) + train_gemm(s, V, h) + elem(3 * logits, 3 * logits);
+  const double params = 4 * model.layer_parameters() + 2.0 * static_cast<double>(V * h) + h;
+  const engine::TimePs adam = ps(c.elementwise({params * 14, params * 14, 0}));
+  const engine::TimePs expected = 4 * (embedding + 4 * layer + head) + adam;
+
+  const auto result = bench.run();
+  CHECK(seconds_to_ps(result.step_time_s) == expected);
+  CHECK(result.breakdown.optimizer_s == doctest::Approx(engine::ps_to_seconds(adam)));
+  CHECK(result.breakdown.bubble_s == 0);
+  CHECK(result.breakdown.exposed_dp_s == 0);
+  CHECK(result.breakdown.exposed_tp_s == 0);
+  CHECK(result.microbatches == 4);
+  CHECK(result.gpus == 1);
+  CHECK(result.tokens_per_s == doctest::Approx(4.0 * 2048 / result.step_time_s));
+}
+
+TEST_CASE("model FLOPs match Megatron's 72 B s L h^2 (1 + s/6h + V/12Lh) formula") {
+  const auto model = small_gpt(4, 1024, 32768);
+  const double B = 16, s = 2048, L = 4, h = 1024, V = 32768;
+  const double formula = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+  SUBCASE("no recompute, tp2 pp2 dp4") {
+    const Bench bench(test_cluster(2, 8), workload(model, 2, 2, 4, 16));
+    const auto result = bench.run();
+    CHECK(result.model_flops_per_step == doctest::Approx(formula).epsilon(1e-9));
+    CHECK(result.model_flops_per_step ==
+          doctest::Approx(B * s * models::model_flops_per_token_training(model, 2048)).epsilon(1e-9));
+    CHECK(result.hardware_flops_per_step == doctest::Approx(result.model_flops_per_step).epsilon(1e-12));
+    const double expected_mfu = formula / result.step_time_s / 16 / 1e15;
+    CHECK(result.mfu == doctest::Approx(expected_mfu).epsilon(1e-9));
+    CHECK(result.peak_tflops_per_gpu == doctest::Approx(1000.0));
+  }
+  SUBCASE("full recompute adds one forward of the layers (SC21 eq. 3)") {
+    auto w = workload(model, 2, 2, 4, 16);
+    w.recompute = Recompute::full;
+    const Bench bench(test_cluster(2, 8), w);
+    const auto result = bench.run();
+    const double hardware = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+    CHECK(result.model_flops_per_step == doctest::Approx(formula).epsilon(1e-9));
+    CHECK(result.hardware_flops_per_step == doctest::Approx(hardware).epsilon(1e-9));
+    CHECK(result.hfu > result.mfu);
+  }
+}
+
+TEST_CASE("1F1B bubble on a uniform 4-stage pipeline is (p-1)/m of the compute") {
+  // Tiny vocabulary and a free network: stages are nearly identical and transfers cost ~0.
+  const auto model = small_gpt(8, 2048, 256);
+  auto run = [&](std::int64_t microbatches, PipelineSchedule schedule) {
+    auto w = workload(model, 1, 4, 1, microbatches);
+    w.parallelism.schedule = schedule;
+    const Bench bench(test_cluster(1, 4, true), w, true);
+    return bench.run();
+  };
+  const auto m8 = run(8, PipelineSchedule::one_f_one_b);
+  const auto m16 = run(16, PipelineSchedule::one_f_one_b);
+  const double active8 = m8.step_time_s - m8.breakdown.optimizer_s;
+  // (p-1)/(m+p-1) of the step is bubble.
+  CHECK(m8.breakdown.bubble_s / active8 == doctest::Approx(3.0 / 11.0).epsilon(0.03));
+  const double ratio8 = m8.breakdown.bubble_s / m8.breakdown.compute_s;
+  const double ratio16 = m16.breakdown.bubble_s / m16.breakdown.compute_s;
+  CHECK(ratio8 == doctest::Approx(3.0 / 8.0).epsilon(0.03));
+  CHECK(ratio16 / ratio8 == doctest::Approx(0.5).epsilon(0.03));  // doubling m halves it
+  CHECK(m8.breakdown.exposed_pp_s < 1e-3 * m8.step_time_s);
+
+  SUBCASE("GPipe takes the same time as 1F1B when transfers are free") {
+    const auto gpipe = run(8, PipelineSchedule::gpipe);
+    CHECK(gpipe.step_time_s == doctest::Approx(m8.step_time_s).epsilon(0.005));
+    CHECK(gpipe.fingerprint != m8.fingerprint);  // a different schedule ran
+  }
+}
+
+TEST_CASE("breakdown parts add up to the step time") {
+  const auto model = small_gpt(4, 1024, 32768);
+  for (bool overlap : {false, true}) {
+    for (int zero : {0, 1}) {
+      for (bool sp : {false, true}) {
+        CAPTURE(overlap);
+        CAPTURE(zero);
+        CAPTURE(sp);
+        auto w = workload(model, 2, 2, 4, 32);
+        w.overlap_grad_reduce = overlap;
+        w.parallelism.zero = zero;
+        w.parallelism.sequence_parallel = sp;
+        w.recompute = Recompute::selective;
+        const Bench bench(test_cluster(2, 8), w);
+        const auto result = bench.run();
+        CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+        CHECK(result.breakdown.exposed_tp_s > 0);
+        CHECK(result.breakdown.bubble_s > 0);
+        CHECK(result.breakdown.exposed_pp_s > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("context parallelism halves each rank's tokens and keeps the breakdown consistent") {
+  const auto model = small_gpt(4, 1024, 32768);
+  auto w = workload(model, 2, 1, 4, 8, 8192);
+  w.parallelism.cp = 2;
+  const Bench bench(test_cluster(2, 8), w);
+  const auto result = bench.run();
+  CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+  const double B = 8, s = 8192, L = 4, h = 1024, V = 32768;
+  CHECK(result.model_flops_per_step ==
+        doctest::Approx(72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))).epsilon(1e-9));
+}
+
+TEST_CASE("the same inputs give the same fingerprint; another seed or split does not") {
+  const auto model = small_gpt(4, 1024, 32768);
+  const Bench bench(test_cluster(2, 8), workload(model, 2, 2, 4, 16));
+  const auto a = bench.run(5);
+  const auto b = bench.run(5);
+  CHECK(a.fingerprint == b.fingerprint);
+  CHECK(a.events == b.events);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.events > 0);
+  CHECK(bench.run(6).fingerprint != a.fingerprint);
+  const Bench other(test_cluster(2, 8), workload(model, 4, 2, 2, 16));
+  CHECK(other.run(5).fingerprint != a.fingerprint);
+}
+
+TEST_CASE("overlapping the gradient reduction with the backward hides data-parallel time") {
+  const auto model = small_gpt(8, 2048, 32768);
+  for (int zero : {0, 1}) {
+    CAPTURE(zero);
+    // One long micro-batch per rank, so the backward is long enough to hide the reduction
+    // (Megatron reduces only during the last micro-batch's backward).
+    auto w = workload(model, 2, 1, 8, 32, 4096);
+    w.micro_batch = 4;
+    w.parallelism.zero = zero;
+    w.overlap_grad_reduce = false;
+    const Bench plain(test_cluster(2, 8), w);
+    w.overlap_grad_reduce = true;
+    const Bench overlapped(test_cluster(2, 8), w);
+    const auto a = plain.run();
+    const auto b = overlapped.run();
+    CHECK(a.breakdown.exposed_dp_s > 0);
+    MESSAGE("exposed dp without/with overlap: " << a.breakdown.exposed_dp_s << " / " << b.breakdown.exposed_dp_s);
+    CHECK(b.breakdown.exposed_dp_s < 0.5 * a.breakdown.exposed_dp_s);
+    CHECK(b.step_time_s < a.step_time_s);
+    CHECK(breakdown_sum(b.breakdown) == doctest::Approx(b.step_time_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ZeRO-1 shards the optimizer over the data-parallel ranks") {
+  const auto model = small_gpt(4, 1024, 32768);
+  auto w = workload(model, 2, 1, 8, 32);
+  w.parallelism.zero = 0;
+  const Bench replicated(test_cluster(2, 8), w);
+  w.parallelism.zero = 1;
+  const Bench sharded(test_cluster(2, 8), w);
+  const double ratio = replicated.run().breakdown.optimizer_s / sharded.run().breakdown.optimizer_s;
+  CHECK(ratio > 4);  // 8x fewer bytes, minus the fixed launch cost
+  CHECK(ratio <= 8);
+}
+
+TEST_CASE("invalid splits are rejected with a message naming the numbers") {
+  const auto model = small_gpt(4, 1024, 32768);
+  auto expect = [&](TrainingWorkload w, const std::string& message, int nodes = 2) {
+    const Bench bench(test_cluster(nodes, 8), std::move(w));
+    CHECK_THROWS_WITH_AS(bench.run(), message.c_str(), ConfigError);
+  };
+  expect(workload(model, 2, 2, 4, 10), "global_batch 10 is not divisible by dp * micro_batch = 4 * 1 = 4");
+  expect(workload(small_gpt(6), 2, 4, 2, 16), "num_hidden_layers 6 is not divisible by pp 4");
+  auto heads = workload(model, 16, 1, 1, 16);
+  heads.model.num_attention_heads = 8;
+  heads.model.num_key_value_heads = 8;
+  expect(heads, "num_attention_heads 8 is not divisible by tp 16");
+  expect(workload(model, 2, 2, 2, 16),
+         "tp * pp * dp * cp = 2 * 2 * 2 * 1 = 8 does not match the topology's 16 accelerators");
+  auto cp = workload(model, 2, 1, 4, 16, 2049);
+  cp.parallelism.cp = 2;
+  expect(cp, "seq_len 2049 is not divisible by cp 2");
+  auto mb = workload(model, 2, 2, 4, 16);
+  mb.micro_batch = 0;
+  expect(mb, "micro_batch must be >= 1, got 0");
+  auto vp = workload(model, 2, 2, 4, 16);
+  vp.parallelism.vp = 2;
+  expect(vp, "vp = 2 needs the interleaved schedule");
+}
+
+TEST_CASE("interleaved 1F1B divides the bubble by the number of chunks") {
+  const auto model = small_gpt(8, 2048, 256);
+  auto run = [&](PipelineSchedule schedule, int vp) {
+    auto w = workload(model, 1, 4, 1, 8);
+    w.parallelism.schedule = schedule;
+    w.parallelism.vp = vp;
+    const Bench bench(test_cluster(1, 4, true), w, true);
+    return bench.run();
+  };
+  const auto plain = run(PipelineSchedule::one_f_one_b, 1);
+  const auto interleaved = run(PipelineSchedule::interleaved, 2);
+  // Megatron: bubble / ideal = (p - 1) / (m * vp) = 3 / 16.
+  CHECK(interleaved.breakdown.bubble_s / interleaved.breakdown.compute_s == doctest::Approx(3.0 / 16).epsilon(0.05));
+  CHECK(interleaved.step_time_s < plain.step_time_s);
+  CHECK(interleaved.model_flops_per_step == doctest::Approx(plain.model_flops_per_step).epsilon(1e-12));
+  CHECK(interleaved.breakdown.compute_s == doctest::Approx(plain.breakdown.compute_s).epsilon(1e-6));
+  CHECK(breakdown_sum(interleaved.breakdown) == doctest::Approx(interleaved.step_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("interleaved on a real network, with data parallelism, adds up") {
+  auto w = workload(small_gpt(8), 2, 2, 4, 16);
+  w.parallelism.schedule = PipelineSchedule::interleaved;
+  w.parallelism.vp = 2;
+  const Bench bench(test_cluster(2, 8), w);
+  const auto result = bench.run();
+  CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+  CHECK(result.breakdown.exposed_pp_s > 0);
+  w.parallelism.vp = 3;
+  const Bench uneven(test_cluster(2, 8), w);
+  CHECK_THROWS_WITH_AS(uneven.run(), "num_hidden_layers 8 is not divisible by pp * vp = 2 * 3 = 6", ConfigError);
+}
+
+TEST_CASE("Llama-3-70B on 1024 GPUs (tp8 pp4 dp32, 32 micro-batches) simulates with a plausible MFU") {
+  models::TransformerSpec llama;
+  llama.name = "llama-3-70b";
+  llama.hidden_size = 8192;
+  llama.num_hidden_layers = 80;
+  llama.num_attention_heads = 64;
+  llama.num_key_value_heads = 8;
+  llama.intermediate_size = 28672;
+  llama.vocab_size = 128256;
+  llama.hidden_act = models::Activation::swiglu;
+  auto w = workload(llama, 8, 4, 32, 1024, 8192);
+  w.recompute = Recompute::selective;
+  topologies::ClusterNetworkSpec cluster = test_cluster(128, 8);
+  cluster.scale_out.topology = "fat-tree";
+  const Bench bench(cluster, w);
+  const auto result = bench.run();
+  CHECK(result.microbatches == 32);
+  CHECK(result.gpus == 1024);
+  // Published Megatron runs of this size reach 35-50 % MFU on H100; a sane model lands in 20-70 %.
+  CHECK(result.mfu > 0.2);
+  CHECK(result.mfu < 0.7);
+  CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+}

@@ -1,0 +1,92 @@
+#pragma once
+// Small, hand-written cluster and models shared by the training tests.
+#include <memory>
+
+#include "models/accelerator/compute_model.hpp"
+#include "models/comm/collective_model.hpp"
+#include "sim/training/training_simulation.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::training::testing {
+
+/// 1 PFLOP/s bf16, 3 TB/s HBM, 132 units: H100-like round numbers.
+inline models::AcceleratorSpec test_accelerator() {
+  models::AcceleratorSpec spec;
+  spec.name = "test-gpu";
+  spec.peak_flops_per_s[models::Dtype::bf16] = 1e15;
+  spec.peak_flops_per_s[models::Dtype::fp8] = 2e15;
+  spec.vector_flops_per_s = 60e12;
+  spec.hbm_capacity_bytes = 80e9;
+  spec.hbm_bytes_per_s = 3e12;
+  spec.compute_units = 132;
+  spec.matmul_efficiency = 0.8;
+  spec.memory_efficiency = 0.85;
+  spec.kernel_launch_s = 4e-6;
+  spec.scale_up_bytes_per_s = 450e9;
+  return spec;
+}
+
+/// `nodes` x `per_node` on a single scale-out switch; 450 GB/s NVSwitch, 400 Gb/s NICs.
+/// `free_network` makes links so fast and latency-free that transfers cost ~0.
+inline topologies::ClusterNetworkSpec test_cluster(int nodes, int per_node, bool free_network = false) {
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = nodes;
+  spec.accelerators_per_node = per_node;
+  spec.scale_up.bytes_per_s = free_network ? 1e21 : 450e9;
+  spec.scale_up.latency_s = free_network ? 0.0 : 1e-6;
+  spec.scale_out.topology = "switch";
+  spec.scale_out.radix = 64;
+  spec.scale_out.nics_per_node = per_node;
+  spec.scale_out.nic_bytes_per_s = free_network ? 1e21 : 50e9;
+  spec.scale_out.link_latency_s = free_network ? 0.0 : 1e-6;
+  return spec;
+}
+
+/// GPT with a 4h gelu MLP, MHA, untied embeddings.
+inline models::TransformerSpec small_gpt(int layers = 4, std::int64_t hidden = 1024, std::int64_t vocab = 32768) {
+  models::TransformerSpec model;
+  model.name = "test-gpt";
+  model.hidden_size = hidden;
+  model.num_hidden_layers = layers;
+  model.num_attention_heads = 16;
+  model.num_key_value_heads = 16;
+  model.intermediate_size = 4 * hidden;
+  model.vocab_size = vocab;
+  model.max_position_embeddings = 4096;
+  model.hidden_act = models::Activation::gelu;
+  return model;
+}
+
+/// Owns everything a TrainingSetup refers to.
+struct Bench {
+  Bench(const topologies::ClusterNetworkSpec& cluster, TrainingWorkload w, bool free_network = false)
+      : workload(std::move(w)),
+        topology(topologies::Topology::build(cluster)),
+        compute(test_accelerator()),
+        collectives(topology, free_network ? models::CommParams{0.0, 1.0} : models::CommParams{}) {}
+
+  TrainingResult run(std::uint64_t seed = 1) const {
+    return simulate_training_step(TrainingSetup{workload, compute, collectives, topology, seed});
+  }
+
+  TrainingWorkload workload;
+  topologies::Topology topology;
+  models::ComputeModel compute;
+  models::CollectiveModel collectives;
+};
+
+inline TrainingWorkload workload(models::TransformerSpec model, int tp, int pp, int dp,
+                                 std::int64_t global_batch, std::int64_t seq_len = 2048) {
+  TrainingWorkload w;
+  w.model = std::move(model);
+  w.seq_len = seq_len;
+  w.global_batch = global_batch;
+  w.micro_batch = 1;
+  w.parallelism.tp = tp;
+  w.parallelism.pp = pp;
+  w.parallelism.dp = dp;
+  w.recompute = Recompute::none;
+  return w;
+}
+
+}  // namespace clustersim::training::testing
