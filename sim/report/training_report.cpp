@@ -1,0 +1,112 @@
+#include "sim/report/training_report.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+namespace clustersim::report {
+namespace {
+
+/// Seconds printed with the unit that keeps 3-4 significant digits readable.
+std::string format_seconds(double seconds) {
+  if (seconds >= 1.0) return fmt::format("{:.3f} s", seconds);
+  if (seconds >= 1e-3) return fmt::format("{:.3f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} us", seconds * 1e6);
+}
+
+std::string format_percent(double part, double whole) {
+  return whole > 0 ? fmt::format("{:5.1f} %", 100.0 * part / whole) : std::string("    -");
+}
+
+std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepBreakdown& b) {
+  return {{"compute", b.compute_s},
+          {"exposed TP communication", b.exposed_tp_s},
+          {"exposed CP communication", b.exposed_cp_s},
+          {"exposed PP communication", b.exposed_pp_s},
+          {"exposed DP communication", b.exposed_dp_s},
+          {"pipeline bubble", b.bubble_s},
+          {"optimizer", b.optimizer_s}};
+}
+
+}  // namespace
+
+std::string fingerprint_hex(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
+
+std::string training_summary_table(const scenario::Scenario& scenario,
+                                   const training::TrainingResult& result) {
+  const auto& w = scenario.training;
+  const auto& p = w.parallelism;
+  std::string out;
+  auto line = [&out](std::string_view key, const std::string& value) {
+    out += fmt::format("  {:<28} {}\n", key, value);
+  };
+  out += fmt::format("scenario {}\n", scenario.name);
+  line("model", fmt::format("{} ({:.1f} B parameters)", w.model.name, w.model.total_parameters() / 1e9));
+  line("cluster", fmt::format("{} x {} ({} nodes x {}), {}", result.gpus, scenario.cluster.accelerator.name,
+                              scenario.cluster.network.nodes, scenario.cluster.network.accelerators_per_node,
+                              scenario.cluster.network.scale_out.topology));
+  line("parallelism", fmt::format("tp {} pp {} dp {} cp {}, micro-batch {}, {} micro-batches/pipeline",
+                                  p.tp, p.pp, p.dp, p.cp, w.micro_batch, result.microbatches));
+  out += "training step\n";
+  line("step time", format_seconds(result.step_time_s));
+  line("throughput", fmt::format("{:.0f} tokens/s ({:.1f} tokens/s/GPU)", result.tokens_per_s,
+                                 result.tokens_per_s / result.gpus));
+  line("model TFLOP/s per GPU", fmt::format("{:.1f} TFLOP/s", result.model_tflops_per_gpu));
+  line("hardware TFLOP/s per GPU", fmt::format("{:.1f} TFLOP/s", result.hardware_tflops_per_gpu));
+  line("MFU", fmt::format("{:.1f} % of {:.0f} TFLOP/s", 100.0 * result.mfu, result.peak_tflops_per_gpu));
+  line("HFU", fmt::format("{:.1f} %", 100.0 * result.hfu));
+  out += "breakdown (critical pipeline stage)\n";
+  for (const auto& [name, seconds] : breakdown_rows(result.breakdown)) {
+    out += fmt::format("  {:<28} {:>12}  {}\n", name, format_seconds(seconds),
+                       format_percent(seconds, result.step_time_s));
+  }
+  for (const auto& note : result.notes) out += fmt::format("note: {}\n", note);
+  out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(result.fingerprint), result.events);
+  return out;
+}
+
+nlohmann::json training_result_json(const scenario::Scenario& scenario,
+                                    const training::TrainingResult& result) {
+  const auto& w = scenario.training;
+  const auto& p = w.parallelism;
+  nlohmann::json breakdown = nlohmann::json::object();
+  const auto& b = result.breakdown;
+  breakdown["compute_s"] = b.compute_s;
+  breakdown["exposed_tp_s"] = b.exposed_tp_s;
+  breakdown["exposed_cp_s"] = b.exposed_cp_s;
+  breakdown["exposed_pp_s"] = b.exposed_pp_s;
+  breakdown["exposed_dp_s"] = b.exposed_dp_s;
+  breakdown["bubble_s"] = b.bubble_s;
+  breakdown["optimizer_s"] = b.optimizer_s;
+  return {
+      {"schema_version", kResultSchemaVersion},
+      {"scenario",
+       {{"name", scenario.name},
+        {"file", scenario.source_file},
+        {"model", w.model.name},
+        {"accelerator", scenario.cluster.accelerator.name},
+        {"gpus", result.gpus},
+        {"parallelism", {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}}},
+        {"micro_batch", w.micro_batch},
+        {"global_batch", w.global_batch},
+        {"seq_len", w.seq_len}}},
+      {"training",
+       {{"step_time_s", result.step_time_s},
+        {"tokens_per_s", result.tokens_per_s},
+        {"model_tflops_per_gpu", result.model_tflops_per_gpu},
+        {"hardware_tflops_per_gpu", result.hardware_tflops_per_gpu},
+        {"mfu", result.mfu},
+        {"hfu", result.hfu},
+        {"peak_tflops_per_gpu", result.peak_tflops_per_gpu},
+        {"microbatches_per_pipeline", result.microbatches},
+        {"model_flops_per_step", result.model_flops_per_step},
+        {"hardware_flops_per_step", result.hardware_flops_per_step}}},
+      {"breakdown", breakdown},
+      {"notes", result.notes},
+      {"events", result.events},
+      {"fingerprint", fingerprint_hex(result.fingerprint)},
+  };
+}
+
+}  // namespace clustersim::report

@@ -1,0 +1,101 @@
+#include "sim/validate/csv_table.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::validate {
+
+const std::string& CsvRow::get(std::string_view column) const {
+  static const std::string kEmpty;
+  const auto it = fields.find(column);
+  return it == fields.end() ? kEmpty : it->second;
+}
+
+std::vector<CsvRow> parse_csv(std::string_view text, std::string_view file_name) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<int> record_lines;
+  std::vector<std::string> record;
+  std::string field;
+  bool in_quotes = false;
+  bool field_started = false;
+  int line = 1;
+  int record_line = 1;
+  int quote_line = 0;
+  auto end_field = [&] {
+    record.push_back(std::move(field));
+    field.clear();
+    field_started = false;
+  };
+  auto end_record = [&] {
+    end_field();
+    if (!(record.size() == 1 && record[0].empty())) {  // skip blank lines
+      records.push_back(std::move(record));
+      record_lines.push_back(record_line);
+    }
+    record.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && !field_started) {
+      in_quotes = true;
+      field_started = true;
+      quote_line = line;
+    } else if (c == ',') {
+      end_field();
+    } else if (c == '\n') {
+      end_record();
+      ++line;
+      record_line = line;
+    } else if (c != '\r') {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (in_quotes) {
+    throw ConfigError(fmt::format("{}:{}: unterminated quoted field", file_name, quote_line));
+  }
+  if (field_started || !record.empty()) end_record();
+  if (records.empty()) throw ConfigError(fmt::format("{}: empty CSV file (no header)", file_name));
+
+  const auto& header = records.front();
+  std::vector<CsvRow> rows;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() > header.size()) {
+      throw ConfigError(fmt::format("{}:{}: row has {} fields but the header has {}", file_name,
+                                    record_lines[r], records[r].size(), header.size()));
+    }
+    CsvRow row;
+    row.line = record_lines[r];
+    for (std::size_t c = 0; c < records[r].size(); ++c) row.fields[header[c]] = records[r][c];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<CsvRow> read_csv_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read file", file.string()));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_csv(buffer.str(), file.string());
+}
+
+}  // namespace clustersim::validate
