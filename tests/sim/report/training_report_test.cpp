@@ -1,0 +1,82 @@
+#include "sim/report/training_report.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/scenario/scenario_loader.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+scenario::Scenario small_scenario() {
+  return scenario::load_scenario_from_string(R"(schema_version: 1
+name: report-test
+include: [systems/dgx-a100.yaml]
+cluster: {nodes: 1}
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 16
+  parallelism: {tp: 8, pp: 1, dp: 1}
+)",
+                                             "report-test.yaml");
+}
+
+training::TrainingResult sample_result() {
+  training::TrainingResult r;
+  r.step_time_s = 2.0;
+  r.tokens_per_s = 16384;
+  r.model_tflops_per_gpu = 150.25;
+  r.hardware_tflops_per_gpu = 200.5;
+  r.mfu = 0.48;
+  r.hfu = 0.64;
+  r.peak_tflops_per_gpu = 312;
+  r.microbatches = 16;
+  r.gpus = 8;
+  r.breakdown.compute_s = 1.5;
+  r.breakdown.exposed_tp_s = 0.25;
+  r.breakdown.bubble_s = 0.25;
+  r.fingerprint = 0xabcdef;
+  r.events = 42;
+  r.notes = {"an assumption"};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the summary table carries units, the breakdown shares and the fingerprint") {
+  const auto table = report::training_summary_table(small_scenario(), sample_result());
+  CHECK(table.find("scenario report-test") != std::string::npos);
+  CHECK(table.find("2.000 s") != std::string::npos);
+  CHECK(table.find("150.2 TFLOP/s") != std::string::npos);
+  CHECK(table.find("48.0 % of 312 TFLOP/s") != std::string::npos);
+  CHECK(table.find("1.500 s   75.0 %") != std::string::npos);      // compute share
+  CHECK(table.find("250.000 ms   12.5 %") != std::string::npos);  // TP and bubble shares
+  CHECK(table.find("note: an assumption") != std::string::npos);
+  CHECK(table.find("fingerprint 0000000000abcdef (42 events)") != std::string::npos);
+}
+
+TEST_CASE("a zero step time prints no shares instead of dividing by zero") {
+  auto r = sample_result();
+  r.step_time_s = 0;
+  const auto table = report::training_summary_table(small_scenario(), r);
+  CHECK(table.find("nan") == std::string::npos);
+  CHECK(table.find("inf") == std::string::npos);
+}
+
+TEST_CASE("the JSON document is schema-versioned and names every documented field") {
+  const auto json = report::training_result_json(small_scenario(), sample_result());
+  CHECK(json["schema_version"] == report::kResultSchemaVersion);
+  CHECK(json["training"]["step_time_s"] == 2.0);
+  CHECK(json["training"]["tokens_per_s"] == 16384);
+  CHECK(json["training"]["model_tflops_per_gpu"] == 150.25);
+  CHECK(json["training"]["mfu"] == 0.48);
+  CHECK(json["breakdown"]["exposed_tp_s"] == 0.25);
+  CHECK(json["breakdown"]["bubble_s"] == 0.25);
+  CHECK(json["scenario"]["parallelism"]["tp"] == 8);
+  CHECK(json["scenario"]["accelerator"] == "a100-sxm-80gb");
+  CHECK(json["fingerprint"] == "0000000000abcdef");
+  CHECK(report::fingerprint_hex(0) == "0000000000000000");
+  CHECK(report::fingerprint_hex(~0ULL) == "ffffffffffffffff");
+}
