@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Runs the CUDA kernel suite on this machine's GPU (under 5 minutes on an H100/H200) and writes
+# calibration CSVs (docs/validation.md, "Kernel suite") plus the setup they were measured on.
+#
+#   validation/kernels/run.sh [--quick] [OUT_DIR]
+#
+# OUT_DIR defaults to validation/kernels/results/<date>-<gpu>/. Environment:
+#   ACCELERATOR  library accelerator name (default: derived from the GPU name)
+#   BUILD_DIR    where the benchmarks are (default: build/kernels if built, else build/kernels-run)
+#   CUDA_VISIBLE_DEVICES  pick the GPU (the suite uses the first visible one)
+# Attention comes from attention_sdpa.py (PyTorch SDPA, forward and backward) when torch
+# imports and sees the GPU, else from attention_bench (a simple tiled forward kernel).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+quick=()
+out_dir=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=(--quick) ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option '$arg' (valid: --quick)" >&2; exit 64 ;;
+    *) [[ -z "$out_dir" ]] || { echo "run.sh: more than one OUT_DIR" >&2; exit 64; }; out_dir=$arg ;;
+  esac
+done
+
+# --- the GPU and its setup ---------------------------------------------------------------------
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "run.sh: no CUDA device found (nvidia-smi is not installed)" >&2
+  exit 2
+fi
+if ! query=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null) \
+    || [[ -z "$query" ]]; then
+  echo "run.sh: no CUDA device found (nvidia-smi lists no GPU)" >&2
+  exit 2
+fi
+first_visible=${CUDA_VISIBLE_DEVICES:-0}
+first_visible=${first_visible%%,*}
+if [[ "$first_visible" =~ ^[0-9]+$ ]]; then
+  query=$(nvidia-smi -i "$first_visible" --query-gpu=name,driver_version,clocks.sm,clocks.mem \
+            --format=csv,noheader)
+else
+  query=$(head -n1 <<<"$query")
+fi
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
+IFS=',' read -r gpu_name driver clock_sm clock_mem <<<"$query"
+gpu_name=$(trim "$gpu_name"); driver=$(trim "$driver")
+clock_sm=$(trim "$clock_sm"); clock_mem=$(trim "$clock_mem")
+clocks="sm $clock_sm, mem $clock_mem"
+date_iso=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+if [[ -z "${ACCELERATOR:-}" ]]; then
+  case "$gpu_name" in
+    *H200*) ACCELERATOR=h200-sxm ;;
+    *H100*PCIe*|*H100*NVL*) ;;
+    *H100*) ACCELERATOR=h100-sxm ;;
+    *A100*PCIe*|*A100*40GB*) ;;
+    *A100*) ACCELERATOR=a100-sxm-80gb ;;
+    *B200*) ACCELERATOR=b200 ;;
+  esac
+  if [[ -z "${ACCELERATOR:-}" ]]; then
+    echo "run.sh: no library accelerator matches GPU '$gpu_name'; set ACCELERATOR=<name>" \
+         "(see models/data/accelerators/)" >&2
+    exit 64
+  fi
+fi
+
+slug=$(tr 'A-Z' 'a-z' <<<"$gpu_name" | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
+out_dir=${out_dir:-$here/results/${date_iso%%T*}-$slug}
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+log=$out_dir/run.log
+: >"$log"
+say() { echo "$@" | tee -a "$log" >&2; }
+say "run.sh: $gpu_name (driver $driver, $clocks) as $ACCELERATOR -> $out_dir"
+
+# --- build (if needed) -------------------------------------------------------------------------
+benches=(gemm_bench memory_bench attention_bench layer_bench)
+have_all() { for b in "${benches[@]}"; do [[ -x "$1/$b" ]] || return 1; done; }
+if [[ -z "${BUILD_DIR:-}" ]]; then
+  if have_all "$repo/build/kernels"; then BUILD_DIR=$repo/build/kernels; else BUILD_DIR=$repo/build/kernels-run; fi
+fi
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if ! have_all "$BUILD_DIR"; then
+  say "run.sh: building the suite in $BUILD_DIR"
+  mkdir -p "$BUILD_DIR"
+  if command -v cmake >/dev/null 2>&1 &&
+     cmake -S "$here" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" \
+           -DCMAKE_CUDA_ARCHITECTURES=native >>"$log" 2>&1 &&
+     cmake --build "$BUILD_DIR" --target kernels -j "$(nproc)" >>"$log" 2>&1; then
+    :
+  else
+    # No (new enough) CMake: compile directly for the GPU that is present.
+    say "run.sh: CMake build unavailable or failed (see $log); compiling with $nvcc directly"
+    common=("$here"/common/*.cpp "$here"/common/*.cu)
+    pids=()
+    for b in "${benches[@]}"; do
+      "$nvcc" -O3 -std=c++17 -arch=native -I"$here" "$here/$b.cu" "${common[@]}" -lcublasLt \
+        -o "$BUILD_DIR/$b" >>"$log" 2>&1 &
+      pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || { say "run.sh: build failed (see $log)"; exit 1; }; done
+  fi
+fi
+
+# --- setup record ------------------------------------------------------------------------------
+{
+  echo "# Kernel-suite run $date_iso"
+  echo
+  echo "- command: validation/kernels/run.sh ${quick[*]} $out_dir"
+  echo "- gpu: $gpu_name; driver $driver; clocks at start: $clocks; accelerator: $ACCELERATOR"
+  echo "- host: $(hostname); git: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- nvcc: $("$nvcc" --version 2>/dev/null | tail -n1 || echo unknown)"
+  echo "- torch: $(python3 -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || echo 'not installed')"
+  echo
+  echo '```'
+  nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total,power.limit,clocks.max.sm,clocks.max.mem,clocks.sm,clocks.mem,temperature.gpu,persistence_mode,mig.mode.current --format=csv 2>&1 || true
+  echo '```'
+} >"$out_dir/setup.md"
+
+meta=(--meta "gpu=$gpu_name" --meta "driver=$driver" --meta "clocks=$clocks" --meta "date=$date_iso"
+      --meta "host=$(hostname)")
+common_args=(--accelerator "$ACCELERATOR" "${quick[@]}" "${meta[@]}")
+status=0
+run_one() {  # name command...
+  local name=$1; shift
+  say "run.sh: $name"
+  local started=$SECONDS
+  if "$@" 2> >(tee -a "$log" >&2); then
+    say "run.sh: $name done in $((SECONDS - started)) s"
+  else
+    local rc=$?
+    say "run.sh: $name FAILED (exit $rc)"
+    [[ $rc -eq 2 ]] && exit 2  # no device
+    status=1
+  fi
+}
+
+run_one gemm "$BUILD_DIR/gemm_bench" --out "$out_dir/gemm.csv" "${common_args[@]}"
+run_one memory "$BUILD_DIR/memory_bench" --out "$out_dir/memory.csv" "${common_args[@]}"
+if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
+  run_one attention python3 "$here/attention_sdpa.py" --out "$out_dir/attention.csv" "${common_args[@]}"
+else
+  say "run.sh: torch unavailable; attention from attention_bench (forward only)"
+  run_one attention "$BUILD_DIR/attention_bench" --out "$out_dir/attention.csv" "${common_args[@]}"
+fi
+run_one layer "$BUILD_DIR/layer_bench" --out "$out_dir/layer.csv" "${common_args[@]}"
+
+say "run.sh: results in $out_dir (total $SECONDS s)"
+exit "$status"

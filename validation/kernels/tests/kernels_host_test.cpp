@@ -1,0 +1,207 @@
+// Host-side code of the CUDA kernel suite: calibration CSV writing, timing statistics,
+// argument parsing and the transformer GEMM shapes. Runs without a GPU.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/bench_args.hpp"
+#include "common/calibration_csv.hpp"
+#include "common/gemm_shapes.hpp"
+#include "common/timing_stats.hpp"
+
+using namespace clustersim::kernels;
+
+namespace {
+
+CalibrationRow gemm_row() {
+  CalibrationRow row;
+  row.accelerator = "h200-sxm";
+  row.op = "gemm";
+  row.dtype = "bf16";
+  row.m = 8192;
+  row.n = 1280;
+  row.k = 8192;
+  row.batch = 1;
+  row.time_s = 2.5e-4;
+  row.spread_s = 1.25e-6;
+  row.repeats = 30;
+  row.source = "validation/kernels/gemm_bench 2026-12-02; llama-3-70b tp8 s8192 mb1 qkv fwd";
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("calibration row: every column in order, empty unused columns") {
+  CHECK(format_row(gemm_row()) ==
+        "h200-sxm,gemm,bf16,8192,1280,8192,1,,,,,,,,,0.00025,1.25e-06,30,"
+        "validation/kernels/gemm_bench 2026-12-02; llama-3-70b tp8 s8192 mb1 qkv fwd");
+  CalibrationRow attention;
+  attention.accelerator = "h100-sxm";
+  attention.op = "attention";
+  attention.dtype = "bf16";
+  attention.batch = 1;
+  attention.heads = 8;
+  attention.kv_heads = 1;
+  attention.seq_q = 8192;
+  attention.seq_kv = 8192;
+  attention.head_dim = 128;
+  attention.causal = true;
+  attention.backward = false;
+  attention.time_s = 0.001;
+  attention.spread_s = 0.0;
+  attention.repeats = 20;
+  attention.source = "sdpa, flash";
+  CHECK(format_row(attention) ==
+        "h100-sxm,attention,bf16,,,,1,8,1,8192,8192,128,1,0,,0.001,0,20,\"sdpa, flash\"");
+  CalibrationRow bandwidth;
+  bandwidth.accelerator = "h200-sxm";
+  bandwidth.op = "hbm_copy";
+  bandwidth.dtype = "fp32";
+  bandwidth.bytes = 2147483648.0;
+  bandwidth.time_s = 5e-4;
+  bandwidth.spread_s = 2e-6;
+  bandwidth.repeats = 30;
+  bandwidth.source = "say \"hi\"";
+  CHECK(format_row(bandwidth) ==
+        "h200-sxm,hbm_copy,fp32,,,,,,,,,,,,2147483648,0.0005,2e-06,30,\"say \"\"hi\"\"\"");
+}
+
+TEST_CASE("calibration csv: metadata lines, header, rows") {
+  std::ostringstream out;
+  write_calibration_csv(out, {{"gpu", "NVIDIA H200"}, {"clocks", "sm 1980 MHz, mem 3201 MHz"}},
+                        {gemm_row()});
+  const std::string text = out.str();
+  CHECK(text.rfind("# gpu: NVIDIA H200\n# clocks: sm 1980 MHz, mem 3201 MHz\n"
+                   "accelerator,op,dtype,m,n,k,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,"
+                   "backward,bytes,time_s,spread_s,repeats,source\nh200-sxm,gemm,bf16,8192,",
+                   0) == 0);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 4);
+}
+
+TEST_CASE("calibration csv: invalid rows and metadata are rejected with the field named") {
+  CalibrationRow row = gemm_row();
+  row.op = "matmul";
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: unknown op 'matmul'", std::invalid_argument);
+  row = gemm_row();
+  row.dtype = "int8";
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: unknown dtype 'int8'", std::invalid_argument);
+  row = gemm_row();
+  row.k = 0;
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: k must be positive, got 0", std::invalid_argument);
+  row = gemm_row();
+  row.time_s = 0.0;
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: time_s must be finite and positive, got 0",
+                       std::invalid_argument);
+  row = gemm_row();
+  row.spread_s = -1e-6;
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: spread_s must be finite and >= 0, got -1e-06",
+                       std::invalid_argument);
+  row = gemm_row();
+  row.repeats = 0;
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: repeats must be >= 1, got 0", std::invalid_argument);
+  row = gemm_row();
+  row.accelerator = "";
+  CHECK_THROWS_WITH_AS(format_row(row), "calibration row: accelerator is empty", std::invalid_argument);
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(write_preamble(out, {{"gpu: x", "y"}}), "calibration metadata: invalid key 'gpu: x'",
+                       std::invalid_argument);
+  // A bad row leaves the stream untouched.
+  row = gemm_row();
+  row.op = "bogus";
+  CHECK_THROWS_AS(write_calibration_csv(out, {{"gpu", "x"}}, {gemm_row(), row}), std::invalid_argument);
+  CHECK(out.str().empty());
+}
+
+TEST_CASE("timing statistics: median and half the inter-quartile range") {
+  // Sorted: 1 2 3 4 10. Q1 = 2, median = 3, Q3 = 4 (type 7) -> spread 1.
+  const TimingSummary odd = summarize({10.0, 2.0, 4.0, 1.0, 3.0});
+  CHECK(odd.median_s == doctest::Approx(3.0));
+  CHECK(odd.spread_s == doctest::Approx(1.0));
+  CHECK(odd.repeats == 5);
+  // Sorted: 1 2 3 4: median 2.5, Q1 = 1.75, Q3 = 3.25 -> spread 0.75.
+  const TimingSummary even = summarize({4.0, 3.0, 2.0, 1.0});
+  CHECK(even.median_s == doctest::Approx(2.5));
+  CHECK(even.spread_s == doctest::Approx(0.75));
+  CHECK(quantile({5.0}, 0.9) == doctest::Approx(5.0));
+  CHECK_THROWS_WITH_AS(summarize({}), "summarize: no timed repeats", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(summarize({1.0, -2.0}), "summarize: invalid sample -2.000000 s (must be finite and >= 0)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(quantile({1.0}, 1.5), "quantile: q must be in [0, 1], got 1.500000",
+                       std::invalid_argument);
+}
+
+TEST_CASE("benchmark arguments") {
+  const BenchArgs args = parse_bench_args({"--out", "r/gemm.csv", "--accelerator", "h200-sxm", "--repeats",
+                                           "40", "--warmup", "0", "--quick", "--meta", "gpu=NVIDIA H200",
+                                           "--meta", "clocks=sm 1980 MHz, mem 3201 MHz"});
+  CHECK(args.out_path == "r/gemm.csv");
+  CHECK(args.accelerator == "h200-sxm");
+  CHECK(args.repeats == 40);
+  CHECK(args.warmup == 0);
+  CHECK(args.quick);
+  REQUIRE(args.metadata.size() == 2);
+  CHECK(args.metadata[1].first == "clocks");
+  CHECK(args.metadata[1].second == "sm 1980 MHz, mem 3201 MHz");
+  const BenchArgs defaults = parse_bench_args({"--out", "x.csv", "--accelerator", "a100-sxm-80gb"});
+  CHECK(defaults.repeats == 30);
+  CHECK(defaults.warmup == 5);
+  CHECK_FALSE(defaults.quick);
+
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--accelerator", "h200-sxm"}), "--out is required",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--out", "x.csv"}), "--accelerator is required", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--out"}), "--out: missing value", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--bogus"}), "unknown option '--bogus'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--repeats", "2"}), "--repeats: must be >= 3, got 2",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--warmup", "5x"}), "--warmup: expected an integer, got '5x'",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--meta", "=x"}), "--meta: expected KEY=VALUE, got '=x'",
+                       std::invalid_argument);
+}
+
+TEST_CASE("transformer GEMM shapes: Llama-3-70B at tp 8, sequence 8192") {
+  const std::vector<GemmShape> shapes = transformer_layer_gemms(llama3_70b_tp8());
+  REQUIRE(shapes.size() == 12);
+  // QKV: (64 + 2*8) heads * 128 / 8 = 1280 outputs per rank from 8192 inputs.
+  CHECK(shapes[0].label == "llama-3-70b tp8 s8192 mb1 qkv fwd");
+  CHECK((shapes[0].m == 8192 && shapes[0].n == 1280 && shapes[0].k == 8192));
+  CHECK((shapes[1].m == 8192 && shapes[1].n == 8192 && shapes[1].k == 1280));  // dgrad
+  CHECK((shapes[2].m == 8192 && shapes[2].n == 1280 && shapes[2].k == 8192));  // wgrad: k = tokens
+  // Attention output: 64*128/8 = 1024 inputs.
+  CHECK((shapes[3].m == 8192 && shapes[3].n == 8192 && shapes[3].k == 1024));
+  // Gated MLP up: 2 * 28672 / 8 = 7168; down: 28672 / 8 = 3584 inputs.
+  CHECK((shapes[6].n == 7168 && shapes[6].k == 8192));
+  CHECK((shapes[9].n == 8192 && shapes[9].k == 3584));
+  CHECK((shapes[11].m == 3584 && shapes[11].n == 8192 && shapes[11].k == 8192));
+}
+
+TEST_CASE("transformer GEMM shapes: GPT-3 175B at tp 8, attention batched GEMMs, sweep") {
+  const std::vector<GemmShape> shapes = transformer_layer_gemms(gpt3_175b_tp8());
+  CHECK((shapes[0].m == 2048 && shapes[0].n == 4608 && shapes[0].k == 12288));  // 3*12288/8
+  CHECK((shapes[6].n == 6144 && shapes[6].k == 12288));                          // 4*12288/8, not gated
+  CHECK((shapes[8].m == 12288 && shapes[8].n == 6144 && shapes[8].k == 2048));   // up wgrad
+  const std::vector<GemmShape> attention = attention_batched_gemms(gpt3_175b_tp8());
+  REQUIRE(attention.size() == 2);
+  CHECK((attention[0].batch == 12 && attention[0].m == 2048 && attention[0].n == 2048 && attention[0].k == 128));
+  CHECK((attention[1].m == 2048 && attention[1].n == 128 && attention[1].k == 2048));
+  CHECK(default_gemm_sweep(false).size() == 5 + 12 + 12 + 2);
+  CHECK(default_gemm_sweep(true).size() == 2 + 4);
+  CHECK(square_gemms({1024})[0].k == 1024);
+}
+
+TEST_CASE("transformer GEMM shapes: invalid shards are rejected") {
+  TransformerShard shard = llama3_70b_tp8();
+  shard.tp = 16;  // 8 kv heads cannot be split 16 ways
+  CHECK_THROWS_WITH_AS(transformer_layer_gemms(shard),
+                       "transformer shard llama-3-70b: num_kv_heads must be a multiple of tp (8 not divisible by 16)",
+                       std::invalid_argument);
+  shard = gpt3_175b_tp8();
+  shard.seq_len = 0;
+  CHECK_THROWS_WITH_AS(transformer_layer_gemms(shard), "transformer shard gpt3-175b: seq_len must be positive, got 0",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(square_gemms({-4}), "square GEMM size must be positive, got -4", std::invalid_argument);
+}
