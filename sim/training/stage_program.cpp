@@ -335,4 +335,19 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   return program;
 }
 
+double per_microbatch_flops(const StageProgram& program, bool model) {
+  auto sum = [model](const std::vector<StageOp>& ops) { return model ? model_flops(ops) : hardware_flops(ops); };
+  return sum(program.embedding_forward) + sum(program.embedding_backward) +
+         program.chunks * program.layers * (sum(program.layer_forward) + sum(program.layer_backward)) +
+         sum(program.head_forward) + sum(program.head_backward);
+}
+
+std::vector<double> parameter_units_forward(const StageProgram& program) {
+  std::vector<double> units;
+  if (!program.embedding_forward.empty()) units.push_back(program.embedding_parameters);
+  for (int l = 0; l < program.chunks * program.layers; ++l) units.push_back(program.layer_parameters);
+  if (!program.head_forward.empty()) units.push_back(program.head_parameters);
+  return units;
+}
+
 }  // namespace clustersim::training

@@ -68,4 +68,12 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
 double model_flops(const std::vector<StageOp>& ops);
 double hardware_flops(const std::vector<StageOp>& ops);
 
+/// FLOPs of one micro-batch through the whole stage (all chunks, embedding and head included):
+/// model FLOPs when `model`, else hardware FLOPs (recompute included).
+double per_microbatch_flops(const StageProgram& program, bool model);
+
+/// Parameters per rank of the stage's gradient units in forward order: the embedding (first
+/// stage), each layer of each chunk, the LM head with the final norm (last stage).
+std::vector<double> parameter_units_forward(const StageProgram& program);
+
 }  // namespace clustersim::training

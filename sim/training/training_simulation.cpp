@@ -44,55 +44,6 @@ using exec::StreamId;
 using exec::TaskId;
 using exec::TaskKind;
 
-void validate(const TrainingSetup& setup) {
-  const TrainingWorkload& w = setup.workload;
-  const ParallelismConfig& p = w.parallelism;
-  w.model.validate();
-  auto positive = [](std::int64_t value, const char* name) {
-    if (value < 1) throw ConfigError(fmt::format("{} must be >= 1, got {}", name, value));
-  };
-  positive(p.tp, "tp");
-  positive(p.pp, "pp");
-  positive(p.dp, "dp");
-  positive(p.cp, "cp");
-  positive(p.vp, "vp");
-  positive(w.seq_len, "seq_len");
-  positive(w.global_batch, "global_batch");
-  positive(w.micro_batch, "micro_batch");
-  if (p.ep != 1) throw SimulationError(fmt::format("expert parallelism (ep = {}) is not implemented yet", p.ep));
-  if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
-  if (!(w.grad_bytes_per_param > 0)) {
-    throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
-  }
-  if (p.vp > 1 && p.schedule != PipelineSchedule::interleaved) {
-    throw ConfigError(fmt::format("vp = {} needs the interleaved schedule", p.vp));
-  }
-  if (w.global_batch % (p.dp * w.micro_batch) != 0) {
-    throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
-                                  w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
-  }
-  if (w.model.num_hidden_layers % p.pp != 0) {
-    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp {}",
-                                  w.model.num_hidden_layers, p.pp));
-  }
-  if (p.schedule == PipelineSchedule::interleaved && w.model.num_hidden_layers % (p.pp * p.vp) != 0) {
-    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp * vp = {} * {} = {}",
-                                  w.model.num_hidden_layers, p.pp, p.vp, p.pp * p.vp));
-  }
-  if (w.model.num_attention_heads % p.tp != 0) {
-    throw ConfigError(fmt::format("num_attention_heads {} is not divisible by tp {}",
-                                  w.model.num_attention_heads, p.tp));
-  }
-  if (w.seq_len % p.cp != 0) {
-    throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
-  }
-  if (p.world_size() != setup.topology.accelerator_count()) {
-    throw ConfigError(fmt::format(
-        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators",
-        p.tp, p.pp, p.dp, p.cp, p.world_size(), setup.topology.accelerator_count()));
-  }
-}
-
 // Task ids and streams of one stage in the graph.
 struct StageTasks {
   StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
@@ -156,9 +107,7 @@ class StepBuilder {
     const bool has_head = !program.head_forward.empty();
     // Unit index of layer l of chunk c: layer_base + c * layers + l.
     const std::size_t layer_base = has_embedding ? 1 : 0;
-    if (has_embedding) stage.unit_parameters.push_back(program.embedding_parameters);
-    for (int l = 0; l < chunks * program.layers; ++l) stage.unit_parameters.push_back(program.layer_parameters);
-    if (has_head) stage.unit_parameters.push_back(program.head_parameters);
+    stage.unit_parameters = parameter_units_forward(program);
     const std::size_t head_unit = stage.unit_parameters.size() - 1;
     stage.unit_first_use.assign(stage.unit_parameters.size(), -1);
     stage.unit_grad_ready.assign(stage.unit_parameters.size(), -1);
@@ -309,13 +258,6 @@ class StepBuilder {
   std::vector<StageTasks> stages_;
 };
 
-double per_microbatch_flops(const StageProgram& program, bool model) {
-  auto sum = [model](const std::vector<StageOp>& ops) { return model ? model_flops(ops) : hardware_flops(ops); };
-  return sum(program.embedding_forward) + sum(program.embedding_backward) +
-         program.chunks * program.layers * (sum(program.layer_forward) + sum(program.layer_backward)) +
-         sum(program.head_forward) + sum(program.head_backward);
-}
-
 std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
   std::vector<std::string> notes;
   notes.push_back("symmetric mode: one representative rank per pipeline stage; TP collectives "
@@ -340,19 +282,97 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
 
 }  // namespace
 
-TrainingResult simulate_training_step(const TrainingSetup& setup) {
-  validate(setup);
+void validate_training_setup(const TrainingSetup& setup) {
+  const TrainingWorkload& w = setup.workload;
+  const ParallelismConfig& p = w.parallelism;
+  w.model.validate();
+  auto positive = [](std::int64_t value, const char* name) {
+    if (value < 1) throw ConfigError(fmt::format("{} must be >= 1, got {}", name, value));
+  };
+  positive(p.tp, "tp");
+  positive(p.pp, "pp");
+  positive(p.dp, "dp");
+  positive(p.cp, "cp");
+  positive(p.vp, "vp");
+  positive(w.seq_len, "seq_len");
+  positive(w.global_batch, "global_batch");
+  positive(w.micro_batch, "micro_batch");
+  if (p.ep != 1) throw SimulationError(fmt::format("expert parallelism (ep = {}) is not implemented yet", p.ep));
+  if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
+  if (!(w.grad_bytes_per_param > 0)) {
+    throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
+  }
+  if (p.vp > 1 && p.schedule != PipelineSchedule::interleaved) {
+    throw ConfigError(fmt::format("vp = {} needs the interleaved schedule", p.vp));
+  }
+  if (w.global_batch % (p.dp * w.micro_batch) != 0) {
+    throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
+                                  w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
+  }
+  if (w.model.num_hidden_layers % p.pp != 0) {
+    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp {}",
+                                  w.model.num_hidden_layers, p.pp));
+  }
+  if (p.schedule == PipelineSchedule::interleaved && w.model.num_hidden_layers % (p.pp * p.vp) != 0) {
+    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp * vp = {} * {} = {}",
+                                  w.model.num_hidden_layers, p.pp, p.vp, p.pp * p.vp));
+  }
+  if (w.model.num_attention_heads % p.tp != 0) {
+    throw ConfigError(fmt::format("num_attention_heads {} is not divisible by tp {}",
+                                  w.model.num_attention_heads, p.tp));
+  }
+  if (w.seq_len % p.cp != 0) {
+    throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
+  }
+  if (p.world_size() != setup.topology.accelerator_count()) {
+    throw ConfigError(fmt::format(
+        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators",
+        p.tp, p.pp, p.dp, p.cp, p.world_size(), setup.topology.accelerator_count()));
+  }
+}
+
+void fill_step_metrics(const TrainingSetup& setup, const std::vector<StageProgram>& programs,
+                       TrainingResult& result) {
   const TrainingWorkload& w = setup.workload;
   const auto& par = w.parallelism;
-  const RankLayout layout(par);
-  // Fails early (before costing) for schedules that are not implemented.
-  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
+  result.microbatches = w.microbatches_per_pipeline();
+  result.gpus = par.world_size();
+  result.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / result.step_time_s;
+  const double replicas = static_cast<double>(par.tp * par.cp * par.dp);
+  result.model_flops_per_step = 0;
+  result.hardware_flops_per_step = 0;
+  for (const StageProgram& program : programs) {
+    const double mbs = static_cast<double>(result.microbatches);
+    result.model_flops_per_step += per_microbatch_flops(program, true) * mbs * replicas;
+    result.hardware_flops_per_step += per_microbatch_flops(program, false) * mbs * replicas;
+  }
+  const double gpus = static_cast<double>(result.gpus);
+  result.model_tflops_per_gpu = result.model_flops_per_step / result.step_time_s / gpus / 1e12;
+  result.hardware_tflops_per_gpu = result.hardware_flops_per_step / result.step_time_s / gpus / 1e12;
+  result.peak_tflops_per_gpu = setup.compute.spec().peak_for(w.precision) / 1e12;
+  result.mfu = result.model_tflops_per_gpu / result.peak_tflops_per_gpu;
+  result.hfu = result.hardware_tflops_per_gpu / result.peak_tflops_per_gpu;
+}
 
+std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
+  const auto& par = setup.workload.parallelism;
+  const RankLayout layout(par);
   std::vector<StageProgram> programs;
   programs.reserve(static_cast<std::size_t>(par.pp));
   for (int p = 0; p < par.pp; ++p) {
-    programs.push_back(build_stage_program(w, setup.compute, setup.collectives, layout, p));
+    programs.push_back(build_stage_program(setup.workload, setup.compute, setup.collectives, layout, p));
   }
+  return programs;
+}
+
+TrainingResult simulate_training_step(const TrainingSetup& setup) {
+  validate_training_setup(setup);
+  const TrainingWorkload& w = setup.workload;
+  const auto& par = w.parallelism;
+  // Fails early (before costing) for schedules that are not implemented.
+  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
+
+  const std::vector<StageProgram> programs = build_stage_programs(setup);
   StepBuilder builder(setup, programs);
   builder.build();
   const exec::TaskGraph& graph = builder.graph();
@@ -383,21 +403,7 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   if (!(result.step_time_s > 0)) {
     throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
   }
-  result.microbatches = w.microbatches_per_pipeline();
-  result.gpus = par.world_size();
-  result.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / result.step_time_s;
-  const double replicas = static_cast<double>(par.tp * par.cp * par.dp);
-  for (const StageProgram& program : programs) {
-    const double mbs = static_cast<double>(result.microbatches);
-    result.model_flops_per_step += per_microbatch_flops(program, true) * mbs * replicas;
-    result.hardware_flops_per_step += per_microbatch_flops(program, false) * mbs * replicas;
-  }
-  const double gpus = static_cast<double>(result.gpus);
-  result.model_tflops_per_gpu = result.model_flops_per_step / result.step_time_s / gpus / 1e12;
-  result.hardware_tflops_per_gpu = result.hardware_flops_per_step / result.step_time_s / gpus / 1e12;
-  result.peak_tflops_per_gpu = setup.compute.spec().peak_for(w.precision) / 1e12;
-  result.mfu = result.model_tflops_per_gpu / result.peak_tflops_per_gpu;
-  result.hfu = result.hardware_tflops_per_gpu / result.peak_tflops_per_gpu;
+  fill_step_metrics(setup, programs, result);
   const StageTasks& critical_stage = builder.stages()[static_cast<std::size_t>(critical)];
   result.breakdown = stage_breakdown(graph, run, critical_stage.compute,
                                      stage_streams[static_cast<std::size_t>(critical)]);

@@ -1,0 +1,180 @@
+#include "sim/training/analytical_step.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "sim/engine/error.hpp"
+#include "sim/training/gradient_buckets.hpp"
+#include "sim/training/rank_layout.hpp"
+
+namespace clustersim::training {
+namespace {
+
+/// Seconds of a stage's ops per micro-batch, by what the time is spent on.
+struct PassTimes {
+  double compute_s = 0;  ///< kernels, recompute included
+  double tp_s = 0;
+  double cp_s = 0;
+  double total() const { return compute_s + tp_s + cp_s; }
+};
+
+void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double repeats = 1) {
+  for (const StageOp& op : ops) {
+    const double seconds = engine::ps_to_seconds(op.duration_ps) * repeats;
+    if (op.kind == exec::TaskKind::tp_comm) {
+      times.tp_s += seconds;
+    } else if (op.kind == exec::TaskKind::cp_comm) {
+      times.cp_s += seconds;
+    } else {
+      times.compute_s += seconds;
+    }
+  }
+}
+
+double total_s(const std::vector<StageOp>& ops) {
+  PassTimes times;
+  add_ops(times, ops);
+  return times.total();
+}
+
+/// One stage's per-micro-batch forward and backward times.
+struct StageTimes {
+  PassTimes forward, backward;
+  double cycle_s() const { return forward.total() + backward.total(); }
+};
+
+StageTimes stage_times(const StageProgram& program) {
+  StageTimes t;
+  const double layers = static_cast<double>(program.chunks * program.layers);
+  add_ops(t.forward, program.embedding_forward);
+  add_ops(t.forward, program.layer_forward, layers);
+  add_ops(t.forward, program.head_forward);
+  add_ops(t.backward, program.head_backward);
+  add_ops(t.backward, program.layer_backward, layers);
+  add_ops(t.backward, program.embedding_backward);
+  return t;
+}
+
+/// Data-parallel time of one stage that its compute does not hide.
+struct DataParallelCost {
+  double after_backward_s = 0;   ///< reduction left after the last backward (before Adam)
+  double after_optimizer_s = 0;  ///< parameter all-gather after Adam (no overlap, ZeRO >= 1)
+  double before_forward_s = 0;   ///< first bucket's parameter all-gather (overlap, ZeRO >= 1)
+};
+
+DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
+                                    const RankLayout& layout) {
+  DataParallelCost cost;
+  const TrainingWorkload& w = setup.workload;
+  const std::vector<int> group = layout.gradient_group(program.stage);
+  if (group.size() < 2) return cost;
+  const bool distributed_optimizer = w.parallelism.zero >= 1;
+  const double param_bytes =
+      (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
+  const auto reduce_kind = distributed_optimizer ? models::CollectiveKind::reduce_scatter
+                                                 : models::CollectiveKind::all_reduce;
+  auto comm_s = [&](models::CollectiveKind kind, double bytes) {
+    return setup.collectives.time_s(kind, group, bytes);
+  };
+  if (!w.overlap_grad_reduce) {
+    cost.after_backward_s = comm_s(reduce_kind, program.stage_parameters * w.grad_bytes_per_param);
+    if (distributed_optimizer) {
+      cost.after_optimizer_s = comm_s(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes);
+    }
+    return cost;
+  }
+  // Gradients become ready unit by unit during the last micro-batch's backward pass; the
+  // buckets queue on one data-parallel stream, as in the event simulation.
+  const std::vector<double> forward_units = parameter_units_forward(program);
+  std::vector<double> unit_backward_s;  // in forward order
+  if (!program.embedding_forward.empty()) unit_backward_s.push_back(total_s(program.embedding_backward));
+  for (int l = 0; l < program.chunks * program.layers; ++l) unit_backward_s.push_back(total_s(program.layer_backward));
+  if (!program.head_forward.empty()) unit_backward_s.push_back(total_s(program.head_backward));
+  std::vector<double> backward_params(forward_units.rbegin(), forward_units.rend());
+  std::vector<double> backward_s(unit_backward_s.rbegin(), unit_backward_s.rend());
+  const auto buckets = form_gradient_buckets(backward_params, megatron_bucket_parameters(static_cast<int>(group.size())));
+  // Time 0 is the start of the last backward pass; it ends at `pass_s`.
+  const double pass_s = std::accumulate(backward_s.begin(), backward_s.end(), 0.0);
+  std::vector<double> ready_s(backward_s.size());
+  std::partial_sum(backward_s.begin(), backward_s.end(), ready_s.begin());
+  double stream_free_s = 0;
+  for (const GradientBucket& bucket : buckets) {
+    const double ready = ready_s[static_cast<std::size_t>(bucket.units.back())];
+    stream_free_s = std::max(stream_free_s, ready) + comm_s(reduce_kind, bucket.parameters * w.grad_bytes_per_param);
+  }
+  cost.after_backward_s = std::max(0.0, stream_free_s - pass_s);
+  if (distributed_optimizer && !buckets.empty()) {
+    // Forward order: the last bucket in backward order holds the stage's first layers.
+    cost.before_forward_s = comm_s(models::CollectiveKind::all_gather, buckets.back().parameters * param_bytes);
+  }
+  return cost;
+}
+
+}  // namespace
+
+TrainingResult estimate_training_step(const TrainingSetup& setup) {
+  validate_training_setup(setup);
+  const TrainingWorkload& w = setup.workload;
+  const auto& par = w.parallelism;
+  const RankLayout layout(par);
+  const std::vector<StageProgram> programs = build_stage_programs(setup);
+  const double m = static_cast<double>(w.microbatches_per_pipeline());
+  const double v = static_cast<double>(par.schedule == PipelineSchedule::interleaved ? par.vp : 1);
+  const auto stages = static_cast<std::size_t>(par.pp);
+
+  std::vector<StageTimes> times;
+  std::vector<DataParallelCost> dp;
+  for (const StageProgram& program : programs) {
+    times.push_back(stage_times(program));
+    dp.push_back(data_parallel_cost(setup, program, layout));
+  }
+  double max_cycle_s = 0, sum_cycle_s = 0;
+  for (const StageTimes& t : times) {
+    max_cycle_s = std::max(max_cycle_s, t.cycle_s());
+    sum_cycle_s += t.cycle_s();
+  }
+  const double p2p_forward_s = engine::ps_to_seconds(programs.front().p2p_forward_ps);
+  const double p2p_backward_s = stages > 1 ? engine::ps_to_seconds(programs[1].p2p_backward_ps) : 0.0;
+  const double p2p_s = static_cast<double>(par.pp - 1) * (p2p_forward_s + p2p_backward_s);
+  const double start_s = dp.front().before_forward_s;  // the pipeline starts when stage 0 may
+  const double pipeline_s = start_s + (m - 1) * max_cycle_s + max_cycle_s + (sum_cycle_s - max_cycle_s) / v + p2p_s;
+
+  // Stage p finishes its last backward before stage 0 by the backward passes (one chunk's
+  // worth when interleaved) and gradient sends between them.
+  std::size_t critical = 0;
+  double step_s = 0;
+  std::vector<double> backward_end_s(stages);
+  double offset_s = 0;
+  for (std::size_t p = 0; p < stages; ++p) {
+    backward_end_s[p] = pipeline_s - offset_s;
+    offset_s += times[p].backward.total() / v + p2p_backward_s;
+    const double end_s = backward_end_s[p] + dp[p].after_backward_s +
+                         engine::ps_to_seconds(programs[p].optimizer_ps) + dp[p].after_optimizer_s;
+    if (end_s > step_s) {
+      step_s = end_s;
+      critical = p;
+    }
+  }
+  if (!(step_s > 0)) throw SimulationError("training step estimated at zero time: every op was costed at 0 s");
+
+  TrainingResult result;
+  result.step_time_s = step_s;
+  fill_step_metrics(setup, programs, result);
+  const StageTimes& t = times[critical];
+  StepBreakdown& b = result.breakdown;
+  b.compute_s = m * (t.forward.compute_s + t.backward.compute_s);
+  b.exposed_tp_s = m * (t.forward.tp_s + t.backward.tp_s);
+  b.exposed_cp_s = m * (t.forward.cp_s + t.backward.cp_s);
+  b.optimizer_s = engine::ps_to_seconds(programs[critical].optimizer_ps);
+  b.exposed_dp_s = start_s + dp[critical].after_backward_s + dp[critical].after_optimizer_s;
+  const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s;
+  const double idle_s = std::max(0.0, backward_end_s[critical] - start_s - busy_s);
+  b.exposed_pp_s = std::min(idle_s, p2p_s);
+  b.bubble_s = idle_s - b.exposed_pp_s;
+  result.notes.push_back("closed-form estimate (no event simulation): 1F1B pipeline formula over the "
+                         "costed stage programs");
+  return result;
+}
+
+}  // namespace clustersim::training

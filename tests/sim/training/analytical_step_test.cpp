@@ -1,0 +1,64 @@
+// The closed-form estimate must agree with the event simulation it shortcuts: the search
+// ranks candidates with it before re-simulating the best.
+#include "sim/training/analytical_step.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/engine/error.hpp"
+#include "training_test_support.hpp"
+
+using namespace clustersim;
+using namespace clustersim::training;
+
+namespace {
+
+double relative_difference(double a, double b) { return std::abs(a - b) / b; }
+
+TrainingSetup setup_of(const testing::Bench& bench) {
+  return TrainingSetup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+}
+
+}  // namespace
+
+TEST_CASE("closed form equals the event simulation exactly without a pipeline or data parallelism") {
+  auto w = testing::workload(testing::small_gpt(), 1, 1, 1, 8, 1024);
+  const testing::Bench bench(testing::test_cluster(1, 1), w);
+  const auto simulated = simulate_training_step(setup_of(bench));
+  const auto estimated = estimate_training_step(setup_of(bench));
+  CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
+  CHECK(estimated.breakdown.compute_s == doctest::Approx(simulated.breakdown.compute_s).epsilon(1e-9));
+  CHECK(estimated.mfu == doctest::Approx(simulated.mfu).epsilon(1e-9));
+  CHECK(estimated.events == 0);
+}
+
+TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
+  struct Case {
+    int tp, pp, dp;
+    std::int64_t batch;
+    bool overlap;
+    int zero;
+  };
+  for (const Case c : {Case{1, 4, 4, 64, true, 1}, Case{2, 2, 4, 32, false, 0}, Case{4, 4, 1, 16, true, 1},
+                       Case{1, 2, 8, 128, true, 0}, Case{2, 8, 1, 64, false, 1}}) {
+    CAPTURE(c.tp);
+    CAPTURE(c.pp);
+    CAPTURE(c.dp);
+    auto w = testing::workload(testing::small_gpt(8), c.tp, c.pp, c.dp, c.batch, 1024);
+    w.overlap_grad_reduce = c.overlap;
+    w.parallelism.zero = c.zero;
+    const testing::Bench bench(testing::test_cluster(2, 8), w);
+    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto estimated = estimate_training_step(setup_of(bench));
+    CHECK(relative_difference(estimated.step_time_s, simulated.step_time_s) < 0.03);
+    const auto& b = estimated.breakdown;
+    const double parts = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_pp_s + b.exposed_dp_s +
+                         b.bubble_s + b.optimizer_s;
+    CHECK(parts == doctest::Approx(estimated.step_time_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("closed form rejects what the event simulation rejects") {
+  auto w = testing::workload(testing::small_gpt(), 1, 1, 2, 3, 1024);
+  const testing::Bench bench(testing::test_cluster(1, 2), w);
+  CHECK_THROWS_AS(estimate_training_step(setup_of(bench)), ConfigError);
+}
