@@ -26,6 +26,25 @@ void check_fat_tree_parameters(const ScaleOutSpec& spec, std::vector<std::string
         "scale_out.oversubscription (leaf downlink:uplink ratio) must be a finite number >= 1, got {}",
         spec.oversubscription));
   }
+  if (!(spec.aggregation_oversubscription >= 1.0) || !std::isfinite(spec.aggregation_oversubscription)) {
+    problems.push_back(fmt::format(
+        "scale_out.aggregation_oversubscription (aggregation downlink:uplink ratio) must be a "
+        "finite number >= 1, got {}",
+        spec.aggregation_oversubscription));
+  }
+  if (spec.tiers == 2 && spec.aggregation_oversubscription != 1.0) {
+    problems.push_back(fmt::format(
+        "a 2-tier fat-tree has no aggregation tier, so its aggregation oversubscription must "
+        "be 1, got {}; use tiers: 3",
+        spec.aggregation_oversubscription));
+  }
+}
+
+int down_ports_for(int radix, double oversubscription) {
+  // The epsilon keeps exact ratios (k*o/(1+o) integral) from rounding down through FP error.
+  const auto ideal_down =
+      static_cast<int>(std::floor(radix * oversubscription / (1.0 + oversubscription) + 1e-9));
+  return std::clamp(ideal_down, radix / 2, radix - 1);
 }
 
 FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
@@ -40,9 +59,7 @@ FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
   shape.endpoints = endpoints;
   const int k = spec.radix;
   const double o = spec.oversubscription;
-  // The epsilon keeps exact ratios (k*o/(1+o) integral) from rounding down through FP error.
-  const auto ideal_down = static_cast<int>(std::floor(k * o / (1.0 + o) + 1e-9));
-  shape.down_ports = std::clamp(ideal_down, k / 2, k - 1);
+  shape.down_ports = down_ports_for(k, o);
   shape.up_ports = k - shape.down_ports;
   const std::int64_t d = shape.down_ports;
   const std::int64_t u = shape.up_ports;
@@ -60,18 +77,24 @@ FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
     return shape;
   }
 
-  const std::int64_t capacity = static_cast<std::int64_t>(k) * (k / 2) * d;
+  shape.aggregation_down_ports = down_ports_for(k, spec.aggregation_oversubscription);
+  shape.aggregation_up_ports = k - shape.aggregation_down_ports;
+  const std::int64_t capacity = static_cast<std::int64_t>(k) * shape.aggregation_down_ports * d;
   if (endpoints > capacity) {
     throw ConfigError(fmt::format(
-        "3-tier fat-tree of radix {} holds at most {} NICs at oversubscription {}; the cluster "
-        "has {}: use a larger radix",
-        k, capacity, o, endpoints));
+        "3-tier fat-tree of radix {} holds at most {} NICs at oversubscription {}{}; the "
+        "cluster has {}: use a larger radix",
+        k, capacity, o,
+        spec.aggregation_oversubscription == 1.0
+            ? std::string()
+            : fmt::format(" (aggregation {})", spec.aggregation_oversubscription),
+        endpoints));
   }
   shape.leaves = ceil_div(endpoints, d);
-  shape.leaves_per_pod = k / 2;
+  shape.leaves_per_pod = shape.aggregation_down_ports;
   shape.pods = ceil_div(shape.leaves, shape.leaves_per_pod);
   shape.aggregations_per_pod = shape.leaves > 1 ? static_cast<int>(u) : 0;
-  shape.cores = shape.pods > 1 ? ceil_div(shape.pods * u * (k / 2), k) : 0;
+  shape.cores = shape.pods > 1 ? ceil_div(shape.pods * u * shape.aggregation_up_ports, k) : 0;
   return shape;
 }
 
@@ -79,8 +102,8 @@ ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,
                               std::span<const int> endpoints) {
   const FatTreeShape shape = fat_tree_shape(spec, static_cast<std::int64_t>(endpoints.size()));
   const double bw = spec.nic_bytes_per_s;
+  const double fabric_bw = spec.fabric_link_bytes_per_s();
   const double latency_s = spec.link_latency_s;
-  const std::int64_t k = shape.radix;
   const std::int64_t u = shape.up_ports;
 
   ScaleOutFabric fabric;
@@ -109,10 +132,10 @@ ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,
     for (std::int64_t l = 0; l < shape.leaves; ++l) {
       for (std::int64_t j = 0; j < u; ++j) {
         const auto spine = static_cast<std::size_t>((l * u + j) % shape.spines);
-        graph.add_cable(leaves[static_cast<std::size_t>(l)], spines[spine], bw, latency_s, 2);
+        graph.add_cable(leaves[static_cast<std::size_t>(l)], spines[spine], fabric_bw, latency_s, 2);
       }
     }
-    bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * bw / 2.0);
+    bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * fabric_bw / 2.0);
   }
   if (shape.tiers == 3 && shape.aggregations_per_pod > 0) {
     const std::int64_t aggs_per_pod = shape.aggregations_per_pod;
@@ -124,25 +147,26 @@ ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,
       const std::int64_t pod = l / shape.leaves_per_pod;
       for (std::int64_t i = 0; i < aggs_per_pod; ++i) {
         graph.add_cable(leaves[static_cast<std::size_t>(l)],
-                        aggregations[static_cast<std::size_t>(pod * aggs_per_pod + i)], bw,
+                        aggregations[static_cast<std::size_t>(pod * aggs_per_pod + i)], fabric_bw,
                         latency_s, 2);
       }
     }
-    bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * bw / 2.0);
+    bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * fabric_bw / 2.0);
     if (shape.cores > 0) {
       std::vector<int> cores;
       for (std::int64_t c = 0; c < shape.cores; ++c) {
         cores.push_back(graph.add_vertex(VertexKind::switch_, -1, 3));
       }
-      const std::int64_t agg_uplinks = k / 2;
+      const std::int64_t agg_uplinks = shape.aggregation_up_ports;
       for (std::int64_t a = 0; a < shape.pods * aggs_per_pod; ++a) {
         for (std::int64_t j = 0; j < agg_uplinks; ++j) {
           const auto core = static_cast<std::size_t>((a * agg_uplinks + j) % shape.cores);
-          graph.add_cable(aggregations[static_cast<std::size_t>(a)], cores[core], bw, latency_s, 3);
+          graph.add_cable(aggregations[static_cast<std::size_t>(a)], cores[core], fabric_bw,
+                          latency_s, 3);
         }
       }
-      bisection = std::min(
-          bisection, static_cast<double>(shape.pods * aggs_per_pod * agg_uplinks) * bw / 2.0);
+      bisection = std::min(bisection, static_cast<double>(shape.pods * aggs_per_pod * agg_uplinks) *
+                                          fabric_bw / 2.0);
     }
   }
   fabric.bisection_bytes_per_s = bisection;

@@ -5,6 +5,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "topologies/fabric_router.hpp"
 #include "topologies/network_graph.hpp"
 
 namespace clustersim::topologies {
@@ -17,16 +18,19 @@ namespace clustersim::topologies {
 /// neighbour one hop closer to the destination (parallel cables count separately); the route
 /// takes candidate splitmix64(flow_hash + hop) mod count. The same flow_hash always gets the
 /// same route, and different (src, dst) pairs spread over spines/cores like ECMP.
-class SwitchRouter {
+class SwitchRouter final : public FabricRouter {
  public:
-  /// `graph` vertices [first_switch_vertex, vertex_count) must all be fabric switches.
+  /// Routes over the vertices [first_switch_vertex, vertex_count) of `graph`: the fabric
+  /// switches of a scale-out fabric, or every vertex (first_switch_vertex = 0) for a custom
+  /// network where any vertex may be a transit hop.
   SwitchRouter(const NetworkGraph& graph, int first_switch_vertex);
 
   /// Appends the links of a fewest-hop route from switch vertex `from` to switch vertex `to`.
-  void append_route(int from, int to, std::uint64_t flow_hash, std::vector<LinkId>& links) const;
+  void append_route(int from, int to, std::uint64_t flow_hash,
+                    std::vector<LinkId>& links) const override;
 
   /// Hops between two switch vertices.
-  int distance(int from, int to) const;
+  int distance(int from, int to) const override;
 
   /// Number of fabric switches.
   int switch_count() const { return static_cast<int>(boost::num_vertices(switches_)); }

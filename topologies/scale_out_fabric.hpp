@@ -1,9 +1,11 @@
 #pragma once
-/// What a scale-out builder (switch, fat-tree) adds on top of the NIC endpoints.
+/// What a scale-out builder (switch, fat-tree, rail-optimized, dragonfly) adds on top of the NIC endpoints.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "topologies/fabric_router.hpp"
 #include "topologies/network_graph.hpp"
 
 namespace clustersim::topologies {
@@ -16,6 +18,9 @@ struct ScaleOutFabric {
   int first_switch_vertex = 0;
   std::int64_t switch_count = 0;
   double bisection_bytes_per_s = 0;    ///< one direction
+  /// The fabric's own router; when null, Topology routes with a SwitchRouter (fewest hops,
+  /// ECMP) over the fabric switches.
+  std::unique_ptr<FabricRouter> router;
 };
 
 /// Signature shared by the scale-out builders; `endpoints` are vertex indices, node-major.

@@ -4,24 +4,31 @@ namespace clustersim::topologies {
 
 ScaleUpDomains build_scale_up(NetworkGraph& graph, const ClusterNetworkSpec& spec) {
   ScaleUpDomains domains;
+  domains.domain_size = spec.scale_up.domain_size > 0 ? spec.scale_up.domain_size
+                                                      : spec.accelerators_per_node;
+  const int nodes_per_domain = domains.domain_size / spec.accelerators_per_node;
   const auto accelerators = static_cast<std::size_t>(spec.nodes) *
                             static_cast<std::size_t>(spec.accelerators_per_node);
   domains.accelerator_vertex.reserve(accelerators);
   domains.switch_vertex.reserve(static_cast<std::size_t>(spec.nodes));
   domains.accelerator_cable.reserve(accelerators);
   const double per_link_latency_s = spec.scale_up.latency_s / 2.0;
-  for (int node = 0; node < spec.nodes; ++node) {
+  for (int first_node = 0; first_node < spec.nodes; first_node += nodes_per_domain) {
     const auto first = domains.accelerator_vertex.size();
-    for (int local = 0; local < spec.accelerators_per_node; ++local) {
-      domains.accelerator_vertex.push_back(graph.add_vertex(VertexKind::accelerator, node, 0));
+    for (int node = first_node; node < first_node + nodes_per_domain; ++node) {
+      for (int local = 0; local < spec.accelerators_per_node; ++local) {
+        domains.accelerator_vertex.push_back(graph.add_vertex(VertexKind::accelerator, node, 0));
+      }
     }
-    if (spec.accelerators_per_node == 1) {
+    if (domains.domain_size == 1) {
       domains.switch_vertex.push_back(-1);
       domains.accelerator_cable.push_back(Cable{-1, -1});
       continue;
     }
-    const int nvswitch = graph.add_vertex(VertexKind::scale_up_switch, node, 0);
-    domains.switch_vertex.push_back(nvswitch);
+    // A multi-node domain's switch belongs to its first node (the vertex needs one node).
+    const int nvswitch = graph.add_vertex(VertexKind::scale_up_switch, first_node, 0);
+    domains.switch_vertex.insert(domains.switch_vertex.end(),
+                                 static_cast<std::size_t>(nodes_per_domain), nvswitch);
     for (auto a = first; a < domains.accelerator_vertex.size(); ++a) {
       domains.accelerator_cable.push_back(graph.add_cable(
           domains.accelerator_vertex[a], nvswitch, spec.scale_up.bytes_per_s, per_link_latency_s, 0));

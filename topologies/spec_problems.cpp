@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
+#include "topologies/rail_optimized.hpp"
+#include "topologies/torus.hpp"
 #include "topologies/registry.hpp"
 #include "topologies/topology.hpp"
 
@@ -31,11 +34,30 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
                                    spec.accelerators_per_node));
   }
 
+  const ScaleOutSpec& out = spec.scale_out;
+  const bool direct = find_direct_builder(out.topology) != nullptr;
   const ScaleUpSpec& up = spec.scale_up;
   if (up.fabric != "nvswitch") {
     problems.push_back(fmt::format("scale_up.fabric must be one of: nvswitch; got '{}'", up.fabric));
   }
-  if (spec.accelerators_per_node > 1 && !positive(up.bytes_per_s)) {
+  const std::int64_t accelerators = static_cast<std::int64_t>(spec.nodes) * spec.accelerators_per_node;
+  bool domain_ok = true;
+  if (up.domain_size != 0 && spec.accelerators_per_node >= 1 && spec.nodes >= 1 &&
+      (up.domain_size < 0 || up.domain_size % spec.accelerators_per_node != 0 ||
+       accelerators % up.domain_size != 0)) {
+    problems.push_back(fmt::format(
+        "scale_up.domain_size must be a multiple of accelerators_per_node ({}) that divides the "
+        "accelerator count ({}), got {}",
+        spec.accelerators_per_node, accelerators, up.domain_size));
+    domain_ok = false;
+  }
+  if (direct && up.domain_size != 0 && up.domain_size != spec.accelerators_per_node) {
+    problems.push_back(fmt::format(
+        "scale_up.domain_size does not apply to the '{}' topology (it has no scale-up switch), got {}",
+        out.topology, up.domain_size));
+  }
+  const int domain_size = up.domain_size > 0 && domain_ok ? up.domain_size : spec.accelerators_per_node;
+  if (!direct && domain_size > 1 && !positive(up.bytes_per_s)) {
     problems.push_back(
         fmt::format("scale_up.bytes_per_s must be a finite number > 0, got {}", up.bytes_per_s));
   }
@@ -44,12 +66,29 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
         fmt::format("scale_up.latency_s must be a finite number >= 0, got {}", up.latency_s));
   }
 
-  const ScaleOutSpec& out = spec.scale_out;
-  if (find_scale_out_builder(out.topology) == nullptr) {
+  if (find_scale_out_builder(out.topology) == nullptr && !direct) {
     problems.push_back(fmt::format("unknown scale-out topology '{}'; valid: {}", out.topology,
                                    registered_topology_names()));
   }
   if (out.topology == "fat-tree") check_fat_tree_parameters(out, problems);
+  if (out.topology == "rail-optimized") check_rail_optimized_parameters(spec, problems);
+  if (out.topology == "dragonfly") check_dragonfly_parameters(spec, problems);
+  if (out.topology == "torus") check_torus_parameters(spec, problems);
+  if (out.topology == "custom" && out.custom_file.empty()) {
+    problems.push_back("custom topology needs an edge-list file (scale_out.custom_file)");
+  }
+  if (!(non_negative(out.link_bytes_per_s))) {
+    problems.push_back(fmt::format(
+        "scale_out.link_bytes_per_s must be a finite number >= 0 (0: nic_bytes_per_s), got {}",
+        out.link_bytes_per_s));
+  }
+  if (direct) {
+    if (!non_negative(out.link_latency_s)) {
+      problems.push_back(fmt::format("scale_out.link_latency_s must be a finite number >= 0, got {}",
+                                     out.link_latency_s));
+    }
+    return problems;
+  }
   if (out.nics_per_node < 1 ||
       (spec.accelerators_per_node >= 1 && spec.accelerators_per_node % out.nics_per_node != 0)) {
     problems.push_back(fmt::format(

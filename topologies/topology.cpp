@@ -9,6 +9,8 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/engine/mix.hpp"
+#include "topologies/direct_network.hpp"
+#include "topologies/min_cut.hpp"
 #include "topologies/network_graph.hpp"
 #include "topologies/nic_attachment.hpp"
 #include "topologies/registry.hpp"
@@ -23,15 +25,20 @@ struct Topology::Impl {
   NetworkGraph graph;
   ScaleUpDomains scale_up;
   ScaleOutEndpoints endpoints;
-  std::optional<ScaleOutFabric> fabric;  ///< absent for a single node
-  std::optional<SwitchRouter> router;
-  /// Looked up, never iterated, so its order cannot reach results.
+  std::optional<ScaleOutFabric> fabric;  ///< absent for a single node and direct networks
+  std::optional<DirectNetwork> direct;   ///< torus, custom: no scale-up switch, no NICs
+  std::unique_ptr<FabricRouter> router;  ///< the fabric's or direct network's router
+  /// Looked up, never iterated, so their order cannot reach results. Keyed by (src, dst);
+  /// the second map also by flow key.
   mutable std::unordered_map<std::uint64_t, Path> path_cache;
+  mutable std::unordered_map<std::uint64_t, std::unordered_map<std::uint64_t, Path>> flow_path_cache;
 
-  int accelerators() const { return static_cast<int>(scale_up.accelerator_vertex.size()); }
+  int accelerators() const {
+    return static_cast<int>(direct ? direct->accelerator_vertex.size() : scale_up.accelerator_vertex.size());
+  }
   int node_of(int accelerator) const { return accelerator / spec.accelerators_per_node; }
   void check_accelerator(int accelerator) const;
-  Path compute_path(int src, int dst) const;
+  Path compute_path(int src, int dst, std::uint64_t flow_key) const;
   int diameter_hops() const;
 };
 
@@ -42,7 +49,7 @@ void Topology::Impl::check_accelerator(int accelerator) const {
   }
 }
 
-Path Topology::Impl::compute_path(int src, int dst) const {
+Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) const {
   Path path;
   const auto s = static_cast<std::size_t>(src);
   const auto d = static_cast<std::size_t>(dst);
@@ -50,7 +57,13 @@ Path Topology::Impl::compute_path(int src, int dst) const {
     path.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
     return path;
   }
-  if (node_of(src) == node_of(dst)) {
+  std::uint64_t flow_hash =
+      engine::splitmix64((static_cast<std::uint64_t>(src) << 32U) | static_cast<std::uint32_t>(dst));
+  if (flow_key != 0) flow_hash = engine::splitmix64(flow_hash ^ engine::splitmix64(flow_key));
+  if (direct) {
+    router->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d], flow_hash,
+                         path.links);
+  } else if (scale_up.domain_of(src) == scale_up.domain_of(dst)) {
     path.links = {scale_up.accelerator_cable[s].forward, scale_up.accelerator_cable[d].backward};
   } else {
     const auto es = static_cast<std::size_t>(endpoints.endpoint_of(src));
@@ -60,8 +73,6 @@ Path Topology::Impl::compute_path(int src, int dst) const {
       path.links.push_back(endpoints.nic_cable[es].forward);
     }
     path.links.push_back(fabric->endpoint_cable[es].forward);
-    const std::uint64_t flow_hash =
-        engine::splitmix64((static_cast<std::uint64_t>(src) << 32U) | static_cast<std::uint32_t>(dst));
     router->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], flow_hash, path.links);
     path.links.push_back(fabric->endpoint_cable[ed].backward);
     if (endpoints.shared_nics) {
@@ -79,31 +90,43 @@ Path Topology::Impl::compute_path(int src, int dst) const {
 }
 
 int Topology::Impl::diameter_hops() const {
-  int diameter = spec.accelerators_per_node > 1 ? 2 : 0;
+  if (direct) {
+    if (direct->diameter_hops >= 0) return direct->diameter_hops;
+    int longest = 0;
+    for (const int a : direct->accelerator_vertex) {
+      for (const int b : direct->accelerator_vertex) longest = std::max(longest, router->distance(a, b));
+    }
+    return longest;
+  }
+  int diameter = scale_up.domain_size > 1 ? 2 : 0;
   if (!fabric) return diameter;
-  // Per leaf, the range of nodes whose NICs sit on it (NICs are placed node-major, so the
-  // nodes of one leaf are consecutive). Only pairs of different nodes use the fabric.
-  struct NodeRange { int leaf, first_node, last_node; };
-  std::vector<NodeRange> leaves;
+  // Per leaf, the range of scale-up domains whose NICs sit on it (NICs are placed
+  // node-major, so the domains of one leaf are consecutive, except on rail-optimized
+  // fabrics where the range is a superset, which only adds pairs). Only pairs of different
+  // domains use the fabric.
+  struct DomainRange { int leaf, first_domain, last_domain; };
+  std::vector<DomainRange> leaves;
   const int nics = spec.scale_out.nics_per_node;
+  const int nodes_per_domain = scale_up.domain_size / spec.accelerators_per_node;
+  if (nodes_per_domain >= spec.nodes) return diameter;  // one domain: the fabric is unused
   for (std::size_t e = 0; e < fabric->leaf_vertex.size(); ++e) {
     const int leaf = fabric->leaf_vertex[e];
-    const int node = static_cast<int>(e) / nics;
+    const int domain = static_cast<int>(e) / nics / nodes_per_domain;
     auto it = std::find_if(leaves.rbegin(), leaves.rend(),
-                           [leaf](const NodeRange& r) { return r.leaf == leaf; });
+                           [leaf](const DomainRange& r) { return r.leaf == leaf; });
     if (it == leaves.rend()) {
-      leaves.push_back({leaf, node, node});
+      leaves.push_back({leaf, domain, domain});
     } else {
-      it->first_node = std::min(it->first_node, node);
-      it->last_node = std::max(it->last_node, node);
+      it->first_domain = std::min(it->first_domain, domain);
+      it->last_domain = std::max(it->last_domain, domain);
     }
   }
   const int edge_hops = 2 + (endpoints.shared_nics ? 4 : 0);
-  for (const NodeRange& a : leaves) {
-    for (const NodeRange& b : leaves) {
-      const bool one_node = a.first_node == a.last_node && b.first_node == b.last_node &&
-                            a.first_node == b.first_node;
-      if (one_node) continue;
+  for (const DomainRange& a : leaves) {
+    for (const DomainRange& b : leaves) {
+      const bool one_domain = a.first_domain == a.last_domain && b.first_domain == b.last_domain &&
+                            a.first_domain == b.first_domain;
+      if (one_domain) continue;
       diameter = std::max(diameter, router->distance(a.leaf, b.leaf) + edge_hops);
     }
   }
@@ -119,12 +142,19 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
   }
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
+  if (const DirectBuilder direct_builder = find_direct_builder(spec.scale_out.topology)) {
+    impl->direct = direct_builder(impl->graph, spec);
+    impl->router = std::move(impl->direct->router);
+    return Topology(std::move(impl));
+  }
   impl->scale_up = build_scale_up(impl->graph, spec);
   if (spec.nodes > 1) {
     impl->endpoints = attach_nics(impl->graph, spec, impl->scale_up);
     const ScaleOutBuilder builder = find_scale_out_builder(spec.scale_out.topology);
     impl->fabric = builder(impl->graph, spec.scale_out, impl->endpoints.vertex);
-    impl->router.emplace(impl->graph, impl->fabric->first_switch_vertex);
+    impl->router = impl->fabric->router
+                       ? std::move(impl->fabric->router)
+                       : std::make_unique<SwitchRouter>(impl->graph, impl->fabric->first_switch_vertex);
   }
   return Topology(std::move(impl));
 }
@@ -143,30 +173,46 @@ int Topology::node_of(int accelerator) const {
 
 const std::vector<Link>& Topology::links() const { return impl_->graph.links(); }
 
-const Path& Topology::path(int src_accelerator, int dst_accelerator) const {
+const Path& Topology::path(int src_accelerator, int dst_accelerator, std::uint64_t flow_key) const {
   impl_->check_accelerator(src_accelerator);
   impl_->check_accelerator(dst_accelerator);
   const std::uint64_t key = (static_cast<std::uint64_t>(src_accelerator) << 32U) |
                             static_cast<std::uint32_t>(dst_accelerator);
-  auto it = impl_->path_cache.find(key);
-  if (it == impl_->path_cache.end()) {
-    it = impl_->path_cache.emplace(key, impl_->compute_path(src_accelerator, dst_accelerator)).first;
+  auto& cache = flow_key == 0 ? impl_->path_cache : impl_->flow_path_cache[flow_key];
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, impl_->compute_path(src_accelerator, dst_accelerator, flow_key)).first;
   }
   return it->second;
+}
+
+int Topology::scale_up_domain_of(int accelerator) const {
+  impl_->check_accelerator(accelerator);
+  return impl_->direct ? accelerator : impl_->scale_up.domain_of(accelerator);
 }
 
 TopologySummary Topology::summary() const {
   TopologySummary summary;
   summary.accelerators = impl_->accelerators();
-  summary.switches = static_cast<std::int64_t>(std::count_if(
-      impl_->scale_up.switch_vertex.begin(), impl_->scale_up.switch_vertex.end(),
-      [](int v) { return v >= 0; }));
+  summary.links = static_cast<std::int64_t>(impl_->graph.links().size() / 2);
+  summary.diameter_hops = impl_->diameter_hops();
+  if (impl_->direct) {
+    summary.switches = impl_->direct->switch_count;
+    summary.bisection_bytes_per_s =
+        impl_->direct->bisection_bytes_per_s >= 0
+            ? impl_->direct->bisection_bytes_per_s
+            : half_split_min_cut_bytes_per_s(impl_->graph, impl_->direct->accelerator_vertex);
+    return summary;
+  }
+  // Nodes of one multi-node domain share a switch vertex, listed consecutively.
+  const std::vector<int>& switches = impl_->scale_up.switch_vertex;
+  for (std::size_t node = 0; node < switches.size(); ++node) {
+    if (switches[node] >= 0 && (node == 0 || switches[node] != switches[node - 1])) ++summary.switches;
+  }
   if (impl_->fabric) {
     summary.switches += impl_->fabric->switch_count;
     summary.bisection_bytes_per_s = impl_->fabric->bisection_bytes_per_s;
   }
-  summary.links = static_cast<std::int64_t>(impl_->graph.links().size() / 2);
-  summary.diameter_hops = impl_->diameter_hops();
   return summary;
 }
 

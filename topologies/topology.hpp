@@ -12,22 +12,41 @@ namespace clustersim::topologies {
 /// NICs than accelerators (the NIC then hangs off the node's scale-up switch).
 enum class VertexKind { accelerator, scale_up_switch, switch_, nic };
 
-/// Scale-up domain inside a node (NVLink + NVSwitch).
+/// Scale-up domain (NVLink + NVSwitch): one node, or several nodes on one NVLink switch.
 struct ScaleUpSpec {
-  std::string fabric = "nvswitch";  ///< "nvswitch" (one switch plane per node)
+  std::string fabric = "nvswitch";  ///< "nvswitch" (one switch plane per domain)
   double bytes_per_s = 0;           ///< per accelerator, one direction
   double latency_s = 0;             ///< accelerator -> accelerator through the switch
+  /// Accelerators per scale-up domain; 0 means one node (accelerators_per_node). A multiple
+  /// of accelerators_per_node dividing the cluster, e.g. 72 for NVL72 (18 nodes of 4 GPUs):
+  /// accelerators of one domain talk over its NVLink switch, never over a NIC.
+  int domain_size = 0;
 };
 
 /// Scale-out fabric between nodes.
 struct ScaleOutSpec {
-  std::string topology = "fat-tree";  ///< registry name: "fat-tree" or "switch"
+  /// Registry name: "custom", "dragonfly", "fat-tree", "rail-optimized", "switch", "torus".
+  std::string topology = "fat-tree";
   int tiers = 2;                      ///< fat-tree tiers (2 or 3)
-  int radix = 64;                     ///< switch ports
-  double oversubscription = 1.0;      ///< downlink:uplink bandwidth ratio at the leaf tier (>= 1)
+  int radix = 64;                     ///< switch ports (fat-tree, rail-optimized)
+  double oversubscription = 1.0;      ///< downlink:uplink port ratio at the leaf tier (>= 1)
+  /// Downlink:uplink port ratio of the aggregation tier of a 3-tier fat-tree (>= 1).
+  double aggregation_oversubscription = 1.0;
   int nics_per_node = 8;              ///< NICs per node; NIC i serves accelerator i*(per_node/nics)
   double nic_bytes_per_s = 0;         ///< per NIC, one direction
+  /// Switch-to-switch (and torus chip-to-chip) link bandwidth, one direction; 0 means
+  /// nic_bytes_per_s.
+  double link_bytes_per_s = 0;
   double link_latency_s = 1e-6;       ///< per hop (cable + switch traversal)
+  std::vector<int> torus_dims;        ///< torus: size per dimension (1 to 3 entries)
+  int dragonfly_groups = 0;                   ///< dragonfly: groups
+  int dragonfly_routers_per_group = 0;        ///< dragonfly: routers per group
+  int dragonfly_terminals_per_router = 0;     ///< dragonfly: NIC ports per router
+  int dragonfly_global_links_per_router = 0;  ///< dragonfly: inter-group ports per router
+  std::string custom_file;  ///< custom: edge-list file (absolute, or relative to the process)
+
+  /// link_bytes_per_s, or nic_bytes_per_s when unset.
+  double fabric_link_bytes_per_s() const { return link_bytes_per_s > 0 ? link_bytes_per_s : nic_bytes_per_s; }
 };
 
 /// Whole cluster: `nodes` nodes of `accelerators_per_node` accelerators.
@@ -47,7 +66,10 @@ struct Link {
   std::int32_t to = 0;    ///< vertex index
   double bytes_per_s = 0;
   double latency_s = 0;
-  int tier = 0;  ///< 0 = scale-up, 1 = accelerator/NIC to leaf, 2 = leaf to spine, 3 = spine to core
+  /// 0 = scale-up; fat-tree/rail-optimized/switch: 1 = accelerator/NIC to leaf, 2 = leaf to
+  /// spine/aggregation, 3 = aggregation to core; dragonfly: 1 = terminal, 2 = local, 3 =
+  /// global; torus: 1 + dimension; custom: 1.
+  int tier = 0;
 };
 
 /// A route between two accelerators.
@@ -81,15 +103,29 @@ class Topology {
   int node_of(int accelerator) const;
   /// All directed links; a cable's two directions are consecutive ids.
   const std::vector<Link>& links() const;
-  /// Shortest (fewest-hop) path; cached, so repeated collectives are cheap. Same-node traffic
-  /// takes accelerator -> scale-up switch -> accelerator, never a NIC. Other traffic leaves
+  /// The route from one accelerator to another; cached, so repeated collectives are cheap.
+  /// Same-domain traffic takes accelerator -> scale-up switch -> accelerator, never a NIC
+  /// (a domain is a node unless scale_up.domain_size groups several). Other traffic leaves
   /// through the NIC serving the source and enters through the one serving the destination;
-  /// inside the fabric, equal-cost choices are made per (src, dst) hash (ECMP-like, see
-  /// topologies/routing.hpp). src == dst gives an empty path with zero latency and infinite
+  /// inside the fabric, fat-trees, rail-optimized and switch fabrics take a fewest-hop route
+  /// (ECMP, topologies/routing.hpp) and dragonflies a minimal local-global-local one
+  /// (topologies/dragonfly.hpp). Tori route in dimension order (topologies/torus.hpp) and
+  /// custom networks by fewest hops over every vertex, both between accelerators directly
+  /// (no NVSwitch, no NICs). src == dst gives an empty path with zero latency and infinite
   /// bottleneck. Throws ConfigError for an index outside [0, accelerator_count()).
+  /// `flow_key` selects among equal-cost routes (ECMP hashed per flow): 0 is the per-pair
+  /// default; other keys re-hash the choice and are cached separately, so keep the set of
+  /// keys small (e.g. a channel index). Tori (dimension-order) and dragonflies (minimal
+  /// local-global-local) use it only where they too have equal-cost choices.
   /// The reference stays valid for the Topology's lifetime.
-  const Path& path(int src_accelerator, int dst_accelerator) const;
-  /// Counts, scale-out bisection and diameter (computed on each call: BFS per leaf).
+  const Path& path(int src_accelerator, int dst_accelerator, std::uint64_t flow_key = 0) const;
+  /// Scale-up domain of an accelerator (accelerators of one domain share an NVLink switch;
+  /// domains are numbered from 0 in accelerator order). On torus and custom networks, which
+  /// have no scale-up switch, every accelerator is its own domain (the result is its index).
+  /// Throws ConfigError for an index outside [0, accelerator_count()).
+  int scale_up_domain_of(int accelerator) const;
+  /// Counts, bisection and diameter (computed on each call: BFS per leaf; for custom
+  /// networks a max-flow between the accelerator halves and a BFS per accelerator).
   TopologySummary summary() const;
   /// The spec the topology was built from.
   const ClusterNetworkSpec& spec() const;

@@ -142,3 +142,71 @@ TEST_CASE("fat-tree capacity and parameter errors") {
   CHECK_THROWS_WITH_AS(fat_tree_shape(spec, 0), "fat-tree needs at least one NIC, got 0",
                        clustersim::ConfigError);
 }
+
+TEST_CASE("3-tier oversubscription per tier: the aggregation ratio thins the core") {
+  // radix 4, 16 NICs. Leaf o = 1: d = 2, u = 2 -> 8 leaves.
+  // Aggregation o2 = 3: d2 = floor(4*3/4) = 3 leaves per pod, u2 = 1 core uplink:
+  // pods = ceil(8/3) = 3, 3 x 2 = 6 aggregation switches, cores = ceil(3*2*1/4) = 2.
+  ClusterNetworkSpec spec = cluster(16, 1, 1, "fat-tree", 4, 3);
+  spec.scale_out.aggregation_oversubscription = 3.0;
+  const Topology topology = Topology::build(spec);
+  const FatTreeShape shape = fat_tree_shape(spec.scale_out, 16);
+  CHECK(shape.aggregation_down_ports == 3);
+  CHECK(shape.aggregation_up_ports == 1);
+  CHECK(shape.leaves_per_pod == 3);
+  CHECK(shape.pods == 3);
+  CHECK(shape.cores == 2);
+  const TopologySummary summary = topology.summary();
+  CHECK(summary.switches == 8 + 6 + 2);
+  CHECK(summary.links == 16 + 8 * 2 + 6 * 1);
+  // min(16 NICs x 50/2, 8 leaves x 2 up x 50/2, 6 aggs x 1 up x 50/2) GB/s
+  CHECK(summary.bisection_bytes_per_s == doctest::Approx(150e9));
+  CHECK(summary.diameter_hops == 6);  // NIC-leaf-agg-core-agg-leaf-NIC
+
+  // The same tree at o2 = 1 is the classic shape: 4 pods of 2 leaves, 8 aggs, 4 cores.
+  const Topology classic = Topology::build(cluster(16, 1, 1, "fat-tree", 4, 3));
+  CHECK(classic.summary().switches == 8 + 8 + 4);
+  CHECK(classic.summary().bisection_bytes_per_s == doctest::Approx(400e9));
+}
+
+TEST_CASE("per-tier oversubscription is validated") {
+  ClusterNetworkSpec spec = cluster(8, 1, 1, "fat-tree", 4, 2);
+  spec.scale_out.aggregation_oversubscription = 2.0;
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       "a 2-tier fat-tree has no aggregation tier, so its aggregation "
+                       "oversubscription must be 1, got 2; use tiers: 3",
+                       clustersim::ConfigError);
+  spec = cluster(8, 1, 1, "fat-tree", 4, 3);
+  spec.scale_out.aggregation_oversubscription = 0.5;
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       doctest::Contains("scale_out.aggregation_oversubscription (aggregation "
+                                         "downlink:uplink ratio) must be a finite number >= 1, "
+                                         "got 0.5"),
+                       clustersim::ConfigError);
+  // Capacity shrinks with the aggregation ratio: radix 4, o2 = 3 holds 4 x 3 x 2 = 24 NICs.
+  spec = cluster(25, 1, 1, "fat-tree", 4, 3);
+  spec.scale_out.aggregation_oversubscription = 3.0;
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       "3-tier fat-tree of radix 4 holds at most 24 NICs at oversubscription 1 "
+                       "(aggregation 3); the cluster has 25: use a larger radix",
+                       clustersim::ConfigError);
+}
+
+TEST_CASE("switch-to-switch links can be faster than the NICs") {
+  ClusterNetworkSpec spec = cluster(8, 1, 1, "fat-tree", 4, 2);
+  spec.scale_out.link_bytes_per_s = 100e9;
+  const Topology topology = Topology::build(spec);
+  int fabric_links = 0;
+  for (const Link& link : topology.links()) {
+    CHECK(link.bytes_per_s == (link.tier == 2 ? 100e9 : 50e9));
+    fabric_links += link.tier == 2 ? 1 : 0;
+  }
+  CHECK(fabric_links == 16);  // 4 leaves x 2 uplinks, both directions
+  // min(8 x 50/2, 4 leaves x 2 up x 100/2) GB/s: the NICs limit it now.
+  CHECK(topology.summary().bisection_bytes_per_s == doctest::Approx(200e9));
+  spec.scale_out.link_bytes_per_s = -1;
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       "scale_out.link_bytes_per_s must be a finite number >= 0 (0: "
+                       "nic_bytes_per_s), got -1",
+                       clustersim::ConfigError);
+}

@@ -112,3 +112,22 @@ TEST_CASE("100k distinct paths on a 2048-GPU radix-64 tree all have the expected
   CHECK(same_leaf > 0);
   CHECK(same_leaf < 2048 * 49);
 }
+
+TEST_CASE("ECMP per flow: flow keys spread one pair over both spines, deterministically") {
+  const Topology topology = Topology::build(cluster(8, 1, 1, "fat-tree", 4, 2));
+  const Topology again = Topology::build(cluster(8, 1, 1, "fat-tree", 4, 2));
+  // Key 0 is the per-pair route (same cache entry as the two-argument call).
+  CHECK(&topology.path(0, 2, 0) == &topology.path(0, 2));
+  std::set<int> spines_used;
+  for (std::uint64_t key = 1; key <= 16; ++key) {
+    const Path& path = topology.path(0, 2, key);
+    REQUIRE(path.links.size() == 4);
+    CHECK(is_chain(topology, path));
+    CHECK(path.links == again.path(0, 2, key).links);
+    CHECK(&path == &topology.path(0, 2, key));  // cached per key
+    spines_used.insert(link_at(topology, path.links[1]).to);
+  }
+  CHECK(spines_used.size() == 2);
+  // Same-leaf and same-node routes have no choice to make.
+  CHECK(topology.path(0, 1, 7).links == topology.path(0, 1).links);
+}

@@ -78,3 +78,58 @@ TEST_CASE("node_of rejects indices outside the cluster") {
   CHECK_THROWS_WITH_AS(topology.node_of(-1), "accelerator index -1 is out of range [0, 8)",
                        clustersim::ConfigError);
 }
+
+TEST_CASE("NVL72: a 72-GPU NVLink domain spans 18 nodes of 4 GPUs") {
+  ClusterNetworkSpec spec = cluster(36, 4, 4, "switch");
+  spec.scale_up.domain_size = 72;
+  const Topology topology = Topology::build(spec);
+  const TopologySummary summary = topology.summary();
+  CHECK(summary.switches == 2 + 1);  // two NVLink switch domains + the scale-out switch
+  CHECK(summary.links == 144 + 144);
+  CHECK(summary.diameter_hops == 2);
+  // GPU 0 (node 0) and GPU 71 (node 17) share domain 0: NVLink, not the NIC.
+  const Path& in_domain = topology.path(0, 71);
+  REQUIRE(in_domain.links.size() == 2);
+  CHECK(topology.links()[static_cast<std::size_t>(in_domain.links[0])].tier == 0);
+  CHECK(in_domain.bottleneck_bytes_per_s == 450e9);
+  CHECK(topology.node_of(71) == 17);
+  CHECK(topology.scale_up_domain_of(71) == 0);
+  CHECK(topology.scale_up_domain_of(72) == 1);
+  // GPU 72 is in the next domain: through the NICs.
+  const Path& across = topology.path(0, 72);
+  REQUIRE(across.links.size() == 2);
+  CHECK(topology.links()[static_cast<std::size_t>(across.links[0])].tier == 1);
+}
+
+TEST_CASE("multi-node domain with shared NICs: each node's NIC hangs off the domain switch") {
+  // 4 nodes x 4 GPUs, 1 NIC per node, domains of 8 (2 nodes).
+  ClusterNetworkSpec spec = cluster(4, 4, 1, "switch");
+  spec.scale_up.domain_size = 8;
+  const Topology topology = Topology::build(spec);
+  CHECK(topology.path(4, 3).links.size() == 2);  // nodes 0 and 1: one domain
+  const Path& from_node1 = topology.path(4, 8);  // GPU-NVSw-NIC-switch-NIC-NVSw-GPU
+  REQUIRE(from_node1.links.size() == 6);
+  const Path& from_node0 = topology.path(0, 8);
+  const Link& nic1 = topology.links()[static_cast<std::size_t>(from_node1.links[1])];
+  const Link& nic0 = topology.links()[static_cast<std::size_t>(from_node0.links[1])];
+  CHECK(nic1.from == nic0.from);  // the same domain switch
+  CHECK(nic1.to != nic0.to);      // but each node's own NIC
+  CHECK(topology.summary().switches == 2 + 1);
+}
+
+TEST_CASE("scale-up domain size must group whole nodes and divide the cluster") {
+  ClusterNetworkSpec spec = cluster(36, 4, 4, "switch");
+  spec.scale_up.domain_size = 6;
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       "scale_up.domain_size must be a multiple of accelerators_per_node (4) that "
+                       "divides the accelerator count (144), got 6",
+                       clustersim::ConfigError);
+  spec.scale_up.domain_size = 40;
+  CHECK_THROWS_WITH_AS(Topology::build(spec), doctest::Contains("got 40"), clustersim::ConfigError);
+  // Single-GPU nodes joined into one domain need scale-up bandwidth.
+  spec = cluster(8, 1, 1, "switch");
+  spec.scale_up.domain_size = 8;
+  spec.scale_up.bytes_per_s = 0;
+  CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.bytes_per_s must be a finite number > 0, got 0",
+                       clustersim::ConfigError);
+}

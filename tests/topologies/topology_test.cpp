@@ -9,8 +9,9 @@ using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
 
 TEST_CASE("unknown topology lists the registered ones") {
-  CHECK_THROWS_WITH_AS(Topology::build(cluster(2, 8, 8, "torus")),
-                       "unknown scale-out topology 'torus'; valid: fat-tree, switch",
+  CHECK_THROWS_WITH_AS(Topology::build(cluster(2, 8, 8, "mesh")),
+                       "unknown scale-out topology 'mesh'; valid: custom, dragonfly, fat-tree, "
+                       "rail-optimized, switch, torus",
                        clustersim::ConfigError);
 }
 
@@ -55,26 +56,40 @@ TEST_CASE("every problem is reported at once") {
   CHECK(spec_problems(cluster(2, 8, 8)).empty());
 }
 
-TEST_CASE("registry documents fat-tree and switch in name order") {
+TEST_CASE("registry documents every topology in name order") {
   const std::vector<TopologyDoc>& registry = topology_registry();
-  REQUIRE(registry.size() == 2);
-  CHECK(registry[0].name == "fat-tree");
-  CHECK(registry[1].name == "switch");
-  REQUIRE(registry[0].parameters.size() == 6);
-  CHECK(registry[0].parameters[0].name == "tiers");
-  CHECK(registry[0].parameters[0].default_value == "2");
-  CHECK(registry[0].parameters[1].name == "radix");
-  CHECK(registry[0].parameters[1].default_value == "64");
-  CHECK(registry[0].parameters[4].name == "nic_bytes_per_s");
-  CHECK(registry[0].parameters[4].unit == "bytes/s");
-  REQUIRE(registry[1].parameters.size() == 3);
-  CHECK(registry[1].parameters[2].name == "link_latency_s");
-  CHECK(registry[1].parameters[2].unit == "s");
+  REQUIRE(registry.size() == 6);
+  CHECK(registry[0].name == "custom");
+  CHECK(registry[1].name == "dragonfly");
+  CHECK(registry[2].name == "fat-tree");
+  CHECK(registry[3].name == "rail-optimized");
+  CHECK(registry[4].name == "switch");
+  CHECK(registry[5].name == "torus");
+  const TopologyDoc& fat_tree = registry[2];
+  REQUIRE(fat_tree.parameters.size() == 8);
+  CHECK(fat_tree.parameters[0].name == "tiers");
+  CHECK(fat_tree.parameters[0].default_value == "2");
+  CHECK(fat_tree.parameters[1].name == "radix");
+  CHECK(fat_tree.parameters[1].default_value == "64");
+  CHECK(fat_tree.parameters[2].name == "oversubscription");
+  CHECK(fat_tree.parameters[3].name == "aggregation_oversubscription");
+  CHECK(fat_tree.parameters[5].name == "nic_bytes_per_s");
+  CHECK(fat_tree.parameters[5].unit == "bytes/s");
+  REQUIRE(registry[4].parameters.size() == 3);
+  CHECK(registry[4].parameters[2].name == "link_latency_s");
+  CHECK(registry[4].parameters[2].unit == "s");
+  CHECK(registry[1].parameters[0].name == "dragonfly_groups");
+  CHECK(registry[5].parameters[0].name == "torus_dims");
+  CHECK(registry[0].parameters[0].name == "custom_file");
   // Defaults documented in the registry match the spec's defaults.
   const ScaleOutSpec defaults;
-  CHECK(registry[0].parameters[0].default_value == std::to_string(defaults.tiers));
-  CHECK(registry[0].parameters[1].default_value == std::to_string(defaults.radix));
-  CHECK(registry[0].parameters[3].default_value == std::to_string(defaults.nics_per_node));
+  CHECK(fat_tree.parameters[0].default_value == std::to_string(defaults.tiers));
+  CHECK(fat_tree.parameters[1].default_value == std::to_string(defaults.radix));
+  CHECK(fat_tree.parameters[4].default_value == std::to_string(defaults.nics_per_node));
+  for (const TopologyDoc& doc : registry) {
+    CHECK(!doc.help.empty());
+    for (const ParameterDoc& parameter : doc.parameters) CHECK(!parameter.help.empty());
+  }
 }
 
 TEST_CASE("a moved-from topology's paths stay valid in the new owner") {
