@@ -26,7 +26,24 @@ std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepB
           {"exposed PP communication", b.exposed_pp_s},
           {"exposed DP communication", b.exposed_dp_s},
           {"pipeline bubble", b.bubble_s},
-          {"optimizer", b.optimizer_s}};
+          {"optimizer", b.optimizer_s},
+          {"offload (host link)", b.offload_s}};
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+/// Watts with a readable prefix.
+std::string format_watts(double watts) {
+  if (watts >= 1e6) return fmt::format("{:.3f} MW", watts / 1e6);
+  if (watts >= 1e3) return fmt::format("{:.2f} kW", watts / 1e3);
+  return fmt::format("{:.0f} W", watts);
+}
+
+std::string format_joules(double joules) {
+  if (joules >= 1e9) return fmt::format("{:.3f} GJ", joules / 1e9);
+  if (joules >= 1e6) return fmt::format("{:.3f} MJ", joules / 1e6);
+  if (joules >= 1e3) return fmt::format("{:.3f} kJ", joules / 1e3);
+  return fmt::format("{:.3f} J", joules);
 }
 
 }  // namespace
@@ -61,6 +78,31 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     out += fmt::format("  {:<28} {:>12}  {}\n", name, format_seconds(seconds),
                        format_percent(seconds, result.step_time_s));
   }
+  if (const auto& m = result.memory; m.computed) {
+    out += fmt::format("memory per device (pipeline stage {})\n", m.peak_stage);
+    line("total", fmt::format("{} of {} ({:.1f} %)", gib(m.total_bytes), gib(m.capacity_bytes),
+                              100.0 * m.total_bytes / m.capacity_bytes));
+    line("weights / gradients", fmt::format("{} / {}", gib(m.weights_bytes), gib(m.gradients_bytes)));
+    line("optimizer state", gib(m.optimizer_bytes));
+    line("activations", fmt::format("{} (+ {} embedding/logits, {} recompute buffer)", gib(m.activations_bytes),
+                                    gib(m.embedding_logits_bytes), gib(m.recompute_buffer_bytes)));
+    line("workspace / fragmentation", fmt::format("{} / {}", gib(m.workspace_bytes), gib(m.fragmentation_bytes)));
+  }
+  if (const auto& pw = result.power; pw.computed) {
+    out += "power and energy\n";
+    line("device power avg / peak", fmt::format("{} / {} (throttle factor {:.3f}{})", format_watts(pw.device_average_w),
+                                                format_watts(pw.device_peak_w), pw.throttle_factor,
+                                                pw.throttling_applied ? ", applied" : ""));
+    line("cluster power avg / peak", fmt::format("{} / {} (incl. NICs and switches)", format_watts(pw.cluster_average_w),
+                                                 format_watts(pw.cluster_peak_w)));
+    line("energy per step", format_joules(pw.energy_per_step_j));
+    line("energy per token", fmt::format("{:.4f} J ({:.1f} tokens/J)", pw.energy_per_token_j, pw.tokens_per_j));
+    line("performance per watt", fmt::format("{:.1f} GFLOP/s per W (model FLOPs)", pw.model_flops_per_j / 1e9));
+    if (pw.cost_computed) {
+      line("cost", fmt::format("${:.2f} per step, ${:.4f} per million tokens", pw.cost_per_step_usd,
+                               pw.usd_per_million_tokens));
+    }
+  }
   for (const auto& note : result.notes) out += fmt::format("note: {}\n", note);
   out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(result.fingerprint), result.events);
   return out;
@@ -79,6 +121,43 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
   breakdown["exposed_dp_s"] = b.exposed_dp_s;
   breakdown["bubble_s"] = b.bubble_s;
   breakdown["optimizer_s"] = b.optimizer_s;
+  breakdown["offload_s"] = b.offload_s;
+  nlohmann::json memory = nullptr;
+  if (const auto& m = result.memory; m.computed) {
+    memory = {{"peak_stage", m.peak_stage},
+              {"capacity_bytes", m.capacity_bytes},
+              {"total_bytes", m.total_bytes},
+              {"weights_bytes", m.weights_bytes},
+              {"gradients_bytes", m.gradients_bytes},
+              {"optimizer_bytes", m.optimizer_bytes},
+              {"activations_bytes", m.activations_bytes},
+              {"embedding_logits_bytes", m.embedding_logits_bytes},
+              {"recompute_buffer_bytes", m.recompute_buffer_bytes},
+              {"workspace_bytes", m.workspace_bytes},
+              {"fragmentation_bytes", m.fragmentation_bytes}};
+  }
+  nlohmann::json power = nullptr;
+  if (const auto& pw = result.power; pw.computed) {
+    power = {{"device_average_w", pw.device_average_w},
+             {"device_peak_w", pw.device_peak_w},
+             {"throttle_factor", pw.throttle_factor},
+             {"throttling_applied", pw.throttling_applied},
+             {"cluster_average_w", pw.cluster_average_w},
+             {"cluster_peak_w", pw.cluster_peak_w},
+             {"energy_per_step_j", pw.energy_per_step_j},
+             {"energy_parts_j",
+              {{"static", pw.static_j},
+               {"compute", pw.compute_j},
+               {"memory", pw.memory_j},
+               {"links", pw.link_j},
+               {"network_devices", pw.network_j}}},
+             {"energy_per_token_j", pw.energy_per_token_j},
+             {"tokens_per_j", pw.tokens_per_j},
+             {"model_flops_per_j", pw.model_flops_per_j}};
+    if (pw.cost_computed) {
+      power["cost"] = {{"per_step_usd", pw.cost_per_step_usd}, {"per_million_tokens_usd", pw.usd_per_million_tokens}};
+    }
+  }
   return {
       {"schema_version", kResultSchemaVersion},
       {"scenario",
@@ -103,6 +182,8 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
         {"model_flops_per_step", result.model_flops_per_step},
         {"hardware_flops_per_step", result.hardware_flops_per_step}}},
       {"breakdown", breakdown},
+      {"memory", memory},
+      {"power", power},
       {"notes", result.notes},
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},

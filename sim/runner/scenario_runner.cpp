@@ -1,12 +1,181 @@
 #include "sim/runner/scenario_runner.hpp"
 
+#include <algorithm>
+#include <fmt/format.h>
+
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/memory/memory_footprint.hpp"
+#include "models/memory/memory_hierarchy.hpp"
+#include "models/power/cost_model.hpp"
+#include "models/power/power_model.hpp"
+#include "models/power/training_activity.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/training/training_simulation.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::runner {
+namespace {
+
+models::RecomputePolicy recompute_policy(training::Recompute recompute) {
+  switch (recompute) {
+    case training::Recompute::none: return models::RecomputePolicy::none;
+    case training::Recompute::selective: return models::RecomputePolicy::selective;
+    case training::Recompute::full: return models::RecomputePolicy::full;
+  }
+  return models::RecomputePolicy::selective;
+}
+
+models::ScheduleKind schedule_kind(training::PipelineSchedule schedule) {
+  switch (schedule) {
+    case training::PipelineSchedule::gpipe: return models::ScheduleKind::gpipe;
+    case training::PipelineSchedule::one_f_one_b: return models::ScheduleKind::one_f_one_b;
+    case training::PipelineSchedule::interleaved: return models::ScheduleKind::interleaved;
+  }
+  return models::ScheduleKind::one_f_one_b;
+}
+
+/// Lengthens the step by `extra_s` of exposed time and rescales every rate derived from it.
+void add_exposed_time(training::TrainingResult& result, double extra_s) {
+  if (!(extra_s > 0)) return;
+  const double scale = result.step_time_s / (result.step_time_s + extra_s);
+  result.step_time_s += extra_s;
+  result.tokens_per_s *= scale;
+  result.model_tflops_per_gpu *= scale;
+  result.hardware_tflops_per_gpu *= scale;
+  result.mfu *= scale;
+  result.hfu *= scale;
+}
+
+void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report) {
+  report.computed = true;
+  report.capacity_bytes = capacity_bytes;
+  report.peak_stage = peak.stage;
+  report.total_bytes = peak.total_bytes;
+  report.weights_bytes = peak.weights_bytes;
+  report.gradients_bytes = peak.gradients_bytes;
+  report.optimizer_bytes = peak.optimizer_bytes;
+  report.activations_bytes = peak.activations_bytes;
+  report.embedding_logits_bytes = peak.embedding_head_bytes;
+  report.recompute_buffer_bytes = peak.recompute_buffer_bytes;
+  report.workspace_bytes = peak.workspace_bytes;
+  report.fragmentation_bytes = peak.fragmentation_bytes;
+}
+
+/// Host-link time of offloading, exposed on the step. Optimizer state is streamed in and out
+/// once per step (the full-duplex link overlaps the two directions) before the optimizer can
+/// run, so it is all exposed. Activations are written in the forward and read back in the
+/// backward of every micro-batch; the copies overlap compute, so only the excess over the
+/// stage's compute time is exposed.
+double offload_time_s(const scenario::Scenario& scenario, const models::FootprintInputs& inputs,
+                      const models::MemoryHierarchy& memory, const training::TrainingResult& result) {
+  double exposed = 0;
+  if (scenario.memory.offload_optimizer) {
+    models::FootprintInputs resident = inputs;
+    resident.offload_optimizer = false;
+    double largest = 0;
+    for (int p = 0; p < inputs.pp; ++p) largest = std::max(largest, models::stage_footprint(resident, p).optimizer_bytes);
+    exposed += memory.offload_transfer_time_s(largest, models::MemoryLevelKind::host);
+  }
+  if (scenario.memory.offload_activations) {
+    const double layers = static_cast<double>(inputs.model.num_hidden_layers) / inputs.pp;
+    const double per_microbatch = layers * models::layer_activation_bytes(inputs);
+    const double one_way = memory.offload_transfer_time_s(per_microbatch, models::MemoryLevelKind::host) *
+                           static_cast<double>(inputs.microbatches);
+    exposed += std::max(0.0, one_way - result.breakdown.compute_s);
+  }
+  return exposed;
+}
+
+void fill_power_report(const scenario::Scenario& scenario, const topologies::Topology& topology,
+                       const models::FootprintInputs& inputs, const models::MemoryHierarchy& memory,
+                       training::TrainingResult& result) {
+  const auto& w = scenario.training;
+  const auto& power = scenario.cluster.power;
+  if (!(power.tdp_w > 0)) {
+    result.notes.push_back("power: the accelerator preset has no power.tdp; no power or energy report");
+    return;
+  }
+  const double gpus = result.gpus;
+  const double busy = result.breakdown.compute_s > 0 ? result.breakdown.compute_s : result.step_time_s;
+  const auto activity_for = [&](double step_s, double busy_s) {
+    return models::estimate_training_activity(inputs, scenario.cluster.network.accelerators_per_node,
+                                              w.grad_bytes_per_param, result.hardware_flops_per_step / gpus,
+                                              w.precision, step_s, busy_s);
+  };
+  models::DeviceEnergy device = models::device_energy(power, memory, activity_for(result.step_time_s, busy));
+  auto& report = result.power;
+  report.throttle_factor = device.throttle_factor;
+  if (scenario.power.apply_throttling && device.throttle_factor < 1.0) {
+    const double extra = busy * (1.0 / device.throttle_factor - 1.0);
+    add_exposed_time(result, extra);
+    result.breakdown.compute_s += extra;
+    device = models::device_energy(power, memory, activity_for(result.step_time_s, result.breakdown.compute_s));
+    report.throttling_applied = true;
+  }
+  const auto& net = scenario.cluster.network;
+  const double nics = static_cast<double>(net.nodes) * net.scale_out.nics_per_node;
+  const auto summary = topology.summary();
+  // The scale-up fabric counts one switch plane per node; its power is part of the node.
+  const double scale_out_switches = static_cast<double>(std::max<std::int64_t>(0, summary.switches - net.nodes));
+  const double tokens = static_cast<double>(w.global_batch * w.seq_len);
+  const models::ClusterEnergy cluster = models::cluster_energy({device}, gpus, power, nics, scale_out_switches,
+                                                               result.step_time_s, tokens, result.model_flops_per_step);
+  report.computed = true;
+  report.device_average_w = device.average_power_w;
+  report.device_peak_w = device.peak_power_w;
+  report.cluster_average_w = cluster.average_power_w;
+  report.cluster_peak_w = cluster.peak_power_w;
+  report.energy_per_step_j = cluster.total_j;
+  report.static_j = device.static_j * gpus;
+  report.compute_j = device.compute_j * gpus;
+  report.memory_j = device.memory_total_j() * gpus;
+  report.link_j = device.link_j * gpus;
+  report.network_j = cluster.network_j;
+  report.energy_per_token_j = cluster.energy_per_token_j;
+  report.tokens_per_j = cluster.tokens_per_j;
+  report.model_flops_per_j = cluster.flops_per_j;
+  if (device.throttle_factor < 1.0 && !report.throttling_applied) {
+    result.notes.push_back(fmt::format("power: dynamic power exceeds TDP; the clock would throttle to {:.1f} % "
+                                       "(reported only; set power.apply_throttling to apply)",
+                                       100.0 * device.throttle_factor));
+  }
+  if (scenario.cost.any()) {
+    const models::StepCost cost = models::step_cost(scenario.cost, result.step_time_s, gpus, cluster.total_j, tokens);
+    report.cost_computed = true;
+    report.cost_per_step_usd = cost.total_usd;
+    report.usd_per_million_tokens = cost.usd_per_million_tokens;
+  }
+}
+
+}  // namespace
+
+models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
+  const auto& w = scenario.training;
+  const auto& p = w.parallelism;
+  models::FootprintInputs in;
+  in.model = w.model;
+  in.seq_len = w.seq_len;
+  in.micro_batch = w.micro_batch;
+  in.microbatches = std::max<std::int64_t>(1, w.microbatches_per_pipeline());
+  in.tp = p.tp;
+  in.pp = p.pp;
+  in.dp = p.dp;
+  in.cp = p.cp;
+  in.vp = p.vp;
+  in.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  in.schedule = schedule_kind(p.schedule);
+  in.zero = p.zero;
+  in.recompute = recompute_policy(w.recompute);
+  in.flash_attention = w.attention == training::AttentionKernel::flash;
+  in.activation_bytes_per_element = models::output_dtype_bytes(w.precision);
+  in.weight_bytes_per_param = models::dtype_bytes(w.precision) >= 4 ? 4.0 : 2.0;
+  in.offload_optimizer = scenario.memory.offload_optimizer;
+  in.offload_activations = scenario.memory.offload_activations;
+  in.workspace_bytes = scenario.memory.workspace_bytes;
+  in.fragmentation = scenario.memory.fragmentation;
+  return in;
+}
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
   if (scenario.simulation.fidelity != scenario::Fidelity::analytical) {
@@ -15,12 +184,28 @@ training::TrainingResult run_training(const scenario::Scenario& scenario) {
   if (scenario.simulation.mode != scenario::SimulationMode::symmetric) {
     throw SimulationError("simulation.mode 'full' is not implemented yet; use 'symmetric'");
   }
+  // Memory first: a scenario that does not fit is an error, never simulated.
+  const models::FootprintInputs inputs = footprint_inputs(scenario);
+  const models::TrainingFootprint footprint = models::training_footprint(inputs);
+  const double capacity = scenario.cluster.accelerator.hbm_capacity_bytes;
+  models::check_fits(footprint, capacity);
+  const models::MemoryHierarchy memory(scenario.cluster.memory_levels, scenario.cluster.host_link);
+
   const auto topology = topologies::Topology::build(scenario.cluster.network);
   const models::ComputeModel compute(scenario.cluster.accelerator);
   const models::CollectiveModel collectives(topology, scenario.simulation.comm);
   const training::TrainingSetup setup{scenario.training, compute, collectives, topology,
                                       scenario.simulation.seed};
-  return training::simulate_training_step(setup);
+  training::TrainingResult result = training::simulate_training_step(setup);
+  fill_memory_report(footprint.peak(), capacity, result.memory);
+
+  const double offload_s = offload_time_s(scenario, inputs, memory, result);
+  if (offload_s > 0) {
+    add_exposed_time(result, offload_s);
+    result.breakdown.offload_s = offload_s;
+  }
+  fill_power_report(scenario, topology, inputs, memory, result);
+  return result;
 }
 
 }  // namespace clustersim::runner

@@ -1,12 +1,20 @@
 #pragma once
 /// Turns a validated Scenario into a result: builds the network and the hardware models it
 /// names and runs the workload's simulation. Used by the CLI, `validate` and the goldens.
+#include "models/memory/memory_footprint.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/training_result.hpp"
 
 namespace clustersim::runner {
 
-/// Simulates one training step of `scenario`. Throws ConfigError / SimulationError.
+/// The footprint inputs of a scenario's training workload (precision sets the activation and
+/// weight bytes; sequence parallelism counts only with tp > 1).
+models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario);
+
+/// Checks that the workload fits in device memory (throws models::DoesNotFitError, a
+/// SimulationError, before simulating anything), simulates one training step, adds exposed
+/// offload transfer time, and fills the memory and power reports. Throws ConfigError /
+/// SimulationError.
 training::TrainingResult run_training(const scenario::Scenario& scenario);
 
 }  // namespace clustersim::runner

@@ -3,9 +3,13 @@
 /// describes. Built only by the loader (scenario_loader.hpp); every field is checked.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/accelerator/accelerator_spec.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/memory/memory_hierarchy.hpp"
+#include "models/power/cost_model.hpp"
+#include "models/power/power_model.hpp"
 #include "sim/training/training_config.hpp"
 #include "topologies/topology.hpp"
 
@@ -17,6 +21,12 @@ enum class SimulationMode { symmetric, full };
 struct ClusterConfig {
   models::AcceleratorSpec accelerator;       ///< resolved library preset (+ overrides)
   topologies::ClusterNetworkSpec network;    ///< nodes, per-node count, scale-up, scale-out
+  /// Memory levels of one accelerator (from the preset's `memory` block); HBM always present.
+  std::vector<models::MemoryLevel> memory_levels;
+  models::HostLink host_link = models::HostLink::pcie;
+  /// Accelerator power (preset `power`) plus NIC/switch power and per-bit link energies
+  /// (scenario `power`). tdp_w == 0 means unknown: no power report.
+  models::PowerSpec power;
   int accelerator_count() const { return network.nodes * network.accelerators_per_node; }
 };
 
@@ -25,6 +35,20 @@ struct SimulationConfig {
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
   models::CommParams comm;  ///< collective-library tunables
+};
+
+/// Memory options of the workload (`workload.offload`, `workload.memory`).
+struct MemoryOptions {
+  bool offload_optimizer = false;    ///< optimizer state in host memory, streamed each step
+  bool offload_activations = false;  ///< stored activations in host memory
+  double workspace_bytes = 0;        ///< per device: CUDA context, cuBLAS, NCCL buffers
+  double fragmentation = 1.1;        ///< caching-allocator reserved / allocated
+};
+
+/// Power options (`power`).
+struct PowerOptions {
+  /// Apply the TDP throttle factor to compute time (default: report it only).
+  bool apply_throttling = false;
 };
 
 struct OutputConfig {
@@ -39,6 +63,9 @@ struct Scenario {
   ClusterConfig cluster;
   training::TrainingWorkload training;
   SimulationConfig simulation;
+  MemoryOptions memory;
+  PowerOptions power;
+  models::CostSpec cost;  ///< cost.any() false: no cost report
   OutputConfig output;
 };
 

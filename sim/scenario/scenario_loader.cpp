@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "sim/scenario/scenario_schema.hpp"
@@ -152,6 +155,51 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   return spec;
 }
 
+/// Memory levels and power figures of one accelerator entry (already validated). Optional
+/// levels exist only when both their capacity and bandwidth are given.
+void read_memory_and_power(const ConfigNode& entry, const models::AcceleratorSpec& spec, ClusterConfig& cluster) {
+  const auto fields = accelerator_preset_fields();
+  const SchemaReader reader(entry, fields);
+  auto q = [&](const std::string& key) { return reader.quantity(key).value_or(0.0); };
+  using models::MemoryLevelKind;
+  cluster.memory_levels.clear();
+  cluster.memory_levels.push_back({MemoryLevelKind::hbm, spec.hbm_capacity_bytes, spec.hbm_bytes_per_s,
+                                   q("memory.hbm_latency"), q("memory.energy.hbm")});
+  if (spec.l2_bytes > 0 && reader.has("memory.l2_bandwidth")) {
+    cluster.memory_levels.push_back({MemoryLevelKind::l2, spec.l2_bytes, q("memory.l2_bandwidth"),
+                                     q("memory.l2_latency"), q("memory.energy.l2")});
+  }
+  if (reader.has("memory.sram") && reader.has("memory.sram_bandwidth")) {
+    cluster.memory_levels.push_back(
+        {MemoryLevelKind::sram, q("memory.sram"), q("memory.sram_bandwidth"), 0.0, q("memory.energy.sram")});
+  }
+  if (reader.has("memory.host_capacity") && reader.has("memory.host_bandwidth")) {
+    cluster.memory_levels.push_back({MemoryLevelKind::host, q("memory.host_capacity"), q("memory.host_bandwidth"),
+                                     q("memory.host_latency"), q("memory.energy.host")});
+  }
+  if (reader.has("memory.cxl_capacity") && reader.has("memory.cxl_bandwidth")) {
+    cluster.memory_levels.push_back({MemoryLevelKind::cxl, q("memory.cxl_capacity"), q("memory.cxl_bandwidth"),
+                                     q("memory.cxl_latency"), q("memory.energy.cxl")});
+  }
+  cluster.host_link = reader.string("memory.host_link").value_or("pcie") == "c2c" ? models::HostLink::c2c
+                                                                                 : models::HostLink::pcie;
+  models::PowerSpec& power = cluster.power;
+  power.tdp_w = spec.tdp_w;
+  power.idle_w = spec.idle_w;
+  power.energy_j_per_flop.clear();
+  // Unset energies per FLOP: a best-efficiency GEMM is taken to draw the board's TDP with 80 %
+  // of the dynamic power in the math units (assumption, docs/models.md "Power").
+  for (const auto& [format, dtype] : kPeakFormats) {
+    const std::string key = std::string("power.energy_per_flop.") + format;
+    if (reader.has(key)) {
+      power.energy_j_per_flop[dtype] = q(key);
+    } else if (spec.peak_flops_per_s.count(dtype) && spec.tdp_w > spec.idle_w) {
+      power.energy_j_per_flop[dtype] =
+          0.8 * (spec.tdp_w - spec.idle_w) / (spec.matmul_efficiency * spec.peak_flops_per_s.at(dtype));
+    }
+  }
+}
+
 models::TransformerSpec read_model(const ConfigNode& entry, const std::string& path,
                                    const std::string& name, Problems& problems) {
   const auto fields = model_fields();
@@ -235,6 +283,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   const bool accelerator_ok = accelerator_found && !problems.bad(accelerator_path);
   if (accelerator_found) {
     scenario.cluster.accelerator = read_accelerator(*accelerators->find(accelerator_name), accelerator_name);
+    read_memory_and_power(*accelerators->find(accelerator_name), scenario.cluster.accelerator, scenario.cluster);
   }
   const models::AcceleratorSpec& accelerator = scenario.cluster.accelerator;
 
@@ -271,11 +320,17 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   network.accelerators_per_node = static_cast<int>(reader.integer("cluster.node.per_node").value_or(8));
   network.scale_up.fabric = reader.string("cluster.node.scale_up.fabric").value_or("nvswitch");
   network.scale_up.latency_s = reader.quantity("cluster.node.scale_up.latency").value_or(1e-6);
+  network.scale_up.domain_size = static_cast<int>(reader.integer("cluster.node.scale_up.domain_size").value_or(0));
+  const std::string topology_name = reader.string("cluster.network.topology").value_or("fat-tree");
+  // Torus and custom networks have no NVSwitch and no NICs.
+  const bool whole_network = topology_name == "torus" || topology_name == "custom";
+  const int scale_up_domain = network.scale_up.domain_size > 0 ? network.scale_up.domain_size
+                                                               : network.accelerators_per_node;
   if (reader.has("cluster.node.scale_up.bandwidth")) {
     network.scale_up.bytes_per_s = reader.quantity("cluster.node.scale_up.bandwidth").value_or(0);
   } else {
     network.scale_up.bytes_per_s = accelerator.scale_up_bytes_per_s;
-    if (accelerator_ok && accelerator.scale_up_bytes_per_s <= 0 && network.accelerators_per_node > 1) {
+    if (accelerator_ok && accelerator.scale_up_bytes_per_s <= 0 && scale_up_domain > 1 && !whole_network) {
       problems.add(reader.position("cluster.node"), "cluster.node.scale_up.bandwidth",
                    "missing scale-up bandwidth: accelerator '" + accelerator_name +
                        "' has no scale_up_bandwidth, so set cluster.node.scale_up.bandwidth");
@@ -286,6 +341,69 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   scale_out.tiers = static_cast<int>(reader.integer("cluster.network.tiers").value_or(2));
   scale_out.radix = static_cast<int>(reader.integer("cluster.network.radix").value_or(64));
   scale_out.oversubscription = reader.number("cluster.network.oversubscription").value_or(1.0);
+  scale_out.aggregation_oversubscription =
+      reader.number("cluster.network.aggregation_oversubscription").value_or(1.0);
+  scale_out.link_bytes_per_s = reader.quantity("cluster.network.link.bandwidth").value_or(0);
+  if (const ConfigNode* dims = reader.node("cluster.network.dims"); dims != nullptr && !problems.bad("cluster.network.dims")) {
+    const std::vector<ConfigNode> items = dims->is_sequence() ? dims->items : std::vector<ConfigNode>{*dims};
+    for (const ConfigNode& item : items) {
+      const std::optional<std::int64_t> size = parse_integer(item.text);
+      if (!size || *size < 1 || *size > 1000000) {
+        problems.add(item.position, "cluster.network.dims",
+                     "torus dimension size must be an integer in [1, 1000000], got " + item.describe());
+      } else {
+        scale_out.torus_dims.push_back(static_cast<int>(*size));
+      }
+    }
+  }
+  scale_out.dragonfly_groups = static_cast<int>(reader.integer("cluster.network.groups").value_or(0));
+  scale_out.dragonfly_routers_per_group =
+      static_cast<int>(reader.integer("cluster.network.routers_per_group").value_or(0));
+  scale_out.dragonfly_terminals_per_router =
+      static_cast<int>(reader.integer("cluster.network.terminals_per_router").value_or(0));
+  scale_out.dragonfly_global_links_per_router =
+      static_cast<int>(reader.integer("cluster.network.global_links_per_router").value_or(0));
+  if (reader.has("cluster.network.file")) {
+    // Relative to the file that sets the key (the scenario, or an included file).
+    const std::filesystem::path written(reader.string("cluster.network.file").value_or(""));
+    const std::filesystem::path base = std::filesystem::path(reader.position("cluster.network.file").file).parent_path();
+    scale_out.custom_file = (written.is_absolute() ? written : base / written).lexically_normal().string();
+  }
+  // Keys a topology cannot do without (the schema cannot express "required if").
+  const auto require_for_topology = [&](const char* topology, std::initializer_list<const char*> keys) {
+    if (topology_name != topology || problems.bad("cluster.network.topology")) return;
+    for (const char* key : keys) {
+      const std::string path = std::string("cluster.network.") + key;
+      if (!reader.has(path) && !problems.bad(path)) {
+        problems.add(reader.position("cluster.network.topology"), path,
+                     std::string("topology ") + topology + " needs cluster.network." + key);
+      }
+    }
+  };
+  require_for_topology("torus", {"dims"});
+  require_for_topology("dragonfly", {"groups", "routers_per_group", "terminals_per_router", "global_links_per_router"});
+  require_for_topology("custom", {"file"});
+  if (reader.has("cluster.node.scale_up.domain_size") &&
+      !problems.any_bad("cluster.node.scale_up.domain_size", "cluster.node.per_node", "cluster.nodes")) {
+    const std::string key = "cluster.node.scale_up.domain_size";
+    const std::int64_t accelerator_total = static_cast<std::int64_t>(network.nodes) * network.accelerators_per_node;
+    if (whole_network) {
+      problems.add(reader.position(key), key,
+                   "domain_size does not apply to topology " + topology_name + " (it has no NVLink switch)");
+    } else if (network.scale_up.domain_size % network.accelerators_per_node != 0 ||
+               accelerator_total % network.scale_up.domain_size != 0) {
+      problems.add(reader.position(key), key,
+                   "domain_size " + std::to_string(network.scale_up.domain_size) +
+                       " must be a multiple of per_node " + std::to_string(network.accelerators_per_node) +
+                       " that divides the " + std::to_string(accelerator_total) + " accelerators (whole nodes per domain)");
+    }
+  }
+  if (!whole_network && network.nodes > 1 && !reader.has("cluster.network.nic.bandwidth") &&
+      !problems.any_bad("cluster.network.nic", "cluster.nodes")) {
+    problems.add(reader.position("cluster.network.nic"), "cluster.network.nic.bandwidth",
+                 "missing required key 'bandwidth': NIC bandwidth is needed with more than one node "
+                 "(except for topology torus or custom)");
+  }
   scale_out.nics_per_node = reader.has("cluster.network.nic.per_node")
                                 ? static_cast<int>(reader.integer("cluster.network.nic.per_node").value_or(1))
                                 : network.accelerators_per_node;
@@ -422,7 +540,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     problems.add(at(ep), ep, "expert parallelism needs a mixture-of-experts model (ep = " + std::to_string(par.ep) +
                                  "; no MoE models are supported yet)");
   }
-  if (!problems.any_bad("cluster.node.per_node", "cluster.network.nic.per_node") &&
+  if (!problems.any_bad("cluster.node.per_node", "cluster.network.nic.per_node") && !whole_network &&
       network.accelerators_per_node % scale_out.nics_per_node != 0) {
     problems.add(at("cluster.network.nic.per_node"), "cluster.network.nic.per_node",
                  "per_node " + std::to_string(network.accelerators_per_node) +
@@ -442,8 +560,43 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     try {
       (void)topologies::Topology::build(network);
     } catch (const ConfigError& e) {
-      problems.add(at("cluster.network"), "cluster.network", e.what());
+      // A custom network's problems are in its file: point at the key that names it.
+      const std::string key = topology_name == "custom" ? "cluster.network.file" : "cluster.network";
+      problems.add(at(key), key, e.what());
     }
+  }
+
+  // --- memory options, power, cost ---
+  scenario.memory.offload_optimizer = reader.boolean("workload.offload.optimizer").value_or(false);
+  scenario.memory.offload_activations = reader.boolean("workload.offload.activations").value_or(false);
+  scenario.memory.workspace_bytes = reader.quantity("workload.memory.workspace").value_or(0.0);
+  scenario.memory.fragmentation = reader.number("workload.memory.fragmentation").value_or(1.1);
+  const bool offloads = scenario.memory.offload_optimizer || scenario.memory.offload_activations;
+  const bool has_host = std::any_of(scenario.cluster.memory_levels.begin(), scenario.cluster.memory_levels.end(),
+                                    [](const models::MemoryLevel& l) { return l.kind == models::MemoryLevelKind::host; });
+  if (accelerator_ok && offloads && !has_host) {
+    const std::string key =
+        scenario.memory.offload_optimizer ? "workload.offload.optimizer" : "workload.offload.activations";
+    problems.add(at(key), key,
+                 "offloading needs host memory, but accelerator '" + accelerator_name +
+                     "' sets no memory.host_capacity and memory.host_bandwidth");
+  }
+  scenario.power.apply_throttling = reader.boolean("power.apply_throttling").value_or(false);
+  scenario.cluster.power.nic_w = reader.quantity("power.nic").value_or(0.0);
+  scenario.cluster.power.switch_w = reader.quantity("power.switch").value_or(0.0);
+  scenario.cluster.power.energy_j_per_bit = {
+      {models::LinkKind::scale_up, reader.quantity("power.scale_up_energy_per_bit").value_or(0.0)},
+      {models::LinkKind::scale_out, reader.quantity("power.scale_out_energy_per_bit").value_or(0.0)}};
+  if (reader.has("cost.accelerator_hour_usd")) scenario.cost.accelerator_hour_usd = reader.number("cost.accelerator_hour_usd");
+  if (reader.has("cost.capex_usd_per_accelerator")) {
+    scenario.cost.capex_usd_per_accelerator = reader.number("cost.capex_usd_per_accelerator");
+  }
+  scenario.cost.amortization_years = reader.number("cost.amortization_years").value_or(4.0);
+  scenario.cost.electricity_usd_per_kwh = reader.number("cost.electricity_usd_per_kwh").value_or(0.0);
+  scenario.cost.pue = reader.number("cost.pue").value_or(1.2);
+  if (scenario.cost.accelerator_hour_usd && scenario.cost.capex_usd_per_accelerator) {
+    problems.add(at("cost.capex_usd_per_accelerator"), "cost.capex_usd_per_accelerator",
+                 "set either cost.accelerator_hour_usd or cost.capex_usd_per_accelerator, not both");
   }
 
   if (!diagnostics.empty()) throw ScenarioError(diagnostics);

@@ -23,13 +23,46 @@ std::vector<Field> accelerator_preset_fields() {
                     quantity_field("hbm_bandwidth", Dimension::bytes_per_s, "device memory peak bandwidth")
                         .positive()
                         .need(),
-                    quantity_field("l2", Dimension::bytes, "last-level cache size").def("0 B")},
+                    quantity_field("l2", Dimension::bytes, "last-level cache size").def("0 B"),
+                    quantity_field("l2_bandwidth", Dimension::bytes_per_s,
+                                   "L2 read bandwidth; unset: no L2 reuse (working sets read at HBM bandwidth)")
+                        .positive(),
+                    quantity_field("l2_latency", Dimension::seconds, "L2 load-to-use latency").def("200 ns"),
+                    quantity_field("hbm_latency", Dimension::seconds, "HBM load-to-use latency").def("500 ns"),
+                    quantity_field("sram", Dimension::bytes, "shared memory / SRAM, all compute units together")
+                        .positive(),
+                    quantity_field("sram_bandwidth", Dimension::bytes_per_s, "shared memory bandwidth, all units")
+                        .positive(),
+                    enum_field("host_link", {"pcie", "c2c"}, "how host DRAM is attached").def("pcie"),
+                    quantity_field("host_capacity", Dimension::bytes, "host DRAM per accelerator").positive(),
+                    quantity_field("host_bandwidth", Dimension::bytes_per_s,
+                                   "host link bandwidth per accelerator, one direction; unset: no offload")
+                        .positive(),
+                    quantity_field("host_latency", Dimension::seconds, "host transfer setup latency").def("2 us"),
+                    quantity_field("cxl_capacity", Dimension::bytes, "pooled CXL memory per accelerator").positive(),
+                    quantity_field("cxl_bandwidth", Dimension::bytes_per_s, "CXL bandwidth per accelerator").positive(),
+                    quantity_field("cxl_latency", Dimension::seconds, "CXL transfer setup latency").def("3 us"),
+                    object_field("energy",
+                                 {quantity_field("sram", Dimension::joules, "per byte read from SRAM").def("1 pJ"),
+                                  quantity_field("l2", Dimension::joules, "per byte read from L2").def("5 pJ"),
+                                  quantity_field("hbm", Dimension::joules, "per byte moved to/from HBM").def("31 pJ"),
+                                  quantity_field("host", Dimension::joules, "per byte over the host link").def("120 pJ"),
+                                  quantity_field("cxl", Dimension::joules, "per byte to/from CXL").def("120 pJ")},
+                                 "dynamic energy per byte at each level (defaults: estimates, docs/models.md)")},
                    "memory hierarchy")
           .need(),
       integer_field("compute_units", "SMs / CUs / cores, for wave quantization").range(1, 1e6).need(),
       object_field("power",
                    {quantity_field("tdp", Dimension::watts, "thermal design power (unset: unknown)"),
-                    quantity_field("idle", Dimension::watts, "idle power (unset: unknown)")},
+                    quantity_field("idle", Dimension::watts, "idle power (unset: unknown)"),
+                    object_field("energy_per_flop",
+                                 {quantity_field("fp32", Dimension::joules, "per fp32 FLOP"),
+                                  quantity_field("tf32", Dimension::joules, "per tf32 FLOP"),
+                                  quantity_field("bf16", Dimension::joules, "per bf16 FLOP"),
+                                  quantity_field("fp16", Dimension::joules, "per fp16 FLOP"),
+                                  quantity_field("fp8", Dimension::joules, "per fp8 FLOP"),
+                                  quantity_field("fp4", Dimension::joules, "per fp4 FLOP")},
+                                 "dynamic energy per FLOP; unset: 0.8 x (tdp - idle) / (matmul efficiency x peak)")},
                    "board power"),
       object_field("efficiency",
                    {number_field("matmul", "best large-GEMM fraction of peak").positive().range(0, 1).def("0.8"),
@@ -78,22 +111,54 @@ Schema scenario_schema() {
                                    "per accelerator, one direction; unset: the accelerator's "
                                    "scale_up_bandwidth")
                         .positive(),
-                    quantity_field("latency", Dimension::seconds, "accelerator to accelerator").def("1 us")},
-                   "scale-up domain inside a node"),
+                    quantity_field("latency", Dimension::seconds, "accelerator to accelerator").def("1 us"),
+                    integer_field("domain_size",
+                                  "accelerators per NVLink domain: a multiple of per_node that divides "
+                                  "the cluster, e.g. 72 for NVL72 over 18 nodes of 4; accelerators of "
+                                  "one domain talk over its NVLink switch, not a NIC; unset: per_node "
+                                  "(not for torus/custom)")
+                        .range(1, 1e7)},
+                   "scale-up domain: one node, or several nodes on one NVLink switch"),
   };
   std::vector<Field> network_fields{
-      enum_field("topology", {"fat-tree", "switch"}, "scale-out topology").def("fat-tree"),
-      integer_field("tiers", "fat-tree tiers").range(1, 3).def("2"),
-      integer_field("radix", "switch ports").range(2, 1e6).def("64"),
-      number_field("oversubscription", "leaf downlink:uplink bandwidth ratio").range(1, 1e6).def("1"),
+      enum_field("topology", {"custom", "dragonfly", "fat-tree", "rail-optimized", "switch", "torus"},
+                 "scale-out topology (`clustersim describe NAME` lists each one's parameters); torus "
+                 "and custom describe the whole network: no NVSwitch, no NICs")
+          .def("fat-tree"),
+      integer_field("tiers", "fat-tree tiers (rail-optimized: 2)").range(1, 3).def("2"),
+      integer_field("radix", "switch ports (fat-tree, rail-optimized)").range(2, 1e6).def("64"),
+      number_field("oversubscription", "leaf (rail-optimized: rail leaf) downlink:uplink port ratio")
+          .range(1, 1e6)
+          .def("1"),
+      number_field("aggregation_oversubscription",
+                   "3-tier fat-tree: aggregation downlink:uplink port ratio")
+          .range(1, 1e6)
+          .def("1"),
+      list_field("dims", "torus: size of each dimension, 1 to 3 integers >= 1 (e.g. [4, 4, 4]) whose "
+                         "product is the accelerator count; accelerator a sits at x0 = a mod d0, "
+                         "x1 = (a / d0) mod d1, ..."),
+      integer_field("groups", "dragonfly: number of groups").range(1, 1e6),
+      integer_field("routers_per_group", "dragonfly: routers per group (all-to-all local links)")
+          .range(1, 1e6),
+      integer_field("terminals_per_router", "dragonfly: NIC ports per router").range(1, 1e6),
+      integer_field("global_links_per_router",
+                    "dragonfly: inter-group ports per router; routers_per_group x this >= groups - 1")
+          .range(0, 1e6),
+      string_field("file", "custom: edge-list file, relative to the file that sets it; lines "
+                           "`a,b,bytes_per_s,latency_s` over vertices gpu0..gpuN-1 and named switches"),
       object_field("nic",
                    {integer_field("per_node", "NICs per node; unset: cluster.node.per_node").range(1, 1e6),
                     quantity_field("bandwidth", Dimension::bytes_per_s, "per NIC, one direction")
                         .positive()
                         .need()},
-                   "network interfaces")
-          .need(),
-      object_field("link", {quantity_field("latency", Dimension::seconds, "per hop").def("1 us")},
+                   "network interfaces; required with more than one node, except for torus (where "
+                   "nic.bandwidth is the link default) and custom"),
+      object_field("link",
+                   {quantity_field("latency", Dimension::seconds, "per hop").def("1 us"),
+                    quantity_field("bandwidth", Dimension::bytes_per_s,
+                                   "switch-to-switch link (torus: chip-to-chip ICI link), one direction; "
+                                   "unset: nic.bandwidth")
+                        .positive()},
                    "scale-out links"),
   };
   std::vector<Field> parallelism_fields{
@@ -123,6 +188,17 @@ Schema scenario_schema() {
       boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
       enum_field("gradient_reduce_dtype", {"bf16", "fp32"}, "gradient element type in the DP reduction")
           .def("bf16"),
+      object_field("offload",
+                   {boolean_field("optimizer", "optimizer state in host memory, streamed over the host link")
+                        .def("false"),
+                    boolean_field("activations", "stored activations in host memory").def("false")},
+                   "host-memory offloading (needs the accelerator's memory.host_bandwidth)"),
+      object_field("memory",
+                   {quantity_field("workspace", Dimension::bytes,
+                                   "per device: CUDA context, cuBLAS workspace, NCCL buffers")
+                        .def("1 GiB"),
+                    number_field("fragmentation", "caching-allocator reserved / allocated").range(1, 10).def("1.1")},
+                   "device-memory overheads of the footprint check"),
   };
   std::vector<Field> simulation_fields{
       enum_field("fidelity", {"analytical", "flow"}, "network model fidelity").def("analytical"),
@@ -156,6 +232,25 @@ Schema scenario_schema() {
           .need(),
       object_field("workload", workload_fields, "what runs on the cluster").need(),
       object_field("simulation", simulation_fields, "simulation options"),
+      object_field("power",
+                   {boolean_field("apply_throttling",
+                                  "slow compute by the TDP throttle factor (default: report it only)")
+                        .def("false"),
+                    quantity_field("nic", Dimension::watts, "one NIC with its transceiver").def("25 W"),
+                    quantity_field("switch", Dimension::watts, "one scale-out switch with its transceivers")
+                        .def("1500 W"),
+                    quantity_field("scale_up_energy_per_bit", Dimension::joules, "NVLink-class links").def("1.3 pJ"),
+                    quantity_field("scale_out_energy_per_bit", Dimension::joules, "NIC-to-switch links").def("5 pJ")},
+                   "power of the network gear and per-bit link energies (defaults: estimates, docs/models.md)"),
+      object_field("cost",
+                   {number_field("accelerator_hour_usd", "rental price, $ per accelerator-hour").range(0, 1e9),
+                    number_field("capex_usd_per_accelerator", "purchase price per accelerator incl. its share of "
+                                                              "servers and network, $")
+                        .range(0, 1e12),
+                    number_field("amortization_years", "straight-line lifetime of the capex").positive().def("4"),
+                    number_field("electricity_usd_per_kwh", "electricity price, $ per kWh").range(0, 1e6).def("0"),
+                    number_field("pue", "facility power / IT power").range(1, 10).def("1.2")},
+                   "prices for the cost report (unset: no cost)"),
       object_field("output", {string_field("dir", "output folder; unset: print only")}, "outputs"),
   };
   return schema;

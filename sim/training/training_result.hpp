@@ -16,6 +16,47 @@ struct StepBreakdown {
   double exposed_dp_s = 0;    ///< gradient reduction left after the last backward
   double bubble_s = 0;        ///< pipeline fill/drain idle time
   double optimizer_s = 0;     ///< optimizer step
+  double offload_s = 0;       ///< exposed host-link transfers of offloaded optimizer state / activations
+};
+
+/// Device memory of the largest pipeline stage (models/memory/memory_footprint.hpp), bytes.
+struct MemoryReport {
+  bool computed = false;
+  double capacity_bytes = 0;   ///< HBM per device
+  int peak_stage = 0;          ///< pipeline stage with the largest footprint
+  double total_bytes = 0;      ///< sum of the terms below
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double embedding_logits_bytes = 0;
+  double recompute_buffer_bytes = 0;
+  double workspace_bytes = 0;
+  double fragmentation_bytes = 0;
+};
+
+/// Power, energy and cost of one step (models/power). Device figures are for an average
+/// device; cluster figures include NICs and scale-out switches.
+struct PowerReport {
+  bool computed = false;
+  double device_average_w = 0;
+  double device_peak_w = 0;          ///< while kernels run, capped at TDP
+  double throttle_factor = 1;        ///< clock fraction the TDP allows (1: no throttling)
+  bool throttling_applied = false;   ///< compute time was divided by throttle_factor
+  double cluster_average_w = 0;
+  double cluster_peak_w = 0;
+  double energy_per_step_j = 0;      ///< whole cluster
+  double static_j = 0;               ///< whole cluster, per part (devices: idle x time)
+  double compute_j = 0;
+  double memory_j = 0;
+  double link_j = 0;
+  double network_j = 0;              ///< NIC and switch power x step time
+  double energy_per_token_j = 0;
+  double tokens_per_j = 0;
+  double model_flops_per_j = 0;      ///< performance per watt: model FLOP/s per W
+  bool cost_computed = false;
+  double cost_per_step_usd = 0;
+  double usd_per_million_tokens = 0;
 };
 
 /// Summary of one training step.
@@ -34,6 +75,8 @@ struct TrainingResult {
   StepBreakdown breakdown;
   std::uint64_t fingerprint = 0;       ///< engine event fingerprint
   std::uint64_t events = 0;            ///< events fired
+  MemoryReport memory;                 ///< filled by the runner before simulating
+  PowerReport power;                   ///< filled by the runner after simulating
   std::vector<std::string> notes;      ///< assumptions the run made (shown in reports)
 };
 

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -205,7 +207,8 @@ workload: {model: llama-3-8b, seq_len: 4096, global_batch: 8, precision: fp8, pa
 TEST_CASE("loader: bad input, keys and types") {
   CHECK(one_problem(kBase + "simulaton: {seed: 1}\n") ==
         "t.yaml:31:1: simulaton: unknown key 'simulaton' (valid keys: schema_version, name, description, "
-        "include, accelerators, models, cluster, workload, simulation, output | did you mean 'simulation'?)");
+        "include, accelerators, models, cluster, workload, simulation, power, cost, output | did you mean "
+        "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
         "sequence_parallel, schedule, zero | did you mean 'tp'?)");
@@ -343,7 +346,7 @@ TEST_CASE("loader: several problems are reported together, sorted by position") 
   REQUIRE(diagnostics.size() == 4);
   CHECK(diagnostics[0].render() == "t.yaml:3:1: colour: unknown key 'colour' (valid keys: schema_version, name, "
                                    "description, include, accelerators, models, cluster, workload, simulation, "
-                                   "output)");
+                                   "power, cost, output)");
   CHECK(diagnostics[1].render() == "t.yaml:8:28: accelerators.test-gpu.memory.hbm_capacity: \"80 GiB/s\" is a "
                                    "bandwidth, expected a size such as \"80 GiB\" or \"50 MB\"");
   CHECK(diagnostics[2].render() == "t.yaml:21:10: cluster.nodes: expected an integer, got \"two\"");
@@ -358,17 +361,17 @@ TEST_CASE("loader: catalog lists and describes library presets") {
   CHECK(library_names(LibraryKind::systems, "/nonexistent").empty());
   const std::string gpu = describe_library_entry("lib-gpu", kLibrary);
   CHECK(gpu.rfind("accelerator lib-gpu (" + kLibrary + "/accelerators/lib-gpu.yaml)\n", 0) == 0);
-  CHECK(gpu.find("\n  memory.hbm_capacity   40 GiB\n") != std::string::npos);
-  CHECK(gpu.find("\n  efficiency.memory     0.85 (default)\n") != std::string::npos);
-  CHECK(gpu.find("\n  kernel_launch         4 us (default)\n") != std::string::npos);
-  CHECK(gpu.find("\n  power.idle            (unset) [W]\n") != std::string::npos);
-  CHECK(gpu.find("\n  peak.bf16             200 TFLOP/s\n") != std::string::npos);
+  CHECK(gpu.find("\n  memory.hbm_capacity         40 GiB\n") != std::string::npos);
+  CHECK(gpu.find("\n  efficiency.memory           0.85 (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  kernel_launch               4 us (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  power.idle                  (unset) [W]\n") != std::string::npos);
+  CHECK(gpu.find("\n  peak.bf16                   200 TFLOP/s\n") != std::string::npos);
   const std::string llm = describe_library_entry("lib-llm", kLibrary);
   CHECK(llm.find("\n  hidden_size              512\n") != std::string::npos);
   CHECK(llm.find("\n  tie_word_embeddings      false (default)\n") != std::string::npos);
   const std::string node = describe_library_entry("lib-node", kLibrary);
-  CHECK(node.find("\n  cluster.node.per_node             4\n") != std::string::npos);
-  CHECK(node.find("\n  cluster.network.nic.bandwidth     100 Gb/s (12.5 GB/s)\n") != std::string::npos);
+  CHECK(node.find("\n  cluster.node.per_node                         4\n") != std::string::npos);
+  CHECK(node.find("\n  cluster.network.nic.bandwidth                 100 Gb/s (12.5 GB/s)\n") != std::string::npos);
   try {
     describe_library_entry("lib-gpv", kLibrary);
     FAIL("expected ConfigError");
@@ -376,4 +379,143 @@ TEST_CASE("loader: catalog lists and describes library presets") {
     CHECK(std::string(e.what()) ==
           "unknown library entry 'lib-gpv' (valid choices: lib-gpu, lib-llm, lib-node | did you mean 'lib-gpu'?)");
   }
+}
+
+TEST_CASE("loader: torus keys (dims, link bandwidth) with positions") {
+  const std::string torus = edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n",
+                                          "    topology: torus\n    dims: [4, 4]\n    link: {bandwidth: \"100 GB/s\"}\n"}});
+  const Scenario s = load(torus);
+  CHECK(s.cluster.network.scale_out.topology == "torus");
+  CHECK(s.cluster.network.scale_out.torus_dims == std::vector<int>{4, 4});
+  CHECK(s.cluster.network.scale_out.link_bytes_per_s == doctest::Approx(100e9));
+  CHECK(one_problem(edit(torus, {{"[4, 4]", "[4, x]"}})) ==
+        "t.yaml:24:15: cluster.network.dims: torus dimension size must be an integer in [1, 1000000], got \"x\"");
+  CHECK(one_problem(edit(torus, {{"    dims: [4, 4]\n", ""}})) ==
+        "t.yaml:23:15: cluster.network.dims: topology torus needs cluster.network.dims");
+  const auto mismatch = problems(edit(torus, {{"[4, 4]", "[4, 8]"}}));
+  REQUIRE(mismatch.size() == 1);
+  CHECK(mismatch[0].key_path == "cluster.network");
+  CHECK(mismatch[0].line == 23);
+  CHECK(mismatch[0].message.find("torus dims [4, 8] hold 32 accelerators, but the cluster has 16") !=
+        std::string::npos);
+}
+
+TEST_CASE("loader: dragonfly, rail-optimized and per-tier fat-tree keys") {
+  const Scenario dragonfly = load(edit(
+      kBase, {{"  network:\n", "  network:\n    topology: dragonfly\n    groups: 3\n    routers_per_group: 2\n"
+                               "    terminals_per_router: 4\n    global_links_per_router: 1\n"}}));
+  const auto& out = dragonfly.cluster.network.scale_out;
+  CHECK(out.dragonfly_groups == 3);
+  CHECK(out.dragonfly_routers_per_group == 2);
+  CHECK(out.dragonfly_terminals_per_router == 4);
+  CHECK(out.dragonfly_global_links_per_router == 1);
+  const auto missing = problems(edit(kBase, {{"  network:\n", "  network:\n    topology: dragonfly\n    groups: 3\n"}}));
+  REQUIRE(missing.size() == 3);
+  CHECK(missing[0].render() ==
+        "t.yaml:23:15: cluster.network.routers_per_group: topology dragonfly needs cluster.network.routers_per_group");
+  CHECK(missing[2].key_path == "cluster.network.global_links_per_router");
+
+  const Scenario tree = load(edit(kBase, {{"  network:\n", "  network:\n    tiers: 3\n    radix: 8\n"
+                                                           "    aggregation_oversubscription: 3\n"}}));
+  CHECK(tree.cluster.network.scale_out.aggregation_oversubscription == doctest::Approx(3.0));
+  CHECK(tree.cluster.network.scale_out.link_bytes_per_s == 0.0);  // unset: the NIC bandwidth
+  CHECK(one_problem(edit(kBase, {{"  network:\n", "  network:\n    aggregation_oversubscription: 0.5\n"}})) ==
+        "t.yaml:23:35: cluster.network.aggregation_oversubscription: out of range: must be between 1 and 1000000, "
+        "got 0.5");
+  const Scenario rails = load(edit(kBase, {{"  network:\n", "  network:\n    topology: rail-optimized\n    radix: 16\n"}}));
+  CHECK(rails.cluster.network.scale_out.topology == "rail-optimized");
+  // Without a NIC section a multi-node fat-tree has no scale-out bandwidth.
+  CHECK(one_problem(edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n", "    radix: 16\n"}})) ==
+        "t.yaml:23:5: cluster.network.nic.bandwidth: missing required key 'bandwidth': NIC bandwidth is "
+        "needed with more than one node (except for topology torus or custom)");
+}
+
+TEST_CASE("loader: scale_up.domain_size (multi-node NVLink domains)") {
+  const Scenario s = load(edit(kBase, {{"per_node: 8}", "per_node: 8, scale_up: {domain_size: 16}}"}}));
+  CHECK(s.cluster.network.scale_up.domain_size == 16);
+  CHECK(one_problem(edit(kBase, {{"per_node: 8}", "per_node: 8, scale_up: {domain_size: 12}}"}})) ==
+        "t.yaml:21:70: cluster.node.scale_up.domain_size: domain_size 12 must be a multiple of per_node 8 "
+        "that divides the 16 accelerators (whole nodes per domain)");
+}
+
+TEST_CASE("loader: a custom topology file is found relative to the scenario file") {
+  const auto folder = std::filesystem::temp_directory_path() / "clustersim_loader_custom";
+  std::filesystem::create_directories(folder);
+  std::string csv;
+  for (int gpu = 0; gpu < 16; ++gpu) csv += "gpu" + std::to_string(gpu) + ",sw" + std::to_string(gpu / 8) + ",50e9,1e-6\n";
+  csv += "sw0,sw1,400e9,1e-6\n";
+  std::ofstream(folder / "net.csv") << csv;
+  const std::string scenario =
+      edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n", "    topology: custom\n    file: net.csv\n"}});
+  std::ofstream(folder / "custom.yaml") << scenario;
+  const Scenario s = load_scenario(folder / "custom.yaml", {}, kLibrary);
+  CHECK(s.cluster.network.scale_out.custom_file == (folder / "net.csv").string());
+
+  std::ofstream(folder / "net.csv") << "gpu0,sw0,50e9\n";
+  try {
+    (void)load_scenario(folder / "custom.yaml", {}, kLibrary);
+    FAIL("expected ScenarioError");
+  } catch (const ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics()[0].key_path == "cluster.network.file");
+    CHECK(e.diagnostics()[0].line == 24);
+    CHECK(e.diagnostics()[0].message.find("net.csv:1: expected 4 comma-separated fields") != std::string::npos);
+  }
+}
+
+TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
+  // No tdp, no L2 bandwidth, no host memory: HBM only, no power figures.
+  Scenario plain = load(kBase);
+  REQUIRE(plain.cluster.memory_levels.size() == 1);
+  CHECK(plain.cluster.memory_levels[0].kind == models::MemoryLevelKind::hbm);
+  CHECK(plain.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12));  // default
+  CHECK(plain.cluster.memory_levels[0].latency_s == doctest::Approx(500e-9));
+  CHECK(plain.cluster.power.tdp_w == 0);
+  CHECK(plain.memory.workspace_bytes == 1024.0 * 1024 * 1024);
+  CHECK(plain.memory.fragmentation == doctest::Approx(1.1));
+  CHECK_FALSE(plain.cost.any());
+  CHECK(plain.cluster.power.nic_w == 25);
+  CHECK(plain.cluster.power.switch_w == 1500);
+
+  const std::string rich = edit(
+      kBase, {{R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s"})",
+               R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s", l2: "40 MiB", l2_bandwidth: "6 TB/s",
+              host_capacity: "256 GB", host_bandwidth: "64 GB/s", host_link: c2c, energy: {hbm: "20 pJ"}}
+    power: {tdp: "500 W", idle: "100 W", energy_per_flop: {fp16: "0.4 pJ"}}
+    efficiency: {matmul: 0.8})"},
+              {"simulation: {seed: 3}", "simulation: {seed: 3}\ncost: {accelerator_hour_usd: 2.5}\n"
+                                        "power: {apply_throttling: true, nic: \"30 W\"}"},
+              {"micro_batch: 2", "micro_batch: 2\n  offload: {optimizer: true}\n  memory: {fragmentation: 1.2}"}});
+  const Scenario s = load(rich);
+  REQUIRE(s.cluster.memory_levels.size() == 3);
+  CHECK(s.cluster.host_link == models::HostLink::c2c);
+  const models::MemoryHierarchy memory(s.cluster.memory_levels, s.cluster.host_link);
+  CHECK(memory.level(models::MemoryLevelKind::l2).bytes_per_s == doctest::Approx(6e12));
+  CHECK(memory.level(models::MemoryLevelKind::host).bytes_per_s == doctest::Approx(64e9));
+  CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12));
+  CHECK(s.cluster.power.tdp_w == 500);
+  CHECK(s.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12));
+  // Unset bf16 energy: 0.8 x (500 - 100) W / (0.8 x 300 TFLOP/s).
+  CHECK(s.cluster.power.flop_energy_j(models::Dtype::bf16) == doctest::Approx(320.0 / 240e12));
+  CHECK(s.cluster.power.nic_w == 30);
+  CHECK(s.power.apply_throttling);
+  REQUIRE(s.cost.accelerator_hour_usd.has_value());
+  CHECK(*s.cost.accelerator_hour_usd == 2.5);
+  CHECK(s.memory.offload_optimizer);
+  CHECK_FALSE(s.memory.offload_activations);
+  CHECK(s.memory.fragmentation == doctest::Approx(1.2));
+}
+
+TEST_CASE("loader: bad memory, power and cost keys are reported") {
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  offload: {activations: true}"}})) ==
+        "t.yaml:29:26: workload.offload.activations: offloading needs host memory, but accelerator 'test-gpu' "
+        "sets no memory.host_capacity and memory.host_bandwidth");
+  CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}",
+                                  "simulation: {seed: 3}\ncost: {accelerator_hour_usd: 2, capex_usd_per_accelerator: 1}"}}))
+            .find("cost.capex_usd_per_accelerator: set either cost.accelerator_hour_usd or "
+                  "cost.capex_usd_per_accelerator, not both") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  memory: {fragmentation: 0.5}"}}))
+            .find("workload.memory.fragmentation") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3}\npower: {nic: \"25 Gb/s\"}"}}))
+            .find("power.nic") != std::string::npos);
 }

@@ -1,0 +1,130 @@
+#pragma once
+/// Device memory needed by one training job, per pipeline stage: weights, gradients and
+/// optimizer state under ZeRO 0-3, activations by Korthikanti et al. (arXiv:2205.05198), the
+/// embedding/logits extras, workspace and allocator fragmentation; the KV cache of serving.
+/// Every constant is documented in docs/models.md ("Memory").
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/llm/transformer_spec.hpp"
+#include "sim/engine/error.hpp"
+
+namespace clustersim::models {
+
+/// Which activations the backward pass recomputes instead of storing.
+enum class RecomputePolicy { none, selective, full };
+/// Pipeline schedule, for the number of micro-batches whose activations a stage holds.
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
+
+/// cuBLAS workspace (32 MiB per stream on Hopper, x a few streams), NCCL channel buffers of
+/// the TP/DP/PP communicators, and the CUDA context: 1 GiB per device. An assumption
+/// (documented estimate), see docs/models.md.
+inline constexpr double kDefaultWorkspaceBytes = 1024.0 * 1024.0 * 1024.0;
+/// Caching-allocator fragmentation: reserved / allocated. 1.10 is an assumption (documented
+/// estimate; PyTorch's caching allocator typically reserves 5-20 % more than allocated).
+inline constexpr double kDefaultFragmentation = 1.10;
+
+/// Everything the footprint depends on, in plain numbers (the models layer does not see the
+/// scenario). Bytes per parameter default to Megatron mixed-precision Adam.
+struct FootprintInputs {
+  TransformerSpec model;
+  std::int64_t seq_len = 0;       ///< tokens per sequence
+  std::int64_t micro_batch = 1;   ///< sequences per micro-batch
+  std::int64_t microbatches = 1;  ///< micro-batches per pipeline per step
+  int tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
+  bool sequence_parallel = true;
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  int zero = 1;  ///< 0..3; ZeRO shards over the dp x cp group
+  RecomputePolicy recompute = RecomputePolicy::selective;
+  bool flash_attention = true;   ///< no s x s score matrices stored
+  double activation_bytes_per_element = 2;  ///< bf16/fp16 activations
+  double weight_bytes_per_param = 2;        ///< bf16 working weights
+  double gradient_bytes_per_param = 4;      ///< fp32 main gradients (Megatron)
+  double optimizer_bytes_per_param = 12;    ///< fp32 master weight + Adam m + v
+  bool offload_optimizer = false;    ///< optimizer state lives in host memory
+  bool offload_activations = false;  ///< stored activations live in host memory
+  double workspace_bytes = kDefaultWorkspaceBytes;
+  double fragmentation = kDefaultFragmentation;  ///< >= 1, applied to allocator-managed terms
+
+  /// Throws ConfigError naming the field when a size, degree or factor is out of range, or
+  /// layers / heads / sequence do not divide by the parallel split.
+  void validate() const;
+};
+
+/// One named part of a footprint, bytes per device.
+struct FootprintTerm {
+  std::string name;
+  double bytes = 0;
+};
+
+/// Memory of one device of one pipeline stage, bytes.
+struct StageFootprint {
+  int stage = 0;
+  int inflight_microbatches = 0;    ///< micro-batches (x chunks when interleaved) held
+  double stored_layer_activations = 0;  ///< layer x micro-batch activation sets held
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;          ///< transformer layers, all in-flight micro-batches
+  double embedding_head_bytes = 0;       ///< embedding dropout mask / final norm, LM head input, fp32 logits
+  double recompute_buffer_bytes = 0;     ///< one layer recomputed at a time (full / selective)
+  double workspace_bytes = 0;
+  double fragmentation_bytes = 0;
+  double total_bytes = 0;
+  /// The terms above with their names, largest first (ties: declaration order).
+  std::vector<FootprintTerm> terms_largest_first() const;
+};
+
+/// Footprint of every pipeline stage and the largest one.
+struct TrainingFootprint {
+  std::vector<StageFootprint> stages;
+  int peak_stage = 0;  ///< stage with the largest total (ties: lowest)
+  const StageFootprint& peak() const { return stages.at(static_cast<std::size_t>(peak_stage)); }
+};
+
+/// Activations of one transformer layer for one micro-batch on one device, bytes, as stored
+/// for the backward pass under `inputs.recompute` (Korthikanti et al. eqs. 1-6, generalized
+/// to GQA and SwiGLU; reduces to s b h (34 + 5 a s / h) for MHA with a 4h GELU MLP).
+/// Sequence length per device is seq_len / cp.
+double layer_activation_bytes(const FootprintInputs& inputs);
+/// Activations of one layer for one micro-batch with no recompute (the peak working set the
+/// backward of one layer needs), bytes.
+double layer_full_activation_bytes(const FootprintInputs& inputs);
+/// Micro-batch (x chunk) activation sets pipeline stage `stage` holds at its peak: 1F1B
+/// min(m, pp - stage); GPipe m; interleaved min(m vp, 2 (pp - stage - 1) + (vp - 1) pp + 1)
+/// chunks (Megatron's warm-up count + 1).
+int inflight_microbatches(const FootprintInputs& inputs, int stage);
+/// Footprint of one stage. Throws ConfigError (validate()) or for a stage out of range.
+StageFootprint stage_footprint(const FootprintInputs& inputs, int stage);
+/// Footprint of all stages.
+TrainingFootprint training_footprint(const FootprintInputs& inputs);
+
+/// Thrown when a scenario needs more device memory than it has. what() reads
+/// "does not fit: needs X GiB of Y GiB on pipeline stage S (weights A GiB, ...)".
+class DoesNotFitError : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
+/// Throws DoesNotFitError when the peak stage's total exceeds `capacity_bytes`, listing the
+/// four largest terms. Throws ConfigError for a non-positive capacity.
+void check_fits(const TrainingFootprint& footprint, double capacity_bytes);
+
+/// KV cache of serving, bytes per device: 2 (K and V) x layers x kv_heads x head_dim x tokens
+/// x bytes_per_element / min(tp, kv_heads) (with tp > kv_heads each rank keeps one replicated
+/// KV head). Throws ConfigError for negative tokens or non-positive bytes or tp.
+double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_per_element, int tp);
+
+/// Rough HBM traffic of one training step on one device of `stage`, bytes: weights read
+/// three times per micro-batch per layer (forward, data-gradient and weight-gradient GEMMs;
+/// four with full recompute), every stored activation written once and read once per
+/// micro-batch (forward and backward: 4x the no-recompute set), fp32 main-gradient
+/// accumulation (read + write 4 B/param per micro-batch), and Adam over the optimizer shard
+/// (12 B read + 12 B written + gradient read + 2 B written). An estimate for energy.
+double estimated_step_hbm_bytes(const FootprintInputs& inputs, int stage);
+
+/// Bytes per GiB.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace clustersim::models

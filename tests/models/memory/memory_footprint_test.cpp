@@ -1,0 +1,252 @@
+#include "models/memory/memory_footprint.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+/// GPT with MHA and a 4h GELU MLP (Korthikanti's setting).
+TransformerSpec gpt(std::int64_t h, std::int64_t layers, std::int64_t heads, std::int64_t vocab) {
+  TransformerSpec m;
+  m.name = "gpt-test";
+  m.hidden_size = h;
+  m.num_hidden_layers = layers;
+  m.num_attention_heads = heads;
+  m.num_key_value_heads = heads;
+  m.intermediate_size = 4 * h;
+  m.vocab_size = vocab;
+  m.hidden_act = Activation::gelu;
+  return m;
+}
+
+/// Korthikanti et al. Table 3 / Figure 1 "Megatron 22B": s 2048, b 4, t 8, p 1.
+FootprintInputs megatron_22b() {
+  FootprintInputs in;
+  in.model = gpt(6144, 48, 64, 51200);
+  in.seq_len = 2048;
+  in.micro_batch = 4;
+  in.microbatches = 8;
+  in.tp = 8;
+  in.flash_attention = false;
+  return in;
+}
+
+/// A tiny model for hand-computed parameter bytes: 4 layers of 12,584,960 parameters
+/// (4 h^2 + 2 h x 4h + 2 h with h = 1024), embedding and LM head of 1000 x 1024, final norm
+/// 1024: 52,388,864 parameters.
+FootprintInputs tiny() {
+  FootprintInputs in;
+  in.model = gpt(1024, 4, 8, 1000);
+  in.seq_len = 512;
+  in.micro_batch = 1;
+  in.microbatches = 4;
+  in.dp = 4;
+  in.workspace_bytes = 0;
+  in.fragmentation = 1.0;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("Korthikanti 22B per-layer activations for each recompute and SP setting") {
+  FootprintInputs in = megatron_22b();
+  const double sbh = 2048.0 * 4 * 6144;  // 50,331,648
+  in.sequence_parallel = false;
+  in.recompute = RecomputePolicy::none;
+  // s b h (10 + 24/t + 5 a s / (h t)) = sbh (10 + 3 + 13.333)
+  CHECK(layer_activation_bytes(in) == doctest::Approx(sbh * (13.0 + 5.0 * 64 * 2048 / (6144.0 * 8))));
+  in.sequence_parallel = true;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(sbh / 8 * (34.0 + 5.0 * 64 * 2048 / 6144.0)));
+  in.recompute = RecomputePolicy::selective;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(213909504.0));  // 34 sbh / t
+  in.sequence_parallel = false;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(sbh * 13.0));
+  in.recompute = RecomputePolicy::full;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(2.0 * sbh));
+  in.sequence_parallel = true;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(2.0 * sbh / 8));
+  // FlashAttention drops the 5as/h term even without recompute.
+  in.recompute = RecomputePolicy::none;
+  in.flash_attention = true;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(213909504.0));
+}
+
+TEST_CASE("Korthikanti Figure 1 activation totals per GPU (first stage)") {
+  FootprintInputs in = megatron_22b();
+  in.sequence_parallel = false;
+  in.recompute = RecomputePolicy::none;
+  StageFootprint fp = stage_footprint(in, 0);
+  CHECK(fp.activations_bytes / kGiB == doctest::Approx(59.25));
+  in.sequence_parallel = true;
+  in.recompute = RecomputePolicy::selective;
+  fp = stage_footprint(in, 0);
+  CHECK(fp.activations_bytes / kGiB == doctest::Approx(9.5625));
+
+  // GPT-3 175B, t 8, p 8, interleaved with 3 chunks: 31 chunk sets of 4 layers on stage 0
+  // = 96 x (1 + 7/24) layer sets.
+  FootprintInputs big;
+  big.model = gpt(12288, 96, 96, 51200);
+  big.seq_len = 2048;
+  big.micro_batch = 1;
+  big.microbatches = 64;
+  big.tp = 8;
+  big.pp = 8;
+  big.vp = 3;
+  big.schedule = ScheduleKind::interleaved;
+  big.flash_attention = false;
+  fp = stage_footprint(big, 0);
+  CHECK(fp.inflight_microbatches == 31);
+  CHECK(fp.activations_bytes / kGiB == doctest::Approx(12.3515625));
+
+  // Turing-NLG 530B (p 35, interleaved x 3) and the 1T model (p 64, 1F1B).
+  big.model = gpt(20480, 105, 128, 51200);
+  big.pp = 35;
+  fp = stage_footprint(big, 0);
+  CHECK(fp.inflight_microbatches == 139);
+  CHECK(fp.activations_bytes / kGiB == doctest::Approx(23.076171875));
+  big.model = gpt(25600, 128, 160, 51200);
+  big.pp = 64;
+  big.vp = 1;
+  big.schedule = ScheduleKind::one_f_one_b;
+  big.sequence_parallel = false;
+  big.recompute = RecomputePolicy::none;
+  fp = stage_footprint(big, 0);
+  CHECK(fp.activations_bytes / kGiB == doctest::Approx(131.25));
+}
+
+TEST_CASE("in-flight micro-batches per schedule") {
+  FootprintInputs in = tiny();
+  in.pp = 4;
+  in.microbatches = 8;
+  CHECK(inflight_microbatches(in, 0) == 4);
+  CHECK(inflight_microbatches(in, 3) == 1);
+  in.microbatches = 2;
+  CHECK(inflight_microbatches(in, 0) == 2);
+  in.microbatches = 8;
+  in.schedule = ScheduleKind::gpipe;
+  CHECK(inflight_microbatches(in, 3) == 8);
+  in.schedule = ScheduleKind::interleaved;
+  in.vp = 2;
+  in.model.num_hidden_layers = 8;
+  CHECK(inflight_microbatches(in, 0) == 11);  // 2 x 3 + 1 x 4 + 1
+  CHECK(inflight_microbatches(in, 3) == 5);
+  CHECK_THROWS_WITH(inflight_microbatches(in, 4), doctest::Contains("stage 4 is outside [0, 4)"));
+}
+
+TEST_CASE("weights, gradients and optimizer state under ZeRO 0-3") {
+  FootprintInputs in = tiny();
+  const double params = 52388864.0;
+  in.zero = 0;
+  StageFootprint fp = stage_footprint(in, 0);
+  CHECK(fp.weights_bytes == doctest::Approx(2 * params));
+  CHECK(fp.gradients_bytes == doctest::Approx(4 * params));
+  CHECK(fp.optimizer_bytes == doctest::Approx(12 * params));
+  in.zero = 1;
+  fp = stage_footprint(in, 0);
+  CHECK(fp.gradients_bytes == doctest::Approx(4 * params));
+  CHECK(fp.optimizer_bytes == doctest::Approx(3 * params));
+  in.zero = 2;
+  fp = stage_footprint(in, 0);
+  CHECK(fp.weights_bytes == doctest::Approx(2 * params));
+  CHECK(fp.gradients_bytes == doctest::Approx(params));
+  in.zero = 3;
+  fp = stage_footprint(in, 0);
+  CHECK(fp.weights_bytes == doctest::Approx(params / 2));
+  // Optimizer offload empties the device's optimizer state.
+  in.offload_optimizer = true;
+  CHECK(stage_footprint(in, 0).optimizer_bytes == 0);
+}
+
+TEST_CASE("stage totals: embedding on the first stage, logits on the last, fragmentation, workspace") {
+  FootprintInputs in = tiny();
+  in.pp = 2;
+  in.zero = 0;
+  in.microbatches = 4;
+  const StageFootprint first = stage_footprint(in, 0);
+  const StageFootprint last = stage_footprint(in, 1);
+  // First: 2 layers + embedding; last: 2 layers + LM head + final norm.
+  CHECK(first.weights_bytes == doctest::Approx(2 * (2 * 12584960.0 + 1024000.0)));
+  CHECK(last.weights_bytes == doctest::Approx(2 * (2 * 12584960.0 + 1024000.0 + 1024.0)));
+  // Embedding dropout mask 1 B per token x h / t(SP) for 2 in-flight micro-batches.
+  CHECK(first.embedding_head_bytes == doctest::Approx(2 * 512.0 * 1024));
+  // Final norm + LM-head inputs 4 s b h, fp32 logits 4 s b v, 1 micro-batch in flight.
+  CHECK(last.embedding_head_bytes == doctest::Approx(4 * 512.0 * 1024 + 4 * 512.0 * 1000));
+  // Selective with flash: the stored set is the full set, no recompute buffer.
+  CHECK(first.recompute_buffer_bytes == 0);
+  in.fragmentation = 1.25;
+  in.workspace_bytes = 1000;
+  const StageFootprint padded = stage_footprint(in, 0);
+  const double allocated = first.total_bytes;
+  CHECK(padded.fragmentation_bytes == doctest::Approx(0.25 * allocated));
+  CHECK(padded.total_bytes == doctest::Approx(1.25 * allocated + 1000));
+}
+
+TEST_CASE("full recompute keeps one layer's rematerialized activations as a buffer") {
+  FootprintInputs in = megatron_22b();
+  in.recompute = RecomputePolicy::full;
+  const double sbh = 2048.0 * 4 * 6144;
+  const StageFootprint fp = stage_footprint(in, 0);
+  CHECK(fp.activations_bytes == doctest::Approx(48 * 2 * sbh / 8));
+  CHECK(fp.recompute_buffer_bytes ==
+        doctest::Approx(sbh / 8 * (34.0 + 5.0 * 64 * 2048 / 6144.0) - 2 * sbh / 8));
+}
+
+TEST_CASE("does-not-fit message names the stage and the largest terms") {
+  FootprintInputs in = megatron_22b();
+  in.sequence_parallel = false;
+  in.recompute = RecomputePolicy::none;
+  const TrainingFootprint fp = training_footprint(in);
+  CHECK_THROWS_AS(check_fits(fp, 80e9), DoesNotFitError);
+  try {
+    check_fits(fp, 80e9);
+  } catch (const DoesNotFitError& e) {
+    const std::string message = e.what();
+    CHECK(message.rfind("does not fit: needs ", 0) == 0);
+    CHECK(message.find("of 74.5 GiB on pipeline stage 0 (activations 59.2 GiB, optimizer") != std::string::npos);
+  }
+  CHECK_NOTHROW(check_fits(fp, 200e9));
+  CHECK_THROWS_WITH(check_fits(fp, 0), doctest::Contains("capacity must be positive"));
+}
+
+TEST_CASE("KV cache per device") {
+  TransformerSpec m = gpt(8192, 80, 64, 128256);
+  m.num_key_value_heads = 8;
+  // 2 x 80 x 8 x 128 x 1000 x 2 / 8
+  CHECK(kv_cache_bytes(m, 1000, 2, 8) == doctest::Approx(40960000.0));
+  // tp 16 > 8 KV heads: each rank keeps one head.
+  CHECK(kv_cache_bytes(m, 1000, 2, 16) == doctest::Approx(40960000.0));
+  CHECK(kv_cache_bytes(m, 1000, 1, 1) == doctest::Approx(163840000.0));
+  CHECK_THROWS_WITH(kv_cache_bytes(m, -1, 2, 1), doctest::Contains("tokens must not be negative"));
+  CHECK_THROWS_WITH(kv_cache_bytes(m, 1, 0, 1), doctest::Contains("bytes per element must be positive"));
+}
+
+TEST_CASE("invalid footprint inputs are rejected with the field named") {
+  FootprintInputs in = tiny();
+  in.zero = 4;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("ZeRO stage 4 is not one of 0, 1, 2, 3"));
+  in = tiny();
+  in.pp = 3;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("4 layers are not divisible by pp x vp = 3"));
+  in = tiny();
+  in.fragmentation = 0.9;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("fragmentation factor 0.9 must be >= 1"));
+  in = tiny();
+  in.cp = 3;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("seq_len 512 is not divisible by cp 3"));
+}
+
+TEST_CASE("estimated HBM traffic of a step") {
+  FootprintInputs in = tiny();
+  in.dp = 1;
+  in.zero = 0;
+  in.microbatches = 1;
+  in.recompute = RecomputePolicy::none;
+  const double params = 52388864.0;
+  const double layer = 512.0 * 1024 * 34;  // s b h 34 (flash, t 1)
+  const double expected = 3 * params * 2 + 4 * 4 * layer + 8 * params + params * 30;
+  CHECK(estimated_step_hbm_bytes(in, 0) == doctest::Approx(expected));
+}

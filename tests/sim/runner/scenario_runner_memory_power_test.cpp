@@ -1,0 +1,92 @@
+// The runner's memory check (before simulating), offload cost and power report (issue 4).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/memory/memory_footprint.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+scenario::Scenario gpt_on_a100(const std::string& model, const std::string& parallelism) {
+  return scenario::load_scenario_from_string(R"(schema_version: 1
+name: memory-power-test
+include: [systems/dgx-a100.yaml]
+cluster: {nodes: 2}
+workload:
+  kind: training
+  model: )" + model + R"(
+  seq_len: 2048
+  global_batch: 32
+  parallelism: )" + parallelism + R"(
+cost: {accelerator_hour_usd: 2}
+)",
+                                             "memory-power-test.yaml");
+}
+
+}  // namespace
+
+TEST_CASE("a scenario that does not fit is an error before anything is simulated") {
+  const auto scenario = gpt_on_a100("megatron-gpt-1t", "{tp: 8, pp: 2, dp: 1}");
+  CHECK_THROWS_AS(runner::run_training(scenario), models::DoesNotFitError);
+  try {
+    runner::run_training(scenario);
+  } catch (const SimulationError& e) {
+    const std::string message = e.what();
+    CHECK(message.rfind("does not fit: needs ", 0) == 0);
+    CHECK(message.find(" of 74.5 GiB on pipeline stage 0 (optimizer ") != std::string::npos);
+    CHECK(message.find("weights ") != std::string::npos);
+  }
+}
+
+TEST_CASE("the result carries the memory footprint and the power report") {
+  const auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  const auto result = runner::run_training(scenario);
+  const auto& m = result.memory;
+  REQUIRE(m.computed);
+  CHECK(m.capacity_bytes == doctest::Approx(80e9));
+  CHECK(m.total_bytes == doctest::Approx(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes +
+                                         m.activations_bytes + m.embedding_logits_bytes + m.recompute_buffer_bytes +
+                                         m.workspace_bytes + m.fragmentation_bytes));
+  CHECK(m.total_bytes < m.capacity_bytes);
+  const auto& p = result.power;
+  REQUIRE(p.computed);
+  CHECK(p.energy_per_step_j == doctest::Approx(p.static_j + p.compute_j + p.memory_j + p.link_j + p.network_j));
+  CHECK(p.static_j == doctest::Approx(16 * 50.0 * result.step_time_s));  // A100 idle 50 W
+  CHECK(p.cluster_average_w == doctest::Approx(p.energy_per_step_j / result.step_time_s));
+  CHECK(p.energy_per_token_j == doctest::Approx(p.energy_per_step_j / (32.0 * 2048)));
+  CHECK(p.device_peak_w <= 400.0);
+  REQUIRE(p.cost_computed);
+  CHECK(p.cost_per_step_usd == doctest::Approx(16 * 2.0 * result.step_time_s / 3600));
+}
+
+TEST_CASE("throttling is reported by default and applied on request") {
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  scenario.cluster.power.energy_j_per_flop[models::Dtype::bf16] *= 20;  // far above TDP
+  const auto reported = runner::run_training(scenario);
+  CHECK(reported.power.throttle_factor < 1.0);
+  CHECK_FALSE(reported.power.throttling_applied);
+  scenario.power.apply_throttling = true;
+  const auto applied = runner::run_training(scenario);
+  CHECK(applied.power.throttling_applied);
+  const double extra = reported.breakdown.compute_s * (1.0 / reported.power.throttle_factor - 1.0);
+  CHECK(applied.step_time_s == doctest::Approx(reported.step_time_s + extra));
+  CHECK(applied.tokens_per_s == doctest::Approx(32.0 * 2048 / applied.step_time_s));
+}
+
+TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard") {
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  const auto base = runner::run_training(scenario);
+  scenario.memory.offload_optimizer = true;
+  const auto offloaded = runner::run_training(scenario);
+  CHECK(offloaded.memory.optimizer_bytes == 0);
+  auto inputs = runner::footprint_inputs(scenario);
+  inputs.offload_optimizer = false;
+  const double shard = models::stage_footprint(inputs, 1).optimizer_bytes;  // last stage: LM head + norm
+  CHECK(offloaded.breakdown.offload_s == doctest::Approx(2e-6 + shard / 32e9));
+  CHECK(offloaded.step_time_s == doctest::Approx(base.step_time_s + offloaded.breakdown.offload_s));
+}
