@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -39,11 +40,47 @@ void require_attention_shape(const AttentionShape& shape) {
   }
 }
 
+/// Query blocks per attention tile (FlashAttention-2 forward: 128 query rows per thread block).
+constexpr std::int64_t kAttentionQueryBlock = 128;
+
+bool is_gemm_kind(OpClass op) { return op == OpClass::gemm || op == OpClass::batched_gemm; }
+
+AttentionShape to_attention_shape(const KernelShape& shape) {
+  AttentionShape attention;
+  attention.batch = shape.batch;
+  attention.q_heads = shape.heads;
+  attention.kv_heads = shape.kv_heads > 0 ? shape.kv_heads : shape.heads;
+  attention.seq_q = shape.seq_q;
+  attention.seq_kv = shape.seq_kv > 0 ? shape.seq_kv : shape.seq_q;
+  attention.head_dim = shape.head_dim;
+  attention.causal = shape.causal;
+  attention.backward = shape.backward;
+  attention.fused = true;
+  attention.dtype = shape.dtype;
+  return attention;
+}
+
+GemmShape to_gemm_shape(const KernelShape& shape) {
+  GemmShape gemm;
+  gemm.m = shape.m;
+  gemm.n = shape.n;
+  gemm.k = shape.k;
+  gemm.batch = shape.batch;
+  gemm.dtype = shape.dtype;
+  return gemm;
+}
+
+/// The least preferred of two provenances (a composite is only as good as its weakest part).
+Provenance weakest(Provenance a, Provenance b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
+
 /// Sums the estimates of an op made of several kernels run back to back.
 void accumulate(OpEstimate& total, const OpEstimate& part, double& compute_bound_time_s) {
   total.time_s += part.time_s;
   total.flops += part.flops;
   total.bytes += part.bytes;
+  total.provenance = weakest(total.provenance, part.provenance);
   if (part.compute_bound) compute_bound_time_s += part.time_s;
 }
 
@@ -110,6 +147,17 @@ double ComputeModel::wave_quantization_efficiency(const GemmShape& shape) const 
 }
 
 OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
+  KernelShape kernel;
+  kernel.op = shape.batch > 1 ? OpClass::batched_gemm : OpClass::gemm;
+  kernel.dtype = shape.dtype;
+  kernel.m = shape.m;
+  kernel.n = shape.n;
+  kernel.k = shape.k;
+  kernel.batch = shape.batch;
+  return estimate(kernel);
+}
+
+OpEstimate ComputeModel::gemm_roofline(const GemmShape& shape) const {
   require_positive(shape.m, "GEMM", "m");
   require_positive(shape.n, "GEMM", "n");
   require_positive(shape.k, "GEMM", "k");
@@ -139,7 +187,19 @@ OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
 
 OpEstimate ComputeModel::attention(const AttentionShape& shape) const {
   require_attention_shape(shape);
-  return shape.fused ? fused_attention(shape) : unfused_attention(shape);
+  if (!shape.fused) return unfused_attention(shape);
+  KernelShape kernel;
+  kernel.op = OpClass::attention;
+  kernel.dtype = shape.dtype;
+  kernel.batch = shape.batch;
+  kernel.heads = shape.q_heads;
+  kernel.kv_heads = shape.kv_heads;
+  kernel.seq_q = shape.seq_q;
+  kernel.seq_kv = shape.seq_kv;
+  kernel.head_dim = shape.head_dim;
+  kernel.causal = shape.causal;
+  kernel.backward = shape.backward;
+  return estimate(kernel);
 }
 
 OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {
@@ -210,7 +270,7 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
   };
 
   OpEstimate total;
-  total.provenance = Provenance::roofline;
+  total.provenance = Provenance::measured_table;
   double compute_bound_time_s = 0;
   if (!shape.backward) {
     accumulate(total, batched_gemm(shape.seq_q, shape.seq_kv, shape.head_dim),  // S = Q K^T
@@ -251,17 +311,199 @@ OpEstimate ComputeModel::elementwise(const ElementwiseShape& shape) const {
     throw ConfigError("accelerator '" + spec_.name +
                       "' has no vector_flops_per_s for an elementwise op with flops");
   }
-  const double bytes = shape.bytes_read + shape.bytes_written;
-  const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
-  const double compute_s = shape.flops > 0 ? shape.flops / spec_.vector_flops_per_s : 0.0;
+  return bandwidth_op(OpClass::elementwise, shape.bytes_read + shape.bytes_written, shape.flops);
+}
 
+OpEstimate ComputeModel::bandwidth_roofline(double bytes, double flops) const {
+  if (flops > 0 && !(spec_.vector_flops_per_s > 0)) {
+    throw ConfigError("accelerator '" + spec_.name +
+                      "' has no vector_flops_per_s for an elementwise op with flops");
+  }
+  const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
+  const double compute_s = flops > 0 ? flops / spec_.vector_flops_per_s : 0.0;
   OpEstimate estimate;
   estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
-  estimate.flops = shape.flops;
+  estimate.flops = flops;
   estimate.bytes = bytes;
   estimate.compute_bound = compute_s > memory_s;
   estimate.provenance = Provenance::roofline;
   return estimate;
+}
+
+OpEstimate ComputeModel::bandwidth_op(OpClass op, double bytes, double flops) const {
+  KernelShape kernel;
+  kernel.op = op;
+  kernel.bytes = bytes;
+  kernel.flops = flops;
+  return estimate(kernel);
+}
+
+OpEstimate ComputeModel::layernorm(const LayerNormShape& shape) const {
+  require_positive(shape.rows, "layernorm", "rows");
+  require_positive(shape.hidden, "layernorm", "hidden");
+  const double elements = static_cast<double>(shape.rows) * static_cast<double>(shape.hidden);
+  const double bytes = elements * (dtype_bytes(shape.dtype) + output_dtype_bytes(shape.dtype)) +
+                       2.0 * static_cast<double>(shape.hidden) * dtype_bytes(shape.dtype) +
+                       8.0 * static_cast<double>(shape.rows);
+  return bandwidth_op(OpClass::layernorm, bytes, 8.0 * elements);
+}
+
+OpEstimate ComputeModel::softmax(const SoftmaxShape& shape) const {
+  require_positive(shape.rows, "softmax", "rows");
+  require_positive(shape.cols, "softmax", "cols");
+  const double elements = static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
+  return bandwidth_op(OpClass::softmax,
+                      elements * (dtype_bytes(shape.dtype) + output_dtype_bytes(shape.dtype)),
+                      5.0 * elements);
+}
+
+OpEstimate ComputeModel::embedding(const EmbeddingShape& shape) const {
+  require_positive(shape.tokens, "embedding", "tokens");
+  require_positive(shape.hidden, "embedding", "hidden");
+  const double elements = static_cast<double>(shape.tokens) * static_cast<double>(shape.hidden);
+  return bandwidth_op(OpClass::embedding,
+                      elements * (dtype_bytes(shape.dtype) + output_dtype_bytes(shape.dtype)) +
+                          8.0 * static_cast<double>(shape.tokens),
+                      0.0);
+}
+
+OpEstimate ComputeModel::optimizer_step(const OptimizerShape& shape) const {
+  if (!(shape.parameters > 0) || !std::isfinite(shape.parameters)) {
+    throw ConfigError("optimizer step needs a positive parameter count, got " +
+                      std::to_string(shape.parameters));
+  }
+  if (!(shape.bytes_per_parameter > 0) || shape.flops_per_parameter < 0) {
+    throw ConfigError("optimizer step needs bytes_per_parameter > 0 and flops_per_parameter >= 0");
+  }
+  return bandwidth_op(OpClass::optimizer, shape.parameters * shape.bytes_per_parameter,
+                      shape.parameters * shape.flops_per_parameter);
+}
+
+OpEstimate ComputeModel::memcpy(double bytes_copied) const {
+  if (!(bytes_copied > 0) || !std::isfinite(bytes_copied)) {
+    throw ConfigError("memcpy needs a positive byte count, got " + std::to_string(bytes_copied));
+  }
+  return bandwidth_op(OpClass::memcpy, 2.0 * bytes_copied, 0.0);
+}
+
+ComputeModel::ComputeModel(AcceleratorSpec spec, const CalibrationTable& calibration)
+    : ComputeModel(std::move(spec)) {
+  std::vector<const CalibrationRow*> used;
+  std::map<std::string, std::vector<FitSample>> samples;
+  for (const auto& row : calibration.rows) {
+    if (row.accelerator != spec_.name) continue;
+    if (row.shape.op == OpClass::layer_fwd || row.shape.op == OpClass::layer_bwd) continue;
+    // A measurement of a dtype the accelerator lacks is a broken table, not a fallback.
+    if (is_matrix_op(row.shape.op)) (void)spec_.peak_for(row.shape.dtype);
+    used.push_back(&row);
+    samples[fit_group(row.shape)].push_back({fit_features(row.shape), row.time_s});
+    if (is_bandwidth_op(row.shape.op) && row.shape.op != OpClass::l2_read &&
+        row.shape.op != OpClass::layernorm && row.shape.op != OpClass::softmax &&
+        row.shape.op != OpClass::embedding && row.shape.op != OpClass::optimizer) {
+      samples["bandwidth/streaming"].push_back({fit_features(row.shape), row.time_s});
+    }
+  }
+  for (auto& [group, group_samples] : samples) {
+    // Overhead (feature 1) only when the group's sizes span kMinOverheadSpan (fitted_model.hpp).
+    double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+    for (const auto& sample : group_samples) {
+      smallest = std::min(smallest, sample.features[0]);
+      largest = std::max(largest, sample.features[0]);
+    }
+    double fixed_offset_s = 0;
+    if (!(largest >= kMinOverheadSpan * smallest)) {
+      for (auto& sample : group_samples) sample.features[1] = 0;
+      fixed_offset_s = spec_.kernel_launch_s;
+    }
+    if (auto fit = LinearTimeFit::fit(group_samples, fixed_offset_s)) fits_.emplace(group, *fit);
+  }
+  // The table interpolates each point's residual against the fit (or the roofline where no
+  // fit exists): the fit carries the global trend, the table corrects it locally.
+  std::vector<MeasuredPoint> points;
+  for (const CalibrationRow* row : used) {
+    points.push_back({row->shape, row->time_s, reference_time_s(row->shape)});
+  }
+  measured_points_ = points.size();
+  table_ = MeasuredTable(std::move(points));
+}
+
+double ComputeModel::reference_time_s(const KernelShape& shape) const {
+  if (auto from_fit = fitted(shape)) return from_fit->time_s;
+  return roofline(shape).time_s;
+}
+
+std::string ComputeModel::fit_group(const KernelShape& shape) const {
+  if (is_gemm_kind(shape.op)) return "gemm/" + std::string(dtype_name(shape.dtype));
+  if (shape.op == OpClass::attention) {
+    return "attention/" + std::string(dtype_name(shape.dtype)) +
+           (shape.backward ? "/bwd" : "/fwd");
+  }
+  return "bandwidth/" + std::string(op_class_name(shape.op));
+}
+
+std::vector<double> ComputeModel::fit_features(const KernelShape& shape) const {
+  const OpEstimate roof = roofline(shape);
+  const double memory_s = roof.bytes / spec_.hbm_bytes_per_s;
+  if (!is_matrix_op(shape.op)) return {memory_s, 1.0};
+  double wave = 1.0;
+  if (is_gemm_kind(shape.op)) {
+    wave = wave_quantization_efficiency(to_gemm_shape(shape));
+  } else {
+    const double tiles = static_cast<double>(shape.batch * shape.heads *
+                                             ((shape.seq_q + kAttentionQueryBlock - 1) /
+                                              kAttentionQueryBlock));
+    const double units = static_cast<double>(spec_.compute_units);
+    wave = tiles / (std::ceil(tiles / units) * units);
+  }
+  const double ideal_s = roof.flops / spec_.peak_for(shape.dtype);
+  return {ideal_s, 1.0, ideal_s * (1.0 / wave - 1.0), memory_s};
+}
+
+OpEstimate ComputeModel::roofline(const KernelShape& shape) const {
+  if (is_gemm_kind(shape.op)) return gemm_roofline(to_gemm_shape(shape));
+  if (shape.op == OpClass::attention) {
+    const AttentionShape attention = to_attention_shape(shape);
+    require_attention_shape(attention);
+    return fused_attention(attention);
+  }
+  if (shape.op == OpClass::layer_fwd || shape.op == OpClass::layer_bwd) {
+    throw ConfigError("op " + std::string(op_class_name(shape.op)) +
+                      " (a whole layer) is not costed by the compute model");
+  }
+  if (!(shape.bytes > 0) || !std::isfinite(shape.bytes)) {
+    throw ConfigError(std::string(op_class_name(shape.op)) +
+                      " needs a positive byte count, got " + std::to_string(shape.bytes));
+  }
+  return bandwidth_roofline(shape.bytes, shape.flops);
+}
+
+std::optional<OpEstimate> ComputeModel::measured(const KernelShape& shape) const {
+  if (table_.empty()) return std::nullopt;
+  const auto ratio = table_.time_ratio(shape);
+  if (!ratio) return std::nullopt;
+  OpEstimate estimate = roofline(shape);
+  estimate.time_s = reference_time_s(shape) * *ratio;
+  estimate.provenance = Provenance::measured_table;
+  return estimate;
+}
+
+std::optional<OpEstimate> ComputeModel::fitted(const KernelShape& shape) const {
+  if (fits_.empty()) return std::nullopt;
+  auto fit = fits_.find(fit_group(shape));
+  if (fit == fits_.end() && is_bandwidth_op(shape.op) && shape.op != OpClass::l2_read) {
+    fit = fits_.find("bandwidth/streaming");
+  }
+  if (fit == fits_.end()) return std::nullopt;
+  OpEstimate estimate = roofline(shape);
+  estimate.time_s = fit->second.predict_s(fit_features(shape));
+  estimate.provenance = Provenance::fitted;
+  return estimate;
+}
+
+OpEstimate ComputeModel::estimate(const KernelShape& shape) const {
+  if (auto from_table = measured(shape)) return *from_table;
+  if (auto from_fit = fitted(shape)) return *from_fit;
+  return roofline(shape);
 }
 
 }  // namespace clustersim::models

@@ -2,7 +2,13 @@
 /// Time of compute ops on one accelerator: roofline with tile and wave quantization for
 /// GEMMs, FlashAttention-style counts for attention, bandwidth-bound elementwise ops.
 ///
-/// Roofline (analytical; issue 4 adds measured calibration tables on top):
+/// Every estimate states its provenance. In order of preference it comes from
+///   1. a measured calibration table for the accelerator (MeasuredTable: log-space
+///      interpolation of measured / reference time, reference = the fit (2) or else the
+///      roofline (3); only inside the measured range and near a measured point),
+///   2. a least-squares fit over the measured points (LinearTimeFit, per op kind and dtype),
+///   3. the analytical roofline below.
+/// Roofline:
 ///   time = max(flops / (peak(dtype) x efficiency), bytes / (hbm_bytes_per_s x memory_efficiency))
 ///          + kernel_launch_s
 /// where for a GEMM efficiency = matmul_efficiency x wave_quantization x small_k.
@@ -10,7 +16,15 @@
 #include <string>
 #include <string_view>
 
+#include <map>
+#include <optional>
+#include <vector>
+
 #include "models/accelerator/accelerator_spec.hpp"
+#include "models/accelerator/calibration_table.hpp"
+#include "models/accelerator/fitted_model.hpp"
+#include "models/accelerator/measured_table.hpp"
+#include "models/accelerator/op_class.hpp"
 
 namespace clustersim::models {
 
@@ -58,6 +72,41 @@ struct ElementwiseShape {
   double flops = 0;
 };
 
+/// Layer norm (or RMSNorm) over `rows` vectors of `hidden` elements: reads x and the weights,
+/// writes y and the fp32 mean and reciprocal standard deviation per row (kept for backward).
+/// Bytes = rows x hidden x (dtype_bytes + output_dtype_bytes) + 2 hidden dtype_bytes +
+/// 8 rows; vector flops = 8 per element.
+struct LayerNormShape {
+  std::int64_t rows = 0;
+  std::int64_t hidden = 0;
+  Dtype dtype = Dtype::bf16;
+};
+
+/// Row softmax over a [rows, cols] matrix: bytes = rows x cols x (dtype_bytes +
+/// output_dtype_bytes); vector flops = 5 per element (max, subtract, exp, sum, divide).
+struct SoftmaxShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  Dtype dtype = Dtype::bf16;
+};
+
+/// Gather of `tokens` embedding rows of `hidden` elements: bytes = tokens x hidden x
+/// (dtype_bytes + output_dtype_bytes) + 8 tokens (int64 indices).
+struct EmbeddingShape {
+  std::int64_t tokens = 0;
+  std::int64_t hidden = 0;
+  Dtype dtype = Dtype::bf16;
+};
+
+/// Fused optimizer step over `parameters` parameters. The defaults describe mixed-precision
+/// Adam: read fp32 master weight, fp32 gradient, fp32 m and v (16 B); write master, m, v
+/// (12 B) and the bf16 model copy (2 B) = 30 B per parameter; about 12 vector flops.
+struct OptimizerShape {
+  double parameters = 0;
+  double bytes_per_parameter = 30;
+  double flops_per_parameter = 12;
+};
+
 /// Small-K prologue/epilogue cost of one GEMM tile, in K elements. Each output tile runs
 /// k / tile_k main-loop iterations; before the first one the multi-stage smem pipeline must be
 /// filled and after the last one the accumulator tile is converted and stored. Together that
@@ -90,12 +139,37 @@ double attention_score_pairs(const AttentionShape& shape);
 /// GQA (kv_heads < q_heads) does not change it. Throws ConfigError on an invalid shape.
 double attention_flops(const AttentionShape& shape);
 
-/// Analytical compute model for one accelerator (issue 4 adds calibrated tables on top).
+/// Compute model for one accelerator: measured table, fitted model, roofline (see top).
 class ComputeModel {
  public:
   /// Validates the spec (positive bandwidths, compute units, tile sizes; efficiencies in
-  /// (0, 1]); throws ConfigError naming the accelerator and the field.
+  /// (0, 1]); throws ConfigError naming the accelerator and the field. Roofline only.
   explicit ComputeModel(AcceleratorSpec spec);
+
+  /// Same, calibrated by the rows of `calibration` whose accelerator is spec.name (others are
+  /// ignored; layer_fwd/layer_bwd rows are not used). Builds the MeasuredTable and one
+  /// LinearTimeFit per fit group: GEMM and batched GEMM per dtype; attention per dtype and
+  /// direction; each bandwidth op class on its own, and a pooled "streaming" group
+  /// (hbm_read/write/copy/triad, memcpy, elementwise) that bandwidth classes without points
+  /// of their own (other than l2_read) fall back to.
+  ComputeModel(AcceleratorSpec spec, const CalibrationTable& calibration);
+
+  /// Best available estimate for a kernel: measured(), else fitted(), else roofline().
+  /// Throws ConfigError for an invalid shape or a layer_fwd/layer_bwd op (not costed here).
+  OpEstimate estimate(const KernelShape& shape) const;
+  /// Interpolated measured-table estimate, or nullopt when the table does not apply.
+  std::optional<OpEstimate> measured(const KernelShape& shape) const;
+  /// Fitted-model estimate, or nullopt when no fit exists for the op's group.
+  std::optional<OpEstimate> fitted(const KernelShape& shape) const;
+  /// Pure analytical roofline (matrix ops as gemm()/attention() describe; bandwidth ops:
+  /// max(bytes / (hbm x memory_efficiency), flops / vector peak) + launch). l2_read uses the
+  /// HBM figures too (the L2 level belongs to the memory-hierarchy model).
+  OpEstimate roofline(const KernelShape& shape) const;
+  /// Calibration points of this accelerator in use.
+  std::size_t calibration_point_count() const { return measured_points_; }
+  /// The fit of each group ("gemm/bf16", "attention/bf16/fwd", "bandwidth/hbm_copy",
+  /// "bandwidth/streaming", ...), for reports.
+  const std::map<std::string, LinearTimeFit>& fits() const { return fits_; }
 
   /// Batched GEMM. flops = 2 m n k batch. Compute efficiency = matmul_efficiency x
   /// wave quantization (tiles = ceil(m/tile_m) ceil(n/tile_n) batch over compute_units:
@@ -127,6 +201,17 @@ class ComputeModel {
   /// or non-finite inputs, or flops > 0 on an accelerator without a vector peak.
   OpEstimate elementwise(const ElementwiseShape& shape) const;
 
+  /// Layer norm; calibrated by op class "layernorm" (see LayerNormShape for bytes).
+  OpEstimate layernorm(const LayerNormShape& shape) const;
+  /// Softmax; op class "softmax".
+  OpEstimate softmax(const SoftmaxShape& shape) const;
+  /// Embedding gather; op class "embedding".
+  OpEstimate embedding(const EmbeddingShape& shape) const;
+  /// Optimizer step; op class "optimizer".
+  OpEstimate optimizer_step(const OptimizerShape& shape) const;
+  /// Device-to-device copy of `bytes_copied` bytes (moves 2 x bytes_copied); op "memcpy".
+  OpEstimate memcpy(double bytes_copied) const;
+
   /// Wave-quantization efficiency in (0, 1] of the GEMM's output tiles over compute units.
   double wave_quantization_efficiency(const GemmShape& shape) const;
 
@@ -135,8 +220,20 @@ class ComputeModel {
  private:
   OpEstimate fused_attention(const AttentionShape& shape) const;
   OpEstimate unfused_attention(const AttentionShape& shape) const;
+  OpEstimate gemm_roofline(const GemmShape& shape) const;
+  OpEstimate bandwidth_roofline(double bytes, double flops) const;
+  /// Fit features of a kernel (see fitted_model.hpp).
+  std::vector<double> fit_features(const KernelShape& shape) const;
+  /// Fit group name of a kernel, and the fallback group ("" if none).
+  std::string fit_group(const KernelShape& shape) const;
+  OpEstimate bandwidth_op(OpClass op, double bytes, double flops) const;
+  /// What the table's ratios are relative to: fitted() where a fit exists, else roofline().
+  double reference_time_s(const KernelShape& shape) const;
 
   AcceleratorSpec spec_;
+  MeasuredTable table_;
+  std::map<std::string, LinearTimeFit> fits_;
+  std::size_t measured_points_ = 0;
 };
 
 }  // namespace clustersim::models

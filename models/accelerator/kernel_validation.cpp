@@ -1,0 +1,222 @@
+#include "models/accelerator/kernel_validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::models {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t hash = 0xCBF29CE484222325ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001B3ULL;
+  }
+  return hash;
+}
+
+/// Identity of a row for hashing: every key column and the time (duplicates of one shape from
+/// different runs stay distinct).
+std::string row_identity(const CalibrationRow& row) {
+  char time[40];
+  std::snprintf(time, sizeof time, "%.17g", row.time_s);
+  return row.accelerator + "|" + describe_kernel(row.shape) + "|" + time + "|" + row.source;
+}
+
+std::string kind_of(OpClass op) {
+  if (op == OpClass::gemm || op == OpClass::batched_gemm) return "gemm";
+  if (op == OpClass::attention) return "attention";
+  return "bandwidth";
+}
+
+ErrorSummary summarize(const std::vector<const KernelComparison*>& comparisons) {
+  ErrorSummary summary;
+  std::vector<double> best, fitted, roofline;
+  for (const auto* comparison : comparisons) {
+    best.push_back(comparison->best_error);
+    roofline.push_back(comparison->roofline_error);
+    if (comparison->fitted_error) fitted.push_back(*comparison->fitted_error);
+  }
+  summary.count = best.size();
+  summary.best_median = median_of(best);
+  summary.fitted_median = median_of(fitted);
+  summary.fitted_count = fitted.size();
+  summary.roofline_median = median_of(roofline);
+  return summary;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
+  return text;
+}
+
+std::string time_text(double seconds) {
+  char text[32];
+  if (seconds >= 1e-3) {
+    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
+  }
+  return text;
+}
+
+std::string pad(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+}  // namespace
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string validation_group(const CalibrationRow& row) {
+  // append() only: GCC 12 reports a false -Wrestrict on "x" + std::string temporaries.
+  std::string group = row.accelerator;
+  group.append("/");
+  if (is_bandwidth_op(row.shape.op) || row.shape.op == OpClass::layer_fwd ||
+      row.shape.op == OpClass::layer_bwd) {
+    group.append(op_class_name(row.shape.op));
+    return group;
+  }
+  group.append(kind_of(row.shape.op));
+  group.append("/");
+  group.append(dtype_name(row.shape.dtype));
+  if (row.shape.op == OpClass::attention) group.append(row.shape.backward ? "/bwd" : "/fwd");
+  return group;
+}
+
+HoldoutSplit split_holdout(const std::vector<CalibrationRow>& rows, double fraction,
+                           std::uint64_t seed) {
+  if (!(fraction >= 0 && fraction < 1)) {
+    throw ConfigError("holdout fraction must be in [0, 1), got " + std::to_string(fraction));
+  }
+  // Group -> (hash, row index); std::map keeps the group order deterministic.
+  std::map<std::string, std::vector<std::pair<std::uint64_t, std::size_t>>> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint64_t hash = splitmix64(seed ^ fnv1a(row_identity(rows[i])));
+    groups[validation_group(rows[i])].emplace_back(hash, i);
+  }
+  std::vector<bool> held(rows.size(), false);
+  for (auto& [group, members] : groups) {
+    std::sort(members.begin(), members.end());
+    std::size_t count = static_cast<std::size_t>(
+        std::floor(fraction * static_cast<double>(members.size()) + 0.5));
+    count = std::min(count, members.size() - 1);
+    for (std::size_t j = 0; j < count; ++j) held[members[j].second] = true;
+  }
+  HoldoutSplit split;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    (held[i] ? split.held_out : split.fit).push_back(rows[i]);
+  }
+  return split;
+}
+
+KernelValidationReport validate_kernels(
+    const std::vector<CalibrationRow>& rows,
+    const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
+    std::uint64_t seed) {
+  KernelValidationReport report;
+  report.holdout_fraction = holdout_fraction;
+  report.seed = seed;
+  std::vector<CalibrationRow> usable;
+  for (const auto& row : rows) {
+    if (row.shape.op == OpClass::layer_fwd || row.shape.op == OpClass::layer_bwd) {
+      report.skipped.push_back(row.file + ":" + std::to_string(row.line) + ": " +
+                               std::string(op_class_name(row.shape.op)) +
+                               " is not costed by the compute model");
+    } else {
+      usable.push_back(row);
+    }
+  }
+  const HoldoutSplit split = split_holdout(usable, holdout_fraction, seed);
+  report.fit_rows = split.fit.size();
+  const std::vector<CalibrationRow>& compared = holdout_fraction > 0 ? split.held_out : usable;
+
+  CalibrationTable fit_table;
+  fit_table.rows = split.fit;
+  std::map<std::string, ComputeModel> models_by_name;
+  for (const auto& row : compared) {
+    auto model = models_by_name.find(row.accelerator);
+    if (model == models_by_name.end()) {
+      model = models_by_name.emplace(row.accelerator, ComputeModel(spec_for(row.accelerator), fit_table)).first;
+    }
+    KernelComparison comparison;
+    comparison.row = row;
+    comparison.best = model->second.estimate(row.shape);
+    comparison.roofline_s = model->second.roofline(row.shape).time_s;
+    if (auto fitted = model->second.fitted(row.shape)) comparison.fitted_s = fitted->time_s;
+    const auto error = [&](double predicted) { return std::abs(predicted - row.time_s) / row.time_s; };
+    comparison.best_error = error(comparison.best.time_s);
+    comparison.roofline_error = error(comparison.roofline_s);
+    if (comparison.fitted_s) comparison.fitted_error = error(*comparison.fitted_s);
+    report.comparisons.push_back(std::move(comparison));
+  }
+  std::vector<const KernelComparison*> all;
+  std::map<std::string, std::vector<const KernelComparison*>> by_kind;
+  for (const auto& comparison : report.comparisons) {
+    all.push_back(&comparison);
+    by_kind[kind_of(comparison.row.shape.op)].push_back(&comparison);
+  }
+  report.overall = summarize(all);
+  for (const auto& [kind, members] : by_kind) report.by_kind[kind] = summarize(members);
+  return report;
+}
+
+std::string render_kernel_validation(const KernelValidationReport& report) {
+  std::string out;
+  char line[512];
+  if (report.holdout_fraction > 0) {
+    std::snprintf(line, sizeof line,
+                  "held-out validation: %zu rows fitted, %zu held out (fraction %.2f, seed %llu)\n",
+                  report.fit_rows, report.comparisons.size(), report.holdout_fraction,
+                  static_cast<unsigned long long>(report.seed));
+  } else {
+    std::snprintf(line, sizeof line,
+                  "in-sample validation: %zu rows (the table reproduces its own points; the "
+                  "fitted column is the in-sample fit)\n",
+                  report.comparisons.size());
+  }
+  out += line;
+  out += pad("accelerator", 15) + pad("kernel", 44) + pad("measured", 12) + pad("best", 12) +
+         pad("from", 16) + pad("err", 8) + pad("fitted", 12) + pad("err", 8) + pad("roofline", 12) +
+         "err\n";
+  for (const auto& c : report.comparisons) {
+    out += pad(c.row.accelerator, 15) + pad(describe_kernel(c.row.shape), 44) +
+           pad(time_text(c.row.time_s), 12) + pad(time_text(c.best.time_s), 12) +
+           pad(std::string(provenance_name(c.best.provenance)), 16) + pad(percent(c.best_error), 8) +
+           pad(c.fitted_s ? time_text(*c.fitted_s) : "-", 12) +
+           pad(c.fitted_error ? percent(*c.fitted_error) : "-", 8) +
+           pad(time_text(c.roofline_s), 12) + percent(c.roofline_error) + "\n";
+  }
+  const auto summary_line = [&](const std::string& name, const ErrorSummary& s) {
+    std::snprintf(line, sizeof line,
+                  "median error %-10s n=%-3zu best %-7s fitted %-7s (n=%zu)  roofline %s\n",
+                  name.c_str(), s.count, percent(s.best_median).c_str(),
+                  s.fitted_count > 0 ? percent(s.fitted_median).c_str() : "-", s.fitted_count,
+                  percent(s.roofline_median).c_str());
+    out += line;
+  };
+  summary_line("all", report.overall);
+  for (const auto& [kind, summary] : report.by_kind) summary_line(kind, summary);
+  for (const auto& skipped : report.skipped) out += "skipped " + skipped + "\n";
+  return out;
+}
+
+}  // namespace clustersim::models
