@@ -64,16 +64,6 @@ RingCost ring_cost(const topologies::Topology& topology, std::span<const int> gr
 
 }  // namespace
 
-std::string_view collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce: return "all-reduce";
-    case CollectiveKind::all_gather: return "all-gather";
-    case CollectiveKind::reduce_scatter: return "reduce-scatter";
-    case CollectiveKind::send_recv: return "send-recv";
-  }
-  throw ConfigError("unknown collective kind");
-}
-
 CollectiveModel::CollectiveModel(const topologies::Topology& topology, CommParams params)
     : topology_(&topology), params_(params) {
   if (!std::isfinite(params_.step_latency_s) || params_.step_latency_s < 0) {
@@ -119,7 +109,10 @@ double CollectiveModel::time_s(CollectiveKind kind, std::span<const int> group,
   const double bandwidth_bytes_per_s = ring.bytes_per_s * params_.bandwidth_efficiency;
   const double alpha_s = ring.latency_s + params_.step_latency_s;
   const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1;
-  return steps / n * bytes / bandwidth_bytes_per_s + steps * alpha_s;
+  const double volume_bytes = (kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce)
+                                  ? bytes
+                                  : steps / n * bytes;
+  return volume_bytes / bandwidth_bytes_per_s + steps * alpha_s;
 }
 
 double CollectiveModel::send_recv_time_s(int src, int dst, double bytes) const {

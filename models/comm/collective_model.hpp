@@ -12,19 +12,20 @@
 ///   all-reduce:                    2(n-1)/n * S / B + 2(n-1) * alpha
 ///   all-gather, reduce-scatter:      (n-1)/n * S / B +  (n-1) * alpha
 ///   send-recv (src -> dst):        latency + step_latency_s + S / (bottleneck * efficiency)
+///   all-to-all:                      (n-1)/n * S / B +  (n-1) * alpha  (ring-equivalent volume)
+///   broadcast, reduce:                       S / B +  (n-1) * alpha  (pipelined chain)
+/// This is the ring algorithm with the CommParams of the scenario; the algorithm-selecting
+/// models (collective_tuner.hpp) are used by `clustersim collective`. The training step keeps
+/// this model so that existing predictions do not move.
 /// Other collectives' traffic is not seen (no contention between collectives: that is the
 /// `flow` fidelity's job).
 #include <span>
 #include <string_view>
 
+#include "models/comm/collective_kind.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::models {
-
-/// The collectives the model can time.
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, send_recv };
-/// "all-reduce", "all-gather", "reduce-scatter" or "send-recv".
-std::string_view collective_name(CollectiveKind kind);
 
 /// Tunables of the collective library (NCCL-like), with documented defaults.
 struct CommParams {

@@ -5,7 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cmath>
+#include <numeric>
+
+#include "models/comm/collective_sweep.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/collective_report.hpp"
+#include "sim/validate/nccl_validation.hpp"
 #include "sim/report/training_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -82,6 +88,67 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
     out << validate::render_validation_table(report);
   }
   return report.summary.rows > 0 ? 0 : 1;
+}
+
+double parse_size_bytes(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string suffix = used > 0 ? text.substr(used) : "";
+  const double scale = suffix.empty() ? 1.0
+                       : suffix == "K" ? 1024.0
+                       : suffix == "M" ? 1024.0 * 1024
+                       : suffix == "G" ? 1024.0 * 1024 * 1024
+                                       : 0.0;
+  if (used == 0 || scale == 0 || !std::isfinite(value) || value <= 0) {
+    throw ConfigError(fmt::format("size '{}' must be a number > 0 with an optional K, M or G suffix", text));
+  }
+  return value * scale;
+}
+
+int collective_command(const CollectiveOptions& options, std::ostream& out) {
+  if (!options.compare.empty()) {
+    const auto comparison = validate::compare_nccl_dataset(options.compare);
+    if (options.format == "json") {
+      out << report::nccl_comparison_json(comparison).dump(2) << '\n';
+    } else {
+      out << report::nccl_comparison_table(comparison);
+    }
+    return comparison.gpus.empty() ? 1 : 0;
+  }
+  if (options.scenario.empty()) throw ConfigError("collective needs a SCENARIO file (or --compare CSV)");
+  models::SweepRequest request;
+  request.kind = models::parse_collective(options.op);
+  if (options.algorithm != "auto") request.algorithm = models::parse_algorithm(options.algorithm);
+  request.min_bytes = parse_size_bytes(options.min_size);
+  request.max_bytes = parse_size_bytes(options.max_size);
+  request.factor = options.factor;
+  request.fidelity = models::parse_comm_fidelity(options.fidelity);
+  models::sweep_sizes(request.min_bytes, request.max_bytes, request.factor);  // reject a bad range first
+
+  const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  const auto topology = topologies::Topology::build(scenario.cluster.network);
+  const int ranks = options.ranks == 0 ? scenario.cluster.network.accelerators_per_node : options.ranks;
+  if (ranks < 2 || ranks > topology.accelerator_count()) {
+    throw ConfigError(fmt::format("--ranks must be in [2, {}] (the cluster's accelerators), got {}",
+                                  topology.accelerator_count(), ranks));
+  }
+  request.group.resize(static_cast<std::size_t>(ranks));
+  std::iota(request.group.begin(), request.group.end(), 0);
+  const models::CollectiveTuner tuner(topology, models::TunerParams{},
+                                      models::accelerator_supports_nvls(scenario.cluster.accelerator.name));
+  const auto points = models::run_collective_sweep(tuner, request);
+  const report::SweepHeader header{scenario.name, options.op, options.algorithm, options.fidelity, ranks};
+  if (options.format == "json") {
+    out << report::collective_sweep_json(header, points).dump(2) << '\n';
+  } else {
+    out << report::collective_sweep_table(header, points);
+  }
+  return 0;
 }
 
 int docs_command(const std::string& name, std::ostream& out) {

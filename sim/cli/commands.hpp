@@ -19,6 +19,27 @@ struct ValidateOptions {
   std::string format = "table";
 };
 
+/// `clustersim collective`: an nccl-tests-style sweep on a scenario's cluster, or (with
+/// `compare` set) the comparison with measured nccl-tests curves.
+struct CollectiveOptions {
+  std::string scenario;                ///< required unless `compare` is set
+  std::vector<std::string> overrides;  ///< "key.path=value"
+  std::string op = "all-reduce";
+  std::string algorithm = "auto";
+  std::string min_size = "8";          ///< bytes, with optional K/M/G (x1024, as nccl-tests)
+  std::string max_size = "8G";
+  double factor = 2;
+  int ranks = 0;                       ///< 0: the first node's accelerators
+  std::string fidelity = "analytical"; ///< analytical | flow
+  std::string format = "table";        ///< table | json
+  std::string compare;                 ///< CSV of measured nccl-tests rows
+};
+
+/// Bytes of an nccl-tests size argument: a number with an optional K, M or G suffix
+/// (powers of 1024, as nccl-tests' -b/-e). Throws ConfigError for anything else.
+double parse_size_bytes(const std::string& text);
+
+int collective_command(const CollectiveOptions& options, std::ostream& out);
 int run_command(const RunOptions& options, std::ostream& out);
 int list_command(const std::string& kind, std::ostream& out);
 int describe_command(const std::string& name, std::ostream& out);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/cli/calibration_commands.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/engine/error.hpp"
 
@@ -37,11 +38,36 @@ int main(int argc, char** argv) {
 
   cli::ValidateOptions validate;
   auto* validate_cmd = app.add_subcommand("validate", "compare predictions with published measurements");
-  validate_cmd->add_option("--dataset", validate.dataset, "CSV in the ground_truth_training.csv format")
-      ->required();
+  validate_cmd->add_option("--dataset", validate.dataset, "CSV in the ground_truth_training.csv format");
   validate_cmd->add_option("--format", validate.format, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->default_str("table");
+  cli::CalibrationCli calibration;
+  cli::add_calibration_commands(app, *validate_cmd, calibration);
+
+  cli::CollectiveOptions collective;
+  auto* collective_cmd =
+      app.add_subcommand("collective", "nccl-tests-style collective sweep on a scenario's cluster");
+  collective_cmd->add_option("scenario", collective.scenario, "scenario YAML file");
+  collective_cmd->add_option("--set", collective.overrides, "override a scenario key");
+  collective_cmd->add_option("--op", collective.op,
+                             "all-reduce | all-gather | reduce-scatter | all-to-all | broadcast | reduce | send-recv")
+      ->default_str("all-reduce");
+  collective_cmd->add_option("--algorithm", collective.algorithm,
+                             "auto | ring | tree | halving-doubling | hierarchical | nvls | sharp | torus-rings | pairwise")
+      ->default_str("auto");
+  collective_cmd->add_option("--min", collective.min_size, "smallest size, bytes (K/M/G = x1024)")->default_str("8");
+  collective_cmd->add_option("--max", collective.max_size, "largest size, bytes (K/M/G = x1024)")->default_str("8G");
+  collective_cmd->add_option("--factor", collective.factor, "size multiplier between rows")->default_str("2");
+  collective_cmd->add_option("--ranks", collective.ranks, "ranks 0..N-1 (default: the first node)");
+  collective_cmd->add_option("--fidelity", collective.fidelity, "analytical | flow")
+      ->check(CLI::IsMember({"analytical", "flow"}))
+      ->default_str("analytical");
+  collective_cmd->add_option("--format", collective.format, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->default_str("table");
+  collective_cmd->add_option("--compare", collective.compare,
+                             "compare all-reduce busbw with measured nccl-tests rows of this CSV");
 
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
@@ -59,7 +85,16 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cli::run_command(run, std::cout);
     if (*list_cmd) return cli::list_command(list_kind, std::cout);
     if (*describe_cmd) return cli::describe_command(describe_name, std::cout);
+    if (*calibration.calibrate) return cli::calibrate_command(calibration.calibrate_options, std::cout);
+    if (*calibration.validate_kernels) {
+      return cli::validate_kernels_command(calibration.kernels_options, std::cout);
+    }
+    if (*validate_cmd && validate.dataset.empty()) {
+      std::cerr << "validate: --dataset FILE is required (or use the 'kernels DIR' subcommand)\n";
+      return 2;
+    }
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
+    if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
   } catch (const clustersim::Error& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -1,0 +1,339 @@
+#include "models/comm/collective_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::models {
+namespace {
+
+bool is_power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int floor_log2(std::size_t n) {
+  int log = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++log;
+  }
+  return log;
+}
+
+/// Ranks of `group` grouped by scale-up domain, domains in order of first appearance.
+std::vector<std::vector<int>> by_domain(const topologies::Topology& topology, std::span<const int> group) {
+  std::vector<std::vector<int>> domains;
+  std::map<int, std::size_t> index_of;
+  for (const int rank : group) {
+    const int domain = topology.scale_up_domain_of(rank);
+    const auto [it, inserted] = index_of.emplace(domain, domains.size());
+    if (inserted) domains.emplace_back();
+    domains[it->second].push_back(rank);
+  }
+  return domains;
+}
+
+bool uniform_domains(const std::vector<std::vector<int>>& domains) {
+  return std::all_of(domains.begin(), domains.end(),
+                     [&](const std::vector<int>& d) { return d.size() == domains.front().size(); });
+}
+
+/// Builds phases: converts payload to wire bytes and computes the fixed latency.
+class PhaseBuilder {
+ public:
+  PhaseBuilder(const topologies::Topology& topology, double efficiency, double step_latency_s)
+      : topology_(topology), efficiency_(efficiency), step_latency_s_(step_latency_s) {}
+
+  void ring(std::span<const int> ranks, double payload_bytes, bool close_ring = true) {
+    const std::size_t n = ranks.size();
+    if (n < 2) return;
+    const std::size_t hops = close_ring ? n : n - 1;
+    for (std::size_t i = 0; i < hops; ++i) flow(ranks[i], ranks[(i + 1) % n], payload_bytes);
+  }
+  void flow(int src, int dst, double payload_bytes) {
+    current_.flows.push_back(FlowSpec{src, dst, payload_bytes / efficiency_});
+  }
+  /// Closes the current phase with `steps` latency terms (drops it when it has no flows).
+  void end_phase(int steps) {
+    if (current_.flows.empty()) return;
+    double path_latency_s = 0;
+    for (const FlowSpec& f : current_.flows) {
+      path_latency_s = std::max(path_latency_s, topology_.path(f.src, f.dst).latency_s);
+    }
+    current_.steps = steps;
+    current_.fixed_latency_s = steps * (path_latency_s + step_latency_s_);
+    phases_.push_back(std::move(current_));
+    current_ = Phase{};
+  }
+  std::vector<Phase> take() { return std::move(phases_); }
+
+ private:
+  const topologies::Topology& topology_;
+  double efficiency_;
+  double step_latency_s_;
+  Phase current_;
+  std::vector<Phase> phases_;
+};
+
+}  // namespace
+
+CollectiveLowering::CollectiveLowering(const topologies::Topology& topology, TunerParams params, bool nvls_capable)
+    : topology_(&topology), params_(std::move(params)), nvls_capable_(nvls_capable) {
+  check_tuner_params(params_);
+}
+
+std::vector<int> CollectiveLowering::torus_dims_for(std::size_t ranks) const {
+  std::vector<int> dims = params_.torus_dims;
+  if (dims.empty() && topology_->spec().scale_out.topology == "torus") dims = topology_->spec().scale_out.torus_dims;
+  std::size_t product = 1;
+  for (const int d : dims) product *= static_cast<std::size_t>(d);
+  if (dims.empty() || product != ranks) return {};
+  return dims;
+}
+
+std::string CollectiveLowering::inapplicable_reason(CollectiveKind kind, Algorithm algorithm,
+                                                    std::span<const int> group) const {
+  using K = CollectiveKind;
+  const std::string op(collective_name(kind));
+  const std::string name(algorithm_name(algorithm));
+  const auto only = [&](std::initializer_list<K> kinds) -> std::string {
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return "";
+    std::string list;
+    for (const K k : kinds) list += (list.empty() ? "" : ", ") + std::string(collective_name(k));
+    return fmt::format("{} runs only {}, not {}", name, list, op);
+  };
+  switch (algorithm) {
+    case Algorithm::ring:
+      return only({K::all_reduce, K::all_gather, K::reduce_scatter, K::broadcast, K::reduce, K::send_recv});
+    case Algorithm::tree: return only({K::all_reduce, K::broadcast, K::reduce});
+    case Algorithm::halving_doubling: {
+      auto reason = only({K::all_reduce, K::all_gather, K::reduce_scatter});
+      if (reason.empty() && !is_power_of_two(group.size())) {
+        reason = fmt::format("halving-doubling needs a power-of-two rank count, got {}", group.size());
+      }
+      return reason;
+    }
+    case Algorithm::hierarchical:
+    case Algorithm::sharp: {
+      auto reason = only({K::all_reduce});
+      if (!reason.empty()) return reason;
+      if (algorithm == Algorithm::sharp && !params_.scale_out_sharp) {
+        return "sharp needs scale-out switches with SHARP (comm scale_out_sharp is off)";
+      }
+      const auto domains = by_domain(*topology_, group);
+      if (domains.size() < 2) return fmt::format("{} needs ranks in at least 2 scale-up domains", name);
+      if (!uniform_domains(domains)) return fmt::format("{} needs the same rank count in every scale-up domain", name);
+      return "";
+    }
+    case Algorithm::nvls: {
+      auto reason = only({K::all_reduce});
+      if (!reason.empty()) return reason;
+      if (!nvls_capable_) return "nvls needs an accelerator with NVLink SHARP (H100, H200, B200)";
+      if (topology_->spec().scale_up.fabric != "nvswitch") return "nvls needs an NVSwitch scale-up fabric";
+      if (by_domain(*topology_, group).size() != 1) return "nvls needs every rank in one NVSwitch domain";
+      return "";
+    }
+    case Algorithm::torus_rings: {
+      auto reason = only({K::all_reduce});
+      if (reason.empty() && torus_dims_for(group.size()).empty()) {
+        reason = fmt::format("torus-rings needs torus dimensions whose product is the rank count {}", group.size());
+      }
+      return reason;
+    }
+    case Algorithm::pairwise: return only({K::all_to_all});
+  }
+  return "unknown algorithm";
+}
+
+std::vector<Protocol> CollectiveLowering::protocols(Algorithm algorithm) const {
+  if (algorithm == Algorithm::nvls || algorithm == Algorithm::sharp) return {Protocol::simple};
+  return {Protocol::ll, Protocol::ll128, Protocol::simple};
+}
+
+double CollectiveLowering::efficiency(Algorithm algorithm, Protocol protocol) const {
+  if (algorithm == Algorithm::nvls) return params_.nvls_efficiency;
+  switch (protocol) {
+    case Protocol::ll: return 0.5 * params_.simple_efficiency;
+    case Protocol::ll128: return 120.0 / 128.0 * params_.simple_efficiency;
+    case Protocol::simple: return params_.simple_efficiency;
+  }
+  return params_.simple_efficiency;
+}
+
+void CollectiveLowering::check_group(CollectiveKind kind, std::span<const int> group, double bytes) const {
+  const auto op = collective_name(kind);
+  if (!std::isfinite(bytes) || bytes <= 0) {
+    throw ConfigError(fmt::format("{} bytes must be a finite number > 0, got {}", op, bytes));
+  }
+  if (group.size() < 2) {
+    throw ConfigError(fmt::format("{} needs a group of at least 2 ranks, got {}", op, group.size()));
+  }
+  if (kind == CollectiveKind::send_recv && group.size() != 2) {
+    throw ConfigError(fmt::format("send-recv needs a group of exactly 2 (source, destination), got {}", group.size()));
+  }
+  std::vector<int> sorted(group.begin(), group.end());
+  std::sort(sorted.begin(), sorted.end());
+  const int count = topology_->accelerator_count();
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= count) {
+      throw ConfigError(fmt::format("{} group has accelerator {} outside [0, {})", op, sorted[i], count));
+    }
+    if (i > 0 && sorted[i] == sorted[i - 1]) {
+      throw ConfigError(fmt::format("{} group lists accelerator {} more than once", op, sorted[i]));
+    }
+  }
+}
+
+CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorithm, Protocol protocol,
+                                         std::span<const int> group, double bytes) const {
+  check_group(kind, group, bytes);
+  if (const auto reason = inapplicable_reason(kind, algorithm, group); !reason.empty()) {
+    std::string valid;
+    for (const Algorithm a : all_algorithms()) {
+      if (inapplicable_reason(kind, a, group).empty()) valid += (valid.empty() ? "" : ", ") + std::string(algorithm_name(a));
+    }
+    throw ConfigError(fmt::format("{}; algorithms that can run {} on these {} ranks: {}", reason,
+                                  collective_name(kind), group.size(), valid.empty() ? "none" : valid));
+  }
+  const auto allowed = protocols(algorithm);
+  if (std::find(allowed.begin(), allowed.end(), protocol) == allowed.end()) {
+    throw ConfigError(fmt::format("{} cannot use protocol {}", algorithm_name(algorithm), protocol_name(protocol)));
+  }
+  const double step_latency_s = algorithm == Algorithm::nvls ? params_.nvls_step_latency_s
+                                : protocol == Protocol::ll   ? params_.ll_step_latency_s
+                                : protocol == Protocol::ll128 ? params_.ll128_step_latency_s
+                                                              : params_.simple_step_latency_s;
+  PhaseBuilder phases(*topology_, efficiency(algorithm, protocol), step_latency_s);
+  const std::size_t n = group.size();
+  const double nd = static_cast<double>(n);
+  const int n_steps = static_cast<int>(n) - 1;
+  using K = CollectiveKind;
+
+  switch (algorithm) {
+    case Algorithm::ring:
+      if (kind == K::all_reduce) {
+        phases.ring(group, 2.0 * (nd - 1) / nd * bytes);
+        phases.end_phase(2 * n_steps);
+      } else if (kind == K::all_gather || kind == K::reduce_scatter) {
+        phases.ring(group, (nd - 1) / nd * bytes);
+        phases.end_phase(n_steps);
+      } else if (kind == K::broadcast) {
+        phases.ring(group, bytes, /*close_ring=*/false);
+        phases.end_phase(n_steps);
+      } else if (kind == K::reduce) {
+        std::vector<int> reversed(group.rbegin(), group.rend());
+        phases.ring(reversed, bytes, /*close_ring=*/false);
+        phases.end_phase(n_steps);
+      } else {  // send-recv
+        phases.flow(group[0], group[1], bytes);
+        phases.end_phase(1);
+      }
+      break;
+    case Algorithm::tree: {
+      const int depth = floor_log2(n);
+      const auto tree_edges = [&](bool mirrored, double edge_bytes, bool up, bool down) {
+        const auto rank_at = [&](std::size_t p) { return mirrored ? group[n - 1 - p] : group[p]; };
+        for (std::size_t p = 1; p < n; ++p) {
+          const int child = rank_at(p);
+          const int parent = rank_at((p - 1) / 2);
+          if (up) phases.flow(child, parent, edge_bytes);
+          if (down) phases.flow(parent, child, edge_bytes);
+        }
+      };
+      if (kind == K::all_reduce) {
+        tree_edges(false, bytes / 2, true, true);
+        tree_edges(true, bytes / 2, true, true);
+        phases.end_phase(2 * depth);
+      } else {
+        tree_edges(false, bytes, kind == K::reduce, kind == K::broadcast);
+        phases.end_phase(depth);
+      }
+      break;
+    }
+    case Algorithm::halving_doubling: {
+      const auto exchange = [&](std::size_t distance, double each_bytes) {
+        for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[i ^ distance], each_bytes);
+        phases.end_phase(1);
+      };
+      if (kind == K::all_reduce || kind == K::reduce_scatter) {
+        for (std::size_t d = n / 2; d >= 1; d /= 2) exchange(d, bytes * static_cast<double>(d) / nd);
+      }
+      if (kind == K::all_reduce || kind == K::all_gather) {
+        for (std::size_t d = 1; d < n; d *= 2) exchange(d, bytes * static_cast<double>(d) / nd);
+      }
+      break;
+    }
+    case Algorithm::hierarchical:
+    case Algorithm::sharp: {
+      const auto domains = by_domain(*topology_, group);
+      const std::size_t m = domains.front().size();
+      const double md = static_cast<double>(m);
+      const double dd = static_cast<double>(domains.size());
+      const int m_steps = static_cast<int>(m) - 1;
+      for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
+      phases.end_phase(m_steps);
+      for (std::size_t j = 0; j < m; ++j) {
+        std::vector<int> rail;
+        for (const auto& domain : domains) rail.push_back(domain[j]);
+        if (algorithm == Algorithm::sharp) {
+          phases.ring(rail, bytes / md);
+        } else {
+          phases.ring(rail, 2.0 * (dd - 1) / dd * bytes / md);
+        }
+      }
+      phases.end_phase(algorithm == Algorithm::sharp ? 2 : 2 * (static_cast<int>(domains.size()) - 1));
+      for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
+      phases.end_phase(m_steps);
+      break;
+    }
+    case Algorithm::nvls:
+      phases.ring(group, bytes);
+      phases.end_phase(2);
+      break;
+    case Algorithm::torus_rings: {
+      const auto dims = torus_dims_for(n);
+      // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest.
+      const auto rings_of = [&](std::size_t k, double each_bytes) {
+        std::size_t stride = 1;
+        for (std::size_t j = 0; j < k; ++j) stride *= static_cast<std::size_t>(dims[j]);
+        const auto dk = static_cast<std::size_t>(dims[k]);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t coord = (i / stride) % dk;
+          const std::size_t next = i - coord * stride + ((coord + 1) % dk) * stride;
+          phases.flow(group[i], group[next], each_bytes);
+        }
+        phases.end_phase(dims[k] - 1);
+      };
+      std::vector<double> data_bytes{bytes};
+      for (std::size_t k = 0; k < dims.size(); ++k) {
+        const double dk = dims[k];
+        rings_of(k, (dk - 1) / dk * data_bytes.back());
+        data_bytes.push_back(data_bytes.back() / dk);
+      }
+      for (std::size_t k = dims.size(); k-- > 0;) {
+        const double dk = dims[k];
+        rings_of(k, (dk - 1) / dk * data_bytes[k]);
+      }
+      break;
+    }
+    case Algorithm::pairwise:
+      for (std::size_t k = 1; k < n; ++k) {
+        for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / nd);
+        phases.end_phase(1);
+      }
+      break;
+  }
+  CollectivePlan plan;
+  plan.kind = kind;
+  plan.algorithm = algorithm;
+  plan.protocol = protocol;
+  plan.ranks = static_cast<int>(n);
+  plan.payload_bytes = bytes;
+  plan.base_latency_s = params_.base_latency_s;
+  plan.phases = phases.take();
+  return plan;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,102 @@
+#pragma once
+/// Collectives lowered to phases of concurrent flows on the real topology.
+///
+/// A plan is a base latency (launch + completion sync) followed by phases. In a phase all
+/// flows run at once; the phase costs its fixed latency (steps x (slowest flow path latency +
+/// protocol step latency)) plus the time its flows take to move their bytes. Phase k+1 starts
+/// when phase k is done. Flow bytes are wire bytes: payload / protocol efficiency, so that the
+/// analytical and flow evaluators see the same protocol overhead.
+///
+/// Lowerings (n ranks in group order, S = nccl-tests bytes, see collective_kind.hpp):
+///   ring          all-reduce: 1 phase, g[i]->g[i+1] carries 2(n-1)/n S, 2(n-1) steps;
+///                 all-gather, reduce-scatter: (n-1)/n S, n-1 steps; broadcast (reduce): the
+///                 chain g[0]->...->g[n-1] (reversed) carries S per hop, n-1 steps;
+///                 send-recv: g[0]->g[1] carries S, 1 step.
+///   tree          all-reduce: two heap-shaped binary trees (positions p -> g[p] and
+///                 g[n-1-p]), each reducing then broadcasting S/2 on every edge in both
+///                 directions, 1 phase of 2 floor(log2 n) steps; broadcast/reduce: one tree, S.
+///   halving-doubling  (n = 2^k) reduce-scatter: phases at distance n/2, n/4 .. 1 exchanging
+///                 S/2, S/4 .. S/n; all-gather: the reverse; all-reduce: both; 1 step each.
+///   hierarchical  all-reduce over d scale-up domains of m ranks: ring reduce-scatter in each
+///                 domain ((m-1)/m S), ring all-reduce among the j-th ranks of every domain
+///                 (2(d-1)/d S/m, one ring per j, all at once), ring all-gather in each domain.
+///   nvls          all-reduce inside one NVSwitch domain: every GPU sends S into the switch and
+///                 receives S from it (modelled as neighbour flows of S), 2 steps.
+///   sharp         hierarchical with the middle phase done by the scale-out switches: each
+///                 rail rank sends S/m up and receives S/m down, 2 steps.
+///   torus-rings   all-reduce on a torus of dims d_0..d_k-1: reduce-scatter along each
+///                 dimension's rings in turn (data shrinks by d_i), then all-gather back.
+///   pairwise      all-to-all: n-1 phases, in phase k rank i sends S/n to rank i+k.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/comm/collective_kind.hpp"
+#include "models/comm/comm_tuning.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::models {
+
+/// One transfer of a phase, between global accelerator indices.
+struct FlowSpec {
+  int src = 0;
+  int dst = 0;
+  double bytes = 0;  ///< wire bytes (payload / protocol efficiency)
+};
+
+/// Flows that run concurrently, plus the phase's fixed latency.
+struct Phase {
+  std::vector<FlowSpec> flows;
+  int steps = 0;               ///< algorithm steps (latency terms) of the phase
+  double fixed_latency_s = 0;  ///< steps x (max flow path latency + step latency)
+};
+
+/// A lowered collective.
+struct CollectivePlan {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int ranks = 0;
+  double payload_bytes = 0;  ///< S (nccl-tests convention)
+  double base_latency_s = 0;
+  std::vector<Phase> phases;
+};
+
+/// Lowers collectives on one topology (which must outlive it).
+class CollectiveLowering {
+ public:
+  /// Throws ConfigError for bad `params` (check_tuner_params).
+  CollectiveLowering(const topologies::Topology& topology, TunerParams params, bool nvls_capable);
+
+  /// Empty when `algorithm` can run `kind` on `group`, else why not (e.g. "nvls needs every
+  /// rank in one NVSwitch domain"). Does not check the group itself (see check_group).
+  std::string inapplicable_reason(CollectiveKind kind, Algorithm algorithm, std::span<const int> group) const;
+
+  /// Protocols `algorithm` can use: NVLS and SHARP only Simple, the others LL, LL128, Simple.
+  std::vector<Protocol> protocols(Algorithm algorithm) const;
+
+  /// Payload fraction of the wire bytes for (algorithm, protocol).
+  double efficiency(Algorithm algorithm, Protocol protocol) const;
+
+  /// Throws ConfigError unless the group has >= 2 distinct accelerators in range (exactly 2
+  /// for send-recv) and bytes is finite and > 0.
+  void check_group(CollectiveKind kind, std::span<const int> group, double bytes) const;
+
+  /// The plan. Throws ConfigError for a bad group or bytes, or an inapplicable algorithm
+  /// (message names the reason and the algorithms that can run `kind` on this group).
+  CollectivePlan lower(CollectiveKind kind, Algorithm algorithm, Protocol protocol,
+                       std::span<const int> group, double bytes) const;
+
+  const topologies::Topology& topology() const { return *topology_; }
+  const TunerParams& params() const { return params_; }
+  bool nvls_capable() const { return nvls_capable_; }
+
+ private:
+  std::vector<int> torus_dims_for(std::size_t ranks) const;
+
+  const topologies::Topology* topology_;
+  TunerParams params_;
+  bool nvls_capable_;
+};
+
+}  // namespace clustersim::models

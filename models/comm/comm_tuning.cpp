@@ -1,0 +1,84 @@
+#include "models/comm/comm_tuning.hpp"
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::models {
+
+std::string_view algorithm_name(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::halving_doubling: return "halving-doubling";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::sharp: return "sharp";
+    case Algorithm::torus_rings: return "torus-rings";
+    case Algorithm::pairwise: return "pairwise";
+  }
+  throw ConfigError("unknown algorithm");
+}
+
+const std::vector<Algorithm>& all_algorithms() {
+  static const std::vector<Algorithm> algorithms = {
+      Algorithm::ring,  Algorithm::tree,  Algorithm::halving_doubling, Algorithm::hierarchical,
+      Algorithm::nvls,  Algorithm::sharp, Algorithm::torus_rings,      Algorithm::pairwise};
+  return algorithms;
+}
+
+Algorithm parse_algorithm(std::string_view name) {
+  std::string valid = "auto";
+  for (const Algorithm algorithm : all_algorithms()) {
+    if (algorithm_name(algorithm) == name) return algorithm;
+    valid += ", " + std::string(algorithm_name(algorithm));
+  }
+  throw ConfigError(fmt::format("unknown algorithm '{}'; valid: {}", name, valid));
+}
+
+std::string_view protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  throw ConfigError("unknown protocol");
+}
+
+void check_tuner_params(const TunerParams& params) {
+  const std::array<std::pair<const char*, double>, 5> latencies = {{
+      {"base_latency_s", params.base_latency_s},
+      {"ll_step_latency_s", params.ll_step_latency_s},
+      {"ll128_step_latency_s", params.ll128_step_latency_s},
+      {"simple_step_latency_s", params.simple_step_latency_s},
+      {"nvls_step_latency_s", params.nvls_step_latency_s},
+  }};
+  for (const auto& [name, value] : latencies) {
+    if (!std::isfinite(value) || value < 0) {
+      throw ConfigError(fmt::format("comm {} must be a finite number >= 0, got {}", name, value));
+    }
+  }
+  for (const auto& [name, value] : {std::pair{"simple_efficiency", params.simple_efficiency},
+                                    std::pair{"nvls_efficiency", params.nvls_efficiency}}) {
+    if (!(value > 0 && value <= 1)) {
+      throw ConfigError(fmt::format("comm {} must be in (0, 1], got {}", name, value));
+    }
+  }
+  for (const int dim : params.torus_dims) {
+    if (dim < 2) throw ConfigError(fmt::format("torus dimension sizes must be >= 2, got {}", dim));
+  }
+}
+
+bool accelerator_supports_nvls(std::string_view accelerator_name) {
+  constexpr std::array<std::string_view, 3> kNvls = {"h100-sxm", "h200-sxm", "b200"};
+  for (const auto name : kNvls) {
+    if (name == accelerator_name) return true;
+  }
+  return false;
+}
+
+}  // namespace clustersim::models

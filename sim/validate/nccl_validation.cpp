@@ -1,0 +1,134 @@
+#include "sim/validate/nccl_validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "models/comm/collective_tuner.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/csv_table.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::validate {
+namespace {
+
+/// GPU-type prefix of the CSV -> system preset with that node.
+struct SystemMapping {
+  const char* gpu_prefix;
+  const char* system;
+};
+constexpr SystemMapping kSystems[] = {{"A100", "dgx-a100"}, {"H100", "dgx-h100"}, {"H200", "dgx-h200"}};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+scenario::Scenario node_scenario(const std::string& system) {
+  const std::string yaml = fmt::format(R"(schema_version: 1
+name: nccl-{0}
+description: "one {0} node for the nccl-tests comparison"
+include: [systems/{0}.yaml]
+cluster:
+  nodes: 1
+workload:
+  kind: training
+  model: llama-3-8b
+  seq_len: 2048
+  global_batch: 8
+  micro_batch: 1
+  precision: bf16
+  parallelism: {{tp: 8, pp: 1, dp: 1, cp: 1}}
+)", system);
+  return scenario::load_scenario_from_string(yaml, "nccl-" + system + ".yaml");
+}
+
+}  // namespace
+
+double nccl_size_label_bytes(const std::string& label) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(label, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string suffix = used > 0 ? label.substr(used) : "";
+  const double scale = suffix.empty() ? 1 : suffix == "K" ? 1e3 : suffix == "M" ? 1e6 : suffix == "G" ? 1e9 : 0;
+  if (used == 0 || scale == 0 || !(value > 0)) {
+    throw ConfigError(fmt::format("message size '{}' is not a number with an optional K, M or G", label));
+  }
+  return std::exp2(std::round(std::log2(value * scale)));
+}
+
+NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
+  NcclComparison comparison;
+  comparison.dataset = dataset.string();
+  const auto rows = read_csv_file(dataset);
+  std::map<std::string, std::vector<const CsvRow*>> by_gpu;  // ordered: deterministic output
+  std::vector<std::string> order;
+  for (const CsvRow& row : rows) {
+    if (row.get("kernel").rfind("all-reduce", 0) != 0 || row.get("metric") != "busbw") continue;
+    const std::string& gpu = row.get("gpu_type");
+    if (!by_gpu.contains(gpu)) order.push_back(gpu);
+    by_gpu[gpu].push_back(&row);
+  }
+  std::vector<double> all_errors;
+  for (const std::string& gpu : order) {
+    const SystemMapping* mapping = nullptr;
+    for (const auto& m : kSystems) {
+      if (gpu.rfind(m.gpu_prefix, 0) == 0) mapping = &m;
+    }
+    if (mapping == nullptr) {
+      comparison.skipped.push_back(fmt::format("{}: no system preset with this GPU's scale-up fabric", gpu));
+      continue;
+    }
+    const auto& first = *by_gpu[gpu].front();
+    const int ranks = first.get("num_gpus").empty() ? 8 : std::stoi(first.get("num_gpus"));
+    const auto scenario = node_scenario(mapping->system);
+    const auto topology = topologies::Topology::build(scenario.cluster.network);
+    if (ranks > topology.accelerator_count()) {
+      comparison.skipped.push_back(fmt::format("{}: {} GPUs do not fit one {} node", gpu, ranks, mapping->system));
+      continue;
+    }
+    const models::CollectiveTuner tuner(topology, models::TunerParams{},
+                                        models::accelerator_supports_nvls(scenario.cluster.accelerator.name));
+    std::vector<int> group(static_cast<std::size_t>(ranks));
+    std::iota(group.begin(), group.end(), 0);
+    const double factor = models::bus_bandwidth_factor(models::CollectiveKind::all_reduce, ranks);
+    NcclGpuComparison result;
+    result.gpu_type = gpu;
+    result.system = mapping->system;
+    result.ranks = ranks;
+    std::vector<double> errors;
+    for (const CsvRow* row : by_gpu[gpu]) {
+      NcclPoint point;
+      point.id = row->get("id");
+      point.bytes = nccl_size_label_bytes(row->get("message_bytes"));
+      point.measured_busbw_bytes_per_s = std::stod(row->get("value")) * 1e9;  // unit GB/s
+      const auto tuned = tuner.choose(models::CollectiveKind::all_reduce, std::nullopt, group, point.bytes);
+      point.predicted_busbw_bytes_per_s = point.bytes / tuned.analytical_time_s * factor;
+      point.error_pct = (point.predicted_busbw_bytes_per_s / point.measured_busbw_bytes_per_s - 1) * 100;
+      point.algorithm = fmt::format("{}/{}", models::algorithm_name(tuned.plan.algorithm),
+                                    models::protocol_name(tuned.plan.protocol));
+      if (point.bytes >= (1 << 20)) errors.push_back(std::fabs(point.error_pct));
+      result.points.push_back(point);
+    }
+    result.median_abs_error_pct_from_1mib = median(errors);
+    result.max_abs_error_pct_from_1mib = errors.empty() ? 0 : *std::max_element(errors.begin(), errors.end());
+    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+    comparison.gpus.push_back(std::move(result));
+  }
+  comparison.median_abs_error_pct_from_1mib = median(all_errors);
+  comparison.max_abs_error_pct_from_1mib =
+      all_errors.empty() ? 0 : *std::max_element(all_errors.begin(), all_errors.end());
+  return comparison;
+}
+
+}  // namespace clustersim::validate

@@ -1,0 +1,166 @@
+// Algorithms lowered to phases, both evaluators, the auto tuner and the sweep, on small
+// topologies with hand-computed times.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/comm/collective_kind.hpp"
+#include "models/comm/collective_plan.hpp"
+#include "models/comm/collective_sweep.hpp"
+#include "models/comm/collective_tuner.hpp"
+#include "models/comm/plan_evaluators.hpp"
+#include "sim/engine/error.hpp"
+#include "topologies/topology.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+/// One node of 4 GPUs, 100 GB/s per GPU per direction, 1 us through the NVSwitch.
+topologies::Topology four_gpu_node() {
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = 1;
+  spec.accelerators_per_node = 4;
+  spec.scale_up = {"nvswitch", 100e9, 1e-6};
+  spec.scale_out.nics_per_node = 4;
+  return topologies::Topology::build(spec);
+}
+
+/// Easy numbers: base 5 us, Simple at full bandwidth with 1 us per step, NVLS at half with 2 us.
+TunerParams simple_params() {
+  TunerParams p;
+  p.base_latency_s = 5e-6;
+  p.simple_efficiency = 1.0;
+  p.simple_step_latency_s = 1e-6;
+  p.nvls_efficiency = 0.5;
+  p.nvls_step_latency_s = 2e-6;
+  return p;
+}
+
+const std::vector<int> kGroup = {0, 1, 2, 3};
+
+double analytical(CollectiveKind kind, Algorithm algorithm, double bytes, bool nvls = true) {
+  const auto topology = four_gpu_node();
+  const CollectiveLowering lowering(topology, simple_params(), nvls);
+  return analytical_time_s(lowering.lower(kind, algorithm, Protocol::simple, kGroup, bytes), topology);
+}
+
+}  // namespace
+
+TEST_CASE("hand-computed analytical times of each algorithm on a 4-GPU NVSwitch node") {
+  // ring all-reduce: 2*3/4*4 MB = 6 MB at 100 GB/s = 60 us; 6 steps x (1 + 1) us; base 5 us.
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::ring, 4e6) == doctest::Approx(77e-6));
+  // ring all-gather: 3 MB -> 30 us, 3 steps x 2 us, base 5.
+  CHECK(analytical(CollectiveKind::all_gather, Algorithm::ring, 4e6) == doctest::Approx(41e-6));
+  // broadcast chain: 4 MB per hop -> 40 us, 3 steps -> 6 us, base 5.
+  CHECK(analytical(CollectiveKind::broadcast, Algorithm::ring, 4e6) == doctest::Approx(51e-6));
+  // nvls: 4 MB / 0.5 efficiency = 8 MB -> 80 us, 2 steps x (1 + 2) us, base 5.
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::nvls, 4e6) == doctest::Approx(91e-6));
+  // halving-doubling: phases of 2, 1, 1, 2 MB -> 60 us; 4 steps x 2 us; base 5.
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::halving_doubling, 4e6) == doctest::Approx(73e-6));
+  // double binary tree: every GPU sends 3 flows of 2 MB through its 100 GB/s link -> 60 us;
+  // 2 x floor(log2 4) = 4 steps x 2 us; base 5.
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::tree, 4e6) == doctest::Approx(73e-6));
+  // pairwise all-to-all: 3 phases of 1 MB flows -> 3 x (10 + 2) us; base 5.
+  CHECK(analytical(CollectiveKind::all_to_all, Algorithm::pairwise, 4e6) == doctest::Approx(41e-6));
+}
+
+TEST_CASE("protocols scale the wire bytes: LL moves twice the payload, LL128 16/15 of it") {
+  const auto topology = four_gpu_node();
+  const CollectiveLowering lowering(topology, simple_params(), true);
+  const auto ll = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::ll, kGroup, 4e6);
+  const auto ll128 = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::ll128, kGroup, 4e6);
+  REQUIRE(ll.phases.size() == 1);
+  CHECK(ll.phases[0].flows.size() == 4);
+  CHECK(ll.phases[0].flows[0].bytes == doctest::Approx(12e6));
+  CHECK(ll128.phases[0].flows[0].bytes == doctest::Approx(6e6 * 128.0 / 120.0));
+  CHECK(ll.phases[0].steps == 6);
+}
+
+TEST_CASE("the flow evaluator equals the analytical one without contention") {
+  const auto topology = four_gpu_node();
+  const CollectiveLowering lowering(topology, simple_params(), true);
+  for (const Algorithm a : {Algorithm::ring, Algorithm::nvls, Algorithm::halving_doubling, Algorithm::tree}) {
+    const auto plan = lowering.lower(CollectiveKind::all_reduce, a, Protocol::simple, kGroup, 4e6);
+    CAPTURE(algorithm_name(a));
+    CHECK(flow_time_s(plan, topology) == doctest::Approx(analytical_time_s(plan, topology)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("auto picks LL for small messages, NVLS for large ones where the GPU has it, ring otherwise") {
+  topologies::ClusterNetworkSpec spec;
+  spec.scale_up = {"nvswitch", 450e9, 1e-6};
+  const auto topology = topologies::Topology::build(spec);
+  const std::vector<int> group = {0, 1, 2, 3, 4, 5, 6, 7};
+  const CollectiveTuner hopper(topology, TunerParams{}, true);
+  const CollectiveTuner ampere(topology, TunerParams{}, false);
+  const auto small = hopper.choose(CollectiveKind::all_reduce, std::nullopt, group, 64e3);
+  CHECK(small.plan.algorithm == Algorithm::ring);
+  CHECK(small.plan.protocol == Protocol::ll);
+  CHECK(hopper.choose(CollectiveKind::all_reduce, std::nullopt, group, 1e9).plan.algorithm == Algorithm::nvls);
+  const auto large = ampere.choose(CollectiveKind::all_reduce, std::nullopt, group, 1e9);
+  CHECK(large.plan.algorithm == Algorithm::ring);
+  CHECK(large.plan.protocol == Protocol::simple);
+  CHECK(hopper.choose(CollectiveKind::all_to_all, std::nullopt, group, 1e6).plan.algorithm == Algorithm::pairwise);
+  // One node: no tree candidate (NCCL uses trees only across nodes).
+  CHECK(hopper.auto_candidates(CollectiveKind::all_reduce, group) == std::vector<Algorithm>{Algorithm::ring, Algorithm::nvls});
+}
+
+TEST_CASE("bus bandwidth factors follow nccl-tests") {
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_reduce, 8) == doctest::Approx(1.75));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_gather, 8) == doctest::Approx(0.875));
+  CHECK(bus_bandwidth_factor(CollectiveKind::reduce_scatter, 4) == doctest::Approx(0.75));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_to_all, 2) == doctest::Approx(0.5));
+  CHECK(bus_bandwidth_factor(CollectiveKind::broadcast, 8) == doctest::Approx(1.0));
+  CHECK(bus_bandwidth_factor(CollectiveKind::reduce, 8) == doctest::Approx(1.0));
+  CHECK_THROWS_WITH_AS(bus_bandwidth_factor(CollectiveKind::all_reduce, 0), doctest::Contains("ranks >= 1"),
+                       ConfigError);
+}
+
+TEST_CASE("sweep sizes and sweep rows") {
+  CHECK(sweep_sizes(8, 64, 2) == std::vector<double>{8, 16, 32, 64});
+  CHECK_THROWS_WITH_AS(sweep_sizes(64, 8, 2), doctest::Contains("0 < min <= max"), ConfigError);
+  CHECK_THROWS_WITH_AS(sweep_sizes(8, 64, 1), doctest::Contains("factor must be > 1"), ConfigError);
+  const auto topology = four_gpu_node();
+  const CollectiveTuner tuner(topology, simple_params(), true);
+  SweepRequest request;
+  request.algorithm = Algorithm::ring;
+  request.group = kGroup;
+  request.min_bytes = 4e6;
+  request.max_bytes = 4e6;
+  const auto points = run_collective_sweep(tuner, request);
+  REQUIRE(points.size() == 1);
+  // Simple is the fastest protocol here (LL: 120 us of wire time alone), so the time is the
+  // ring figure above.
+  CHECK(points[0].time_s == doctest::Approx(77e-6));
+  CHECK(points[0].protocol == Protocol::simple);
+  CHECK(points[0].busbw_bytes_per_s == doctest::Approx(points[0].algbw_bytes_per_s * 1.5));
+}
+
+TEST_CASE("collective errors name the problem and the valid choices") {
+  const auto topology = four_gpu_node();
+  const CollectiveLowering no_nvls(topology, simple_params(), false);
+  CHECK_THROWS_WITH_AS(parse_algorithm("spiral"),
+                       doctest::Contains("unknown algorithm 'spiral'; valid: auto, ring, tree, halving-doubling"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_reduce, Algorithm::nvls, Protocol::simple, kGroup, 1e6),
+                       doctest::Contains("nvls needs an accelerator with NVLink SHARP"), ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, {{0}}, 1e6),
+                       doctest::Contains("at least 2 ranks, got 1"), ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_to_all, Algorithm::ring, Protocol::simple, kGroup, 1e6),
+                       doctest::Contains("algorithms that can run all-to-all on these 4 ranks: pairwise"), ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_reduce, Algorithm::hierarchical, Protocol::simple, kGroup, 1e6),
+                       doctest::Contains("at least 2 scale-up domains"), ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_reduce, Algorithm::halving_doubling, Protocol::simple,
+                                     {{0, 1, 2}}, 1e6),
+                       doctest::Contains("power-of-two rank count, got 3"), ConfigError);
+  CHECK_THROWS_WITH_AS(no_nvls.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, {{0, 0}}, 1e6),
+                       doctest::Contains("more than once"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_collective("gather"), doctest::Contains("valid: all-reduce"), ConfigError);
+  TunerParams bad;
+  bad.nvls_efficiency = 1.5;
+  CHECK_THROWS_WITH_AS(CollectiveLowering(topology, bad, true), doctest::Contains("nvls_efficiency must be in (0, 1]"),
+                       ConfigError);
+}
