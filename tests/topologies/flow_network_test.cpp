@@ -1,0 +1,329 @@
+#include "topologies/flow_network.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "sim/engine/error.hpp"
+#include "topology_test_support.hpp"
+
+using namespace clustersim::topologies;
+using clustersim::engine::Engine;
+using clustersim::engine::TimePs;
+
+namespace {
+
+constexpr double kGBps = 1e9;  // bytes/s
+constexpr TimePs kPsPerS = clustersim::engine::kPsPerSecond;
+
+/// Directed links of the given capacities (bytes/s), no latency.
+std::vector<Link> links_of(std::vector<double> bytes_per_s) {
+  std::vector<Link> links;
+  for (const double capacity : bytes_per_s) links.push_back({0, 1, capacity, 0.0, 1});
+  return links;
+}
+
+/// Records the time each flow's completion handler fires, by flow index.
+struct Arrivals {
+  std::vector<TimePs> at_ps;
+  explicit Arrivals(std::size_t flows) : at_ps(flows, -1) {}
+  FlowNetwork::CompletionHandler record(std::size_t index) {
+    return [this, index](Engine& engine) { at_ps[index] = engine.now(); };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("two flows sharing one bottleneck each get half and finish exactly") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const std::vector<LinkId> path{0};
+  const FlowId a = network.start_flow(path, 1e9, 0.0, arrivals.record(0));
+  const FlowId b = network.start_flow(path, 1e9, 0.0, arrivals.record(1));
+  CHECK(network.active_flows() == 2);
+  CHECK(network.rate_bytes_per_s(a) == 5 * kGBps);
+  CHECK(network.rate_bytes_per_s(b) == 5 * kGBps);
+  engine.run();
+  // 1 GB at 5 GB/s = 0.2 s.
+  CHECK(arrivals.at_ps[0] == kPsPerS / 5);
+  CHECK(arrivals.at_ps[1] == kPsPerS / 5);
+  CHECK(network.active_flows() == 0);
+  CHECK(network.rate_bytes_per_s(a) == 0.0);
+}
+
+TEST_CASE("classic max-min: a two-link flow and one single-link flow per link all get 5") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  const FlowId a = network.start_flow(std::vector<LinkId>{0, 1}, 1e9, 0.0, nullptr);
+  const FlowId b = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr);
+  const FlowId c = network.start_flow(std::vector<LinkId>{1}, 1e9, 0.0, nullptr);
+  CHECK(network.rate_bytes_per_s(a) == 5 * kGBps);
+  CHECK(network.rate_bytes_per_s(b) == 5 * kGBps);
+  CHECK(network.rate_bytes_per_s(c) == 5 * kGBps);
+}
+
+TEST_CASE("a flow limited elsewhere frees capacity for the others") {
+  Engine engine;
+  // Link 0: 1 GB/s, link 1: 10 GB/s. X crosses both, Y only link 1.
+  const auto links = links_of({1 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const FlowId x = network.start_flow(std::vector<LinkId>{0, 1}, 1e9, 0.0, arrivals.record(0));
+  const FlowId y = network.start_flow(std::vector<LinkId>{1}, 9e9, 0.0, arrivals.record(1));
+  CHECK(network.rate_bytes_per_s(x) == 1 * kGBps);
+  CHECK(network.rate_bytes_per_s(y) == 9 * kGBps);
+  engine.run();
+  CHECK(arrivals.at_ps[0] == kPsPerS);  // 1 GB at 1 GB/s
+  CHECK(arrivals.at_ps[1] == kPsPerS);  // 9 GB at 9 GB/s
+}
+
+TEST_CASE("three-level progressive filling") {
+  Engine engine;
+  // Link 0 (3 GB/s): A, B, C. Link 1 (10 GB/s): C, D. Link 2 (4 GB/s): D, E.
+  // Link 0 fixes A, B, C at 1; link 2 then shares 4 between D and E = 2 each (link 1 would
+  // give D 9); link 1 keeps 10 - 1 - 2 = 7 unused.
+  const auto links = links_of({3 * kGBps, 10 * kGBps, 4 * kGBps});
+  FlowNetwork network(engine, links);
+  const FlowId a = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr);
+  const FlowId b = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr);
+  const FlowId c = network.start_flow(std::vector<LinkId>{0, 1}, 1e9, 0.0, nullptr);
+  const FlowId d = network.start_flow(std::vector<LinkId>{1, 2}, 1e9, 0.0, nullptr);
+  const FlowId e = network.start_flow(std::vector<LinkId>{2}, 1e9, 0.0, nullptr);
+  CHECK(network.rate_bytes_per_s(a) == 1 * kGBps);
+  CHECK(network.rate_bytes_per_s(b) == 1 * kGBps);
+  CHECK(network.rate_bytes_per_s(c) == 1 * kGBps);
+  CHECK(network.rate_bytes_per_s(d) == 2 * kGBps);
+  CHECK(network.rate_bytes_per_s(e) == 2 * kGBps);
+}
+
+TEST_CASE("opposite directions of a full-duplex cable do not share") {
+  Engine engine;
+  // A cable's two directions are two links.
+  const auto links = links_of({50 * kGBps, 50 * kGBps});
+  FlowNetwork network(engine, links);
+  const FlowId forward = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr);
+  const FlowId backward = network.start_flow(std::vector<LinkId>{1}, 1e9, 0.0, nullptr);
+  CHECK(network.rate_bytes_per_s(forward) == 50 * kGBps);
+  CHECK(network.rate_bytes_per_s(backward) == 50 * kGBps);
+}
+
+TEST_CASE("on a built topology: opposite directions and a NIC-limited flow") {
+  // 2 nodes x 2 GPUs, one shared 50 GB/s NIC per node, 450 GB/s NVSwitch, single switch.
+  const Topology topology = Topology::build(testing::cluster(2, 2, 1, "switch"));
+  SUBCASE("GPU 0 -> GPU 2 and GPU 2 -> GPU 0 each get the full NIC") {
+    Engine engine;
+    FlowNetwork network(engine, topology);
+    const FlowId there = network.start_flow_between(0, 2, 1e9, nullptr);
+    const FlowId back = network.start_flow_between(2, 0, 1e9, nullptr);
+    CHECK(network.rate_bytes_per_s(there) == 50 * kGBps);
+    CHECK(network.rate_bytes_per_s(back) == 50 * kGBps);
+  }
+  SUBCASE("an NVLink flow sharing GPU 0's port gets what the NIC-bound flow leaves") {
+    Engine engine;
+    FlowNetwork network(engine, topology);
+    Arrivals arrivals(2);
+    const FlowId cross = network.start_flow_between(0, 2, 1e9, arrivals.record(0));
+    const FlowId local = network.start_flow_between(0, 1, 4e9, arrivals.record(1));
+    CHECK(network.rate_bytes_per_s(cross) == 50 * kGBps);
+    CHECK(network.rate_bytes_per_s(local) == 400 * kGBps);
+    engine.run();
+    // 1 GB at 50 GB/s = 20 ms, plus the path latency.
+    const Path& cross_path = topology.path(0, 2);
+    CHECK(arrivals.at_ps[0] ==
+          kPsPerS / 50 + clustersim::engine::seconds_to_ps(cross_path.latency_s));
+    // 4 GB at 400 GB/s = 10 ms (the cross flow is still running: its rate never changes).
+    CHECK(arrivals.at_ps[1] ==
+          kPsPerS / 100 + clustersim::engine::seconds_to_ps(topology.path(0, 1).latency_s));
+  }
+}
+
+TEST_CASE("a flow finishing early raises the other's rate and reschedules its completion") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const std::vector<LinkId> path{0};
+  network.start_flow(path, 1e9, 0.0, arrivals.record(0));
+  const FlowId big = network.start_flow(path, 2e9, 0.0, arrivals.record(1));
+  CHECK(network.rate_bytes_per_s(big) == 5 * kGBps);
+  engine.run(kPsPerS / 5);  // the small flow's last byte leaves at 0.2 s
+  CHECK(arrivals.at_ps[0] == kPsPerS / 5);
+  CHECK(network.rate_bytes_per_s(big) == 10 * kGBps);
+  engine.run();
+  // 1 GB moved at 5 GB/s by 0.2 s; the other 1 GB at 10 GB/s takes 0.1 s more.
+  CHECK(arrivals.at_ps[1] == 3 * kPsPerS / 10);
+}
+
+TEST_CASE("only flows whose rate changed are rescheduled") {
+  Engine engine;
+  // X is held to 1 GB/s by link 0 whatever happens on link 1.
+  const auto links = links_of({1 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  network.start_flow(std::vector<LinkId>{0, 1}, 1e9, 0.0, arrivals.record(0));
+  engine.run(kPsPerS / 10);
+  network.start_flow(std::vector<LinkId>{1}, 9e8, 0.0, arrivals.record(1));
+  const auto stats = engine.run();
+  // recompute at 0.1 s, Y's last byte + arrival, recompute after Y, X's last byte + arrival,
+  // recompute after X; X's completion event was never cancelled.
+  CHECK(stats.events_cancelled == 0);
+  CHECK(stats.events_fired == 7);
+  CHECK(arrivals.at_ps[0] == kPsPerS);
+  CHECK(arrivals.at_ps[1] == kPsPerS / 10 + kPsPerS / 10);  // 0.9 GB at 9 GB/s
+}
+
+TEST_CASE("a rate cap acts as a private link") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const std::vector<LinkId> path{0};
+  const FlowId capped = network.start_flow(path, 1e9, 0.0, arrivals.record(0), 2 * kGBps);
+  const FlowId open = network.start_flow(path, 4e9, 0.0, arrivals.record(1));
+  CHECK(network.rate_bytes_per_s(capped) == 2 * kGBps);
+  CHECK(network.rate_bytes_per_s(open) == 8 * kGBps);
+  engine.run();
+  CHECK(arrivals.at_ps[0] == kPsPerS / 2);  // 1 GB at 2 GB/s
+  CHECK(arrivals.at_ps[1] == kPsPerS / 2);  // 4 GB at 8 GB/s
+  SUBCASE("a cap above the fair share does not bind") {
+    const FlowId a = network.start_flow(path, 1e9, 0.0, nullptr, 7 * kGBps);
+    const FlowId b = network.start_flow(path, 1e9, 0.0, nullptr);
+    CHECK(network.rate_bytes_per_s(a) == 5 * kGBps);
+    CHECK(network.rate_bytes_per_s(b) == 5 * kGBps);
+  }
+}
+
+TEST_CASE("latency delays the handler but not the release of bandwidth") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const std::vector<LinkId> path{0};
+  network.start_flow(path, 1e9, 1e-3, arrivals.record(0));
+  network.start_flow(path, 2e9, 2e-6, arrivals.record(1));
+  engine.run();
+  CHECK(arrivals.at_ps[0] == kPsPerS / 5 + kPsPerS / 1000);       // 0.2 s + 1 ms
+  CHECK(arrivals.at_ps[1] == 3 * kPsPerS / 10 + 2 * kPsPerS / 1'000'000);  // 0.3 s + 2 us
+  SUBCASE("a flow with no links takes only its latency") {
+    Arrivals local(1);
+    const TimePs start_ps = engine.now();
+    const FlowId self = network.start_flow({}, 1e9, 5e-6, local.record(0));
+    CHECK(network.active_flows() == 0);
+    CHECK(network.rate_bytes_per_s(self) == 0.0);
+    engine.run();
+    CHECK(local.at_ps[0] == start_ps + 5'000'000);
+  }
+}
+
+TEST_CASE("completion times are picosecond ceilings, never early") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(3);
+  const std::vector<LinkId> path{0};
+  for (std::size_t i = 0; i < 3; ++i) network.start_flow(path, 1e9, 0.0, arrivals.record(i));
+  engine.run();
+  // 10/3 GB/s is inexact in binary, yet 1 GB takes 0.3 s to the picosecond.
+  for (const TimePs at : arrivals.at_ps) CHECK(at == 3 * kPsPerS / 10);
+  SUBCASE("a duration that is not a whole number of picoseconds is rounded up") {
+    Arrivals odd(1);
+    const TimePs start_ps = engine.now();
+    network.start_flow(path, 1.0, 0.0, odd.record(0), 3e9);  // 1 byte at 3 GB/s = 333.3 ps
+    engine.run();
+    CHECK(odd.at_ps[0] == start_ps + 334);
+  }
+}
+
+TEST_CASE("traffic counts the bytes each link carried") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  network.start_flow(std::vector<LinkId>{0, 1}, 2e9, 0.0, nullptr);
+  network.start_flow(std::vector<LinkId>{1}, 2e9, 0.0, nullptr);
+  engine.run(kPsPerS / 10);  // both at 5 GB/s for 0.1 s
+  CHECK(network.traffic().bytes == std::vector<double>{5e8, 1e9, 0.0});
+  engine.run();
+  CHECK(network.traffic().bytes == std::vector<double>{2e9, 4e9, 0.0});
+}
+
+TEST_CASE("invalid flows and links are rejected with the reason") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  const std::vector<LinkId> path{0};
+  CHECK_THROWS_WITH_AS(network.start_flow(path, 0.0, 0.0, nullptr),
+                       "flow bytes must be a finite number > 0, got 0", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(path, -5.0, 0.0, nullptr),
+                       "flow bytes must be a finite number > 0, got -5", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(
+      network.start_flow(path, std::numeric_limits<double>::quiet_NaN(), 0.0, nullptr),
+      "flow bytes must be a finite number > 0, got nan", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(path, 1.0, -1e-6, nullptr),
+                       "flow latency_s must be a finite number in [0, 1000000], got -1e-06",
+                       clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(std::vector<LinkId>{0, 2}, 1.0, 0.0, nullptr),
+                       "flow link id 2 is out of range [0, 2)", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(std::vector<LinkId>{-1}, 1.0, 0.0, nullptr),
+                       "flow link id -1 is out of range [0, 2)", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(std::vector<LinkId>{1, 0, 1}, 1.0, 0.0, nullptr),
+                       "flow crosses link 1 twice", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow(path, 1.0, 0.0, nullptr, 0.0),
+                       "flow rate_cap_bytes_per_s must be > 0, got 0", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(network.start_flow_between(0, 1, 1.0, nullptr),
+                       "start_flow_between needs a FlowNetwork built on a Topology",
+                       clustersim::ConfigError);
+  CHECK(network.active_flows() == 0);
+  CHECK(engine.pending() == 0);
+
+  const auto bad_links = links_of({10 * kGBps, 0.0});
+  CHECK_THROWS_WITH_AS(FlowNetwork(engine, bad_links),
+                       "link 1 bytes_per_s must be a finite number > 0, got 0",
+                       clustersim::ConfigError);
+  auto late_links = links_of({10 * kGBps});
+  late_links[0].latency_s = -1;
+  CHECK_THROWS_WITH_AS(FlowNetwork(engine, late_links),
+                       "link 0 latency_s must be a finite number >= 0, got -1",
+                       clustersim::ConfigError);
+}
+
+namespace {
+
+/// Staggered flows over a few shared links; returns (fingerprint, sum of arrival times).
+std::pair<std::uint64_t, TimePs> staggered_run(int flows, double first_bytes) {
+  Engine engine(7);
+  const auto links = links_of({10 * kGBps, 25 * kGBps, 40 * kGBps, 5 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(static_cast<std::size_t>(flows));
+  for (int i = 0; i < flows; ++i) {
+    const std::vector<LinkId> path = i % 3 == 0   ? std::vector<LinkId>{0, 1}
+                                     : i % 3 == 1 ? std::vector<LinkId>{1, 2, 3}
+                                                  : std::vector<LinkId>{2};
+    const double bytes = (i == 0 ? first_bytes : 1e8) * (1 + i % 7);
+    network.start_flow(path, bytes, 1e-6 * (i % 5), arrivals.record(static_cast<std::size_t>(i)));
+    engine.run(engine.now() + TimePs{1'000'000'000} * (i % 4));  // 0-3 ms apart
+  }
+  engine.run();
+  TimePs sum = 0;
+  for (const TimePs at : arrivals.at_ps) {
+    CHECK(at > 0);
+    sum += at;
+  }
+  CHECK(network.active_flows() == 0);
+  return {engine.fingerprint(), sum};
+}
+
+}  // namespace
+
+TEST_CASE("the same sequence of flows gives the same fingerprint") {
+  const auto first = staggered_run(40, 1e8);
+  const auto second = staggered_run(40, 1e8);
+  CHECK(first == second);
+  const auto other = staggered_run(40, 2e8);
+  CHECK(other.first != first.first);
+}

@@ -1,0 +1,339 @@
+#include "topologies/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+#include "topologies/flow_incidence.hpp"
+#include "topologies/flow_max_min.hpp"
+
+namespace clustersim::topologies {
+
+namespace {
+
+using engine::EventId;
+using engine::TimePs;
+
+// Fingerprint tags of the events the flow model schedules ("flow" in ASCII, then a kind).
+constexpr std::uint64_t kTagRecompute = 0x666c6f7700000001ULL;
+constexpr std::uint64_t kTagLastByte = 0x666c6f7700000002ULL;
+constexpr std::uint64_t kTagArrival = 0x666c6f7700000003ULL;
+
+constexpr double kPsPerSecond = static_cast<double>(engine::kPsPerSecond);
+// Latest a completion may be scheduled from now, so that now + delay cannot overflow TimePs.
+constexpr double kMaxDelayPs = 4.0e18;
+constexpr double kMaxLatencyS = 1.0e6;
+
+std::vector<double> capacities(std::span<const Link> links) {
+  std::vector<double> capacity(links.size());
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const Link& link = links[l];
+    if (!(std::isfinite(link.bytes_per_s) && link.bytes_per_s > 0)) {
+      throw ConfigError(fmt::format("link {} bytes_per_s must be a finite number > 0, got {}", l,
+                                    link.bytes_per_s));
+    }
+    if (!(std::isfinite(link.latency_s) && link.latency_s >= 0)) {
+      throw ConfigError(fmt::format("link {} latency_s must be a finite number >= 0, got {}", l,
+                                    link.latency_s));
+    }
+    capacity[l] = link.bytes_per_s;
+  }
+  return capacity;
+}
+
+}  // namespace
+
+struct FlowNetwork::Impl {
+  struct Flow {
+    CompletionHandler on_complete;
+    double bytes = 0;
+    double remaining_bytes = 0;  ///< as of last_update_ps
+    double rate_bytes_per_s = 0;
+    TimePs last_update_ps = 0;
+    TimePs latency_ps = 0;
+    EventId last_byte_event;  ///< pending while active
+    std::uint32_t generation = 0;
+    bool active = false;
+  };
+
+  Impl(engine::Engine& engine_ref, const Topology* topology_ptr, std::span<const Link> links)
+      : engine(engine_ref),
+        topology(topology_ptr),
+        incidence(links.size()),
+        solver(capacities(links)),
+        link_mark(links.size(), 0),
+        delivered_bytes(links.size(), 0.0) {
+    traffic.bytes.assign(links.size(), 0.0);
+  }
+
+  engine::Engine& engine;
+  const Topology* topology;  ///< null for a network over explicit links
+  FlowLinkIncidence incidence;
+  MaxMinFairSolver solver;
+  std::vector<Flow> flows;                 ///< by slot
+  std::vector<double> cap_bytes_per_s;     ///< by slot
+  std::vector<double> solved_bytes_per_s;  ///< by slot, written by the solver
+  std::vector<std::int32_t> free_slots;
+  std::size_t active_count = 0;
+  std::vector<LinkId> dirty_links;  ///< links whose flows changed since the last recompute
+  EventId recompute_event;
+  std::vector<LinkId> component_links;
+  std::vector<std::int32_t> component_flows;
+  std::vector<std::uint32_t> link_mark;  ///< repeated-link check of start_flow
+  std::uint32_t mark_epoch = 0;
+  std::vector<double> delivered_bytes;  ///< per link, by flows that have completed
+  LinkTraffic traffic;                  ///< snapshot returned by traffic()
+
+  static FlowId id_of(std::int32_t slot, std::uint32_t generation) {
+    return static_cast<FlowId>((static_cast<std::uint64_t>(generation) << 32U) |
+                               static_cast<std::uint32_t>(slot));
+  }
+
+  const Flow* find_active(FlowId id) const {
+    if (id < 0) return nullptr;
+    const auto slot = static_cast<std::size_t>(static_cast<std::uint64_t>(id) & 0xffffffffULL);
+    const auto generation = static_cast<std::uint32_t>(static_cast<std::uint64_t>(id) >> 32U);
+    if (slot >= flows.size()) return nullptr;
+    const Flow& flow = flows[slot];
+    return flow.active && flow.generation == generation ? &flow : nullptr;
+  }
+
+  void check_links(std::span<const LinkId> links) {
+    if (++mark_epoch == 0) {
+      std::fill(link_mark.begin(), link_mark.end(), 0U);
+      mark_epoch = 1;
+    }
+    for (const LinkId link : links) {
+      if (link < 0 || static_cast<std::size_t>(link) >= link_mark.size()) {
+        throw ConfigError(
+            fmt::format("flow link id {} is out of range [0, {})", link, link_mark.size()));
+      }
+      std::uint32_t& mark = link_mark[static_cast<std::size_t>(link)];
+      if (mark == mark_epoch) throw ConfigError(fmt::format("flow crosses link {} twice", link));
+      mark = mark_epoch;
+    }
+  }
+
+  std::int32_t acquire_slot() {
+    if (!free_slots.empty()) {
+      const std::int32_t slot = free_slots.back();
+      free_slots.pop_back();
+      return slot;
+    }
+    flows.emplace_back();
+    cap_bytes_per_s.push_back(0.0);
+    solved_bytes_per_s.push_back(0.0);
+    return static_cast<std::int32_t>(flows.size() - 1);
+  }
+
+  void release_slot(std::int32_t slot) {
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    flow.active = false;
+    flow.rate_bytes_per_s = 0;
+    ++flow.generation;
+    free_slots.push_back(slot);
+  }
+
+  // Drains the flow's bytes at its current rate up to `now_ps`.
+  static void advance(Flow& flow, TimePs now_ps) {
+    if (now_ps == flow.last_update_ps) return;
+    // rate * ps first: for round figures (GB/s, ms) the product and quotient stay exact.
+    flow.remaining_bytes -=
+        flow.rate_bytes_per_s * static_cast<double>(now_ps - flow.last_update_ps) / kPsPerSecond;
+    flow.last_update_ps = now_ps;
+  }
+
+  static double done_tolerance_bytes(const Flow& flow) { return 1e-6 + 1e-12 * flow.bytes; }
+
+  void schedule_last_byte(std::int32_t slot) {
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (!(flow.rate_bytes_per_s > 0)) {
+      throw SimulationError(fmt::format(
+          "flow model: a flow with {} bytes left got no bandwidth (rate {} bytes/s)",
+          flow.remaining_bytes, flow.rate_bytes_per_s));
+    }
+    const double delay_ps = flow.remaining_bytes * kPsPerSecond / flow.rate_bytes_per_s;
+    if (!(delay_ps < kMaxDelayPs)) {
+      throw SimulationError(fmt::format(
+          "flow model: {} bytes at {} bytes/s would end beyond the representable time",
+          flow.remaining_bytes, flow.rate_bytes_per_s));
+    }
+    // Ceiling, so a flow never ends before its last byte; the relative 1e-14 (far above the
+    // rounding of the few operations behind delay_ps) keeps a quotient that is a whole number
+    // up to rounding from landing one picosecond late.
+    const TimePs delay =
+        delay_ps <= 0 ? 0 : static_cast<TimePs>(std::ceil(delay_ps - delay_ps * 1e-14));
+    const std::uint32_t generation = flow.generation;
+    Impl* self = this;
+    flow.last_byte_event = engine.schedule_at(
+        flow.last_update_ps + delay,
+        [self, slot, generation](engine::Engine&) { self->on_last_byte(slot, generation); },
+        kTagLastByte);
+  }
+
+  void request_recompute() {
+    if (recompute_event.valid()) return;
+    Impl* self = this;
+    recompute_event = engine.schedule_at(
+        engine.now(),
+        [self](engine::Engine&) {
+          self->recompute_event = {};
+          self->recompute();
+        },
+        kTagRecompute);
+  }
+
+  // Runs a pending recompute now instead of in its event.
+  void flush() {
+    if (!recompute_event.valid()) return;
+    engine.cancel(recompute_event);
+    recompute_event = {};
+    recompute();
+  }
+
+  void recompute() {
+    if (dirty_links.empty()) return;
+    component_links.clear();
+    component_flows.clear();
+    incidence.collect_component(dirty_links, component_links, component_flows);
+    dirty_links.clear();
+    solver.solve(incidence, component_links, component_flows, cap_bytes_per_s,
+                 solved_bytes_per_s);
+    const TimePs now_ps = engine.now();
+    for (const std::int32_t slot : component_flows) {
+      Flow& flow = flows[static_cast<std::size_t>(slot)];
+      const double rate = solved_bytes_per_s[static_cast<std::size_t>(slot)];
+      if (rate == flow.rate_bytes_per_s && flow.last_byte_event.valid()) continue;
+      advance(flow, now_ps);
+      flow.rate_bytes_per_s = rate;
+      if (flow.last_byte_event.valid()) engine.cancel(flow.last_byte_event);
+      schedule_last_byte(slot);
+    }
+  }
+
+  void on_last_byte(std::int32_t slot, std::uint32_t generation) {
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (!flow.active || flow.generation != generation) return;  // defensive: always cancelled
+    flow.last_byte_event = {};
+    advance(flow, engine.now());
+    if (flow.remaining_bytes > done_tolerance_bytes(flow)) {  // rounding left a few bytes
+      schedule_last_byte(slot);
+      return;
+    }
+    for (const FlowHop& hop : incidence.hops_of(slot)) {
+      delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.bytes;
+      dirty_links.push_back(hop.link);
+    }
+    incidence.remove(slot);
+    --active_count;
+    CompletionHandler handler = std::move(flow.on_complete);
+    const TimePs latency_ps = flow.latency_ps;
+    release_slot(slot);
+    if (handler) engine.schedule_after(latency_ps, std::move(handler), kTagArrival);
+    request_recompute();
+  }
+
+  FlowId start(std::span<const LinkId> links, double bytes, double latency_s,
+               CompletionHandler on_complete, double rate_cap_bytes_per_s) {
+    if (!(std::isfinite(bytes) && bytes > 0)) {
+      throw ConfigError(fmt::format("flow bytes must be a finite number > 0, got {}", bytes));
+    }
+    if (!(std::isfinite(latency_s) && latency_s >= 0 && latency_s <= kMaxLatencyS)) {
+      throw ConfigError(fmt::format(
+          "flow latency_s must be a finite number in [0, {}], got {}", kMaxLatencyS, latency_s));
+    }
+    if (!(rate_cap_bytes_per_s > 0)) {
+      throw ConfigError(
+          fmt::format("flow rate_cap_bytes_per_s must be > 0, got {}", rate_cap_bytes_per_s));
+    }
+    check_links(links);
+    const TimePs latency_ps = engine::seconds_to_ps(latency_s);
+    const std::int32_t slot = acquire_slot();
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    const FlowId id = id_of(slot, flow.generation);
+    if (links.empty()) {  // same endpoint: only the latency
+      release_slot(slot);
+      if (on_complete) engine.schedule_after(latency_ps, std::move(on_complete), kTagArrival);
+      return id;
+    }
+    flow.on_complete = std::move(on_complete);
+    flow.bytes = bytes;
+    flow.remaining_bytes = bytes;
+    flow.rate_bytes_per_s = 0;
+    flow.last_update_ps = engine.now();
+    flow.latency_ps = latency_ps;
+    flow.last_byte_event = {};
+    flow.active = true;
+    cap_bytes_per_s[static_cast<std::size_t>(slot)] = rate_cap_bytes_per_s;
+    incidence.add(slot, links);
+    ++active_count;
+    dirty_links.insert(dirty_links.end(), links.begin(), links.end());
+    request_recompute();
+    return id;
+  }
+
+  void snapshot_traffic() {
+    traffic.bytes = delivered_bytes;
+    const TimePs now_ps = engine.now();
+    for (std::size_t slot = 0; slot < flows.size(); ++slot) {
+      const Flow& flow = flows[slot];
+      if (!flow.active) continue;
+      const double left = flow.remaining_bytes - flow.rate_bytes_per_s *
+                                                     static_cast<double>(now_ps - flow.last_update_ps) /
+                                                     kPsPerSecond;
+      const double carried = std::clamp(flow.bytes - left, 0.0, flow.bytes);
+      for (const FlowHop& hop : incidence.hops_of(static_cast<std::int32_t>(slot))) {
+        traffic.bytes[static_cast<std::size_t>(hop.link)] += carried;
+      }
+    }
+  }
+
+  ~Impl() {
+    if (recompute_event.valid()) engine.cancel(recompute_event);
+    for (const Flow& flow : flows) {
+      if (flow.active && flow.last_byte_event.valid()) engine.cancel(flow.last_byte_event);
+    }
+  }
+};
+
+FlowNetwork::FlowNetwork(engine::Engine& engine, const Topology& topology)
+    : impl_(std::make_unique<Impl>(engine, &topology, topology.links())) {}
+
+FlowNetwork::FlowNetwork(engine::Engine& engine, std::span<const Link> links)
+    : impl_(std::make_unique<Impl>(engine, nullptr, links)) {}
+
+FlowNetwork::~FlowNetwork() = default;
+
+FlowId FlowNetwork::start_flow(std::span<const LinkId> links, double bytes, double latency_s,
+                               CompletionHandler on_complete, double rate_cap_bytes_per_s) {
+  return impl_->start(links, bytes, latency_s, std::move(on_complete), rate_cap_bytes_per_s);
+}
+
+FlowId FlowNetwork::start_flow_between(int src, int dst, double bytes,
+                                       CompletionHandler on_complete,
+                                       double rate_cap_bytes_per_s) {
+  if (impl_->topology == nullptr) {
+    throw ConfigError("start_flow_between needs a FlowNetwork built on a Topology");
+  }
+  const Path& path = impl_->topology->path(src, dst);
+  return impl_->start(path.links, bytes, path.latency_s, std::move(on_complete),
+                      rate_cap_bytes_per_s);
+}
+
+double FlowNetwork::rate_bytes_per_s(FlowId flow) const {
+  impl_->flush();
+  const Impl::Flow* found = impl_->find_active(flow);
+  return found == nullptr ? 0.0 : found->rate_bytes_per_s;
+}
+
+std::size_t FlowNetwork::active_flows() const { return impl_->active_count; }
+
+const LinkTraffic& FlowNetwork::traffic() const {
+  impl_->snapshot_traffic();
+  return impl_->traffic;
+}
+
+}  // namespace clustersim::topologies

@@ -1,0 +1,77 @@
+#pragma once
+/// Flow-level network with contention: max-min fair sharing of directed links among active
+/// flows, computed by progressive filling. When a flow starts or ends only the connected
+/// component of links and flows it touches is recomputed, and only flows whose rate changed
+/// get their completion event rescheduled on the engine.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sim/engine/engine.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::topologies {
+
+/// Handle of a flow in a FlowNetwork.
+using FlowId = std::int64_t;
+
+/// Bytes carried per directed link, for utilisation reports.
+struct LinkTraffic {
+  std::vector<double> bytes;  ///< indexed by LinkId
+};
+
+/// A flow-level network bound to one engine and one topology (both must outlive it).
+///
+/// Timing: a flow's remaining bytes drain at its current rate; its completion event is at the
+/// picosecond ceiling of the time its last byte leaves, so it never ends early by more than a
+/// rounding hair (a relative 1e-14 of its duration). At that moment it leaves the network
+/// (freeing its bandwidth for the others at the same instant) and its handler is scheduled
+/// `latency_s` later. Rates are recomputed once per simulated instant: starts and ends at the
+/// same time are batched into one recompute, run by an event at that time (or earlier, when
+/// rate_bytes_per_s is asked). The network must outlive its pending events; destroying it
+/// cancels them (handlers already scheduled for completed flows stay).
+class FlowNetwork {
+ public:
+  /// Called once when the flow's last byte has arrived (transfer time + path latency).
+  using CompletionHandler = engine::EventHandler;
+
+  FlowNetwork(engine::Engine& engine, const Topology& topology);
+  /// A network over explicit directed links (copied), e.g. for tests of the sharing rules;
+  /// start_flow_between is unavailable. Throws ConfigError if a link's bytes_per_s is not a
+  /// finite number > 0 or its latency_s not a finite number >= 0.
+  FlowNetwork(engine::Engine& engine, std::span<const Link> links);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+  ~FlowNetwork();
+
+  /// Starts a flow of `bytes` (> 0) now along the directed `links`, with an optional rate cap
+  /// (e.g. a NIC or protocol limit). Its completion fires `latency_s` after the last byte
+  /// leaves. A flow with no links (same endpoint) completes after `latency_s` and is never
+  /// active. An empty handler is allowed (nothing is called). Throws ConfigError if `bytes` is
+  /// not a finite number > 0, `latency_s` not a finite number >= 0, the cap not > 0, or a link
+  /// id is unknown or repeated.
+  FlowId start_flow(std::span<const LinkId> links, double bytes, double latency_s,
+                    CompletionHandler on_complete,
+                    double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity());
+
+  /// Convenience: a flow from accelerator `src` to `dst` along Topology::path.
+  FlowId start_flow_between(int src, int dst, double bytes, CompletionHandler on_complete,
+                            double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity());
+
+  /// Current max-min fair rate of an active flow, bytes/s (0 if finished or unknown). Runs a
+  /// pending recompute first.
+  double rate_bytes_per_s(FlowId flow) const;
+  /// Active flows (started, not yet transferred all bytes).
+  std::size_t active_flows() const;
+  /// Bytes carried on every directed link up to the engine's current time.
+  const LinkTraffic& traffic() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace clustersim::topologies
