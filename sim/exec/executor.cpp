@@ -62,6 +62,11 @@ class RunState {
   void on_start(engine::Engine& engine, TaskId task) {
     const auto t = static_cast<std::size_t>(task);
     result_.start_ps[t] = engine.now();
+    const Task& info = graph_.task(task);
+    if (info.start) {
+      info.start(engine, [this, task](engine::Engine& e) { on_finish(e, task); });
+      return;
+    }
     engine.schedule_after(graph_.task(task).duration_ps,
                           [this, task](engine::Engine& e) { on_finish(e, task); },
                           static_cast<std::uint64_t>(task) * 2 + 1);
@@ -71,8 +76,11 @@ class RunState {
     const auto t = static_cast<std::size_t>(task);
     const Task& info = graph_.task(task);
     const auto s = static_cast<std::size_t>(info.stream);
+    if (result_.end_ps[t] >= 0) {
+      throw SimulationError(fmt::format("task '{}' signalled completion twice", info.label));
+    }
     result_.end_ps[t] = engine.now();
-    result_.stream_busy_ps[s] += info.duration_ps;
+    result_.stream_busy_ps[s] += info.start ? engine.now() - result_.start_ps[t] : info.duration_ps;
     result_.stream_end_ps[s] = engine.now();
     ++finished_;
     busy_[s] = 0;

@@ -13,13 +13,16 @@ namespace clustersim::exec {
 struct ExecutionResult {
   std::vector<engine::TimePs> start_ps;        ///< per task, picoseconds
   std::vector<engine::TimePs> end_ps;          ///< per task, picoseconds
-  std::vector<engine::TimePs> stream_busy_ps;  ///< per stream: sum of its task durations
+  std::vector<engine::TimePs> stream_busy_ps;  ///< per stream: sum of its task durations (end - start for asynchronous tasks)
   std::vector<engine::TimePs> stream_end_ps;   ///< per stream: end of its last task (start time if empty)
   engine::TimePs start_time_ps = 0;            ///< engine time when the run began
   engine::TimePs makespan_ps = 0;              ///< last task end - start_time_ps (0 for an empty graph)
 };
 
-/// Executes a graph. Streams are FIFO: a ready task behind a blocked one waits.
+/// Executes a graph. Streams are FIFO: a ready task behind a blocked one waits. A fixed task
+/// ends duration_ps after it starts; an asynchronous task (Task::start set) ends when the
+/// callback handed to its start hook is called (SimulationError if it is called twice; a task
+/// whose callback is never called leaves the graph unfinished, reported as a deadlock).
 class Executor {
  public:
   /// The graph must outlive the executor and must not change while it runs.

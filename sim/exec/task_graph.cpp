@@ -43,9 +43,17 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskKind
                                     label, prerequisite, tasks_.size()));
     }
   }
-  tasks_.push_back(Task{stream, duration_ps, kind, std::move(label)});
+  tasks_.push_back(Task{stream, duration_ps, kind, std::move(label), {}});
   stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
   for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
+  return id;
+}
+
+TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskKind kind, std::string label,
+                                 std::initializer_list<TaskId> prerequisites) {
+  if (!start) throw ConfigError(fmt::format("asynchronous task '{}' has no start hook", label));
+  const TaskId id = add_task(stream, 0, kind, std::move(label), prerequisites);
+  tasks_[static_cast<std::size_t>(id)].start = std::move(start);
   return id;
 }
 

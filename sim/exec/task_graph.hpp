@@ -2,6 +2,7 @@
 /// A task graph for the executor: streams (models of CUDA streams of one rank) holding tasks in
 /// FIFO order, and dependencies between tasks on any streams.
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -9,6 +10,10 @@
 #include <vector>
 
 #include "sim/engine/time.hpp"
+
+namespace clustersim::engine {
+class Engine;
+}
 
 namespace clustersim::exec {
 
@@ -32,12 +37,23 @@ enum class TaskKind : std::uint8_t {
 /// Lower-case name of a kind ("compute", "tp_comm", ...).
 std::string_view task_kind_name(TaskKind kind);
 
+/// Handed to an asynchronous task's start hook: call it exactly once, from an engine event at
+/// the time the task ends (or from the hook itself for a task that ends at once).
+using DoneCallback = std::function<void(engine::Engine&)>;
+/// Start hook of an asynchronous task: called when the task starts (engine.now() is its start
+/// time); it arranges for `done` to be called when the work completes, e.g. when the last
+/// flow of a collective arrives on a topologies::FlowNetwork.
+using AsyncStart = std::function<void(engine::Engine& engine, DoneCallback done)>;
+
 /// One unit of work on one stream.
 struct Task {
   StreamId stream = 0;
-  engine::TimePs duration_ps = 0;  ///< time the task occupies its stream, picoseconds (>= 0)
+  /// Fixed-duration tasks: time the task occupies its stream, picoseconds (>= 0). Ignored for
+  /// asynchronous tasks (0), whose duration is known only when `start` signals completion.
+  engine::TimePs duration_ps = 0;
   TaskKind kind = TaskKind::other;
   std::string label;  ///< human-readable, used in deadlock messages and traces
+  AsyncStart start;   ///< set: asynchronous task (ends when its DoneCallback is called)
 };
 
 /// "`task` may start only after `prerequisite` has finished".
@@ -58,6 +74,12 @@ class TaskGraph {
   /// negative duration or an unknown prerequisite.
   TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskKind kind, std::string label,
                   std::initializer_list<TaskId> prerequisites = {});
+
+  /// Appends an asynchronous task to the end of `stream`: when it starts, `start` is called
+  /// and the task ends when the callback it was given is called. Throws ConfigError for an
+  /// unknown stream or prerequisite or an empty `start`.
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskKind kind, std::string label,
+                        std::initializer_list<TaskId> prerequisites = {});
 
   /// Makes `task` wait for `prerequisite`. Both must exist; they may be in either insertion
   /// order (forward references are how cross-stream schedules are wired). Throws ConfigError

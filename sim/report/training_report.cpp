@@ -30,6 +30,17 @@ std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepB
           {"offload (host link)", b.offload_s}};
 }
 
+// Tier names of topologies::Link::tier (fat-tree wording; dragonfly and torus reuse the numbers).
+std::string_view tier_name(int tier) {
+  switch (tier) {
+    case 0: return "scale-up";
+    case 1: return "endpoint-leaf";
+    case 2: return "leaf-spine";
+    case 3: return "spine-core";
+  }
+  return "other";
+}
+
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 /// Watts with a readable prefix.
@@ -103,6 +114,15 @@ std::string training_summary_table(const scenario::Scenario& scenario,
                                pw.usd_per_million_tokens));
     }
   }
+  if (!result.network_tiers.empty()) {
+    out += fmt::format("network link utilisation ({} fidelity; bytes / (capacity x step time), per directed link)\n",
+                       result.fidelity);
+    for (const auto& t : result.network_tiers) {
+      line(fmt::format("  tier {} ({})", t.tier, tier_name(t.tier)),
+           fmt::format("mean {:.1f} %, max {:.1f} % over {} links, {:.3f} GB carried", 100.0 * t.mean_utilisation,
+                       100.0 * t.max_utilisation, t.links, t.bytes / 1e9));
+    }
+  }
   for (const auto& note : result.notes) out += fmt::format("note: {}\n", note);
   out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(result.fingerprint), result.events);
   return out;
@@ -158,6 +178,17 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       power["cost"] = {{"per_step_usd", pw.cost_per_step_usd}, {"per_million_tokens_usd", pw.usd_per_million_tokens}};
     }
   }
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const auto& t : result.network_tiers) {
+    tiers.push_back({{"tier", t.tier},
+                     {"name", tier_name(t.tier)},
+                     {"links", t.links},
+                     {"bytes", t.bytes},
+                     {"capacity_bytes_per_s", t.capacity_bytes_per_s},
+                     {"mean_utilisation", t.mean_utilisation},
+                     {"max_utilisation", t.max_utilisation}});
+  }
+  const nlohmann::json network = {{"fidelity", result.fidelity}, {"tiers", tiers}};
   return {
       {"schema_version", kResultSchemaVersion},
       {"scenario",
@@ -184,6 +215,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"breakdown", breakdown},
       {"memory", memory},
       {"power", power},
+      {"network", network},
       {"notes", result.notes},
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},

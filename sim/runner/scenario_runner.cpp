@@ -150,6 +150,21 @@ void fill_power_report(const scenario::Scenario& scenario, const topologies::Top
 
 }  // namespace
 
+std::vector<int> placement_map(scenario::Placement placement, const topologies::ClusterNetworkSpec& network) {
+  if (placement == scenario::Placement::packed) return {};
+  const int nodes = network.nodes;
+  const int per_node = network.accelerators_per_node;
+  if (nodes < 1 || per_node < 1) {
+    throw ConfigError(fmt::format("placement needs nodes >= 1 and per_node >= 1, got {} and {}", nodes, per_node));
+  }
+  std::vector<int> map(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(per_node));
+  for (std::size_t r = 0; r < map.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    map[r] = (rank % nodes) * per_node + rank / nodes;
+  }
+  return map;
+}
+
 models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   const auto& w = scenario.training;
   const auto& p = w.parallelism;
@@ -178,9 +193,6 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
 }
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
-  if (scenario.simulation.fidelity != scenario::Fidelity::analytical) {
-    throw SimulationError("simulation.fidelity 'flow' is not implemented yet; use 'analytical'");
-  }
   if (scenario.simulation.mode != scenario::SimulationMode::symmetric) {
     throw SimulationError("simulation.mode 'full' is not implemented yet; use 'symmetric'");
   }
@@ -194,8 +206,23 @@ training::TrainingResult run_training(const scenario::Scenario& scenario) {
   const auto topology = topologies::Topology::build(scenario.cluster.network);
   const models::ComputeModel compute(scenario.cluster.accelerator);
   const models::CollectiveModel collectives(topology, scenario.simulation.comm);
-  const training::TrainingSetup setup{scenario.training, compute, collectives, topology,
-                                      scenario.simulation.seed};
+  training::TrainingSetup setup{scenario.training, compute, collectives, topology, scenario.simulation.seed};
+  setup.fidelity = scenario.simulation.fidelity == scenario::Fidelity::flow ? training::NetworkFidelity::flow
+                                                                            : training::NetworkFidelity::analytical;
+  setup.background = scenario.cluster.background;
+  // The training job's nodes: all of them, less those of a background job (whole nodes only
+  // when scattering, so that the round-robin stays inside the job's nodes).
+  topologies::ClusterNetworkSpec job_network = scenario.cluster.network;
+  if (setup.background.gpus > 0 && scenario.cluster.placement == scenario::Placement::scattered) {
+    const int per_node = job_network.accelerators_per_node;
+    if (setup.background.gpus % per_node != 0) {
+      throw ConfigError(fmt::format("cluster.placement 'scattered' with cluster.background needs whole nodes: "
+                                    "{} background accelerators is not a multiple of {} per node",
+                                    setup.background.gpus, per_node));
+    }
+    job_network.nodes -= setup.background.gpus / per_node;
+  }
+  setup.placement = placement_map(scenario.cluster.placement, job_network);
   training::TrainingResult result = training::simulate_training_step(setup);
   fill_memory_report(footprint.peak(), capacity, result.memory);
 

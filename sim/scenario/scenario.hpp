@@ -17,6 +17,13 @@ namespace clustersim::scenario {
 
 enum class Fidelity { analytical, flow };
 enum class SimulationMode { symmetric, full };
+/// Rank to accelerator mapping (accelerators are numbered node-major). `packed`: rank r on
+/// accelerator r (a TP group of per-node ranks shares a node). `scattered`: round-robin over
+/// the N nodes, rank r on node (r mod N) at local slot floor(r / N), i.e. accelerator
+/// (r mod N) x per_node + floor(r / N): consecutive ranks land on consecutive nodes, so every
+/// process group of up to N consecutive ranks leaves its node (and crosses leaf switches
+/// whenever its nodes hang off different leaves).
+enum class Placement { packed, scattered };
 
 struct ClusterConfig {
   models::AcceleratorSpec accelerator;       ///< resolved library preset (+ overrides)
@@ -27,6 +34,8 @@ struct ClusterConfig {
   /// Accelerator power (preset `power`) plus NIC/switch power and per-bit link energies
   /// (scenario `power`). tdp_w == 0 means unknown: no power report.
   models::PowerSpec power;
+  Placement placement = Placement::packed;  ///< `cluster.placement`
+  training::BackgroundTraffic background;    ///< `cluster.background` (gpus 0: none)
   int accelerator_count() const { return network.nodes * network.accelerators_per_node; }
 };
 

@@ -317,6 +317,16 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   // --- cluster ---
   topologies::ClusterNetworkSpec& network = scenario.cluster.network;
   network.nodes = static_cast<int>(reader.integer("cluster.nodes").value_or(1));
+  scenario.cluster.placement =
+      reader.string("cluster.placement").value_or("packed") == "scattered" ? Placement::scattered : Placement::packed;
+  if (reader.has("cluster.background")) {
+    auto& background = scenario.cluster.background;
+    background.pattern = reader.string("cluster.background.pattern").value_or("ring") == "all-to-all"
+                             ? training::BackgroundTraffic::Pattern::all_to_all
+                             : training::BackgroundTraffic::Pattern::ring;
+    background.gpus = static_cast<int>(reader.integer("cluster.background.gpus").value_or(0));
+    background.bytes = reader.quantity("cluster.background.bytes").value_or(0);
+  }
   network.accelerators_per_node = static_cast<int>(reader.integer("cluster.node.per_node").value_or(8));
   network.scale_up.fabric = reader.string("cluster.node.scale_up.fabric").value_or("nvswitch");
   network.scale_up.latency_s = reader.quantity("cluster.node.scale_up.latency").value_or(1e-6);
@@ -435,7 +445,9 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   par.schedule = schedule == "gpipe"         ? training::PipelineSchedule::gpipe
                  : schedule == "interleaved" ? training::PipelineSchedule::interleaved
                                              : training::PipelineSchedule::one_f_one_b;
-  const std::int64_t accelerator_count = static_cast<std::int64_t>(network.nodes) * network.accelerators_per_node;
+  // The training job gets the accelerators a background job (cluster.background) leaves.
+  const std::int64_t accelerator_count =
+      static_cast<std::int64_t>(network.nodes) * network.accelerators_per_node - scenario.cluster.background.gpus;
   const std::int64_t model_split = static_cast<std::int64_t>(par.tp) * par.pp * par.cp;
   const bool dp_written = reader.has("workload.parallelism.dp");
   if (dp_written) {
@@ -456,10 +468,6 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   // --- simulation, output ---
   const std::string fidelity = reader.string("simulation.fidelity").value_or("analytical");
   scenario.simulation.fidelity = fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
-  if (fidelity == "flow" && !problems.bad("simulation.fidelity")) {
-    problems.add(reader.position("simulation.fidelity"), "simulation.fidelity",
-                 "fidelity 'flow' is not implemented yet (analytical is)");
-  }
   const std::string mode = reader.string("simulation.mode").value_or("symmetric");
   scenario.simulation.mode = mode == "full" ? SimulationMode::full : SimulationMode::symmetric;
   if (mode == "full" && !problems.bad("simulation.mode")) {
@@ -487,7 +495,11 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                        " x " + std::to_string(par.dp) + " x " + std::to_string(par.cp) + " = " +
                        std::to_string(world) + ", but the cluster has " + std::to_string(accelerator_count) +
                        " accelerators (" + std::to_string(network.nodes) + " nodes x " +
-                       std::to_string(network.accelerators_per_node) + ")");
+                       std::to_string(network.accelerators_per_node) +
+                       (scenario.cluster.background.gpus > 0
+                            ? " - " + std::to_string(scenario.cluster.background.gpus) + " of cluster.background"
+                            : std::string()) +
+                       ")");
     }
   }
   if (model_ok) {

@@ -227,7 +227,23 @@ Schema scenario_schema() {
       object_field("cluster",
                    {integer_field("nodes", "number of nodes").range(1, 1e7).need(),
                     object_field("node", node_fields, "one node").need(),
-                    object_field("network", network_fields, "scale-out fabric between nodes").need()},
+                    object_field("network", network_fields, "scale-out fabric between nodes").need(),
+                    enum_field("placement", {"packed", "scattered"},
+                               "rank to accelerator mapping: packed = rank r on accelerator r; scattered = "
+                               "round-robin over nodes, rank r on node (r mod nodes), slot floor(r / nodes)")
+                        .def("packed"),
+                    object_field("background",
+                                 {enum_field("pattern", {"ring", "all-to-all"},
+                                             "collective repeated back to back: ring all-reduce or pairwise all-to-all")
+                                      .need(),
+                                  integer_field("gpus", "accelerators of the other job: the cluster's last ones")
+                                      .range(2, 1e7)
+                                      .need(),
+                                  quantity_field("bytes", Dimension::bytes, "per collective (nccl-tests convention)")
+                                      .positive()
+                                      .need()},
+                                 "a second job sharing the fabric (flow fidelity only); the training job gets "
+                                 "the other accelerators")},
                    "the hardware")
           .need(),
       object_field("workload", workload_fields, "what runs on the cluster").need(),

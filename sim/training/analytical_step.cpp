@@ -117,7 +117,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   validate_training_setup(setup);
   const TrainingWorkload& w = setup.workload;
   const auto& par = w.parallelism;
-  const RankLayout layout(par);
+  const RankLayout layout(par, setup.placement);
   const std::vector<StageProgram> programs = build_stage_programs(setup);
   const double m = static_cast<double>(w.microbatches_per_pipeline());
   const double v = static_cast<double>(par.schedule == PipelineSchedule::interleaved ? par.vp : 1);

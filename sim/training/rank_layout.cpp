@@ -1,12 +1,33 @@
 #include "sim/training/rank_layout.hpp"
 
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
 namespace clustersim::training {
 
-RankLayout::RankLayout(const ParallelismConfig& parallelism) : parallelism_(parallelism) {}
+RankLayout::RankLayout(const ParallelismConfig& parallelism, std::vector<int> placement)
+    : parallelism_(parallelism), placement_(std::move(placement)) {
+  if (placement_.empty()) return;
+  const auto world = static_cast<std::size_t>(parallelism_.world_size());
+  if (placement_.size() != world) {
+    throw ConfigError(fmt::format("placement maps {} ranks but the job has tp * pp * dp * cp = {}",
+                                  placement_.size(), world));
+  }
+  std::vector<std::uint8_t> seen(world, 0);
+  for (std::size_t r = 0; r < world; ++r) {
+    const int a = placement_[r];
+    if (a < 0 || static_cast<std::size_t>(a) >= world || seen[static_cast<std::size_t>(a)] != 0) {
+      throw ConfigError(fmt::format("placement is not a permutation: rank {} -> accelerator {}", r, a));
+    }
+    seen[static_cast<std::size_t>(a)] = 1;
+  }
+}
 
 int RankLayout::rank(int tp_index, int cp_index, int dp_index, int pp_index) const {
   const auto& p = parallelism_;
-  return tp_index + p.tp * (cp_index + p.cp * (dp_index + p.dp * pp_index));
+  const int r = tp_index + p.tp * (cp_index + p.cp * (dp_index + p.dp * pp_index));
+  return placement_.empty() ? r : placement_[static_cast<std::size_t>(r)];
 }
 
 std::vector<int> RankLayout::tp_group(int stage) const {

@@ -1,6 +1,7 @@
 #pragma once
 /// Megatron rank order: tensor-parallel index fastest, then context, then data, then pipeline.
-/// Accelerator id == global rank, so the groups below are the accelerators a collective spans.
+/// A placement maps each global rank to the accelerator it runs on (identity: "packed"); the
+/// groups below are the accelerators a collective spans.
 #include <vector>
 
 #include "sim/training/training_config.hpp"
@@ -11,9 +12,11 @@ namespace clustersim::training {
 /// each pipeline stage.
 class RankLayout {
  public:
-  explicit RankLayout(const ParallelismConfig& parallelism);
+  /// `placement[r]` is the accelerator of global rank r; empty means the identity. Throws
+  /// ConfigError unless a non-empty placement is a permutation of 0..world_size-1.
+  explicit RankLayout(const ParallelismConfig& parallelism, std::vector<int> placement = {});
 
-  /// rank = tp_i + tp * (cp_i + cp * (dp_i + dp * pp_i)).
+  /// Accelerator of global rank tp_i + tp * (cp_i + cp * (dp_i + dp * pp_i)).
   int rank(int tp_index, int cp_index, int dp_index, int pp_index) const;
   /// The rank simulated for `stage`: rank(0, 0, 0, stage).
   int representative(int stage) const { return rank(0, 0, 0, stage); }
@@ -30,6 +33,7 @@ class RankLayout {
 
  private:
   ParallelismConfig parallelism_;
+  std::vector<int> placement_;
 };
 
 }  // namespace clustersim::training

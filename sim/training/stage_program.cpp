@@ -114,7 +114,7 @@ class OpCoster {
     if (tp_ <= 1) return std::nullopt;
     const double seconds = collectives_.time_s(kind, tp_group_, hidden_bytes_);
     return StageOp{"tp " + std::string(models::collective_name(kind)), exec::TaskKind::tp_comm,
-                   engine::seconds_to_ps(seconds), 0.0};
+                   engine::seconds_to_ps(seconds), 0.0, kind, hidden_bytes_};
   }
 
   /// The collective at `point` in the forward pass and its mirror in the backward pass:
@@ -171,19 +171,22 @@ class OpCoster {
     const auto bwd_ps = engine::seconds_to_ps(bwd.time_s);
     forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
     engine::TimePs cp_fwd_ps = 0, cp_bwd_ps = 0;
+    double kv_bytes = 0;
     if (cp_ > 1) {
-      const double kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
+      kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
                               static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
       const auto exchange_ps = engine::seconds_to_ps(
           collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes));
       cp_fwd_ps = std::max<engine::TimePs>(0, exchange_ps - fwd_ps);
       cp_bwd_ps = std::max<engine::TimePs>(0, 2 * exchange_ps - bwd_ps);
-      forward.push_back({"cp kv exchange", exec::TaskKind::cp_comm, cp_fwd_ps, 0.0});
+      forward.push_back({"cp kv exchange", exec::TaskKind::cp_comm, cp_fwd_ps, 0.0,
+                         CollectiveKind::all_gather, kv_bytes});
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
     backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
     if (cp_ > 1) {
-      backward_reversed.push_back({"cp kv exchange bwd", exec::TaskKind::cp_comm, cp_bwd_ps, 0.0});
+      backward_reversed.push_back({"cp kv exchange bwd", exec::TaskKind::cp_comm, cp_bwd_ps, 0.0,
+                                   CollectiveKind::all_gather, 2.0 * kv_bytes});
     }
     if (selective_recompute) {
       backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps, convention_flops});

@@ -23,6 +23,12 @@ struct StageOp {
   /// full non-causal QK^T and PV, backward = 2 x forward; elementwise ops 0). Recompute ops
   /// carry their FLOPs too: they count in hardware, not model, FLOPs.
   double flops = 0;
+  /// Communication ops (tp_comm, cp_comm) only: the collective over the op's process group
+  /// (the stage's TP or CP group) and its bytes (nccl-tests convention), which the flow
+  /// fidelity runs as flows. For the CP exchange, duration_ps is the exposed excess over the
+  /// attention kernel (analytical) while these describe the whole exchange.
+  models::CollectiveKind collective = models::CollectiveKind::all_reduce;
+  double collective_bytes = 0;
 };
 
 /// A parameter group whose gradients become ready together (one transformer layer, the

@@ -26,6 +26,8 @@ StepBreakdown stage_breakdown(const exec::TaskGraph& graph, const exec::Executio
   auto attribute_gap = [&](TimePs gap, TaskKind kind) {
     if (kind == TaskKind::dp_comm) dp += gap;
     else if (kind == TaskKind::pp_comm) pp += gap;
+    else if (kind == TaskKind::cp_comm) cp += gap;  // flow fidelity: KV exchange on its own stream
+    else if (kind == TaskKind::tp_comm) tp += gap;
     else bubble += gap;
   };
   TimePs previous_end = run.start_time_ps;

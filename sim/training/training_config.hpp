@@ -13,6 +13,19 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 /// `flash`: FlashAttention-style fused kernel; `unfused`: the s x s scores go through HBM
 /// (Megatron before 2022).
 enum class AttentionKernel { flash, unfused };
+/// How collectives are timed: `analytical` (closed-form CollectiveModel, no contention between
+/// collectives) or `flow` (phases of flows on one shared max-min fair FlowNetwork).
+enum class NetworkFidelity { analytical, flow };
+
+/// A second job sharing the fabric: the last `gpus` accelerators of the cluster repeat a
+/// collective of `bytes` back to back, in accelerator order, for the whole training step
+/// (flow fidelity; the analytical fidelity has no contention and ignores it).
+struct BackgroundTraffic {
+  enum class Pattern { ring, all_to_all };
+  Pattern pattern = Pattern::ring;  ///< ring all-reduce, or pairwise all-to-all
+  int gpus = 0;                     ///< 0: no background job
+  double bytes = 0;                 ///< per collective, nccl-tests convention
+};
 
 /// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
 struct ParallelismConfig {

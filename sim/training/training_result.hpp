@@ -59,6 +59,18 @@ struct PowerReport {
   double usd_per_million_tokens = 0;
 };
 
+/// Link utilisation of one network tier over the step (flow fidelity): per directed link,
+/// bytes carried / (bytes_per_s x step time). Tiers as in topologies::Link::tier (0 =
+/// scale-up, 1 = accelerator/NIC to leaf, 2 = leaf to spine, ...).
+struct TierUtilisation {
+  int tier = 0;
+  std::int64_t links = 0;        ///< directed links of the tier
+  double bytes = 0;              ///< carried by all links of the tier during the step
+  double capacity_bytes_per_s = 0;  ///< sum of the tier's directed link capacities
+  double mean_utilisation = 0;   ///< mean over the tier's links (fraction)
+  double max_utilisation = 0;    ///< busiest link of the tier (fraction)
+};
+
 /// Summary of one training step.
 struct TrainingResult {
   double step_time_s = 0;
@@ -78,6 +90,8 @@ struct TrainingResult {
   MemoryReport memory;                 ///< filled by the runner before simulating
   PowerReport power;                   ///< filled by the runner after simulating
   std::vector<std::string> notes;      ///< assumptions the run made (shown in reports)
+  std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
+  std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise
 };
 
 }  // namespace clustersim::training

@@ -22,6 +22,9 @@
 #include "sim/training/training_simulation.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/task_graph.hpp"
+#include "sim/training/flow_collectives.hpp"
 #include "sim/training/gradient_buckets.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -47,6 +51,12 @@ using exec::TaskKind;
 // Task ids and streams of one stage in the graph.
 struct StageTasks {
   StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
+  StreamId context_parallel = -1;  // flow fidelity with cp > 1: KV exchanges beside attention
+  // Flow fidelity, compute stream: the last two tasks emitted, and a CP exchange the next
+  // compute task (after `skip` more) must wait for.
+  TaskId last_task = -1, before_last_task = -1;
+  TaskId pending_exchange = -1;
+  int pending_skip = 0;
   std::vector<PipelineStep> steps;  // the stage's schedule
   // [chunk][micro-batch]: first and last task of each forward and backward pass.
   std::vector<std::vector<TaskId>> forward_first, forward_last, backward_first, backward_last;
@@ -61,8 +71,9 @@ struct StageTasks {
 
 class StepBuilder {
  public:
-  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs)
-      : setup_(setup), programs_(programs), layout_(setup.workload.parallelism) {}
+  /// `flow` non-null: communication tasks run as flows on it (flow fidelity).
+  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs, FlowCollectives* flow)
+      : setup_(setup), programs_(programs), layout_(setup.workload.parallelism, setup.placement), flow_(flow) {}
 
   exec::TaskGraph& graph() { return graph_; }
   const std::vector<StageTasks>& stages() const { return stages_; }
@@ -80,12 +91,126 @@ class StepBuilder {
   // Appends `ops` to the stage's compute stream; returns {first, last} task ids.
   std::pair<TaskId, TaskId> emit(StageTasks& stage, const std::vector<StageOp>& ops,
                                  std::string_view prefix) {
+    if (flow_ != nullptr) return emit_flow(stage, ops, prefix);
     TaskId first = -1, last = -1;
     for (const StageOp& op : ops) {
       last = graph_.add_task(stage.compute, op.duration_ps, op.kind, fmt::format("{} {}", prefix, op.name));
       if (first < 0) first = last;
     }
     return {first, last};
+  }
+
+  // Flow fidelity: TP collectives are asynchronous flow tasks on the compute stream (they
+  // block it, as in the analytical model); a CP exchange runs the whole KV all-gather on the
+  // stage's context-parallel stream, concurrently with its attention kernel (the forward
+  // exchange follows "attn" in the op list, the backward one precedes "attn bwd"), and the
+  // compute op after that attention kernel waits for it.
+  std::pair<TaskId, TaskId> emit_flow(StageTasks& stage, const std::vector<StageOp>& ops,
+                                      std::string_view prefix) {
+    TaskId first = -1, last = -1;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const StageOp& op = ops[i];
+      std::string label = fmt::format("{} {}", prefix, op.name);
+      if (op.kind == TaskKind::cp_comm) {
+        if (stage.context_parallel < 0) {
+          stage.context_parallel = graph_.add_stream(fmt::format("stage {} cp-comm", stage_index(stage)));
+        }
+        const bool after_attention = i > 0 && ops[i - 1].name == "attn";
+        const TaskId prerequisite = after_attention ? stage.before_last_task : stage.last_task;
+        const TaskId exchange = graph_.add_async_task(stage.context_parallel, op_starter(stage, op),
+                                                      TaskKind::cp_comm, std::move(label));
+        if (prerequisite >= 0) graph_.add_dependency(exchange, prerequisite);
+        stage.pending_exchange = exchange;
+        stage.pending_skip = after_attention ? 0 : 1;
+        continue;
+      }
+      const TaskId task = op.kind == TaskKind::tp_comm
+                              ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
+                              : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
+      if (stage.pending_exchange >= 0) {
+        if (stage.pending_skip == 0) {
+          graph_.add_dependency(task, stage.pending_exchange);
+          stage.pending_exchange = -1;
+        } else {
+          --stage.pending_skip;
+        }
+      }
+      stage.before_last_task = stage.last_task;
+      stage.last_task = task;
+      last = task;
+      if (first < 0) first = last;
+    }
+    return {first, last};
+  }
+
+  int stage_index(const StageTasks& stage) const { return static_cast<int>(&stage - stages_.data()); }
+
+  // Accelerator groups of a collective along one parallel dimension for every replica:
+  // `member(i, a, b)` gives the accelerator of index i of the group of replica (a, b).
+  // Replica groups other than the representative's (a = b = 0) that stay inside one scale-up
+  // domain are skipped (disjoint NVLink ports).
+  template <class Member>
+  std::vector<std::vector<int>> replica_groups(int size, int replicas_a, int replicas_b, Member member) const {
+    std::vector<std::vector<int>> groups;
+    for (int b = 0; b < replicas_b; ++b) {
+      for (int a = 0; a < replicas_a; ++a) {
+        std::vector<int> group;
+        for (int i = 0; i < size; ++i) group.push_back(member(i, a, b));
+        const bool representative = a == 0 && b == 0;
+        if (!representative && in_one_domain(group)) continue;
+        groups.push_back(std::move(group));
+      }
+    }
+    return groups;
+  }
+
+  bool in_one_domain(const std::vector<int>& group) const {
+    const int domain = setup_.topology.scale_up_domain_of(group.front());
+    return std::all_of(group.begin(), group.end(),
+                       [&](int a) { return setup_.topology.scale_up_domain_of(a) == domain; });
+  }
+
+  // Start hook of a TP or CP op of `stage` (plans cached per op).
+  exec::AsyncStart op_starter(const StageTasks& stage, const StageOp& op) {
+    auto it = op_handles_.find(&op);
+    if (it == op_handles_.end()) {
+      const int p = stage_index(stage);
+      const auto& par = setup_.workload.parallelism;
+      std::vector<std::vector<int>> groups =
+          op.kind == TaskKind::tp_comm
+              ? replica_groups(par.tp, par.cp, par.dp, [&](int i, int c, int d) { return layout_.rank(i, c, d, p); })
+              : replica_groups(par.cp, par.tp, par.dp, [&](int i, int t, int d) { return layout_.rank(t, i, d, p); });
+      it = op_handles_.emplace(&op, flow_->prepare(op.collective, groups, op.collective_bytes)).first;
+    }
+    return flow_->starter(it->second);
+  }
+
+  // Pipeline send from stage p to stage q by every (tp, cp, dp) replica.
+  exec::AsyncStart p2p_starter(int p, int q, double bytes) {
+    const auto key = std::make_pair(p, q);
+    auto it = p2p_handles_.find(key);
+    if (it == p2p_handles_.end()) {
+      const auto& par = setup_.workload.parallelism;
+      std::vector<std::vector<int>> groups;
+      for (int d = 0; d < par.dp; ++d) {
+        for (int c = 0; c < par.cp; ++c) {
+          for (int t = 0; t < par.tp; ++t) {
+            std::vector<int> pair{layout_.rank(t, c, d, p), layout_.rank(t, c, d, q)};
+            if ((t != 0 || c != 0 || d != 0) && in_one_domain(pair)) continue;
+            groups.push_back(std::move(pair));
+          }
+        }
+      }
+      it = p2p_handles_.emplace(key, flow_->prepare(models::CollectiveKind::send_recv, groups, bytes)).first;
+    }
+    return flow_->starter(it->second);
+  }
+
+  // Pipeline send task: fixed duration (analytical) or flows.
+  TaskId add_send(StreamId stream, engine::TimePs duration_ps, int p, int q, double bytes, std::string label,
+                  TaskId after) {
+    if (flow_ == nullptr) return graph_.add_task(stream, duration_ps, TaskKind::pp_comm, std::move(label), {after});
+    return graph_.add_async_task(stream, p2p_starter(p, q, bytes), TaskKind::pp_comm, std::move(label), {after});
   }
 
   void build_stage_compute(int p, std::int64_t microbatches) {
@@ -174,19 +299,19 @@ class StepBuilder {
         if (p == pp - 1 && step.chunk == chunks - 1) continue;  // the last virtual stage
         const int to = (p + 1) % pp;
         const auto to_chunk = static_cast<std::size_t>(p == pp - 1 ? step.chunk + 1 : step.chunk);
-        const TaskId send = graph_.add_task(
-            stage.send_next, program.p2p_forward_ps, TaskKind::pp_comm,
+        const TaskId send = add_send(
+            stage.send_next, program.p2p_forward_ps, p, to, program.p2p_bytes,
             fmt::format("send act mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
-            {stage.forward_last[c][mb]});
+            stage.forward_last[c][mb]);
         graph_.add_dependency(stages_[static_cast<std::size_t>(to)].forward_first[to_chunk][mb], send);
       } else {
         if (p == 0 && step.chunk == 0) continue;  // the first virtual stage
         const int to = (p + pp - 1) % pp;
         const auto to_chunk = static_cast<std::size_t>(p == 0 ? step.chunk - 1 : step.chunk);
-        const TaskId send = graph_.add_task(
-            stage.send_prev, program.p2p_backward_ps, TaskKind::pp_comm,
+        const TaskId send = add_send(
+            stage.send_prev, program.p2p_backward_ps, p, to, program.p2p_bytes,
             fmt::format("send grad mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
-            {stage.backward_last[c][mb]});
+            stage.backward_last[c][mb]);
         graph_.add_dependency(stages_[static_cast<std::size_t>(to)].backward_first[to_chunk][mb], send);
       }
     }
@@ -207,6 +332,22 @@ class StepBuilder {
     auto comm_ps = [&](models::CollectiveKind kind, double bytes) {
       return engine::seconds_to_ps(setup_.collectives.time_s(kind, group, bytes));
     };
+    // The gradient group of every tp index (flow fidelity).
+    std::vector<std::vector<int>> replicas;
+    if (flow_ != nullptr) {
+      replicas = replica_groups(par.dp * par.cp, par.tp, 1, [&](int i, int t, int) {
+        return layout_.rank(t, i % par.cp, i / par.cp, p);
+      });
+    }
+    // A data-parallel collective task on the stage's dp stream.
+    auto dp_task = [&](models::CollectiveKind kind, double bytes, std::string label,
+                       std::initializer_list<TaskId> after) {
+      if (flow_ == nullptr) {
+        return graph_.add_task(stage.data_parallel, comm_ps(kind, bytes), TaskKind::dp_comm, std::move(label), after);
+      }
+      return graph_.add_async_task(stage.data_parallel, flow_->starter(flow_->prepare(kind, replicas, bytes)),
+                                   TaskKind::dp_comm, std::move(label), after);
+    };
     std::vector<TaskId> reductions;
     if (group.size() > 1) {
       stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p));
@@ -220,9 +361,8 @@ class StepBuilder {
             form_gradient_buckets(parameters, megatron_bucket_parameters(static_cast<int>(group.size())));
         if (distributed_optimizer) {
           for (std::size_t b = buckets.size(); b-- > 0;) {
-            const TaskId gather = graph_.add_task(
-                stage.data_parallel, comm_ps(models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes),
-                TaskKind::dp_comm, fmt::format("param all-gather bucket {}", b));
+            const TaskId gather = dp_task(models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes,
+                                          fmt::format("param all-gather bucket {}", b), {});
             for (int i : buckets[b].units) {
               graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
             }
@@ -230,30 +370,29 @@ class StepBuilder {
         }
         for (std::size_t b = 0; b < buckets.size(); ++b) {
           const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
-          reductions.push_back(graph_.add_task(
-              stage.data_parallel, comm_ps(reduce_kind, buckets[b].parameters * w.grad_bytes_per_param),
-              TaskKind::dp_comm, fmt::format("grad {} bucket {}", models::collective_name(reduce_kind), b),
-              {stage.unit_grad_ready[ready_unit]}));
+          reductions.push_back(dp_task(reduce_kind, buckets[b].parameters * w.grad_bytes_per_param,
+                                       fmt::format("grad {} bucket {}", models::collective_name(reduce_kind), b),
+                                       {stage.unit_grad_ready[ready_unit]}));
         }
       } else {
-        reductions.push_back(graph_.add_task(
-            stage.data_parallel, comm_ps(reduce_kind, program.stage_parameters * w.grad_bytes_per_param),
-            TaskKind::dp_comm, fmt::format("grad {}", models::collective_name(reduce_kind)),
-            {last_backward}));
+        reductions.push_back(dp_task(reduce_kind, program.stage_parameters * w.grad_bytes_per_param,
+                                     fmt::format("grad {}", models::collective_name(reduce_kind)), {last_backward}));
       }
     }
     stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
     for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
     if (group.size() > 1 && distributed_optimizer && !w.overlap_grad_reduce) {
-      graph_.add_task(stage.data_parallel,
-                      comm_ps(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes),
-                      TaskKind::dp_comm, "param all-gather", {stage.optimizer});
+      dp_task(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes, "param all-gather",
+              {stage.optimizer});
     }
   }
 
   const TrainingSetup& setup_;
   const std::vector<StageProgram>& programs_;
   RankLayout layout_;
+  FlowCollectives* flow_;
+  std::map<const StageOp*, int> op_handles_;
+  std::map<std::pair<int, int>, int> p2p_handles_;
   exec::TaskGraph graph_;
   std::vector<StageTasks> stages_;
 };
@@ -281,6 +420,32 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
 }
 
 }  // namespace
+
+std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
+                                              const topologies::LinkTraffic& traffic, double step_time_s) {
+  if (!(step_time_s > 0)) throw ConfigError(fmt::format("step time must be > 0 s, got {}", step_time_s));
+  const auto& links = topology.links();
+  if (traffic.bytes.size() != links.size()) {
+    throw ConfigError(fmt::format("traffic covers {} links, the topology has {}", traffic.bytes.size(), links.size()));
+  }
+  std::map<int, TierUtilisation> tiers;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    TierUtilisation& t = tiers[links[i].tier];
+    t.tier = links[i].tier;
+    ++t.links;
+    t.bytes += traffic.bytes[i];
+    t.capacity_bytes_per_s += links[i].bytes_per_s;
+    const double u = traffic.bytes[i] / (links[i].bytes_per_s * step_time_s);
+    t.mean_utilisation += u;
+    t.max_utilisation = std::max(t.max_utilisation, u);
+  }
+  std::vector<TierUtilisation> out;
+  for (auto& [tier, t] : tiers) {
+    t.mean_utilisation /= static_cast<double>(t.links);
+    out.push_back(t);
+  }
+  return out;
+}
 
 void validate_training_setup(const TrainingSetup& setup) {
   const TrainingWorkload& w = setup.workload;
@@ -324,10 +489,19 @@ void validate_training_setup(const TrainingSetup& setup) {
   if (w.seq_len % p.cp != 0) {
     throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
   }
-  if (p.world_size() != setup.topology.accelerator_count()) {
+  const int background = setup.background.gpus;
+  if (background < 0 || background == 1 || background >= setup.topology.accelerator_count()) {
+    throw ConfigError(fmt::format("background job needs 0 or 2..{} accelerators, got {}",
+                                  setup.topology.accelerator_count() - 1, background));
+  }
+  if (background > 0 && !(setup.background.bytes > 0)) {
+    throw ConfigError(fmt::format("background job bytes must be > 0, got {}", setup.background.bytes));
+  }
+  if (p.world_size() != setup.topology.accelerator_count() - background) {
     throw ConfigError(fmt::format(
-        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators",
-        p.tp, p.pp, p.dp, p.cp, p.world_size(), setup.topology.accelerator_count()));
+        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators{}", p.tp, p.pp,
+        p.dp, p.cp, p.world_size(), setup.topology.accelerator_count() - background,
+        background > 0 ? fmt::format(" left by the {}-accelerator background job", background) : std::string()));
   }
 }
 
@@ -356,7 +530,7 @@ void fill_step_metrics(const TrainingSetup& setup, const std::vector<StageProgra
 
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   const auto& par = setup.workload.parallelism;
-  const RankLayout layout(par);
+  const RankLayout layout(par, setup.placement);
   std::vector<StageProgram> programs;
   programs.reserve(static_cast<std::size_t>(par.pp));
   for (int p = 0; p < par.pp; ++p) {
@@ -373,11 +547,49 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
 
   const std::vector<StageProgram> programs = build_stage_programs(setup);
-  StepBuilder builder(setup, programs);
+  engine::Engine engine(setup.seed);
+  std::optional<FlowCollectives> flow;
+  if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.topology, setup.collectives.params());
+  StepBuilder builder(setup, programs, flow ? &*flow : nullptr);
   builder.build();
+  // Background job (flow fidelity): its collective restarts as soon as it ends until a
+  // sentinel task, after the last task of every stream, marks the end of the step; the link
+  // traffic is read there (bytes carried during the step only).
+  bool step_over = false;
+  std::optional<topologies::LinkTraffic> step_traffic;
+  exec::AsyncStart background_round;
+  std::function<void(engine::Engine&)> next_round;
+  if (flow && setup.background.gpus > 0) {
+    std::vector<int> group;
+    for (int a = setup.topology.accelerator_count() - setup.background.gpus; a < setup.topology.accelerator_count(); ++a) {
+      group.push_back(a);
+    }
+    const auto kind = setup.background.pattern == BackgroundTraffic::Pattern::all_to_all
+                          ? models::CollectiveKind::all_to_all
+                          : models::CollectiveKind::all_reduce;
+    background_round = flow->starter(flow->prepare(kind, {group}, setup.background.bytes));
+    next_round = [&](engine::Engine& e) {
+      if (!step_over) background_round(e, next_round);
+    };
+    exec::TaskGraph& g = builder.graph();
+    const exec::StreamId end_stream = g.add_stream("step end");
+    const std::size_t streams = g.stream_count() - 1;
+    const exec::TaskId sentinel = g.add_async_task(
+        end_stream,
+        [&](engine::Engine& e, exec::DoneCallback done) {
+          step_over = true;
+          step_traffic = flow->traffic();
+          done(e);
+        },
+        TaskKind::other, "end of step");
+    for (std::size_t s = 0; s < streams; ++s) {
+      const auto tasks = g.stream_tasks(static_cast<StreamId>(s));
+      if (!tasks.empty()) g.add_dependency(sentinel, tasks.back());
+    }
+    engine.schedule_at(engine.now(), [&](engine::Engine& e) { next_round(e); });
+  }
   const exec::TaskGraph& graph = builder.graph();
 
-  engine::Engine engine(setup.seed);
   const exec::ExecutionResult run = exec::Executor(graph).run(engine);
 
   // Critical stage: the one whose last task ends last (ties: lowest stage).
@@ -387,7 +599,7 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   for (int p = 0; p < par.pp; ++p) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
     auto& streams = stage_streams[static_cast<std::size_t>(p)];
-    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel}) {
+    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel}) {
       if (s >= 0) streams.push_back(s);
     }
     engine::TimePs end = 0;
@@ -411,6 +623,26 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   result.events = engine.events_fired();
   result.notes = assumption_notes(w);
   result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
+  if (flow) {
+    result.fidelity = "flow";
+    result.network_tiers =
+        tier_utilisation(setup.topology, step_traffic ? *step_traffic : flow->traffic(), result.step_time_s);
+    if (setup.background.gpus > 0) {
+      result.notes.push_back(fmt::format(
+          "background job: {} on the last {} accelerators, {} bytes per collective, repeated through the step",
+          setup.background.pattern == BackgroundTraffic::Pattern::all_to_all ? "all-to-all" : "ring all-reduce",
+          setup.background.gpus, setup.background.bytes));
+    }
+    result.notes.push_back(fmt::format(
+        "network fidelity: flow (ring collectives as max-min fair flows on one shared network; every replica "
+        "group's collectives run, except replicas inside one scale-up domain; {} flows)",
+        flow->flows_started()));
+  } else {
+    result.notes.push_back("network fidelity: analytical (closed-form collectives, no contention between them)");
+    if (setup.background.gpus > 0) {
+      result.notes.push_back("background job ignored: the analytical fidelity has no contention (use flow)");
+    }
+  }
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_config.hpp"
 #include "sim/training/training_result.hpp"
+#include "topologies/flow_network.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::training {
@@ -19,16 +20,35 @@ struct TrainingSetup {
   const models::CollectiveModel& collectives;
   const topologies::Topology& topology;
   std::uint64_t seed = 1;
+  /// `flow`: TP, CP, PP and DP collectives run as flows on one shared FlowNetwork
+  /// (sim/training/flow_collectives.hpp); `analytical`: closed-form durations.
+  NetworkFidelity fidelity = NetworkFidelity::analytical;
+  /// placement[r] = accelerator of global rank r (RankLayout); empty: rank r on accelerator r.
+  std::vector<int> placement{};
+  /// A second job on the cluster's last background.gpus accelerators (flow fidelity only);
+  /// the training job then spans accelerator_count - background.gpus accelerators.
+  BackgroundTraffic background{};
 };
 
 /// Simulates one optimizer step (symmetric mode: one representative rank per pipeline stage;
-/// collectives are costed on the real rank groups). Throws ConfigError when the split does
+/// collectives are costed on the real rank groups). With the flow fidelity, every collective
+/// of the representative ranks is started together with the same collective of every other
+/// replica group (so the network carries the whole job's traffic), except replica groups
+/// that stay inside one scale-up domain: each GPU has its own NVLink ports, so those use
+/// links disjoint from the representative's and are skipped. The result then carries a
+/// per-tier link utilisation summary. Throws ConfigError when the split does
 /// not divide the model or batch, SimulationError when the task graph cannot complete.
 TrainingResult simulate_training_step(const TrainingSetup& setup);
 
 /// Checks the split against the model, batch and topology; throws ConfigError naming the
 /// values (SimulationError for features not implemented yet).
 void validate_training_setup(const TrainingSetup& setup);
+
+/// Per-tier utilisation of `topology`'s directed links: link bytes / (bytes_per_s x
+/// step_time_s), mean and max per tier, tiers in increasing order. Throws ConfigError if
+/// step_time_s is not > 0 or `traffic` does not cover every link.
+std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
+                                              const topologies::LinkTraffic& traffic, double step_time_s);
 
 /// The costed per-micro-batch program of every pipeline stage.
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup);

@@ -171,3 +171,58 @@ TEST_CASE("200k tasks on 8 streams chained across streams finish at the hand-com
   // chain makes stream 7 the bottleneck: its 25k tasks of 8 ps each, plus the first lag.
   CHECK(result.makespan_ps == 8 * kPerStream);
 }
+
+TEST_CASE("an asynchronous task ends when its start hook's callback is called") {
+  TaskGraph graph;
+  const auto compute = graph.add_stream("compute");
+  const auto comm = graph.add_stream("comm");
+  const TaskId a = graph.add_task(compute, 100, TaskKind::compute, "a");
+  // The hook finishes the task 70 ps after it starts, from an engine event.
+  const TaskId b = graph.add_async_task(
+      comm,
+      [](Engine& engine, clustersim::exec::DoneCallback done) {
+        engine.schedule_after(70, [done = std::move(done)](Engine& e) { done(e); });
+      },
+      TaskKind::dp_comm, "b", {a});
+  const TaskId c = graph.add_task(compute, 50, TaskKind::compute, "c", {b});
+  // Ends at once: the callback is called from the hook itself.
+  const TaskId d = graph.add_async_task(
+      comm, [](Engine& engine, clustersim::exec::DoneCallback done) { done(engine); }, TaskKind::other, "d");
+  Engine engine(7);
+  const auto result = Executor(graph).run(engine);
+  CHECK(result.start_ps[static_cast<std::size_t>(b)] == 100);
+  CHECK(result.end_ps[static_cast<std::size_t>(b)] == 170);
+  CHECK(result.start_ps[static_cast<std::size_t>(c)] == 170);
+  CHECK(result.end_ps[static_cast<std::size_t>(c)] == 220);
+  CHECK(result.start_ps[static_cast<std::size_t>(d)] == 170);  // behind b in the FIFO
+  CHECK(result.end_ps[static_cast<std::size_t>(d)] == 170);
+  CHECK(result.makespan_ps == 220);
+  CHECK(result.stream_busy_ps[1] == 70);  // b's 70 ps + d's 0
+  CHECK(graph.task(b).duration_ps == 0);
+}
+
+TEST_CASE("asynchronous tasks: a missing hook, a double completion and a lost completion are errors") {
+  TaskGraph graph;
+  const auto s = graph.add_stream("comm");
+  CHECK_THROWS_WITH_AS(graph.add_async_task(s, {}, TaskKind::tp_comm, "x"),
+                       "asynchronous task 'x' has no start hook", ConfigError);
+  CHECK_THROWS_WITH_AS(graph.add_async_task(5, [](Engine&, clustersim::exec::DoneCallback) {}, TaskKind::tp_comm, "y"),
+                       "task 'y': unknown stream 5 (graph has 1 streams)", ConfigError);
+
+  TaskGraph twice;
+  const auto t = twice.add_stream("comm");
+  twice.add_async_task(
+      t, [](Engine& engine, clustersim::exec::DoneCallback done) { done(engine); done(engine); },
+      TaskKind::tp_comm, "twice");
+  Engine engine;
+  CHECK_THROWS_WITH_AS(Executor(twice).run(engine), "task 'twice' signalled completion twice", SimulationError);
+
+  TaskGraph lost;
+  const auto u = lost.add_stream("comm");
+  lost.add_async_task(u, [](Engine&, clustersim::exec::DoneCallback) {}, TaskKind::tp_comm, "lost");
+  lost.add_task(u, 10, TaskKind::compute, "after");
+  Engine other;
+  CHECK_THROWS_WITH_AS(Executor(lost).run(other),
+                       "task graph deadlocked: 2 of 2 tasks never ran; comm stream blocked at 'lost' waiting for ",
+                       SimulationError);
+}

@@ -80,3 +80,33 @@ TEST_CASE("the JSON document is schema-versioned and names every documented fiel
   CHECK(report::fingerprint_hex(0) == "0000000000000000");
   CHECK(report::fingerprint_hex(~0ULL) == "ffffffffffffffff");
 }
+
+TEST_CASE("flow fidelity results carry a per-tier link utilisation summary in the table and JSON") {
+  auto r = sample_result();
+  r.fidelity = "flow";
+  training::TierUtilisation edge;
+  edge.tier = 1;
+  edge.links = 16;
+  edge.bytes = 4e9;
+  edge.capacity_bytes_per_s = 16 * 50e9;
+  edge.mean_utilisation = 0.0025;
+  edge.max_utilisation = 0.125;
+  r.network_tiers = {edge};
+  const auto table = report::training_summary_table(small_scenario(), r);
+  CHECK(table.find("network link utilisation (flow fidelity") != std::string::npos);
+  CHECK(table.find("tier 1 (endpoint-leaf)") != std::string::npos);
+  CHECK(table.find("mean 0.2 %, max 12.5 % over 16 links, 4.000 GB carried") != std::string::npos);
+  const auto json = report::training_result_json(small_scenario(), r);
+  CHECK(json["network"]["fidelity"] == "flow");
+  REQUIRE(json["network"]["tiers"].size() == 1);
+  CHECK(json["network"]["tiers"][0]["tier"] == 1);
+  CHECK(json["network"]["tiers"][0]["name"] == "endpoint-leaf");
+  CHECK(json["network"]["tiers"][0]["links"] == 16);
+  CHECK(json["network"]["tiers"][0]["max_utilisation"] == 0.125);
+  CHECK(json["network"]["tiers"][0]["mean_utilisation"] == 0.0025);
+  // Analytical results have no tiers: no utilisation block in the table, an empty list in JSON.
+  const auto analytical = sample_result();
+  CHECK(report::training_summary_table(small_scenario(), analytical).find("link utilisation") == std::string::npos);
+  CHECK(report::training_result_json(small_scenario(), analytical)["network"]["tiers"].empty());
+  CHECK(report::training_result_json(small_scenario(), analytical)["network"]["fidelity"] == "analytical");
+}

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -54,4 +56,58 @@ TEST_CASE("a network the topology builder rejects is reported as a configuration
   auto scenario = two_node_scenario();
   scenario.cluster.network.scale_out.radix = 63;
   CHECK_THROWS_AS(runner::run_training(scenario), ConfigError);
+}
+
+TEST_CASE("scattered placement maps rank r to node r mod nodes, slot r / nodes") {
+  topologies::ClusterNetworkSpec network;
+  network.nodes = 3;
+  network.accelerators_per_node = 2;
+  CHECK(runner::placement_map(scenario::Placement::packed, network).empty());
+  CHECK(runner::placement_map(scenario::Placement::scattered, network) == std::vector<int>{0, 2, 4, 1, 3, 5});
+  network.nodes = 0;
+  CHECK_THROWS_WITH_AS(runner::placement_map(scenario::Placement::scattered, network),
+                       "placement needs nodes >= 1 and per_node >= 1, got 0 and 2", ConfigError);
+}
+
+TEST_CASE("the runner runs the flow fidelity, placement and a background job") {
+  auto scenario = two_node_scenario();
+  const auto analytical = runner::run_training(scenario);
+  scenario.simulation.fidelity = scenario::Fidelity::flow;
+  const auto flow = runner::run_training(scenario);
+  CHECK(flow.fidelity == "flow");
+  CHECK_FALSE(flow.network_tiers.empty());
+  // TP inside the node, one PP hop per replica on its own NIC: within a few %.
+  CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.03));
+  scenario.cluster.placement = scenario::Placement::scattered;
+  CHECK(runner::run_training(scenario).step_time_s > flow.step_time_s);  // TP over the NICs
+
+  const auto with_background = scenario::load_scenario_from_string(R"(schema_version: 1
+name: runner-background
+include: [systems/dgx-a100.yaml]
+cluster:
+  nodes: 3
+  background: {pattern: all-to-all, gpus: 8, bytes: "1 GB"}
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 32
+  parallelism: {tp: 8, pp: 2, dp: 1}
+simulation: {fidelity: flow}
+)",
+                                                                    "runner-background.yaml");
+  CHECK(with_background.cluster.background.gpus == 8);
+  CHECK(with_background.cluster.background.bytes == doctest::Approx(1e9));
+  const auto result = runner::run_training(with_background);
+  CHECK(result.gpus == 16);
+  bool noted = false;
+  for (const auto& n : result.notes) noted = noted || n.rfind("background job: all-to-all on the last 8", 0) == 0;
+  CHECK(noted);
+  auto odd = with_background;
+  odd.cluster.placement = scenario::Placement::scattered;
+  odd.cluster.background.gpus = 4;
+  CHECK_THROWS_WITH_AS(runner::run_training(odd),
+                       "cluster.placement 'scattered' with cluster.background needs whole nodes: 4 background "
+                       "accelerators is not a multiple of 8 per node",
+                       ConfigError);
 }

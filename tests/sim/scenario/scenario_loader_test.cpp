@@ -301,8 +301,12 @@ TEST_CASE("loader: topology parameter errors from Topology::build point at clust
 TEST_CASE("loader: bad input, unsupported features") {
   CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: serving\n  model: tiny"}})) ==
         "t.yaml:25:9: workload.kind: serving workloads are not supported yet");
-  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})) ==
-        "t.yaml:30:33: simulation.fidelity: fidelity 'flow' is not implemented yet (analytical is)");
+  // The flow fidelity and the placement key are accepted (issue 3).
+  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})).simulation.fidelity == Fidelity::flow);
+  CHECK(load(kBase).cluster.placement == Placement::packed);
+  CHECK(load(kBase, {"cluster.placement=scattered"}).cluster.placement == Placement::scattered);
+  CHECK(one_problem(kBase, {"cluster.placement=spread"}).find(
+            "cluster.placement: invalid value 'spread' (valid choices: packed, scattered") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})) ==
         "t.yaml:30:29: simulation.mode: mode 'full' is not implemented yet (symmetric is)");
 }

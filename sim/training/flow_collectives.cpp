@@ -1,0 +1,114 @@
+#include "sim/training/flow_collectives.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+#include "sim/engine/time.hpp"
+
+namespace clustersim::training {
+namespace {
+
+models::TunerParams tuner_params(const models::CommParams& params) {
+  if (!(params.step_latency_s >= 0) || !(params.bandwidth_efficiency > 0) || params.bandwidth_efficiency > 1) {
+    throw ConfigError(fmt::format("comm params: step_latency_s must be >= 0 and 0 < bandwidth_efficiency <= 1, "
+                                  "got {} s and {}",
+                                  params.step_latency_s, params.bandwidth_efficiency));
+  }
+  models::TunerParams tuner;
+  tuner.base_latency_s = 0;
+  tuner.simple_efficiency = params.bandwidth_efficiency;
+  tuner.simple_step_latency_s = params.step_latency_s;
+  return tuner;
+}
+
+}  // namespace
+
+FlowCollectives::FlowCollectives(engine::Engine& engine, const topologies::Topology& topology,
+                                 const models::CommParams& params)
+    : topology_(&topology),
+      lowering_(topology, tuner_params(params), false),
+      network_(engine, topology) {}
+
+int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes) {
+  std::vector<int> flat;
+  for (const auto& g : groups) {
+    flat.insert(flat.end(), g.begin(), g.end());
+    flat.push_back(-1);
+  }
+  auto key = std::make_tuple(static_cast<int>(kind), bytes, std::move(flat));
+  if (const auto it = index_.find(key); it != index_.end()) return it->second;
+
+  Prepared prepared;
+  const auto algorithm = kind == models::CollectiveKind::all_to_all ? models::Algorithm::pairwise : models::Algorithm::ring;
+  for (const auto& group : groups) {
+    if (group.size() < 2) continue;
+    const models::CollectivePlan plan =
+        lowering_.lower(kind, algorithm, models::Protocol::simple, group, bytes);
+    if (prepared.phases.size() < plan.phases.size()) prepared.phases.resize(plan.phases.size());
+    for (std::size_t k = 0; k < plan.phases.size(); ++k) {
+      PreparedPhase& phase = prepared.phases[k];
+      phase.fixed_latency_ps =
+          std::max(phase.fixed_latency_ps, engine::seconds_to_ps(plan.phases[k].fixed_latency_s));
+      for (const models::FlowSpec& f : plan.phases[k].flows) {
+        phase.flows.push_back(Flow{&topology_->path(f.src, f.dst), f.bytes});
+      }
+    }
+  }
+  plans_.push_back(std::move(prepared));
+  const int handle = static_cast<int>(plans_.size() - 1);
+  index_.emplace(std::move(key), handle);
+  return handle;
+}
+
+exec::AsyncStart FlowCollectives::starter(int handle) {
+  if (handle < 0 || static_cast<std::size_t>(handle) >= plans_.size()) {
+    throw ConfigError(fmt::format("unknown flow collective handle {} ({} prepared)", handle, plans_.size()));
+  }
+  const Prepared* plan = &plans_[static_cast<std::size_t>(handle)];
+  return [this, plan](engine::Engine& engine, exec::DoneCallback done) {
+    Run& run = runs_.emplace_back();
+    run.plan = plan;
+    run.done = std::move(done);
+    start_phase(engine, run);
+  };
+}
+
+void FlowCollectives::start_phase(engine::Engine& engine, Run& run) {
+  if (run.phase == run.plan->phases.size()) {
+    exec::DoneCallback done = std::move(run.done);
+    done(engine);
+    return;
+  }
+  const engine::TimePs wait_ps = run.plan->phases[run.phase].fixed_latency_ps;
+  if (wait_ps == 0) {
+    start_flows(engine, run);
+    return;
+  }
+  Run* r = &run;
+  engine.schedule_after(wait_ps, [this, r](engine::Engine& e) { start_flows(e, *r); });
+}
+
+void FlowCollectives::start_flows(engine::Engine& engine, Run& run) {
+  const PreparedPhase& phase = run.plan->phases[run.phase];
+  run.pending = phase.flows.size();
+  if (run.pending == 0) {
+    ++run.phase;
+    start_phase(engine, run);
+    return;
+  }
+  Run* r = &run;
+  for (const Flow& f : phase.flows) {
+    ++flows_started_;
+    network_.start_flow(f.path->links, f.bytes, 0.0, [this, r](engine::Engine& e) {
+      if (--r->pending == 0) {
+        ++r->phase;
+        start_phase(e, *r);
+      }
+    });
+  }
+}
+
+}  // namespace clustersim::training

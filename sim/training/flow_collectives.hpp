@@ -1,0 +1,87 @@
+#pragma once
+/// The `flow` fidelity of the training step: collectives run as phases of flows on one
+/// topologies::FlowNetwork shared by the whole step, so concurrent collectives (and the
+/// replicas of a collective) contend for links with max-min fair sharing.
+///
+/// Plans are the ring lowering of models/comm (CollectiveLowering, Simple protocol; all-to-all,
+/// which has no ring, is pairwise: n-1 phases) with the
+/// scenario's CommParams mapped onto its tunables: simple_efficiency = bandwidth_efficiency,
+/// simple_step_latency_s = step_latency_s, base_latency_s = 0. An uncontended collective
+/// therefore takes the closed-form CollectiveModel time (same ring, same alpha-beta terms), up
+/// to picosecond rounding; only contention makes it slower.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "models/comm/collective_kind.hpp"
+#include "models/comm/collective_model.hpp"
+#include "models/comm/collective_plan.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/exec/task_graph.hpp"
+#include "topologies/flow_network.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::training {
+
+/// Prepared collectives and the shared flow network they run on.
+class FlowCollectives {
+ public:
+  /// Binds to `engine` and `topology` (both must outlive this object and every task started
+  /// through it). Throws ConfigError for bad `params` (see CollectiveModel).
+  FlowCollectives(engine::Engine& engine, const topologies::Topology& topology, const models::CommParams& params);
+  FlowCollectives(const FlowCollectives&) = delete;
+  FlowCollectives& operator=(const FlowCollectives&) = delete;
+
+  /// Prepares `kind` of `bytes` (nccl-tests convention, per group) run at the same time by
+  /// every group of `groups` (groups in ring order; send-recv groups are {src, dst}). The
+  /// groups' plans are merged phase by phase: phase k of the merged plan holds the flows of
+  /// phase k of every group and the largest fixed latency. Groups of fewer than two
+  /// accelerators are dropped. Identical requests share one plan. Returns a handle for
+  /// `starter`. Throws ConfigError for a bad group or bytes (CollectiveLowering::check_group).
+  int prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes);
+
+  /// A start hook for exec::TaskGraph::add_async_task: waits each phase's fixed latency, then
+  /// starts its flows; the next phase starts when the last flow arrives; the task ends when
+  /// the last phase is done (at once when the plan has no flows).
+  exec::AsyncStart starter(int handle);
+
+  /// Bytes carried per directed link so far.
+  const topologies::LinkTraffic& traffic() const { return network_.traffic(); }
+  /// Prepared (distinct) plans.
+  std::size_t plan_count() const { return plans_.size(); }
+  /// Flows started so far.
+  std::uint64_t flows_started() const { return flows_started_; }
+
+ private:
+  struct Flow {
+    const topologies::Path* path = nullptr;
+    double bytes = 0;
+  };
+  struct PreparedPhase {
+    engine::TimePs fixed_latency_ps = 0;
+    std::vector<Flow> flows;
+  };
+  struct Prepared {
+    std::vector<PreparedPhase> phases;
+  };
+  struct Run {
+    const Prepared* plan = nullptr;
+    std::size_t phase = 0;
+    std::size_t pending = 0;
+    exec::DoneCallback done;
+  };
+  void start_phase(engine::Engine& engine, Run& run);
+  void start_flows(engine::Engine& engine, Run& run);
+
+  const topologies::Topology* topology_;
+  models::CollectiveLowering lowering_;
+  topologies::FlowNetwork network_;
+  std::map<std::tuple<int, double, std::vector<int>>, int> index_;  // flattened groups, -1 separated
+  std::deque<Prepared> plans_;
+  std::deque<Run> runs_;
+  std::uint64_t flows_started_ = 0;
+};
+
+}  // namespace clustersim::training

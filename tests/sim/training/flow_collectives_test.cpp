@@ -1,0 +1,278 @@
+// The flow fidelity: collectives as flows on one shared network, from a single collective up
+// to a whole training step, with hand-computed expectations.
+#include "sim/training/flow_collectives.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+#include "sim/engine/time.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/training/training_simulation.hpp"
+#include "tests/sim/training/training_test_support.hpp"
+
+using namespace clustersim;
+using namespace clustersim::training;
+using namespace clustersim::training::testing;
+
+namespace {
+
+constexpr double kEff = 0.85;      // CommParams default bandwidth_efficiency
+constexpr double kStep = 2e-6;     // CommParams default step_latency_s
+constexpr double kNic = 50e9;      // test_cluster NIC bytes/s
+
+// Seconds one prepared collective takes on a fresh engine and network.
+double run_collective(const topologies::Topology& topology, models::CollectiveKind kind,
+                      const std::vector<std::vector<int>>& groups, double bytes, topologies::LinkTraffic* traffic = nullptr) {
+  engine::Engine engine;
+  FlowCollectives flow(engine, topology, models::CommParams{});
+  exec::TaskGraph graph;
+  const auto stream = graph.add_stream("comm");
+  graph.add_async_task(stream, flow.starter(flow.prepare(kind, groups, bytes)), exec::TaskKind::dp_comm, "c");
+  const auto result = exec::Executor(graph).run(engine);
+  if (traffic != nullptr) *traffic = flow.traffic();
+  return engine::ps_to_seconds(result.makespan_ps);
+}
+
+TrainingResult simulate(const Bench& bench, NetworkFidelity fidelity, std::vector<int> placement = {}) {
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  setup.fidelity = fidelity;
+  setup.placement = std::move(placement);
+  return simulate_training_step(setup);
+}
+
+// Data-parallel-only reduction at the end of the step (no overlap, plain all-reduce).
+TrainingWorkload exposed_all_reduce(TrainingWorkload w) {
+  w.overlap_grad_reduce = false;
+  w.parallelism.zero = 0;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("an uncontended ring all-reduce on flows takes the closed-form time") {
+  const auto topology = topologies::Topology::build(test_cluster(2, 1));
+  const double bytes = 1e9;
+  const double path_latency_s = topology.path(0, 1).latency_s;
+  // n = 2: each direction carries 2(n-1)/n S / efficiency; 2(n-1) = 2 latency steps.
+  const double expected = bytes / (kEff * kNic) + 2 * (path_latency_s + kStep);
+  const double flow_s = run_collective(topology, models::CollectiveKind::all_reduce, {{0, 1}}, bytes);
+  CHECK(flow_s == doctest::Approx(expected).epsilon(1e-9));
+  const models::CollectiveModel closed_form(topology, models::CommParams{});
+  CHECK(flow_s == doctest::Approx(closed_form.time_s(models::CollectiveKind::all_reduce, std::vector<int>{0, 1}, bytes))
+                      .epsilon(1e-9));
+}
+
+TEST_CASE("replica groups sharing a NIC split it: two rings through one NIC take twice the transfer time") {
+  auto cluster = test_cluster(2, 2);
+  cluster.scale_out.nics_per_node = 1;  // both GPUs of a node leave through one NIC
+  const auto topology = topologies::Topology::build(cluster);
+  const double bytes = 1e9;
+  const double latency_s = 2 * (topology.path(0, 2).latency_s + kStep);
+  const double alone = run_collective(topology, models::CollectiveKind::all_reduce, {{0, 2}}, bytes);
+  const double shared = run_collective(topology, models::CollectiveKind::all_reduce, {{0, 2}, {1, 3}}, bytes);
+  CHECK(alone == doctest::Approx(bytes / (kEff * kNic) + latency_s).epsilon(1e-9));
+  CHECK(shared == doctest::Approx(2 * bytes / (kEff * kNic) + latency_s).epsilon(1e-9));
+  // A group of one accelerator moves nothing; identical requests share a plan.
+  engine::Engine engine;
+  FlowCollectives flow(engine, topology, models::CommParams{});
+  const int a = flow.prepare(models::CollectiveKind::all_gather, {{0, 1}, {2}}, 1e6);
+  CHECK(flow.prepare(models::CollectiveKind::all_gather, {{0, 1}, {2}}, 1e6) == a);
+  CHECK(flow.prepare(models::CollectiveKind::all_gather, {{0, 1}}, 2e6) != a);
+  CHECK(flow.plan_count() == 2);
+}
+
+TEST_CASE("flow collectives reject bad groups, bytes, handles and parameters") {
+  const auto topology = topologies::Topology::build(test_cluster(2, 1));
+  engine::Engine engine;
+  FlowCollectives flow(engine, topology, models::CommParams{});
+  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, {{0, 7}}, 1e6), ConfigError);
+  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, {{0, 1}}, -1.0), ConfigError);
+  CHECK_THROWS_WITH_AS(flow.starter(3), "unknown flow collective handle 3 (0 prepared)", ConfigError);
+  CHECK_THROWS_WITH_AS(FlowCollectives(engine, topology, models::CommParams{2e-6, 1.5}),
+                       "comm params: step_latency_s must be >= 0 and 0 < bandwidth_efficiency <= 1, got 2e-06 s and 1.5",
+                       ConfigError);
+}
+
+TEST_CASE("link utilisation per tier is bytes over capacity x step time") {
+  const auto topology = topologies::Topology::build(test_cluster(2, 1));
+  topologies::LinkTraffic traffic;
+  const double bytes = 1e9;
+  run_collective(topology, models::CollectiveKind::all_reduce, {{0, 1}}, bytes, &traffic);
+  // Each direction's flow carries S / 0.85 over the GPU->switch and switch->GPU links (tier 1).
+  const double wire = bytes / kEff;
+  const double step_s = 4 * wire / kNic;
+  const auto tiers = tier_utilisation(topology, traffic, step_s);
+  const TierUtilisation* edge = nullptr;
+  for (const auto& t : tiers) {
+    if (t.tier == 1) edge = &t;
+  }
+  REQUIRE(edge != nullptr);
+  CHECK(edge->links == 4);
+  CHECK(edge->bytes == doctest::Approx(4 * wire));
+  CHECK(edge->max_utilisation == doctest::Approx(0.25));
+  CHECK(edge->mean_utilisation == doctest::Approx(0.25));
+  CHECK_THROWS_WITH_AS(tier_utilisation(topology, traffic, 0.0), "step time must be > 0 s, got 0", ConfigError);
+  topologies::LinkTraffic short_traffic;
+  short_traffic.bytes = {1.0};
+  CHECK_THROWS_WITH_AS(tier_utilisation(topology, short_traffic, 1.0),
+                       fmt::format("traffic covers 1 links, the topology has {}", topology.links().size()).c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("flow and analytical agree when nothing contends (collectives serialized, own NICs)") {
+  // tp 2 inside a node, dp 4 across nodes, reduction after the backward: no two collectives
+  // ever share a link, so every flow collective takes its closed-form time.
+  const Bench bench(test_cluster(4, 2), exposed_all_reduce(workload(small_gpt(), 2, 1, 4, 16)));
+  const auto analytical = simulate(bench, NetworkFidelity::analytical);
+  const auto flow = simulate(bench, NetworkFidelity::flow);
+  CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(1e-6));
+  CHECK(flow.breakdown.exposed_dp_s == doctest::Approx(analytical.breakdown.exposed_dp_s).epsilon(1e-6));
+  CHECK(flow.breakdown.exposed_tp_s == doctest::Approx(analytical.breakdown.exposed_tp_s).epsilon(1e-6));
+  CHECK(analytical.fidelity == "analytical");
+  CHECK(analytical.network_tiers.empty());
+  CHECK(flow.fidelity == "flow");
+  REQUIRE(flow.network_tiers.size() == 2);  // scale-up and the single switch's edge links
+  CHECK(flow.network_tiers[0].tier == 0);
+  CHECK(flow.network_tiers[1].tier == 1);
+  CHECK(flow.network_tiers[1].max_utilisation > 0);
+  CHECK(flow.network_tiers[1].max_utilisation < 1);
+  bool noted = false;
+  for (const auto& n : flow.notes) noted = noted || n.rfind("network fidelity: flow", 0) == 0;
+  CHECK(noted);
+}
+
+TEST_CASE("flow and analytical agree within a few % with pipelining and overlapped reduction") {
+  TrainingWorkload w = workload(small_gpt(8), 2, 2, 2, 16);
+  w.parallelism.zero = 1;
+  w.overlap_grad_reduce = true;
+  const Bench bench(test_cluster(4, 2), w);
+  const auto analytical = simulate(bench, NetworkFidelity::analytical);
+  const auto flow = simulate(bench, NetworkFidelity::flow);
+  CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.03));
+  CHECK(flow.step_time_s >= analytical.step_time_s * (1 - 1e-6));  // contention only slows
+}
+
+TEST_CASE("oversubscription: three replica rings on one leaf uplink triple the reduction transfer") {
+  // 2 nodes of 3 GPUs, tp 3 inside the node, dp 2 across. Radix-4 fat-tree at
+  // oversubscription 3: 3 NICs and 1 uplink per leaf, one node per leaf. The gradient
+  // all-reduce of every tp index (3 rings of 2) crosses the single uplink at once: each
+  // flow gets 1/3 of it. Analytical sees only the representative ring (1 flow per link).
+  auto model = small_gpt(4, 768);
+  model.num_attention_heads = 12;
+  model.num_key_value_heads = 12;
+  auto fat_tree = test_cluster(2, 3);
+  fat_tree.scale_out.topology = "fat-tree";
+  fat_tree.scale_out.tiers = 2;
+  fat_tree.scale_out.radix = 4;
+  fat_tree.scale_out.oversubscription = 3;
+  const TrainingWorkload w = exposed_all_reduce(workload(model, 3, 1, 2, 8));
+  const Bench oversubscribed(fat_tree, w);
+  const Bench non_blocking(test_cluster(2, 3), w);  // one switch
+
+  const auto programs = build_stage_programs(
+      TrainingSetup{oversubscribed.workload, oversubscribed.compute, oversubscribed.collectives, oversubscribed.topology, 1});
+  const double gradient_bytes = programs[0].stage_parameters * 2.0;
+  const double alone_s = gradient_bytes / (kEff * kNic);  // n = 2: S / efficiency on the wire
+
+  const auto analytical = simulate(oversubscribed, NetworkFidelity::analytical);
+  const auto flow = simulate(oversubscribed, NetworkFidelity::flow);
+  const auto flow_free = simulate(non_blocking, NetworkFidelity::flow);
+  const auto analytical_free = simulate(non_blocking, NetworkFidelity::analytical);
+  // Flow: the reduction's transfer takes 3x; nothing else changes.
+  CHECK(flow.step_time_s - analytical.step_time_s == doctest::Approx(2 * alone_s).epsilon(1e-6));
+  CHECK(flow.breakdown.exposed_dp_s - analytical.breakdown.exposed_dp_s == doctest::Approx(2 * alone_s).epsilon(1e-6));
+  // Analytical moves only by the two extra hops of latency (leaf -> spine -> leaf).
+  CHECK(analytical.step_time_s == doctest::Approx(analytical_free.step_time_s).epsilon(1e-3));
+  CHECK(flow_free.step_time_s == doctest::Approx(analytical_free.step_time_s).epsilon(1e-6));
+  // Leaf-spine links (tier 2) carry the reduction: 3 flows x S / 0.85 per direction.
+  double spine_bytes = 0;
+  for (const auto& t : flow.network_tiers) {
+    if (t.tier == 2) spine_bytes = t.bytes;
+  }
+  CHECK(spine_bytes == doctest::Approx(2 * 2 * 3 * gradient_bytes / kEff).epsilon(1e-9));
+}
+
+TEST_CASE("scattered placement sends tensor-parallel traffic over the NICs") {
+  // 2 nodes x 2 GPUs, tp 2, dp 2. Scattered: rank r on accelerator (r mod 2) x 2 + r / 2, so
+  // the TP group {rank 0, rank 1} is accelerators {0, 2}, one per node.
+  const Bench bench(test_cluster(2, 2), workload(small_gpt(), 2, 1, 2, 8));
+  const std::vector<int> scattered{0, 2, 1, 3};
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  setup.placement = scattered;
+  const auto programs = build_stage_programs(setup);
+  const StageOp* tp = nullptr;
+  for (const auto& op : programs[0].layer_forward) {
+    if (op.kind == exec::TaskKind::tp_comm) tp = &op;
+  }
+  REQUIRE(tp != nullptr);
+  // all-gather over n = 2 through the NICs: (n-1)/n S / (0.85 x 50 GB/s) + 1 step.
+  const double expected = 0.5 * tp->collective_bytes / (kEff * kNic) + bench.topology.path(0, 2).latency_s + kStep;
+  CHECK(engine::ps_to_seconds(tp->duration_ps) == doctest::Approx(expected).epsilon(1e-9));
+  const auto packed = simulate(bench, NetworkFidelity::analytical);
+  const auto spread = simulate(bench, NetworkFidelity::analytical, scattered);
+  CHECK(spread.breakdown.exposed_tp_s > 5 * packed.breakdown.exposed_tp_s);  // 450 vs 50 GB/s links
+  const auto spread_flow = simulate(bench, NetworkFidelity::flow, scattered);
+  CHECK(spread_flow.step_time_s >= spread.step_time_s * (1 - 1e-6));
+  CHECK_THROWS_WITH_AS(simulate(bench, NetworkFidelity::analytical, {0, 1, 1, 3}),
+                       "placement is not a permutation: rank 2 -> accelerator 1", ConfigError);
+  CHECK_THROWS_WITH_AS(simulate(bench, NetworkFidelity::analytical, {0, 1}),
+                       "placement maps 2 ranks but the job has tp * pp * dp * cp = 4", ConfigError);
+}
+
+TEST_CASE("a background job sharing the NICs halves the training job's cross-node bandwidth") {
+  // 3 nodes x 2 GPUs, one NIC per node. The training job (dp 3) runs on accelerators 0-2, a
+  // background ring all-reduce on 3-5 with a huge message, so its flows stay active all
+  // step. Node 1's NIC carries the job's 2->0 and 1->2 hops and the background's 3->4 and
+  // 5->3 hops: each job hop gets half of it, so the job's reduction transfer doubles.
+  auto cluster = test_cluster(3, 2);
+  cluster.scale_out.nics_per_node = 1;
+  const Bench bench(cluster, exposed_all_reduce(workload(small_gpt(), 1, 1, 3, 6)));
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  setup.background.gpus = 3;
+  setup.background.bytes = 1e13;
+  setup.fidelity = NetworkFidelity::analytical;
+  const auto analytical = simulate_training_step(setup);
+  setup.fidelity = NetworkFidelity::flow;
+  const auto flow = simulate_training_step(setup);
+  const double gradient_bytes = build_stage_programs(setup)[0].stage_parameters * 2.0;
+  const double alone_s = 2.0 * 2.0 / 3.0 * gradient_bytes / (kEff * kNic);  // ring of 3: 2(n-1)/n S
+  CHECK(flow.step_time_s - analytical.step_time_s == doctest::Approx(alone_s).epsilon(1e-6));
+  bool noted = false;
+  for (const auto& n : analytical.notes) noted = noted || n.find("background job ignored") != std::string::npos;
+  CHECK(noted);
+  // Utilisation counts the step's bytes only: no link above 100 %.
+  for (const auto& t : flow.network_tiers) CHECK(t.max_utilisation <= 1.0 + 1e-9);
+
+  setup.background.gpus = 1;
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "background job needs 0 or 2..5 accelerators, got 1", ConfigError);
+  setup.background.gpus = 3;
+  setup.background.bytes = 0;
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "background job bytes must be > 0, got 0", ConfigError);
+  setup.background.gpus = 2;
+  setup.background.bytes = 1e9;
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup),
+                       "tp * pp * dp * cp = 1 * 1 * 3 * 1 = 3 does not match the topology's 4 accelerators left by "
+                       "the 2-accelerator background job",
+                       ConfigError);
+}
+
+TEST_CASE("context parallelism on flows: the KV exchange overlaps attention as in the analytical model") {
+  // Exposed exchange = max(attention, exchange) - attention in both fidelities; the flow
+  // backward exchange moves 2x the bytes in one all-gather (one latency term, not two), so it
+  // can only be a hair shorter.
+  TrainingWorkload w = exposed_all_reduce(workload(small_gpt(), 1, 1, 2, 8, 8192));
+  w.parallelism.cp = 2;
+  auto slow_nvlink = test_cluster(2, 2);
+  slow_nvlink.scale_up.bytes_per_s = 5e9;  // make the exchange longer than the attention kernel
+  const Bench bench(slow_nvlink, w);
+  const auto analytical = simulate(bench, NetworkFidelity::analytical);
+  const auto flow = simulate(bench, NetworkFidelity::flow);
+  CHECK(analytical.breakdown.exposed_cp_s > 0);
+  CHECK(flow.breakdown.exposed_cp_s == doctest::Approx(analytical.breakdown.exposed_cp_s).epsilon(0.01));
+  CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.01));
+  CHECK(flow.step_time_s <= analytical.step_time_s * (1 + 1e-9));
+}
