@@ -9,6 +9,7 @@
 
 #include "sim/cli/calibration_commands.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/search_command.hpp"
 #include "sim/engine/error.hpp"
 
 int main(int argc, char** argv) {
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
   collective_cmd->add_option("--compare", collective.compare,
                              "compare all-reduce busbw with measured nccl-tests rows of this CSV");
 
+  cli::SearchCommandOptions search;
+  auto* search_cmd = cli::add_search_command(app, search);
+
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
   docs_cmd->add_option("name", doc_name, "scenario-reference")
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
+    if (*search_cmd) return cli::search_command(search, std::cout);
   } catch (const clustersim::Error& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 1;

@@ -1,0 +1,73 @@
+#pragma once
+/// Evaluates one search candidate analytically: memory fit first, then the closed-form step
+/// estimate (training::estimate_training_step), then the objective. Owns its network and
+/// hardware models; Topology is not thread-safe, so each thread builds one evaluator and
+/// reuses it for every candidate it evaluates.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "models/accelerator/compute_model.hpp"
+#include "models/comm/collective_model.hpp"
+#include "models/memory/memory_footprint.hpp"
+#include "models/memory/memory_hierarchy.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/sweep/objective.hpp"
+#include "sim/sweep/search_space.hpp"
+#include "sim/training/training_result.hpp"
+#include "sim/training/training_simulation.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::sweep {
+
+/// Why a candidate was kept or dropped.
+enum class CandidateStatus { feasible, does_not_fit, invalid };
+
+/// The analytical evaluation of one candidate.
+struct CandidateOutcome {
+  CandidateStatus status = CandidateStatus::invalid;
+  std::string reason;                 ///< why it was dropped (empty when feasible)
+  training::TrainingResult estimate;  ///< closed-form step, memory report filled (feasible only)
+  double objective_value = 0;         ///< in objective_unit(objective)
+  double score = 0;                   ///< lower ranks first (throughput is negated)
+  double energy_per_token_j = 0;      ///< 0 when the accelerator has no power data
+  double usd_per_million_tokens = 0;  ///< 0 when the scenario has no cost block
+};
+
+class CandidateEvaluator {
+ public:
+  /// Builds the scenario's topology, compute and collective models, and the rank placement,
+  /// once. Throws ConfigError
+  /// when `objective` needs data the scenario lacks (cost: a `cost` block, and power.tdp
+  /// with capex pricing; energy: the accelerator's power.tdp), naming what is missing.
+  CandidateEvaluator(const scenario::Scenario& scenario, Objective objective);
+  CandidateEvaluator(const CandidateEvaluator&) = delete;
+  CandidateEvaluator& operator=(const CandidateEvaluator&) = delete;
+
+  /// Evaluates `candidate`. With `with_reason` false a dropped candidate's reason is left
+  /// empty (the search fills it for one example only, which keeps the hot path cheap).
+  /// Energy and cost are computed when the objective needs them or `with_energy` is set (and
+  /// the accelerator has power data). Never throws for a candidate the models reject: that
+  /// is status `invalid`.
+  CandidateOutcome evaluate(const Candidate& candidate, bool with_reason = true, bool with_energy = true);
+
+ private:
+  void fill_energy_and_cost(CandidateOutcome& outcome) const;
+
+  scenario::Scenario scenario_;  ///< its workload is rewritten for each candidate
+  training::TrainingWorkload base_workload_;
+  Objective objective_;
+  std::unique_ptr<topologies::Topology> topology_;
+  std::unique_ptr<models::ComputeModel> compute_;
+  std::unique_ptr<models::CollectiveModel> collectives_;
+  std::unique_ptr<models::MemoryHierarchy> memory_;
+  /// Refers to scenario_.training (rewritten in place per candidate) and the models above;
+  /// carries the scenario's placement and background job as runner::run_training does.
+  std::optional<training::TrainingSetup> setup_;
+  double scale_out_switches_ = 0;
+};
+
+/// Copies the peak stage of `footprint` into a result's memory report.
+void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report);
+
+}  // namespace clustersim::sweep

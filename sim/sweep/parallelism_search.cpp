@@ -1,0 +1,114 @@
+#include "sim/sweep/parallelism_search.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <memory>
+#include <numeric>
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "sim/engine/error.hpp"
+#include "sim/runner/scenario_runner.hpp"
+
+namespace clustersim::sweep {
+namespace {
+
+void check_options(const SearchOptions& o) {
+  if (o.top_n < 1) throw ConfigError(fmt::format("search: top must be >= 1, got {}", o.top_n));
+  if (o.resimulate < 0) throw ConfigError(fmt::format("search: resimulate must be >= 0, got {}", o.resimulate));
+  if (o.threads < 0) throw ConfigError(fmt::format("search: threads must be >= 0 (0: every core), got {}", o.threads));
+}
+
+}  // namespace
+
+SearchResult search_parallelism(const scenario::Scenario& scenario, const SearchOptions& options) {
+  check_options(options);
+  SearchResult result;
+  result.scenario_name = scenario.name;
+  result.objective = options.objective;
+  result.accelerators = training_accelerators(scenario);
+
+  const std::vector<Candidate> candidates = enumerate_candidates(scenario, options.space);
+  result.enumerated = static_cast<std::int64_t>(candidates.size());
+  // Built on this thread first, so that a missing power/cost block is reported once, here.
+  CandidateEvaluator main_evaluator(scenario, options.objective);
+
+  // Each slot is written by exactly one task; results never depend on which thread ran it.
+  std::vector<CandidateOutcome> outcomes(candidates.size());
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  tbb::enumerable_thread_specific<std::unique_ptr<CandidateEvaluator>> evaluators;
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates.size(), 16),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        auto& evaluator = evaluators.local();
+                        if (!evaluator) evaluator = std::make_unique<CandidateEvaluator>(scenario, options.objective);
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                          outcomes[i] = evaluator->evaluate(candidates[i], false, false);
+                        }
+                      });
+  });
+
+  std::vector<std::size_t> feasible;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    switch (outcomes[i].status) {
+      case CandidateStatus::feasible: feasible.push_back(i); break;
+      case CandidateStatus::does_not_fit:
+        if (result.does_not_fit++ == 0) {
+          result.does_not_fit_example =
+              candidates[i].label() + ": " + main_evaluator.evaluate(candidates[i], true, false).reason;
+        }
+        break;
+      case CandidateStatus::invalid:
+        if (result.invalid++ == 0) {
+          result.invalid_example =
+              candidates[i].label() + ": " + main_evaluator.evaluate(candidates[i], true, false).reason;
+        }
+        break;
+    }
+  }
+  result.feasible = static_cast<std::int64_t>(feasible.size());
+  if (feasible.empty()) {
+    std::string message = fmt::format("no feasible parallel split for '{}' on {} accelerators: {} candidates "
+                                      "enumerated, {} do not fit in memory, {} rejected by the models",
+                                      scenario.name, result.accelerators, result.enumerated, result.does_not_fit,
+                                      result.invalid);
+    if (!result.does_not_fit_example.empty()) message += "; e.g. " + result.does_not_fit_example;
+    if (!result.invalid_example.empty()) message += "; e.g. " + result.invalid_example;
+    if (result.enumerated == 0) {
+      message += " (no TP/PP/CP degree divides the model's heads, layers and sequence and the accelerator count)";
+    }
+    throw SimulationError(message);
+  }
+  // Candidates are in key order, so a stable sort by score breaks ties by the key.
+  std::stable_sort(feasible.begin(), feasible.end(),
+                   [&](std::size_t a, std::size_t b) { return outcomes[a].score < outcomes[b].score; });
+
+  const std::size_t shown = std::min(feasible.size(), static_cast<std::size_t>(options.top_n));
+  for (std::size_t r = 0; r < shown; ++r) {
+    RankedCandidate ranked;
+    ranked.rank = static_cast<int>(r + 1);
+    ranked.candidate = candidates[feasible[r]];
+    ranked.analytical = main_evaluator.evaluate(ranked.candidate, true, true);
+    result.top.push_back(std::move(ranked));
+  }
+
+  const std::size_t resimulated = std::min(shown, static_cast<std::size_t>(options.resimulate));
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, resimulated, [&](std::size_t r) {
+      RankedCandidate& ranked = result.top[r];
+      scenario::Scenario variant = scenario;
+      variant.training = apply_candidate(scenario.training, ranked.candidate);
+      try {
+        ranked.simulated = runner::run_training(variant);
+      } catch (const Error& e) {
+        ranked.simulation_error = e.what();
+      }
+    });
+  });
+  return result;
+}
+
+}  // namespace clustersim::sweep

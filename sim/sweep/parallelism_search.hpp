@@ -1,0 +1,54 @@
+#pragma once
+/// `clustersim search`: enumerates the parallel configurations of a scenario's model and
+/// cluster (search_space.hpp), drops those that do not fit in device memory, estimates the
+/// rest in closed form on every core (oneTBB), ranks them by the objective and re-simulates
+/// the best few with the scenario's own fidelity (runner::run_training).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/sweep/candidate_evaluator.hpp"
+#include "sim/sweep/objective.hpp"
+#include "sim/sweep/search_space.hpp"
+
+namespace clustersim::sweep {
+
+struct SearchOptions {
+  SearchSpaceOptions space;
+  Objective objective = Objective::throughput;
+  int top_n = 10;      ///< candidates reported, best first
+  int resimulate = 5;  ///< of those, how many are re-simulated (0: none)
+  int threads = 0;     ///< worker threads (0: every core)
+};
+
+/// One reported candidate.
+struct RankedCandidate {
+  int rank = 0;  ///< 1 = best
+  Candidate candidate;
+  CandidateOutcome analytical;                   ///< closed-form estimate, energy/cost when computable
+  std::optional<training::TrainingResult> simulated;  ///< re-simulation, when it ran and succeeded
+  std::string simulation_error;                  ///< why the re-simulation failed (empty otherwise)
+};
+
+/// What a search found. Counts: enumerated = feasible + does_not_fit + invalid.
+struct SearchResult {
+  std::string scenario_name;
+  Objective objective = Objective::throughput;
+  int accelerators = 0;
+  std::int64_t enumerated = 0;
+  std::int64_t feasible = 0;
+  std::int64_t does_not_fit = 0;
+  std::string does_not_fit_example;  ///< first dropped candidate in key order: "label: reason"
+  std::int64_t invalid = 0;          ///< rejected by the training models (e.g. unsupported)
+  std::string invalid_example;
+  std::vector<RankedCandidate> top;  ///< best first; ties broken by Candidate::key()
+};
+
+/// Runs the search. Throws ConfigError for bad options (top_n < 1, resimulate < 0, threads
+/// < 0, see also enumerate_candidates and CandidateEvaluator), and SimulationError when no
+/// candidate is feasible, saying how many were enumerated, how many did not fit and why.
+SearchResult search_parallelism(const scenario::Scenario& scenario, const SearchOptions& options);
+
+}  // namespace clustersim::sweep

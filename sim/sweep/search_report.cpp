@@ -1,0 +1,129 @@
+#include "sim/sweep/search_report.hpp"
+
+#include <fmt/format.h>
+
+#include "models/memory/memory_footprint.hpp"
+
+namespace clustersim::sweep {
+namespace {
+
+nlohmann::json breakdown_json(const training::StepBreakdown& b) {
+  return {{"compute_s", b.compute_s},         {"exposed_tp_s", b.exposed_tp_s}, {"exposed_cp_s", b.exposed_cp_s},
+          {"exposed_pp_s", b.exposed_pp_s},   {"exposed_dp_s", b.exposed_dp_s}, {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s},     {"offload_s", b.offload_s}};
+}
+
+nlohmann::json step_json(const training::TrainingResult& r) {
+  return {{"step_time_s", r.step_time_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"microbatches", r.microbatches},
+          {"breakdown", breakdown_json(r.breakdown)}};
+}
+
+nlohmann::json memory_json(const training::MemoryReport& m) {
+  return {{"peak_stage", m.peak_stage},
+          {"total_bytes", m.total_bytes},
+          {"capacity_bytes", m.capacity_bytes},
+          {"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"embedding_logits_bytes", m.embedding_logits_bytes},
+          {"recompute_buffer_bytes", m.recompute_buffer_bytes},
+          {"workspace_bytes", m.workspace_bytes},
+          {"fragmentation_bytes", m.fragmentation_bytes}};
+}
+
+}  // namespace
+
+std::string search_table(const SearchResult& result) {
+  std::string out = fmt::format("search: {} on {} accelerators, ranked by {} ({})\n", result.scenario_name,
+                                result.accelerators, objective_name(result.objective),
+                                objective_unit(result.objective));
+  out += fmt::format("candidates: {} enumerated, {} feasible, {} do not fit in memory, {} rejected by the models\n",
+                     result.enumerated, result.feasible, result.does_not_fit, result.invalid);
+  if (!result.does_not_fit_example.empty()) out += fmt::format("  e.g. {}\n", result.does_not_fit_example);
+  if (!result.invalid_example.empty()) out += fmt::format("  e.g. {}\n", result.invalid_example);
+  out += "\n";
+  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} {:>9} {:>12}\n",
+                     "rank", "tp", "pp", "dp", "cp", "vp", "mb", "zero", "recompute", "step an. s", "step sim. s",
+                     "tokens/s", "MFU %", "mem GiB", objective_name(result.objective));
+  for (const RankedCandidate& c : result.top) {
+    const Candidate& k = c.candidate;
+    const training::TrainingResult& a = c.analytical.estimate;
+    const std::string simulated = c.simulated ? fmt::format("{:.5g}", c.simulated->step_time_s)
+                                  : c.simulation_error.empty() ? std::string("-")
+                                                               : std::string("failed");
+    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12.5g} {:>12} {:>12.4g} {:>6.1f} "
+                       "{:>9.2f} {:>12}\n",
+                       c.rank, k.tp, k.pp, k.dp, k.cp, k.vp, k.micro_batch, k.zero, recompute_name(k.recompute),
+                       a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
+                       fmt::format("{:.4g}", c.analytical.objective_value));
+  }
+  out += "\nanalytical time breakdown, s (critical pipeline stage):\n";
+  out += fmt::format("{:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute", "TP", "CP", "PP", "DP",
+                     "bubble", "optimizer");
+  for (const RankedCandidate& c : result.top) {
+    const training::StepBreakdown& b = c.analytical.estimate.breakdown;
+    out += fmt::format("{:>4} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g}\n", c.rank, b.compute_s,
+                       b.exposed_tp_s, b.exposed_cp_s, b.exposed_pp_s, b.exposed_dp_s, b.bubble_s, b.optimizer_s);
+  }
+  for (const RankedCandidate& c : result.top) {
+    if (!c.simulation_error.empty()) {
+      out += fmt::format("re-simulation of rank {} failed: {}\n", c.rank, c.simulation_error);
+    }
+  }
+  return out;
+}
+
+nlohmann::json search_json(const SearchResult& result) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const RankedCandidate& c : result.top) {
+    const Candidate& k = c.candidate;
+    nlohmann::json analytical = step_json(c.analytical.estimate);
+    analytical["memory"] = memory_json(c.analytical.estimate.memory);
+    analytical["objective_value"] = c.analytical.objective_value;
+    analytical["energy_per_token_j"] =
+        c.analytical.energy_per_token_j > 0 ? nlohmann::json(c.analytical.energy_per_token_j) : nlohmann::json();
+    analytical["usd_per_million_tokens"] = c.analytical.usd_per_million_tokens > 0
+                                               ? nlohmann::json(c.analytical.usd_per_million_tokens)
+                                               : nlohmann::json();
+    nlohmann::json simulated;
+    if (c.simulated) {
+      simulated = step_json(*c.simulated);
+      simulated["fingerprint"] = fmt::format("{:016x}", c.simulated->fingerprint);
+    }
+    top.push_back({{"rank", c.rank},
+                   {"config",
+                    {{"tp", k.tp},
+                     {"pp", k.pp},
+                     {"dp", k.dp},
+                     {"cp", k.cp},
+                     {"vp", k.vp},
+                     {"micro_batch", k.micro_batch},
+                     {"zero", k.zero},
+                     {"recompute", recompute_name(k.recompute)},
+                     {"schedule", k.vp > 1 ? "interleaved" : "as in the scenario (1f1b when it asked for interleaved)"}}},
+                   {"analytical", analytical},
+                   {"simulated", simulated},
+                   {"simulation_error", c.simulation_error}});
+  }
+  return {{"schema_version", kSearchSchemaVersion},
+          {"kind", "search"},
+          {"scenario", result.scenario_name},
+          {"accelerators", result.accelerators},
+          {"objective", {{"name", objective_name(result.objective)}, {"unit", objective_unit(result.objective)}}},
+          {"counts",
+           {{"enumerated", result.enumerated},
+            {"feasible", result.feasible},
+            {"does_not_fit", result.does_not_fit},
+            {"invalid", result.invalid}}},
+          {"does_not_fit_example", result.does_not_fit_example},
+          {"invalid_example", result.invalid_example},
+          {"top", top}};
+}
+
+}  // namespace clustersim::sweep

@@ -1,0 +1,146 @@
+#include "sim/sweep/search_space.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::sweep {
+namespace {
+
+std::vector<int> divisors_up_to(std::int64_t value, std::int64_t limit) {
+  std::vector<int> out;
+  for (std::int64_t d = 1; d <= std::min(value, limit); ++d) {
+    if (value % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> powers_of_two_dividing(std::int64_t value, std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t p = 1; p <= std::min(value, limit); p *= 2) {
+    if (value % p == 0) out.push_back(p);
+  }
+  return out;
+}
+
+void check_options(const SearchSpaceOptions& o) {
+  auto non_negative = [](std::int64_t value, const char* name) {
+    if (value < 0) throw ConfigError(fmt::format("search: {} must be >= 0 (0: derive from the scenario), got {}", name, value));
+  };
+  non_negative(o.max_tp, "max_tp");
+  non_negative(o.max_pp, "max_pp");
+  non_negative(o.max_micro_batch, "max_micro_batch");
+  if (o.max_cp < 1) throw ConfigError(fmt::format("search: max_cp must be >= 1, got {}", o.max_cp));
+  if (o.max_vp < 1) throw ConfigError(fmt::format("search: max_vp must be >= 1, got {}", o.max_vp));
+  if (o.zero_stages.empty()) throw ConfigError("search: the list of ZeRO stages is empty");
+  if (o.recompute_policies.empty()) throw ConfigError("search: the list of recompute policies is empty");
+  for (int z : o.zero_stages) {
+    if (z < 0 || z > 3) throw ConfigError(fmt::format("search: ZeRO stage must be 0..3, got {}", z));
+  }
+}
+
+/// tp shards attention heads; K/V heads either shard evenly or are replicated (tp a multiple
+/// of them), as Megatron's GQA allows.
+bool tp_divides_heads(const models::TransformerSpec& model, int tp) {
+  if (model.num_attention_heads % tp != 0) return false;
+  const std::int64_t kv = model.num_key_value_heads > 0 ? model.num_key_value_heads : model.num_attention_heads;
+  return kv % tp == 0 || tp % kv == 0;
+}
+
+}  // namespace
+
+std::string Candidate::label() const {
+  return fmt::format("tp{} pp{} dp{} cp{} vp{} mb{} zero{} {}", tp, pp, dp, cp, vp, micro_batch, zero,
+                     recompute_name(recompute));
+}
+
+const char* recompute_name(training::Recompute recompute) {
+  switch (recompute) {
+    case training::Recompute::none: return "none";
+    case training::Recompute::selective: return "selective";
+    case training::Recompute::full: return "full";
+  }
+  return "none";
+}
+
+int scale_up_domain_size(const scenario::Scenario& scenario) {
+  const auto& net = scenario.cluster.network;
+  return net.scale_up.domain_size > 0 ? net.scale_up.domain_size : net.accelerators_per_node;
+}
+
+int training_accelerators(const scenario::Scenario& scenario) {
+  return scenario.cluster.accelerator_count() - std::max(0, scenario.cluster.background.gpus);
+}
+
+std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, const SearchSpaceOptions& options) {
+  check_options(options);
+  const training::TrainingWorkload& w = scenario.training;
+  const models::TransformerSpec& model = w.model;
+  const std::int64_t accelerators = training_accelerators(scenario);
+  const std::int64_t max_tp = options.max_tp > 0 ? options.max_tp : scale_up_domain_size(scenario);
+  const std::int64_t max_pp = options.max_pp > 0 ? options.max_pp : model.num_hidden_layers;
+
+  std::vector<int> zero_stages = options.zero_stages;
+  std::sort(zero_stages.begin(), zero_stages.end());
+  zero_stages.erase(std::unique(zero_stages.begin(), zero_stages.end()), zero_stages.end());
+  std::vector<training::Recompute> policies = options.recompute_policies;
+  std::sort(policies.begin(), policies.end());
+  policies.erase(std::unique(policies.begin(), policies.end()), policies.end());
+
+  std::vector<Candidate> out;
+  for (int tp : divisors_up_to(model.num_attention_heads, max_tp)) {
+    if (!tp_divides_heads(model, tp) || accelerators % tp != 0) continue;
+    for (int pp : divisors_up_to(model.num_hidden_layers, max_pp)) {
+      if (accelerators % (static_cast<std::int64_t>(tp) * pp) != 0) continue;
+      for (std::int64_t cp : powers_of_two_dividing(w.seq_len, options.max_cp)) {
+        const std::int64_t tp_pp_cp = static_cast<std::int64_t>(tp) * pp * cp;
+        if (accelerators % tp_pp_cp != 0) continue;
+        const std::int64_t dp = accelerators / tp_pp_cp;
+        if (w.global_batch % dp != 0) continue;
+        const std::int64_t per_replica = w.global_batch / dp;
+        std::vector<int> vps{1};
+        if (pp > 1) {
+          for (int vp : divisors_up_to(model.num_hidden_layers / pp, options.max_vp)) {
+            if (vp > 1) vps.push_back(vp);
+          }
+        }
+        for (int vp : vps) {
+          const std::int64_t mb_limit = options.max_micro_batch > 0 ? options.max_micro_batch : per_replica;
+          for (std::int64_t mb : powers_of_two_dividing(per_replica, mb_limit)) {
+            const std::int64_t microbatches = per_replica / mb;
+            if (vp > 1 && microbatches % pp != 0) continue;
+            for (int zero : zero_stages) {
+              for (training::Recompute recompute : policies) {
+                out.push_back(Candidate{tp, pp, static_cast<int>(dp), static_cast<int>(cp), vp, mb, zero, recompute});
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+training::TrainingWorkload apply_candidate(const training::TrainingWorkload& base, const Candidate& candidate) {
+  training::TrainingWorkload w = base;
+  auto& p = w.parallelism;
+  p.tp = candidate.tp;
+  p.pp = candidate.pp;
+  p.dp = candidate.dp;
+  p.cp = candidate.cp;
+  p.vp = candidate.vp;
+  p.zero = candidate.zero;
+  if (candidate.vp > 1) {
+    p.schedule = training::PipelineSchedule::interleaved;
+  } else if (p.schedule == training::PipelineSchedule::interleaved) {
+    p.schedule = training::PipelineSchedule::one_f_one_b;
+  }
+  w.micro_batch = candidate.micro_batch;
+  w.recompute = candidate.recompute;
+  return w;
+}
+
+}  // namespace clustersim::sweep
