@@ -47,21 +47,6 @@ void add_exposed_time(training::TrainingResult& result, double extra_s) {
   result.hfu *= scale;
 }
 
-void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report) {
-  report.computed = true;
-  report.capacity_bytes = capacity_bytes;
-  report.peak_stage = peak.stage;
-  report.total_bytes = peak.total_bytes;
-  report.weights_bytes = peak.weights_bytes;
-  report.gradients_bytes = peak.gradients_bytes;
-  report.optimizer_bytes = peak.optimizer_bytes;
-  report.activations_bytes = peak.activations_bytes;
-  report.embedding_logits_bytes = peak.embedding_head_bytes;
-  report.recompute_buffer_bytes = peak.recompute_buffer_bytes;
-  report.workspace_bytes = peak.workspace_bytes;
-  report.fragmentation_bytes = peak.fragmentation_bytes;
-}
-
 /// Host-link time of offloading, exposed on the step. Optimizer state is streamed in and out
 /// once per step (the full-duplex link overlaps the two directions) before the optimizer can
 /// run, so it is all exposed. Activations are written in the forward and read back in the
@@ -149,6 +134,21 @@ void fill_power_report(const scenario::Scenario& scenario, const topologies::Top
 }
 
 }  // namespace
+
+void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report) {
+  report.computed = true;
+  report.capacity_bytes = capacity_bytes;
+  report.peak_stage = peak.stage;
+  report.total_bytes = peak.total_bytes;
+  report.weights_bytes = peak.weights_bytes;
+  report.gradients_bytes = peak.gradients_bytes;
+  report.optimizer_bytes = peak.optimizer_bytes;
+  report.activations_bytes = peak.activations_bytes;
+  report.embedding_logits_bytes = peak.embedding_head_bytes;
+  report.recompute_buffer_bytes = peak.recompute_buffer_bytes;
+  report.workspace_bytes = peak.workspace_bytes;
+  report.fragmentation_bytes = peak.fragmentation_bytes;
+}
 
 std::vector<int> placement_map(scenario::Placement placement, const topologies::ClusterNetworkSpec& network) {
   if (placement == scenario::Placement::packed) return {};

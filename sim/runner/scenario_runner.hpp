@@ -24,4 +24,8 @@ std::vector<int> placement_map(scenario::Placement placement, const topologies::
 /// SimulationError.
 training::TrainingResult run_training(const scenario::Scenario& scenario);
 
+/// Copies the peak stage of a footprint into a result's memory report (used by the runner and
+/// the parallelism search).
+void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report);
+
 }  // namespace clustersim::runner

@@ -13,21 +13,6 @@
 
 namespace clustersim::sweep {
 
-void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report) {
-  report.computed = true;
-  report.capacity_bytes = capacity_bytes;
-  report.peak_stage = peak.stage;
-  report.total_bytes = peak.total_bytes;
-  report.weights_bytes = peak.weights_bytes;
-  report.gradients_bytes = peak.gradients_bytes;
-  report.optimizer_bytes = peak.optimizer_bytes;
-  report.activations_bytes = peak.activations_bytes;
-  report.embedding_logits_bytes = peak.embedding_head_bytes;
-  report.recompute_buffer_bytes = peak.recompute_buffer_bytes;
-  report.workspace_bytes = peak.workspace_bytes;
-  report.fragmentation_bytes = peak.fragmentation_bytes;
-}
-
 CandidateEvaluator::CandidateEvaluator(const scenario::Scenario& scenario, Objective objective)
     : scenario_(scenario), base_workload_(scenario.training), objective_(objective) {
   if (objective == Objective::energy && !(scenario.cluster.power.tdp_w > 0)) {
@@ -87,7 +72,7 @@ CandidateOutcome CandidateEvaluator::evaluate(const Candidate& candidate, bool w
       return outcome;
     }
     outcome.estimate = training::estimate_training_step(*setup_);
-    fill_memory_report(footprint.peak(), capacity, outcome.estimate.memory);
+    runner::fill_memory_report(footprint.peak(), capacity, outcome.estimate.memory);
     outcome.status = CandidateStatus::feasible;
     const bool needs_energy = with_energy || objective_ != Objective::throughput;
     if (needs_energy) fill_energy_and_cost(outcome);

@@ -67,7 +67,5 @@ class CandidateEvaluator {
   double scale_out_switches_ = 0;
 };
 
-/// Copies the peak stage of `footprint` into a result's memory report.
-void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report);
 
 }  // namespace clustersim::sweep

@@ -1,6 +1,8 @@
 // `clustersim calibrate` and `clustersim validate kernels` on small folders of CSV files.
 // The commands live in the clustersim executable, so they are run as a process.
 #include <doctest/doctest.h>
+
+#include "run_clustersim.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -15,23 +17,9 @@ using namespace clustersim;
 
 namespace {
 
-struct Ran {
-  int exit_code = -1;
-  std::string output;  ///< stdout and stderr together
-};
+using Ran = clustersim::cli_testing::CommandResult;
 
-Ran run_cli(const std::string& arguments) {
-  const std::string command = std::string(CLUSTERSIM_BINARY) + " " + arguments + " 2>&1";
-  Ran result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+Ran run_cli(const std::string& arguments) { return clustersim::cli_testing::run_clustersim(arguments); }
 
 std::filesystem::path fresh_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("clustersim_calib_" + name);

@@ -1,6 +1,8 @@
 // End-to-end tests of the `clustersim` binary: exit codes, output formats, error text.
 #include <doctest/doctest.h>
 
+#include "run_clustersim.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -11,23 +13,8 @@
 
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  ///< stdout and stderr together
-};
-
-CommandResult run_clustersim(const std::string& arguments) {
-  const std::string command = std::string(CLUSTERSIM_BINARY) + " " + arguments + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using clustersim::cli_testing::CommandResult;
+using clustersim::cli_testing::run_clustersim;
 
 std::string source_path(const std::string& relative) {
   return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + relative;

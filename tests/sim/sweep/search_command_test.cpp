@@ -1,6 +1,8 @@
 // End-to-end tests of `clustersim search`: table and JSON output, option checks, exit codes.
 #include <doctest/doctest.h>
 
+#include "../cli/run_clustersim.hpp"
+
 #include <array>
 #include <cstdio>
 #include <string>
@@ -9,23 +11,8 @@
 
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  ///< stdout and stderr together
-};
-
-CommandResult run_clustersim(const std::string& arguments) {
-  const std::string command = std::string(CLUSTERSIM_BINARY) + " " + arguments + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using clustersim::cli_testing::CommandResult;
+using clustersim::cli_testing::run_clustersim;
 
 const std::string kTiny = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/search/tiny.yaml";
 // The hand-listed space of parallelism_search_test.cpp: 27 splits x ZeRO {1} x selective.
