@@ -128,34 +128,32 @@ std::string training_summary_table(const scenario::Scenario& scenario,
   return out;
 }
 
+nlohmann::json breakdown_json(const training::StepBreakdown& b) {
+  return {{"compute_s", b.compute_s},       {"exposed_tp_s", b.exposed_tp_s}, {"exposed_cp_s", b.exposed_cp_s},
+          {"exposed_pp_s", b.exposed_pp_s}, {"exposed_dp_s", b.exposed_dp_s}, {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s},   {"offload_s", b.offload_s}};
+}
+
+nlohmann::json memory_json(const training::MemoryReport& m) {
+  return {{"peak_stage", m.peak_stage},
+          {"capacity_bytes", m.capacity_bytes},
+          {"total_bytes", m.total_bytes},
+          {"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"embedding_logits_bytes", m.embedding_logits_bytes},
+          {"recompute_buffer_bytes", m.recompute_buffer_bytes},
+          {"workspace_bytes", m.workspace_bytes},
+          {"fragmentation_bytes", m.fragmentation_bytes}};
+}
+
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result) {
   const auto& w = scenario.training;
   const auto& p = w.parallelism;
-  nlohmann::json breakdown = nlohmann::json::object();
-  const auto& b = result.breakdown;
-  breakdown["compute_s"] = b.compute_s;
-  breakdown["exposed_tp_s"] = b.exposed_tp_s;
-  breakdown["exposed_cp_s"] = b.exposed_cp_s;
-  breakdown["exposed_pp_s"] = b.exposed_pp_s;
-  breakdown["exposed_dp_s"] = b.exposed_dp_s;
-  breakdown["bubble_s"] = b.bubble_s;
-  breakdown["optimizer_s"] = b.optimizer_s;
-  breakdown["offload_s"] = b.offload_s;
-  nlohmann::json memory = nullptr;
-  if (const auto& m = result.memory; m.computed) {
-    memory = {{"peak_stage", m.peak_stage},
-              {"capacity_bytes", m.capacity_bytes},
-              {"total_bytes", m.total_bytes},
-              {"weights_bytes", m.weights_bytes},
-              {"gradients_bytes", m.gradients_bytes},
-              {"optimizer_bytes", m.optimizer_bytes},
-              {"activations_bytes", m.activations_bytes},
-              {"embedding_logits_bytes", m.embedding_logits_bytes},
-              {"recompute_buffer_bytes", m.recompute_buffer_bytes},
-              {"workspace_bytes", m.workspace_bytes},
-              {"fragmentation_bytes", m.fragmentation_bytes}};
-  }
+  const nlohmann::json breakdown = breakdown_json(result.breakdown);
+  const nlohmann::json memory = result.memory.computed ? memory_json(result.memory) : nlohmann::json(nullptr);
   nlohmann::json power = nullptr;
   if (const auto& pw = result.power; pw.computed) {
     power = {{"device_average_w", pw.device_average_w},

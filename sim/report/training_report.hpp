@@ -20,6 +20,11 @@ std::string training_summary_table(const scenario::Scenario& scenario,
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result);
 
+/// The step breakdown as {compute_s, exposed_tp_s, ..., offload_s}, seconds.
+nlohmann::json breakdown_json(const training::StepBreakdown& breakdown);
+/// The per-device memory report (bytes per term, peak stage, capacity).
+nlohmann::json memory_json(const training::MemoryReport& memory);
+
 /// 16 lower-case hex digits, the form every report prints a fingerprint in.
 std::string fingerprint_hex(std::uint64_t fingerprint);
 

@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include "models/memory/memory_footprint.hpp"
+#include "sim/report/training_report.hpp"
 
 namespace clustersim::sweep {
 namespace {
 
-nlohmann::json breakdown_json(const training::StepBreakdown& b) {
-  return {{"compute_s", b.compute_s},         {"exposed_tp_s", b.exposed_tp_s}, {"exposed_cp_s", b.exposed_cp_s},
-          {"exposed_pp_s", b.exposed_pp_s},   {"exposed_dp_s", b.exposed_dp_s}, {"bubble_s", b.bubble_s},
-          {"optimizer_s", b.optimizer_s},     {"offload_s", b.offload_s}};
-}
+using report::breakdown_json;
+using report::memory_json;
 
 nlohmann::json step_json(const training::TrainingResult& r) {
   return {{"step_time_s", r.step_time_s},
@@ -21,20 +19,6 @@ nlohmann::json step_json(const training::TrainingResult& r) {
           {"hfu", r.hfu},
           {"microbatches", r.microbatches},
           {"breakdown", breakdown_json(r.breakdown)}};
-}
-
-nlohmann::json memory_json(const training::MemoryReport& m) {
-  return {{"peak_stage", m.peak_stage},
-          {"total_bytes", m.total_bytes},
-          {"capacity_bytes", m.capacity_bytes},
-          {"weights_bytes", m.weights_bytes},
-          {"gradients_bytes", m.gradients_bytes},
-          {"optimizer_bytes", m.optimizer_bytes},
-          {"activations_bytes", m.activations_bytes},
-          {"embedding_logits_bytes", m.embedding_logits_bytes},
-          {"recompute_buffer_bytes", m.recompute_buffer_bytes},
-          {"workspace_bytes", m.workspace_bytes},
-          {"fragmentation_bytes", m.fragmentation_bytes}};
 }
 
 }  // namespace
