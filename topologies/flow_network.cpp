@@ -39,7 +39,7 @@ std::vector<double> capacities(std::span<const Link> links) {
       throw ConfigError(fmt::format("link {} latency_s must be a finite number >= 0, got {}", l,
                                     link.latency_s));
     }
-    capacity[l] = link.bytes_per_s;
+    capacity[l] = link.payload_bytes_per_s();
   }
   return capacity;
 }

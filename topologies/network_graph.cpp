@@ -20,4 +20,8 @@ Cable NetworkGraph::add_cable(int a, int b, double bytes_per_s, double latency_s
   return cable;
 }
 
+void NetworkGraph::set_efficiencies(double scale_up, double scale_out) {
+  for (Link& link : links_) link.efficiency = link.tier == 0 ? scale_up : scale_out;
+}
+
 }  // namespace clustersim::topologies

@@ -41,6 +41,9 @@ class NetworkGraph {
   /// (bytes/s, one direction) and latency (s).
   Cable add_cable(int a, int b, double bytes_per_s, double latency_s, int tier);
 
+  /// Sets every link's efficiency: `scale_up` on tier-0 links, `scale_out` on the others.
+  void set_efficiencies(double scale_up, double scale_out);
+
   int vertex_count() const { return static_cast<int>(boost::num_vertices(graph_)); }
   const VertexProperties& vertex(int v) const { return graph_[static_cast<std::size_t>(v)]; }
   const Graph& graph() const { return graph_; }

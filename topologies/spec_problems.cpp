@@ -61,6 +61,12 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
     problems.push_back(
         fmt::format("scale_up.bytes_per_s must be a finite number > 0, got {}", up.bytes_per_s));
   }
+  if (!(up.efficiency > 0 && up.efficiency <= 1)) {
+    problems.push_back(fmt::format("scale_up.efficiency must be in (0, 1], got {}", up.efficiency));
+  }
+  if (!(spec.scale_out.efficiency > 0 && spec.scale_out.efficiency <= 1)) {
+    problems.push_back(fmt::format("scale_out.efficiency must be in (0, 1], got {}", spec.scale_out.efficiency));
+  }
   if (!non_negative(up.latency_s)) {
     problems.push_back(
         fmt::format("scale_up.latency_s must be a finite number >= 0, got {}", up.latency_s));

@@ -55,6 +55,7 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
   const auto d = static_cast<std::size_t>(dst);
   if (src == dst) {
     path.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+    path.bottleneck_payload_bytes_per_s = path.bottleneck_bytes_per_s;
     return path;
   }
   std::uint64_t flow_hash =
@@ -81,10 +82,12 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
     }
   }
   path.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+  path.bottleneck_payload_bytes_per_s = path.bottleneck_bytes_per_s;
   for (const LinkId id : path.links) {
     const Link& link = graph.links()[static_cast<std::size_t>(id)];
     path.latency_s += link.latency_s;
     path.bottleneck_bytes_per_s = std::min(path.bottleneck_bytes_per_s, link.bytes_per_s);
+    path.bottleneck_payload_bytes_per_s = std::min(path.bottleneck_payload_bytes_per_s, link.payload_bytes_per_s());
   }
   return path;
 }
@@ -145,6 +148,7 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
   if (const DirectBuilder direct_builder = find_direct_builder(spec.scale_out.topology)) {
     impl->direct = direct_builder(impl->graph, spec);
     impl->router = std::move(impl->direct->router);
+    impl->graph.set_efficiencies(spec.scale_up.efficiency, spec.scale_out.efficiency);
     return Topology(std::move(impl));
   }
   impl->scale_up = build_scale_up(impl->graph, spec);
@@ -156,6 +160,7 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
                        ? std::move(impl->fabric->router)
                        : std::make_unique<SwitchRouter>(impl->graph, impl->fabric->first_switch_vertex);
   }
+  impl->graph.set_efficiencies(spec.scale_up.efficiency, spec.scale_out.efficiency);
   return Topology(std::move(impl));
 }
 

@@ -21,6 +21,9 @@ struct ScaleUpSpec {
   /// of accelerators_per_node dividing the cluster, e.g. 72 for NVL72 (18 nodes of 4 GPUs):
   /// accelerators of one domain talk over its NVLink switch, never over a NIC.
   int domain_size = 0;
+  /// Achievable payload fraction of bytes_per_s (protocol headers, flow control, SM-driven
+  /// copies), in (0, 1]: collectives and the flow model see bytes_per_s x efficiency.
+  double efficiency = 1.0;
 };
 
 /// Scale-out fabric between nodes.
@@ -38,6 +41,9 @@ struct ScaleOutSpec {
   /// nic_bytes_per_s.
   double link_bytes_per_s = 0;
   double link_latency_s = 1e-6;       ///< per hop (cable + switch traversal)
+  /// Achievable payload fraction of every scale-out link (NIC, switch-to-switch, torus and
+  /// custom links), in (0, 1].
+  double efficiency = 1.0;
   std::vector<int> torus_dims;        ///< torus: size per dimension (1 to 3 entries)
   int dragonfly_groups = 0;                   ///< dragonfly: groups
   int dragonfly_routers_per_group = 0;        ///< dragonfly: routers per group
@@ -64,19 +70,25 @@ using LinkId = std::int32_t;
 struct Link {
   std::int32_t from = 0;  ///< vertex index
   std::int32_t to = 0;    ///< vertex index
-  double bytes_per_s = 0;
+  double bytes_per_s = 0;  ///< line rate, one direction
   double latency_s = 0;
   /// 0 = scale-up; fat-tree/rail-optimized/switch: 1 = accelerator/NIC to leaf, 2 = leaf to
   /// spine/aggregation, 3 = aggregation to core; dragonfly: 1 = terminal, 2 = local, 3 =
   /// global; torus: 1 + dimension; custom: 1.
   int tier = 0;
+  /// Achievable payload fraction of the line rate, in (0, 1] (ScaleUpSpec/ScaleOutSpec
+  /// efficiency by tier).
+  double efficiency = 1.0;
+  /// Payload bytes per second the link sustains: bytes_per_s x efficiency.
+  double payload_bytes_per_s() const { return bytes_per_s * efficiency; }
 };
 
 /// A route between two accelerators.
 struct Path {
   std::vector<LinkId> links;
   double latency_s = 0;                   ///< sum of link latencies
-  double bottleneck_bytes_per_s = 0;      ///< slowest link on the path
+  double bottleneck_bytes_per_s = 0;      ///< slowest link on the path (line rate)
+  double bottleneck_payload_bytes_per_s = 0;  ///< smallest payload_bytes_per_s on the path
 };
 
 /// Size and capability figures reported by `clustersim describe`.

@@ -40,6 +40,11 @@ struct AcceleratorSpec {
   /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
   double scale_up_bytes_per_s = 0;
 
+  /// Collective library on this chip (preset `collectives`): NVLink SHARP support, and the
+  /// ceiling of NCCL's LL128 protocol payload throughput per GPU (0 = none known).
+  bool collectives_nvls = false;
+  double collectives_ll128_max_bytes_per_s = 0;
+
   /// Peak for `dtype`, FLOP/s. Plain fp32 without a matrix-unit entry falls back to
   /// `vector_flops_per_s` (an fp32 GEMM on H100 runs on the CUDA cores). Throws ConfigError
   /// naming the accelerator and listing its formats if it has no path for `dtype`.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -40,27 +41,42 @@ bool uniform_domains(const std::vector<std::vector<int>>& domains) {
                      [&](const std::vector<int>& d) { return d.size() == domains.front().size(); });
 }
 
-/// Builds phases: converts payload to wire bytes and computes the fixed latency.
+/// Builds phases: converts payload to wire bytes, computes the fixed latency and applies the
+/// per-source rate ceiling (wire bytes/s shared equally by a source's flows of one phase).
 class PhaseBuilder {
  public:
-  PhaseBuilder(const topologies::Topology& topology, double efficiency, double step_latency_s)
-      : topology_(topology), efficiency_(efficiency), step_latency_s_(step_latency_s) {}
+  PhaseBuilder(const topologies::Topology& topology, double efficiency, double step_latency_s,
+               double source_cap_wire_bytes_per_s)
+      : topology_(topology),
+        efficiency_(efficiency),
+        step_latency_s_(step_latency_s),
+        source_cap_(source_cap_wire_bytes_per_s) {}
 
-  void ring(std::span<const int> ranks, double payload_bytes, bool close_ring = true) {
+  void ring(std::span<const int> ranks, double payload_bytes, bool close_ring = true, std::uint64_t flow_key = 0) {
     const std::size_t n = ranks.size();
     if (n < 2) return;
     const std::size_t hops = close_ring ? n : n - 1;
-    for (std::size_t i = 0; i < hops; ++i) flow(ranks[i], ranks[(i + 1) % n], payload_bytes);
+    for (std::size_t i = 0; i < hops; ++i) flow(ranks[i], ranks[(i + 1) % n], payload_bytes, flow_key);
   }
-  void flow(int src, int dst, double payload_bytes) {
-    current_.flows.push_back(FlowSpec{src, dst, payload_bytes / efficiency_});
+  void flow(int src, int dst, double payload_bytes, std::uint64_t flow_key = 0) {
+    FlowSpec spec;
+    spec.src = src;
+    spec.dst = dst;
+    spec.bytes = payload_bytes / efficiency_;
+    spec.flow_key = flow_key;
+    current_.flows.push_back(spec);
   }
   /// Closes the current phase with `steps` latency terms (drops it when it has no flows).
   void end_phase(int steps) {
     if (current_.flows.empty()) return;
     double path_latency_s = 0;
     for (const FlowSpec& f : current_.flows) {
-      path_latency_s = std::max(path_latency_s, topology_.path(f.src, f.dst).latency_s);
+      path_latency_s = std::max(path_latency_s, topology_.path(f.src, f.dst, f.flow_key).latency_s);
+    }
+    if (std::isfinite(source_cap_)) {
+      std::map<int, int> flows_from;
+      for (const FlowSpec& f : current_.flows) ++flows_from[f.src];
+      for (FlowSpec& f : current_.flows) f.rate_cap_bytes_per_s = source_cap_ / flows_from[f.src];
     }
     current_.steps = steps;
     current_.fixed_latency_s = steps * (path_latency_s + step_latency_s_);
@@ -73,15 +89,18 @@ class PhaseBuilder {
   const topologies::Topology& topology_;
   double efficiency_;
   double step_latency_s_;
+  double source_cap_;
   Phase current_;
   std::vector<Phase> phases_;
 };
 
 }  // namespace
 
-CollectiveLowering::CollectiveLowering(const topologies::Topology& topology, TunerParams params, bool nvls_capable)
-    : topology_(&topology), params_(std::move(params)), nvls_capable_(nvls_capable) {
+CollectiveLowering::CollectiveLowering(const topologies::Topology& topology, TunerParams params,
+                                       CollectiveHardware hardware)
+    : topology_(&topology), params_(std::move(params)), hardware_(hardware) {
   check_tuner_params(params_);
+  check_collective_hardware(hardware_);
 }
 
 std::vector<int> CollectiveLowering::torus_dims_for(std::size_t ranks) const {
@@ -130,7 +149,7 @@ std::string CollectiveLowering::inapplicable_reason(CollectiveKind kind, Algorit
     case Algorithm::nvls: {
       auto reason = only({K::all_reduce});
       if (!reason.empty()) return reason;
-      if (!nvls_capable_) return "nvls needs an accelerator with NVLink SHARP (H100, H200, B200)";
+      if (!hardware_.nvls) return "nvls needs an accelerator with NVLink SHARP (H100, H200, B200)";
       if (topology_->spec().scale_up.fabric != "nvswitch") return "nvls needs an NVSwitch scale-up fabric";
       if (by_domain(*topology_, group).size() != 1) return "nvls needs every rank in one NVSwitch domain";
       return "";
@@ -154,12 +173,13 @@ std::vector<Protocol> CollectiveLowering::protocols(Algorithm algorithm) const {
 
 double CollectiveLowering::efficiency(Algorithm algorithm, Protocol protocol) const {
   if (algorithm == Algorithm::nvls) return params_.nvls_efficiency;
-  switch (protocol) {
-    case Protocol::ll: return 0.5 * params_.simple_efficiency;
-    case Protocol::ll128: return 120.0 / 128.0 * params_.simple_efficiency;
-    case Protocol::simple: return params_.simple_efficiency;
-  }
-  return params_.simple_efficiency;
+  return protocol_payload_fraction(protocol);
+}
+
+int CollectiveLowering::ring_channels(std::span<const int> group) const {
+  const auto domains = by_domain(*topology_, group);
+  if (domains.size() < 2 || !uniform_domains(domains) || domains.front().size() < 2) return 1;
+  return static_cast<int>(domains.front().size());
 }
 
 void CollectiveLowering::check_group(CollectiveKind kind, std::span<const int> group, double bytes) const {
@@ -205,7 +225,11 @@ CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorith
                                 : protocol == Protocol::ll   ? params_.ll_step_latency_s
                                 : protocol == Protocol::ll128 ? params_.ll128_step_latency_s
                                                               : params_.simple_step_latency_s;
-  PhaseBuilder phases(*topology_, efficiency(algorithm, protocol), step_latency_s);
+  const double wire_efficiency = efficiency(algorithm, protocol);
+  const double source_cap = protocol == Protocol::ll128 && hardware_.ll128_max_bytes_per_s > 0
+                                ? hardware_.ll128_max_bytes_per_s / wire_efficiency
+                                : std::numeric_limits<double>::infinity();
+  PhaseBuilder phases(*topology_, wire_efficiency, step_latency_s, source_cap);
   const std::size_t n = group.size();
   const double nd = static_cast<double>(n);
   const int n_steps = static_cast<int>(n) - 1;
@@ -213,12 +237,24 @@ CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorith
 
   switch (algorithm) {
     case Algorithm::ring:
-      if (kind == K::all_reduce) {
-        phases.ring(group, 2.0 * (nd - 1) / nd * bytes);
-        phases.end_phase(2 * n_steps);
-      } else if (kind == K::all_gather || kind == K::reduce_scatter) {
-        phases.ring(group, (nd - 1) / nd * bytes);
-        phases.end_phase(n_steps);
+      if (kind == K::all_reduce || kind == K::all_gather || kind == K::reduce_scatter) {
+        const double per_rank = kind == K::all_reduce ? 2.0 * (nd - 1) / nd * bytes : (nd - 1) / nd * bytes;
+        const int channels = ring_channels(group);
+        if (channels == 1) {
+          phases.ring(group, per_rank);
+        } else {
+          const auto domains = by_domain(*topology_, group);
+          const auto m = static_cast<std::size_t>(channels);
+          for (std::size_t c = 0; c < m; ++c) {
+            std::vector<int> order;
+            order.reserve(group.size());
+            for (const auto& domain : domains) {
+              for (std::size_t i = 0; i < m; ++i) order.push_back(domain[(i + c) % m]);
+            }
+            phases.ring(order, per_rank / static_cast<double>(m), true, c);
+          }
+        }
+        phases.end_phase(kind == K::all_reduce ? 2 * n_steps : n_steps);
       } else if (kind == K::broadcast) {
         phases.ring(group, bytes, /*close_ring=*/false);
         phases.end_phase(n_steps);
@@ -331,7 +367,7 @@ CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorith
   plan.protocol = protocol;
   plan.ranks = static_cast<int>(n);
   plan.payload_bytes = bytes;
-  plan.base_latency_s = params_.base_latency_s;
+  plan.base_latency_s = params_.base_latency_s(protocol);
   plan.phases = phases.take();
   return plan;
 }

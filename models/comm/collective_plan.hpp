@@ -5,11 +5,18 @@
 /// flows run at once; the phase costs its fixed latency (steps x (slowest flow path latency +
 /// protocol step latency)) plus the time its flows take to move their bytes. Phase k+1 starts
 /// when phase k is done. Flow bytes are wire bytes: payload / protocol efficiency, so that the
-/// analytical and flow evaluators see the same protocol overhead.
+/// analytical and flow evaluators see the same protocol overhead. Links carry their payload
+/// rate (line rate x efficiency, topologies::Link). Under LL128 a flow's rate is capped at the
+/// accelerator's LL128 ceiling shared equally by the flows its source sends in that phase.
 ///
 /// Lowerings (n ranks in group order, S = nccl-tests bytes, see collective_kind.hpp):
 ///   ring          all-reduce: 1 phase, g[i]->g[i+1] carries 2(n-1)/n S, 2(n-1) steps;
-///                 all-gather, reduce-scatter: (n-1)/n S, n-1 steps; broadcast (reduce): the
+///                 all-gather, reduce-scatter: (n-1)/n S, n-1 steps. A group over d >= 2
+///                 scale-up domains of m >= 2 ranks each runs m channels, as NCCL does: channel
+///                 c visits every domain's ranks rotated by c (it enters domain k at its c-th
+///                 rank and leaves from its (c-1)-th), carries S/m, and hashes its routes with
+///                 flow key c, so the m channels leave each domain through m different NICs;
+///                 broadcast (reduce): the
 ///                 chain g[0]->...->g[n-1] (reversed) carries S per hop, n-1 steps;
 ///                 send-recv: g[0]->g[1] carries S, 1 step.
 ///   tree          all-reduce: two heap-shaped binary trees (positions p -> g[p] and
@@ -27,6 +34,8 @@
 ///   torus-rings   all-reduce on a torus of dims d_0..d_k-1: reduce-scatter along each
 ///                 dimension's rings in turn (data shrinks by d_i), then all-gather back.
 ///   pairwise      all-to-all: n-1 phases, in phase k rank i sends S/n to rank i+k.
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +51,9 @@ struct FlowSpec {
   int src = 0;
   int dst = 0;
   double bytes = 0;  ///< wire bytes (payload / protocol efficiency)
+  std::uint64_t flow_key = 0;  ///< route choice (Topology::path); the channel index
+  /// Wire bytes/s this flow may not exceed (protocol ceiling); infinity: none.
+  double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity();
 };
 
 /// Flows that run concurrently, plus the phase's fixed latency.
@@ -65,8 +77,8 @@ struct CollectivePlan {
 /// Lowers collectives on one topology (which must outlive it).
 class CollectiveLowering {
  public:
-  /// Throws ConfigError for bad `params` (check_tuner_params).
-  CollectiveLowering(const topologies::Topology& topology, TunerParams params, bool nvls_capable);
+  /// Throws ConfigError for bad `params` (check_tuner_params) or `hardware`.
+  CollectiveLowering(const topologies::Topology& topology, TunerParams params, CollectiveHardware hardware);
 
   /// Empty when `algorithm` can run `kind` on `group`, else why not (e.g. "nvls needs every
   /// rank in one NVSwitch domain"). Does not check the group itself (see check_group).
@@ -75,8 +87,13 @@ class CollectiveLowering {
   /// Protocols `algorithm` can use: NVLS and SHARP only Simple, the others LL, LL128, Simple.
   std::vector<Protocol> protocols(Algorithm algorithm) const;
 
-  /// Payload fraction of the wire bytes for (algorithm, protocol).
+  /// Payload fraction of the wire bytes for (algorithm, protocol): the protocol's
+  /// (protocol_payload_fraction), or nvls_efficiency for NVLS.
   double efficiency(Algorithm algorithm, Protocol protocol) const;
+
+  /// Ring channels of `group` (see the ring lowering): m when the group spans >= 2 scale-up
+  /// domains with the same m >= 2 ranks in each, else 1.
+  int ring_channels(std::span<const int> group) const;
 
   /// Throws ConfigError unless the group has >= 2 distinct accelerators in range (exactly 2
   /// for send-recv) and bytes is finite and > 0.
@@ -89,14 +106,14 @@ class CollectiveLowering {
 
   const topologies::Topology& topology() const { return *topology_; }
   const TunerParams& params() const { return params_; }
-  bool nvls_capable() const { return nvls_capable_; }
+  const CollectiveHardware& hardware() const { return hardware_; }
 
  private:
   std::vector<int> torus_dims_for(std::size_t ranks) const;
 
   const topologies::Topology* topology_;
   TunerParams params_;
-  bool nvls_capable_;
+  CollectiveHardware hardware_;
 };
 
 }  // namespace clustersim::models

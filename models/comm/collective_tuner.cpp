@@ -7,8 +7,9 @@
 
 namespace clustersim::models {
 
-CollectiveTuner::CollectiveTuner(const topologies::Topology& topology, TunerParams params, bool nvls_capable)
-    : lowering_(topology, std::move(params), nvls_capable) {}
+CollectiveTuner::CollectiveTuner(const topologies::Topology& topology, TunerParams params,
+                                 CollectiveHardware hardware)
+    : lowering_(topology, std::move(params), hardware) {}
 
 std::vector<Algorithm> CollectiveTuner::auto_candidates(CollectiveKind kind, std::span<const int> group) const {
   const auto& topology = lowering_.topology();
@@ -24,7 +25,8 @@ std::vector<Algorithm> CollectiveTuner::auto_candidates(CollectiveKind kind, std
 }
 
 TunedPlan CollectiveTuner::choose(CollectiveKind kind, std::optional<Algorithm> algorithm,
-                                  std::span<const int> group, double bytes) const {
+                                  std::span<const int> group, double bytes,
+                                  std::optional<Protocol> protocol) const {
   lowering_.check_group(kind, group, bytes);
   std::vector<Algorithm> candidates;
   if (algorithm) {
@@ -35,7 +37,8 @@ TunedPlan CollectiveTuner::choose(CollectiveKind kind, std::optional<Algorithm> 
   }
   std::optional<TunedPlan> best;
   for (const Algorithm a : candidates) {
-    for (const Protocol p : lowering_.protocols(a)) {
+    const std::vector<Protocol> protocols = protocol ? std::vector<Protocol>{*protocol} : lowering_.protocols(a);
+    for (const Protocol p : protocols) {
       CollectivePlan plan = lowering_.lower(kind, a, p, group, bytes);
       const double time_s = analytical_time_s(plan, lowering_.topology());
       if (!best || time_s < best->analytical_time_s) best = TunedPlan{std::move(plan), time_s};

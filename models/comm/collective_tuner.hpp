@@ -21,13 +21,13 @@ struct TunedPlan {
 class CollectiveTuner {
  public:
   /// See CollectiveLowering for the arguments and errors.
-  CollectiveTuner(const topologies::Topology& topology, TunerParams params, bool nvls_capable);
+  CollectiveTuner(const topologies::Topology& topology, TunerParams params, CollectiveHardware hardware);
 
-  /// `algorithm` empty means auto. With a fixed algorithm the fastest protocol is chosen.
-  /// Throws ConfigError for a bad group or bytes, or an algorithm that cannot run `kind` on
-  /// `group` (listing those that can).
+  /// `algorithm` empty means auto. With a fixed algorithm the fastest protocol is chosen,
+  /// unless `protocol` fixes it too. Throws ConfigError for a bad group or bytes, or an
+  /// algorithm (protocol) that cannot run `kind` on `group` (listing those that can).
   TunedPlan choose(CollectiveKind kind, std::optional<Algorithm> algorithm, std::span<const int> group,
-                   double bytes) const;
+                   double bytes, std::optional<Protocol> protocol = std::nullopt) const;
 
   /// The algorithms `auto` considers for `kind` on `group` (applicable ones only).
   std::vector<Algorithm> auto_candidates(CollectiveKind kind, std::span<const int> group) const;

@@ -49,9 +49,29 @@ std::string_view protocol_name(Protocol protocol) {
   throw ConfigError("unknown protocol");
 }
 
+double protocol_payload_fraction(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return 0.5;
+    case Protocol::ll128: return 120.0 / 128.0;
+    case Protocol::simple: return 1.0;
+  }
+  throw ConfigError("unknown protocol");
+}
+
+double TunerParams::base_latency_s(Protocol protocol) const {
+  switch (protocol) {
+    case Protocol::ll: return ll_base_latency_s;
+    case Protocol::ll128: return ll128_base_latency_s;
+    case Protocol::simple: return simple_base_latency_s;
+  }
+  throw ConfigError("unknown protocol");
+}
+
 void check_tuner_params(const TunerParams& params) {
-  const std::array<std::pair<const char*, double>, 5> latencies = {{
-      {"base_latency_s", params.base_latency_s},
+  const std::array<std::pair<const char*, double>, 7> latencies = {{
+      {"ll_base_latency_s", params.ll_base_latency_s},
+      {"ll128_base_latency_s", params.ll128_base_latency_s},
+      {"simple_base_latency_s", params.simple_base_latency_s},
       {"ll_step_latency_s", params.ll_step_latency_s},
       {"ll128_step_latency_s", params.ll128_step_latency_s},
       {"simple_step_latency_s", params.simple_step_latency_s},
@@ -62,23 +82,26 @@ void check_tuner_params(const TunerParams& params) {
       throw ConfigError(fmt::format("comm {} must be a finite number >= 0, got {}", name, value));
     }
   }
-  for (const auto& [name, value] : {std::pair{"simple_efficiency", params.simple_efficiency},
-                                    std::pair{"nvls_efficiency", params.nvls_efficiency}}) {
-    if (!(value > 0 && value <= 1)) {
-      throw ConfigError(fmt::format("comm {} must be in (0, 1], got {}", name, value));
-    }
+  if (!(params.nvls_efficiency > 0 && params.nvls_efficiency <= 1)) {
+    throw ConfigError(fmt::format("comm nvls_efficiency must be in (0, 1], got {}", params.nvls_efficiency));
   }
   for (const int dim : params.torus_dims) {
     if (dim < 2) throw ConfigError(fmt::format("torus dimension sizes must be >= 2, got {}", dim));
   }
 }
 
-bool accelerator_supports_nvls(std::string_view accelerator_name) {
-  constexpr std::array<std::string_view, 3> kNvls = {"h100-sxm", "h200-sxm", "b200"};
-  for (const auto name : kNvls) {
-    if (name == accelerator_name) return true;
+void check_collective_hardware(const CollectiveHardware& hardware) {
+  if (!std::isfinite(hardware.ll128_max_bytes_per_s) || hardware.ll128_max_bytes_per_s < 0) {
+    throw ConfigError(fmt::format("collectives ll128_max_bytes_per_s must be a finite number >= 0, got {}",
+                                  hardware.ll128_max_bytes_per_s));
   }
-  return false;
+}
+
+CollectiveHardware collective_hardware(const AcceleratorSpec& accelerator) {
+  CollectiveHardware hardware;
+  hardware.nvls = accelerator.collectives_nvls;
+  hardware.ll128_max_bytes_per_s = accelerator.collectives_ll128_max_bytes_per_s;
+  return hardware;
 }
 
 }  // namespace clustersim::models

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/accelerator/accelerator_spec.hpp"
+
 namespace clustersim::models {
 
 /// Collective algorithms (NCCL's names where NCCL has them).
@@ -29,32 +31,48 @@ const std::vector<Algorithm>& all_algorithms();
 /// Parses an algorithm name. Throws ConfigError listing the valid names (and "auto").
 Algorithm parse_algorithm(std::string_view name);
 
-/// NCCL protocols. LL carries 4 data bytes per 8-byte flagged line (efficiency 1/2 of Simple),
-/// LL128 carries 120 data bytes per 128-byte line (15/16 of Simple); both avoid the per-step
-/// memory fence that Simple needs, so their per-step latency is lower.
+/// NCCL protocols. LL carries 4 data bytes per 8-byte flagged line, LL128 120 data bytes per
+/// 128-byte line; both avoid the per-step memory fence that Simple needs, so their per-step
+/// latency is lower.
 enum class Protocol { ll, ll128, simple };
 /// "LL", "LL128", "Simple".
 std::string_view protocol_name(Protocol protocol);
 
-/// Tunables with documented defaults. Why these values: they are the least-squares-style fit
-/// (one set for all GPU types) of the public nccl-tests all-reduce curves of 8xA100 (ring),
-/// 8xH100 and 8xH200 (NVLS) in validation/data/ground_truth_kernels.csv; see docs/validation.md.
+/// Payload fraction of the bytes a protocol puts on the wire: LL 1/2 (4 data bytes per 8-byte
+/// flagged line), LL128 120/128, Simple 1. The link's own efficiency (topologies::Link) comes
+/// on top of it.
+double protocol_payload_fraction(Protocol protocol);
+
+/// Collective-library tunables with documented defaults (docs/validation.md, "Collectives vs
+/// nccl-tests"). One set serves every GPU type: what differs between an 8xA100, 8xH100 and
+/// 8xH200 node is the fabric (link bandwidth, efficiency and latency from the system preset)
+/// and the accelerator's CollectiveHardware. Calibrated once against the three nccl-tests
+/// all-reduce curves together (worst error from 1 MiB); the link efficiencies and the NVLS
+/// efficiency are anchored on independent large-message measurements instead.
 struct TunerParams {
-  /// Kernel launch plus the final completion sync of one collective, seconds (NCCL's "base
-  /// latency"; the ~25-45 us floor of every small-message nccl-tests row is this plus steps).
-  double base_latency_s = 10e-6;
-  /// Fraction of link bandwidth that Simple achieves on NVLink (SM-driven copies, 8 steps of
-  /// buffering per channel). LL and LL128 scale it by their payload fraction (1/2, 15/16).
-  double simple_efficiency = 0.80;
-  /// Software latency per algorithm step, seconds, on top of the path's wire latency.
-  double ll_step_latency_s = 0.3e-6;
-  double ll128_step_latency_s = 11.5e-6;
-  double simple_step_latency_s = 18e-6;
-  /// NVLS: fraction of NVLink bandwidth achieved when every GPU sends S to and receives S from
-  /// the NVSwitch (multimem loads/stores are limited by the switch's reduction throughput).
-  double nvls_efficiency = 0.59;
+  /// Kernel launch plus the final completion sync of one collective, seconds, per protocol
+  /// (NCCL's "base latency"; NVLS and SHARP use Simple's).
+  double ll_base_latency_s = 6.0e-6;
+  double ll128_base_latency_s = 7.0e-6;
+  double simple_base_latency_s = 16.0e-6;
+  /// Software latency per algorithm step, seconds, on top of the step's wire (path) latency.
+  /// LL needs no memory fence and is the quickest; LL128 fences per 128-byte line group;
+  /// Simple synchronises a whole chunk per step: its 12.8 us is about the store-and-forward
+  /// time of one 256 KiB chunk at a channel's ~20 GB/s (NCCL's own tuning notes model
+  /// Tree/Simple that way).
+  double ll_step_latency_s = 0.6e-6;
+  double ll128_step_latency_s = 0.9e-6;
+  double simple_step_latency_s = 12.8e-6;
+  /// NVLS: fraction of the achievable NVLink payload rate (link bytes_per_s x efficiency) at
+  /// which every GPU sends S into and receives S from the NVSwitch; the switch's multimem
+  /// reduction limits it. 0.73 x 0.822 = 0.60 of the 450 GB/s line rate: algbw ~270 GB/s on
+  /// 8 x H100 (NVIDIA/nccl#1455).
+  double nvls_efficiency = 0.73;
   /// NVLS latency per step (2 steps: reduce, multicast), seconds.
-  double nvls_step_latency_s = 17e-6;
+  double nvls_step_latency_s = 27e-6;
+
+  /// The base latency of `protocol`.
+  double base_latency_s(Protocol protocol) const;
   /// Whether the scale-out switches support SHARP in-network reduction (off by default: most
   /// fabrics in the library do not enable it).
   bool scale_out_sharp = false;
@@ -62,13 +80,22 @@ struct TunerParams {
   std::vector<int> torus_dims;
 };
 
+/// What the accelerator's collective library can do on it (accelerator preset `collectives`).
+struct CollectiveHardware {
+  bool nvls = false;  ///< NVLink SHARP (NVSwitch gen 3+)
+  /// Ceiling of the LL128 protocol's payload throughput per GPU (all channels together),
+  /// bytes/s; 0 = none. LL128 is SM-bound: each warp stores 128-byte lines with a flag.
+  double ll128_max_bytes_per_s = 0;
+};
+
 /// Throws ConfigError naming the first parameter outside its range (latencies >= 0,
 /// efficiencies in (0, 1], torus dimensions >= 2).
 void check_tuner_params(const TunerParams& params);
 
-/// Whether an accelerator (library name) supports NVLS (NVLink SHARP, NVSwitch gen 3+).
-/// Table: h100-sxm, h200-sxm, b200 -> yes (Hopper/Blackwell with NVSwitch 3/4); a100-sxm-80gb
-/// (NVSwitch gen 2), mi300x, gaudi3, tpu-v5p and anything unknown -> no.
-bool accelerator_supports_nvls(std::string_view accelerator_name);
+/// Throws ConfigError unless ll128_max_bytes_per_s is finite and >= 0.
+void check_collective_hardware(const CollectiveHardware& hardware);
+
+/// The accelerator preset's collective capabilities.
+CollectiveHardware collective_hardware(const AcceleratorSpec& accelerator);
 
 }  // namespace clustersim::models

@@ -17,18 +17,19 @@ namespace {
 double phase_transfer_s(const Phase& phase, const topologies::Topology& topology) {
   std::vector<topologies::LinkId> crossed;
   for (const FlowSpec& f : phase.flows) {
-    const auto& links = topology.path(f.src, f.dst).links;
+    const auto& links = topology.path(f.src, f.dst, f.flow_key).links;
     crossed.insert(crossed.end(), links.begin(), links.end());
   }
   std::sort(crossed.begin(), crossed.end());
   const auto& all_links = topology.links();
   double slowest_s = 0;
   for (const FlowSpec& f : phase.flows) {
-    double share_bytes_per_s = std::numeric_limits<double>::infinity();
-    for (const topologies::LinkId id : topology.path(f.src, f.dst).links) {
+    double share_bytes_per_s = f.rate_cap_bytes_per_s;
+    for (const topologies::LinkId id : topology.path(f.src, f.dst, f.flow_key).links) {
       const auto range = std::equal_range(crossed.begin(), crossed.end(), id);
       const double count = static_cast<double>(range.second - range.first);
-      share_bytes_per_s = std::min(share_bytes_per_s, all_links[static_cast<std::size_t>(id)].bytes_per_s / count);
+      share_bytes_per_s =
+          std::min(share_bytes_per_s, all_links[static_cast<std::size_t>(id)].payload_bytes_per_s() / count);
     }
     if (share_bytes_per_s < std::numeric_limits<double>::infinity()) {
       slowest_s = std::max(slowest_s, f.bytes / share_bytes_per_s);
@@ -57,7 +58,8 @@ struct PhaseRunner {
     const Phase& current = plan->phases[phase];
     pending = current.flows.size();
     for (const FlowSpec& f : current.flows) {
-      network->start_flow(network_path(f), f.bytes, 0.0, [this](engine::Engine& e) { flow_done(e); });
+      network->start_flow(network_path(f), f.bytes, 0.0, [this](engine::Engine& e) { flow_done(e); },
+                          f.rate_cap_bytes_per_s);
     }
     if (pending == 0) next_phase(engine);
   }
@@ -73,7 +75,7 @@ struct PhaseRunner {
 };
 
 std::span<const topologies::LinkId> PhaseRunner::network_path(const FlowSpec& f) const {
-  return topology->path(f.src, f.dst).links;
+  return topology->path(f.src, f.dst, f.flow_key).links;
 }
 
 }  // namespace

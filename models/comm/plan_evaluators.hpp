@@ -7,7 +7,8 @@
 namespace clustersim::models {
 
 /// Seconds: base latency + sum over phases of (fixed latency + max over the phase's flows of
-/// bytes / min over the flow's links of (link bytes_per_s / flows of this phase on the link)).
+/// bytes / min(rate cap, min over the flow's links of (link payload bytes/s / flows of this
+/// phase on the link))).
 /// Consistent with CollectiveModel (a ring phase reproduces its formula).
 double analytical_time_s(const CollectivePlan& plan, const topologies::Topology& topology);
 

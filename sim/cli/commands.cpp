@@ -139,8 +139,8 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   }
   request.group.resize(static_cast<std::size_t>(ranks));
   std::iota(request.group.begin(), request.group.end(), 0);
-  const models::CollectiveTuner tuner(topology, models::TunerParams{},
-                                      models::accelerator_supports_nvls(scenario.cluster.accelerator.name));
+  const models::CollectiveTuner tuner(topology, scenario.simulation.comm.tuner,
+                                      models::collective_hardware(scenario.cluster.accelerator));
   const auto points = models::run_collective_sweep(tuner, request);
   const report::SweepHeader header{scenario.name, options.op, options.algorithm, options.fidelity, ranks};
   if (options.format == "json") {

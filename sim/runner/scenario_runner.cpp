@@ -205,7 +205,8 @@ training::TrainingResult run_training(const scenario::Scenario& scenario) {
 
   const auto topology = topologies::Topology::build(scenario.cluster.network);
   const models::ComputeModel compute(scenario.cluster.accelerator);
-  const models::CollectiveModel collectives(topology, scenario.simulation.comm);
+  const models::CollectiveModel collectives(topology, scenario.simulation.comm,
+                                            models::collective_hardware(scenario.cluster.accelerator));
   training::TrainingSetup setup{scenario.training, compute, collectives, topology, scenario.simulation.seed};
   setup.fidelity = scenario.simulation.fidelity == scenario::Fidelity::flow ? training::NetworkFidelity::flow
                                                                             : training::NetworkFidelity::analytical;

@@ -43,7 +43,7 @@ struct SimulationConfig {
   Fidelity fidelity = Fidelity::analytical;
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
-  models::CommParams comm;  ///< collective-library tunables
+  models::CommConfig comm;  ///< collective-library tunables and algorithm choice (`simulation.comm`)
 };
 
 /// Memory options of the workload (`workload.offload`, `workload.memory`).

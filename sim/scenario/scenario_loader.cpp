@@ -152,6 +152,8 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
   spec.gemm_tile_n = static_cast<int>(reader.integer(base + "gemm_tile.n").value_or(256));
   spec.scale_up_bytes_per_s = q("scale_up_bandwidth");
+  spec.collectives_nvls = reader.boolean(base + "collectives.nvls").value_or(false);
+  spec.collectives_ll128_max_bytes_per_s = q("collectives.ll128_bandwidth");
   return spec;
 }
 
@@ -330,6 +332,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   network.accelerators_per_node = static_cast<int>(reader.integer("cluster.node.per_node").value_or(8));
   network.scale_up.fabric = reader.string("cluster.node.scale_up.fabric").value_or("nvswitch");
   network.scale_up.latency_s = reader.quantity("cluster.node.scale_up.latency").value_or(1e-6);
+  network.scale_up.efficiency = reader.number("cluster.node.scale_up.efficiency").value_or(0.8);
   network.scale_up.domain_size = static_cast<int>(reader.integer("cluster.node.scale_up.domain_size").value_or(0));
   const std::string topology_name = reader.string("cluster.network.topology").value_or("fat-tree");
   // Torus and custom networks have no NVSwitch and no NICs.
@@ -418,6 +421,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                                 ? static_cast<int>(reader.integer("cluster.network.nic.per_node").value_or(1))
                                 : network.accelerators_per_node;
   scale_out.nic_bytes_per_s = reader.quantity("cluster.network.nic.bandwidth").value_or(0);
+  scale_out.efficiency = reader.number("cluster.network.nic.efficiency").value_or(0.94);
   scale_out.link_latency_s = reader.quantity("cluster.network.link.latency").value_or(1e-6);
 
   // --- workload ---
@@ -475,9 +479,27 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                  "mode 'full' is not implemented yet (symmetric is)");
   }
   scenario.simulation.seed = static_cast<std::uint64_t>(reader.integer("simulation.seed").value_or(1));
-  scenario.simulation.comm.step_latency_s = reader.quantity("simulation.comm.step_latency").value_or(2e-6);
-  scenario.simulation.comm.bandwidth_efficiency =
-      reader.number("simulation.comm.bandwidth_efficiency").value_or(0.85);
+  models::CommConfig& comm = scenario.simulation.comm;
+  const models::TunerParams defaults;
+  if (const auto algorithm = reader.string("simulation.comm.algorithm"); algorithm && *algorithm != "auto") {
+    comm.algorithm = models::parse_algorithm(*algorithm);
+  }
+  comm.tuner.ll_base_latency_s =
+      reader.quantity("simulation.comm.ll_base_latency").value_or(defaults.ll_base_latency_s);
+  comm.tuner.ll128_base_latency_s =
+      reader.quantity("simulation.comm.ll128_base_latency").value_or(defaults.ll128_base_latency_s);
+  comm.tuner.simple_base_latency_s =
+      reader.quantity("simulation.comm.simple_base_latency").value_or(defaults.simple_base_latency_s);
+  comm.tuner.ll_step_latency_s =
+      reader.quantity("simulation.comm.ll_step_latency").value_or(defaults.ll_step_latency_s);
+  comm.tuner.ll128_step_latency_s =
+      reader.quantity("simulation.comm.ll128_step_latency").value_or(defaults.ll128_step_latency_s);
+  comm.tuner.simple_step_latency_s =
+      reader.quantity("simulation.comm.simple_step_latency").value_or(defaults.simple_step_latency_s);
+  comm.tuner.nvls_step_latency_s =
+      reader.quantity("simulation.comm.nvls_step_latency").value_or(defaults.nvls_step_latency_s);
+  comm.tuner.nvls_efficiency = reader.number("simulation.comm.nvls_efficiency").value_or(defaults.nvls_efficiency);
+  comm.tuner.scale_out_sharp = reader.boolean("simulation.comm.scale_out_sharp").value_or(false);
   scenario.output.dir = reader.string("output.dir").value_or("");
 
   // --- cross-field checks (skipped where an involved key already has a problem) ---

@@ -76,6 +76,13 @@ std::vector<Field> accelerator_preset_fields() {
       quantity_field("scale_up_bandwidth", Dimension::bytes_per_s,
                      "scale-up (NVLink) bandwidth per accelerator, one direction")
           .positive(),
+      object_field("collectives",
+                   {boolean_field("nvls", "NVLink SHARP in the NVSwitch (NCCL's nvls algorithm)").def("false"),
+                    quantity_field("ll128_bandwidth", Dimension::bytes_per_s,
+                                   "ceiling of NCCL's LL128 protocol payload throughput per GPU (SM-bound); "
+                                   "unset: no ceiling")
+                        .positive()},
+                   "what the collective library can do on this chip"),
   };
 }
 
@@ -112,6 +119,12 @@ Schema scenario_schema() {
                                    "scale_up_bandwidth")
                         .positive(),
                     quantity_field("latency", Dimension::seconds, "accelerator to accelerator").def("1 us"),
+                    number_field("efficiency",
+                                 "achievable payload fraction of the bandwidth (protocol overhead, SM-driven "
+                                 "copies)")
+                        .positive()
+                        .range(0, 1)
+                        .def("0.8"),
                     integer_field("domain_size",
                                   "accelerators per NVLink domain: a multiple of per_node that divides "
                                   "the cluster, e.g. 72 for NVL72 over 18 nodes of 4; accelerators of "
@@ -150,7 +163,13 @@ Schema scenario_schema() {
                    {integer_field("per_node", "NICs per node; unset: cluster.node.per_node").range(1, 1e6),
                     quantity_field("bandwidth", Dimension::bytes_per_s, "per NIC, one direction")
                         .positive()
-                        .need()},
+                        .need(),
+                    number_field("efficiency",
+                                 "achievable payload fraction of every scale-out link (NIC, switch, torus "
+                                 "and custom links)")
+                        .positive()
+                        .range(0, 1)
+                        .def("0.94")},
                    "network interfaces; required with more than one node, except for torus (where "
                    "nic.bandwidth is the link default) and custom"),
       object_field("link",
@@ -205,13 +224,37 @@ Schema scenario_schema() {
       enum_field("mode", {"symmetric", "full"}, "which ranks are simulated").def("symmetric"),
       integer_field("seed", "random seed").range(0, 9.0e18).def("1"),
       object_field("comm",
-                   {quantity_field("step_latency", Dimension::seconds, "per ring step software latency")
-                        .def("2 us"),
-                    number_field("bandwidth_efficiency", "achieved fraction of link bandwidth")
+                   {enum_field("algorithm",
+                               {"auto", "ring", "tree", "halving-doubling", "hierarchical", "nvls", "sharp",
+                                "torus-rings", "pairwise"},
+                               "collective algorithm where it applies (elsewhere auto); auto: the fastest, as "
+                               "NCCL's tuner picks")
+                        .def("auto"),
+                    quantity_field("ll_base_latency", Dimension::seconds,
+                                   "launch + completion sync per collective, LL protocol")
+                        .def("6 us"),
+                    quantity_field("ll128_base_latency", Dimension::seconds,
+                                   "launch + completion sync per collective, LL128 protocol")
+                        .def("7 us"),
+                    quantity_field("simple_base_latency", Dimension::seconds,
+                                   "launch + completion sync per collective, Simple protocol (also NVLS, SHARP)")
+                        .def("16 us"),
+                    quantity_field("ll_step_latency", Dimension::seconds, "per algorithm step, LL protocol")
+                        .def("0.6 us"),
+                    quantity_field("ll128_step_latency", Dimension::seconds, "per algorithm step, LL128 protocol")
+                        .def("0.9 us"),
+                    quantity_field("simple_step_latency", Dimension::seconds,
+                                   "per algorithm step, Simple protocol")
+                        .def("12.8 us"),
+                    quantity_field("nvls_step_latency", Dimension::seconds, "per NVLS step (reduce, multicast)")
+                        .def("27 us"),
+                    number_field("nvls_efficiency", "NVLS fraction of the achievable NVLink payload rate")
                         .positive()
                         .range(0, 1)
-                        .def("0.85")},
-                   "collective-library tunables"),
+                        .def("0.73"),
+                    boolean_field("scale_out_sharp", "SHARP in-network reduction in the scale-out switches")
+                        .def("false")},
+                   "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)"),
   };
   Schema schema;
   schema.title = "Scenario reference";

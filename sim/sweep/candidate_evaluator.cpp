@@ -30,7 +30,8 @@ CandidateEvaluator::CandidateEvaluator(const scenario::Scenario& scenario, Objec
   }
   topology_ = std::make_unique<topologies::Topology>(topologies::Topology::build(scenario.cluster.network));
   compute_ = std::make_unique<models::ComputeModel>(scenario.cluster.accelerator);
-  collectives_ = std::make_unique<models::CollectiveModel>(*topology_, scenario.simulation.comm);
+  collectives_ = std::make_unique<models::CollectiveModel>(
+      *topology_, scenario.simulation.comm, models::collective_hardware(scenario.cluster.accelerator));
   memory_ = std::make_unique<models::MemoryHierarchy>(scenario.cluster.memory_levels, scenario.cluster.host_link);
   // As the runner counts them: one scale-up switch plane per node is part of the node.
   const auto& net = scenario.cluster.network;

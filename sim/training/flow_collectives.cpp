@@ -1,6 +1,7 @@
 #include "sim/training/flow_collectives.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,28 +10,8 @@
 #include "sim/engine/time.hpp"
 
 namespace clustersim::training {
-namespace {
-
-models::TunerParams tuner_params(const models::CommParams& params) {
-  if (!(params.step_latency_s >= 0) || !(params.bandwidth_efficiency > 0) || params.bandwidth_efficiency > 1) {
-    throw ConfigError(fmt::format("comm params: step_latency_s must be >= 0 and 0 < bandwidth_efficiency <= 1, "
-                                  "got {} s and {}",
-                                  params.step_latency_s, params.bandwidth_efficiency));
-  }
-  models::TunerParams tuner;
-  tuner.base_latency_s = 0;
-  tuner.simple_efficiency = params.bandwidth_efficiency;
-  tuner.simple_step_latency_s = params.step_latency_s;
-  return tuner;
-}
-
-}  // namespace
-
-FlowCollectives::FlowCollectives(engine::Engine& engine, const topologies::Topology& topology,
-                                 const models::CommParams& params)
-    : topology_(&topology),
-      lowering_(topology, tuner_params(params), false),
-      network_(engine, topology) {}
+FlowCollectives::FlowCollectives(engine::Engine& engine, const models::CollectiveModel& collectives)
+    : collectives_(&collectives), network_(engine, collectives.topology()) {}
 
 int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes) {
   std::vector<int> flat;
@@ -42,18 +23,25 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   if (const auto it = index_.find(key); it != index_.end()) return it->second;
 
   Prepared prepared;
-  const auto algorithm = kind == models::CollectiveKind::all_to_all ? models::Algorithm::pairwise : models::Algorithm::ring;
+  const topologies::Topology& topology = collectives_->topology();
+  const models::CollectiveLowering& lowering = collectives_->tuner().lowering();
+  std::optional<models::TunedPlan> representative;
   for (const auto& group : groups) {
     if (group.size() < 2) continue;
+    if (!representative) representative = collectives_->plan(kind, group, bytes);
+    const auto& chosen = representative->plan;
     const models::CollectivePlan plan =
-        lowering_.lower(kind, algorithm, models::Protocol::simple, group, bytes);
+        lowering.inapplicable_reason(kind, chosen.algorithm, group).empty()
+            ? lowering.lower(kind, chosen.algorithm, chosen.protocol, group, bytes)
+            : collectives_->plan(kind, group, bytes).plan;
     if (prepared.phases.size() < plan.phases.size()) prepared.phases.resize(plan.phases.size());
+    prepared.base_latency_ps = std::max(prepared.base_latency_ps, engine::seconds_to_ps(plan.base_latency_s));
     for (std::size_t k = 0; k < plan.phases.size(); ++k) {
       PreparedPhase& phase = prepared.phases[k];
       phase.fixed_latency_ps =
           std::max(phase.fixed_latency_ps, engine::seconds_to_ps(plan.phases[k].fixed_latency_s));
       for (const models::FlowSpec& f : plan.phases[k].flows) {
-        phase.flows.push_back(Flow{&topology_->path(f.src, f.dst), f.bytes});
+        phase.flows.push_back(Flow{&topology.path(f.src, f.dst, f.flow_key), f.bytes, f.rate_cap_bytes_per_s});
       }
     }
   }
@@ -82,7 +70,8 @@ void FlowCollectives::start_phase(engine::Engine& engine, Run& run) {
     done(engine);
     return;
   }
-  const engine::TimePs wait_ps = run.plan->phases[run.phase].fixed_latency_ps;
+  const engine::TimePs wait_ps =
+      run.plan->phases[run.phase].fixed_latency_ps + (run.phase == 0 ? run.plan->base_latency_ps : 0);
   if (wait_ps == 0) {
     start_flows(engine, run);
     return;
@@ -102,12 +91,15 @@ void FlowCollectives::start_flows(engine::Engine& engine, Run& run) {
   Run* r = &run;
   for (const Flow& f : phase.flows) {
     ++flows_started_;
-    network_.start_flow(f.path->links, f.bytes, 0.0, [this, r](engine::Engine& e) {
-      if (--r->pending == 0) {
-        ++r->phase;
-        start_phase(e, *r);
-      }
-    });
+    network_.start_flow(
+        f.path->links, f.bytes, 0.0,
+        [this, r](engine::Engine& e) {
+          if (--r->pending == 0) {
+            ++r->phase;
+            start_phase(e, *r);
+          }
+        },
+        f.rate_cap_bytes_per_s);
   }
 }
 

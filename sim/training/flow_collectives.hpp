@@ -3,12 +3,11 @@
 /// topologies::FlowNetwork shared by the whole step, so concurrent collectives (and the
 /// replicas of a collective) contend for links with max-min fair sharing.
 ///
-/// Plans are the ring lowering of models/comm (CollectiveLowering, Simple protocol; all-to-all,
-/// which has no ring, is pairwise: n-1 phases) with the
-/// scenario's CommParams mapped onto its tunables: simple_efficiency = bandwidth_efficiency,
-/// simple_step_latency_s = step_latency_s, base_latency_s = 0. An uncontended collective
-/// therefore takes the closed-form CollectiveModel time (same ring, same alpha-beta terms), up
-/// to picosecond rounding; only contention makes it slower.
+/// Plans are those of the closed-form model (models::CollectiveModel): the algorithm and
+/// protocol it picks for the representative group are lowered for every replica group (a
+/// replica group the algorithm cannot serve gets its own choice), with the same base latency,
+/// step latencies, wire bytes and protocol rate ceilings. An uncontended collective therefore
+/// takes the closed-form time, up to picosecond rounding; only contention makes it slower.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -28,17 +27,17 @@ namespace clustersim::training {
 /// Prepared collectives and the shared flow network they run on.
 class FlowCollectives {
  public:
-  /// Binds to `engine` and `topology` (both must outlive this object and every task started
-  /// through it). Throws ConfigError for bad `params` (see CollectiveModel).
-  FlowCollectives(engine::Engine& engine, const topologies::Topology& topology, const models::CommParams& params);
+  /// Binds to `engine` and `collectives` (and its topology), which must outlive this object
+  /// and every task started through it.
+  FlowCollectives(engine::Engine& engine, const models::CollectiveModel& collectives);
   FlowCollectives(const FlowCollectives&) = delete;
   FlowCollectives& operator=(const FlowCollectives&) = delete;
 
   /// Prepares `kind` of `bytes` (nccl-tests convention, per group) run at the same time by
   /// every group of `groups` (groups in ring order; send-recv groups are {src, dst}). The
   /// groups' plans are merged phase by phase: phase k of the merged plan holds the flows of
-  /// phase k of every group and the largest fixed latency. Groups of fewer than two
-  /// accelerators are dropped. Identical requests share one plan. Returns a handle for
+  /// phase k of every group and the largest fixed latency; the base latency is waited before
+  /// phase 0. Groups of fewer than two accelerators are dropped. Identical requests share one plan. Returns a handle for
   /// `starter`. Throws ConfigError for a bad group or bytes (CollectiveLowering::check_group).
   int prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes);
 
@@ -58,12 +57,14 @@ class FlowCollectives {
   struct Flow {
     const topologies::Path* path = nullptr;
     double bytes = 0;
+    double rate_cap_bytes_per_s = 0;
   };
   struct PreparedPhase {
     engine::TimePs fixed_latency_ps = 0;
     std::vector<Flow> flows;
   };
   struct Prepared {
+    engine::TimePs base_latency_ps = 0;
     std::vector<PreparedPhase> phases;
   };
   struct Run {
@@ -75,8 +76,7 @@ class FlowCollectives {
   void start_phase(engine::Engine& engine, Run& run);
   void start_flows(engine::Engine& engine, Run& run);
 
-  const topologies::Topology* topology_;
-  models::CollectiveLowering lowering_;
+  const models::CollectiveModel* collectives_;
   topologies::FlowNetwork network_;
   std::map<std::tuple<int, double, std::vector<int>>, int> index_;  // flattened groups, -1 separated
   std::deque<Prepared> plans_;

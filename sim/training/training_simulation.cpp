@@ -549,7 +549,7 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   const std::vector<StageProgram> programs = build_stage_programs(setup);
   engine::Engine engine(setup.seed);
   std::optional<FlowCollectives> flow;
-  if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.topology, setup.collectives.params());
+  if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.collectives);
   StepBuilder builder(setup, programs, flow ? &*flow : nullptr);
   builder.build();
   // Background job (flow fidelity): its collective restarts as soon as it ends until a
@@ -634,11 +634,11 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
           setup.background.gpus, setup.background.bytes));
     }
     result.notes.push_back(fmt::format(
-        "network fidelity: flow (ring collectives as max-min fair flows on one shared network; every replica "
+        "network fidelity: flow (collectives as max-min fair flows on one shared network; every replica "
         "group's collectives run, except replicas inside one scale-up domain; {} flows)",
         flow->flows_started()));
   } else {
-    result.notes.push_back("network fidelity: analytical (closed-form collectives, no contention between them)");
+    result.notes.push_back("network fidelity: analytical (closed-form collectives as the tuner picks them, no contention between them)");
     if (setup.background.gpus > 0) {
       result.notes.push_back("background job ignored: the analytical fidelity has no contention (use flow)");
     }

@@ -97,8 +97,8 @@ NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
       comparison.skipped.push_back(fmt::format("{}: {} GPUs do not fit one {} node", gpu, ranks, mapping->system));
       continue;
     }
-    const models::CollectiveTuner tuner(topology, models::TunerParams{},
-                                        models::accelerator_supports_nvls(scenario.cluster.accelerator.name));
+    const models::CollectiveTuner tuner(topology, scenario.simulation.comm.tuner,
+                                      models::collective_hardware(scenario.cluster.accelerator));
     std::vector<int> group(static_cast<std::size_t>(ranks));
     std::iota(group.begin(), group.end(), 0);
     const double factor = models::bus_bandwidth_factor(models::CollectiveKind::all_reduce, ranks);

@@ -1,5 +1,6 @@
 #include "models/comm/collective_model.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -34,6 +35,26 @@ std::vector<int> iota(int n) {
   return ranks;
 }
 
+/// Round numbers: every base latency 5 us, step latencies LL 1 us, LL128 2 us, Simple 4 us.
+CommConfig ring_config() {
+  CommConfig config;
+  config.algorithm = Algorithm::ring;
+  config.tuner.ll_base_latency_s = config.tuner.ll128_base_latency_s = config.tuner.simple_base_latency_s = 5e-6;
+  config.tuner.ll_step_latency_s = 1e-6;
+  config.tuner.ll128_step_latency_s = 2e-6;
+  config.tuner.simple_step_latency_s = 4e-6;
+  return config;
+}
+
+/// The fastest of the three ring protocols: base + steps x (path + step latency) + volume /
+/// (bandwidth x payload fraction).
+double ring_time(double volume_bytes, int steps, double path_latency_s, double bandwidth) {
+  const double ll = 5e-6 + steps * (path_latency_s + 1e-6) + volume_bytes / (bandwidth * 0.5);
+  const double ll128 = 5e-6 + steps * (path_latency_s + 2e-6) + volume_bytes / (bandwidth * 120.0 / 128.0);
+  const double simple = 5e-6 + steps * (path_latency_s + 4e-6) + volume_bytes / bandwidth;
+  return std::min({ll, ll128, simple});
+}
+
 }  // namespace
 
 TEST_CASE("collective names") {
@@ -43,68 +64,131 @@ TEST_CASE("collective names") {
   CHECK(collective_name(CollectiveKind::send_recv) == "send-recv");
 }
 
-TEST_CASE("ring all-reduce of 1 GiB over 8 GPUs of one NVSwitch node") {
-  const Topology topology = Topology::build(cluster(1, 8, 8, "fat-tree", 64));
-  const CollectiveModel model(topology, CommParams{2e-6, 0.85});
+TEST_CASE("ring all-reduce over 8 GPUs of one NVSwitch node: the fastest protocol, per size") {
+  ClusterNetworkSpec spec = cluster(1, 8, 8, "fat-tree", 64);
+  spec.scale_up.efficiency = 0.8;
+  const Topology topology = Topology::build(spec);
+  const CollectiveModel model(topology, ring_config(), CollectiveHardware{});
   const std::vector<int> ranks = iota(8);
-  // Each hop: GPU -> NVSwitch -> GPU, 450 GB/s, 1 us, no link shared by two hops.
-  // B = 450e9 * 0.85 = 382.5e9 B/s; alpha = 1 us + 2 us = 3 us.
-  // all-reduce = 2*7/8 * 2^30 / 382.5e9 + 14 * 3e-6 = 4.912544e-3 + 42e-6 = 4.954544e-3 s
-  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, kGiB) == doctest::Approx(4.954544292810458e-3));
-  // all-gather = 7/8 * 2^30 / 382.5e9 + 7 * 3e-6 = 2.477272e-3 s; reduce-scatter the same.
-  CHECK(model.time_s(CollectiveKind::all_gather, ranks, kGiB) == doctest::Approx(2.477272146405229e-3));
+  // Each hop: GPU -> NVSwitch -> GPU, 450 GB/s x 0.8 = 360 GB/s payload, 1 us.
+  // 1 GiB all-reduce: Simple = 5 + 14 x 5 us + 1.75 GiB / 360 GB/s = 5.294 ms.
+  const double big = model.time_s(CollectiveKind::all_reduce, ranks, kGiB);
+  CHECK(big == doctest::Approx(5e-6 + 14 * 5e-6 + 1.75 * kGiB / 360e9));
+  CHECK(big == doctest::Approx(ring_time(1.75 * kGiB, 14, 1e-6, 360e9)));
+  // 64 KiB: LL = 5 + 14 x 2 us + 114,688 B / 180 GB/s = 33.64 us wins.
+  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, 65536) ==
+        doctest::Approx(5e-6 + 14 * 2e-6 + 1.75 * 65536 / 180e9));
+  CHECK(model.plan(CollectiveKind::all_reduce, ranks, 65536).plan.protocol == Protocol::ll);
+  // all-gather and reduce-scatter: (n-1)/n volume, n-1 steps.
+  CHECK(model.time_s(CollectiveKind::all_gather, ranks, kGiB) ==
+        doctest::Approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
   CHECK(model.time_s(CollectiveKind::reduce_scatter, ranks, kGiB) ==
-        doctest::Approx(2.477272146405229e-3));
-  // Zero bytes still pays the 14 latency steps.
-  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, 0.0) == doctest::Approx(42e-6));
+        doctest::Approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
+  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, 0.0) == 0.0);
 }
 
-TEST_CASE("ring across 4 nodes, one GPU each, through a radix-4 2-tier fat-tree at 400 Gb/s") {
-  // 4 NICs, d = u = 2: leaves {0,1} and {2,3}, one spine. Hops 0->1 and 2->3 stay on a leaf
-  // (2 links); 1->2 goes up leaf 0, down leaf 1; 3->0 up leaf 1, down leaf 0: no link shared.
-  const Topology topology = Topology::build(cluster(4, 1, 1, "fat-tree", 4));
-  const CollectiveModel model(topology, CommParams{2e-6, 0.85});
-  const std::vector<int> ranks = iota(4);
-  // B = 50e9 * 0.85 = 42.5e9; alpha = 4 x 1 us (longest hop) + 2 us = 6 us.
-  // all-reduce = 2*3/4 * 2^30 / 42.5e9 + 6 * 6e-6 = 37.93277e-3 s
-  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, kGiB) == doctest::Approx(37.93277025882353e-3));
+TEST_CASE("the LL128 ceiling caps a GPU's LL128 throughput") {
+  const Topology topology = Topology::build(cluster(1, 8, 8, "fat-tree", 64));
+  CommConfig config = ring_config();
+  CollectiveHardware capped;
+  capped.ll128_max_bytes_per_s = 100e9;
+  const CollectiveModel model(topology, config, capped);
+  const std::vector<int> ranks = iota(8);
+  // 16 MiB: Simple = 5 + 70 us + 29.36 MB / 450 GB/s = 140.2 us; LL128 at the 100 GB/s payload
+  // ceiling = 5 + 42 us + 29.36 MB / 100 GB/s = 340.6 us; LL at 225 GB/s = 5 + 28 + 130.5 us.
+  const double bytes = 16.0 * (1 << 20);
+  const double simple = 5e-6 + 14 * 5e-6 + 1.75 * bytes / 450e9;
+  CHECK(model.time_s(CollectiveKind::all_reduce, ranks, bytes) == doctest::Approx(simple));
+  const auto plan = model.tuner().choose(CollectiveKind::all_reduce, Algorithm::ring, ranks, bytes, Protocol::ll128);
+  CHECK(plan.analytical_time_s == doctest::Approx(5e-6 + 14 * 3e-6 + 1.75 * bytes / 100e9));
+  // The ceiling is the GPU's: its one flow may carry 100e9 x 128/120 wire bytes/s.
+  CHECK(plan.plan.phases[0].flows[0].rate_cap_bytes_per_s == doctest::Approx(100e9 * 128.0 / 120.0));
+}
+
+TEST_CASE("a ring over several nodes runs one channel per GPU of a node, each through its own NIC") {
+  // 2 nodes x 8 GPUs, 8 NICs per node, one switch. Channel c enters a node at GPU c and
+  // leaves it from GPU c-1, so every NIC carries one channel in each direction.
+  const Topology topology = Topology::build(cluster(2, 8, 8, "switch", 64));
+  const CollectiveModel model(topology, ring_config(), CollectiveHardware{});
+  const std::vector<int> ranks = iota(16);
+  REQUIRE(model.tuner().lowering().ring_channels(ranks) == 8);
+  const auto plan = model.tuner().choose(CollectiveKind::all_reduce, Algorithm::ring, ranks, kGiB, Protocol::simple);
+  REQUIRE(plan.plan.phases.size() == 1);
+  CHECK(plan.plan.phases[0].flows.size() == 8 * 16);
+  // Per channel 2 x 15/16 x 1 GiB / 8 = 0.234375 GiB. A NIC carries 1 channel flow at 50 GB/s
+  // (25.17 ms); a GPU's NVLink carries 7 at 450/7 GB/s (3.92 ms): the NICs bound it.
+  // Longest hop: GPU -> NIC -> switch -> NIC -> GPU = 2 x 1 us; 30 steps x (2 + 4) us.
+  const double channel_bytes = 2.0 * 15 / 16 * kGiB / 8;
+  CHECK(plan.analytical_time_s == doctest::Approx(5e-6 + 30 * 6e-6 + channel_bytes / 50e9));
+  // A single ring would put all of it through one NIC: 8 times the transfer time.
+  const auto one_ring = model.tuner().lowering().lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple,
+                                                       std::vector<int>{0, 8}, kGiB);
+  CHECK(one_ring.phases[0].flows.size() == 2);
 }
 
 TEST_CASE("ring hops sharing a NIC divide its bandwidth") {
   // 2 nodes x 8 GPUs, one 400 Gb/s NIC per node on one switch.
   const Topology topology = Topology::build(cluster(2, 8, 1, "switch", 64));
-  const CollectiveModel model(topology, CommParams{2e-6, 0.85});
-  // Cross-node hop latency: 0.5 (GPU->NVSwitch) + 0 (->NIC) + 1 + 1 + 0 + 0.5 = 3 us; alpha = 5 us.
-  // Node-major ring: only hops 7->8 and 15->0 cross, in opposite directions: B = 42.5e9.
-  // all-reduce = 2*15/16 * 2^30 / 42.5e9 + 30 * 5e-6 = 47.52096e-3 s
+  const CollectiveModel model(topology, ring_config(), CollectiveHardware{});
+  // Cross-node hop latency: 0.5 (GPU->NVSwitch) + 0 (->NIC) + 1 + 1 + 0 + 0.5 = 3 us.
+  // Node-major ring, 8 channels that all leave a node through its one NIC: 8 flows per NIC
+  // direction of 2 x 15/16 GiB / 8 each, i.e. the same as one ring at 50 GB/s.
   CHECK(model.time_s(CollectiveKind::all_reduce, iota(16), kGiB) ==
-        doctest::Approx(47.52096282352941e-3));
-  // Interleaved ring 0,8,1,9,...: all 16 hops cross, 8 each way through each NIC:
-  // B = 50e9 / 8 * 0.85; all-reduce = 2*15/16 * 2^30 / 5.3125e9 + 30 * 5e-6 = 0.3791177 s
+        doctest::Approx(ring_time(2.0 * 15 / 16 * kGiB, 30, 3e-6, 50e9)));
+  // The channels follow the topology, not the order the ranks are listed in (NCCL builds
+  // its rings from the topology): an interleaved listing of the same ranks costs the same.
   std::vector<int> interleaved;
   for (int i = 0; i < 8; ++i) {
     interleaved.push_back(i);
     interleaved.push_back(i + 8);
   }
   CHECK(model.time_s(CollectiveKind::all_reduce, interleaved, kGiB) ==
-        doctest::Approx(0.3791177025882353));
+        doctest::Approx(model.time_s(CollectiveKind::all_reduce, iota(16), kGiB)));
+  // Uneven domains (3 + 2 ranks) run one ring in the listed order: 0,8,1,9,2 crosses the
+  // node boundary 4 times, twice each way through each NIC: 25 GB/s per hop.
+  const std::vector<int> uneven = {0, 8, 1, 9, 2};
+  CHECK(model.tuner().lowering().ring_channels(uneven) == 1);
+  CHECK(model.time_s(CollectiveKind::all_reduce, uneven, kGiB) ==
+        doctest::Approx(ring_time(2.0 * 4 / 5 * kGiB, 8, 3e-6, 25e9)));
 }
 
-TEST_CASE("send-recv is one path's latency plus bytes over its bottleneck") {
-  const Topology topology = Topology::build(cluster(2, 8, 1, "switch", 64));
-  const CollectiveModel model(topology, CommParams{2e-6, 0.85});
-  // 3 us path + 2 us step + 2^30 / (50e9 * 0.85) = 25.26951e-3 s
-  CHECK(model.send_recv_time_s(0, 8, kGiB) == doctest::Approx(25.269513505882354e-3));
+TEST_CASE("send-recv is one path's latency plus bytes over its payload bottleneck") {
+  ClusterNetworkSpec spec = cluster(2, 8, 1, "switch", 64);
+  spec.scale_out.efficiency = 0.9;
+  const Topology topology = Topology::build(spec);
+  const CollectiveModel model(topology, ring_config(), CollectiveHardware{});
+  // Simple: 5 us base + (3 us path + 4 us step) + 2^30 / (50e9 x 0.9).
+  const double expected = ring_time(kGiB, 1, 3e-6, 45e9);
+  CHECK(expected == doctest::Approx(12e-6 + kGiB / 45e9));
+  CHECK(model.send_recv_time_s(0, 8, kGiB) == doctest::Approx(expected));
   const std::vector<int> pair = {0, 8};
-  CHECK(model.time_s(CollectiveKind::send_recv, pair, kGiB) == doctest::Approx(25.269513505882354e-3));
-  // Same node: 1 us + 2 us + 2^30 / 382.5e9
-  CHECK(model.send_recv_time_s(0, 1, kGiB) == doctest::Approx(3e-6 + kGiB / 382.5e9));
+  CHECK(model.time_s(CollectiveKind::send_recv, pair, kGiB) == doctest::Approx(expected));
+  // Same node: 1 us path over NVLink.
+  CHECK(model.send_recv_time_s(0, 1, kGiB) == doctest::Approx(ring_time(kGiB, 1, 1e-6, 450e9)));
   CHECK(model.send_recv_time_s(4, 4, kGiB) == 0.0);
+}
+
+TEST_CASE("auto picks NVLS for large all-reduces where the GPU has it, and the fixed algorithm where it applies") {
+  const Topology topology = Topology::build(cluster(2, 8, 8, "switch", 64));
+  CollectiveHardware hopper;
+  hopper.nvls = true;
+  const CollectiveModel automatic(topology, CommConfig{}, hopper);
+  const std::vector<int> node = iota(8);
+  CHECK(automatic.plan(CollectiveKind::all_reduce, node, kGiB).plan.algorithm == Algorithm::nvls);
+  CHECK(automatic.plan(CollectiveKind::all_gather, node, kGiB).plan.algorithm == Algorithm::ring);
+  CommConfig nvls_everywhere;
+  nvls_everywhere.algorithm = Algorithm::nvls;
+  const CollectiveModel fixed(topology, nvls_everywhere, hopper);
+  // NVLS cannot span two nodes: the tuner chooses there instead of failing.
+  const auto across = fixed.plan(CollectiveKind::all_reduce, iota(16), kGiB).plan.algorithm;
+  CHECK(across != Algorithm::nvls);
+  CHECK(fixed.time_s(CollectiveKind::all_reduce, iota(16), kGiB) ==
+        doctest::Approx(automatic.time_s(CollectiveKind::all_reduce, iota(16), kGiB)));
 }
 
 TEST_CASE("a group of one costs nothing") {
   const Topology topology = Topology::build(cluster(1, 8, 8, "fat-tree", 64));
-  const CollectiveModel model(topology, CommParams{});
+  const CollectiveModel model(topology, CommConfig{}, CollectiveHardware{});
   const std::vector<int> one = {5};
   CHECK(model.time_s(CollectiveKind::all_reduce, one, kGiB) == 0.0);
   CHECK(model.time_s(CollectiveKind::all_gather, one, kGiB) == 0.0);
@@ -112,7 +196,7 @@ TEST_CASE("a group of one costs nothing") {
 
 TEST_CASE("invalid collectives are rejected with the reason") {
   const Topology topology = Topology::build(cluster(1, 8, 8, "fat-tree", 64));
-  const CollectiveModel model(topology, CommParams{});
+  const CollectiveModel model(topology, CommConfig{}, CollectiveHardware{});
   const std::vector<int> none;
   CHECK_THROWS_WITH_AS(model.time_s(CollectiveKind::all_reduce, none, kGiB),
                        "all-reduce needs a non-empty group of accelerators", clustersim::ConfigError);
@@ -125,17 +209,27 @@ TEST_CASE("invalid collectives are rejected with the reason") {
   const std::vector<int> outside = {0, 8};
   CHECK_THROWS_WITH_AS(model.time_s(CollectiveKind::all_reduce, outside, kGiB),
                        "all-reduce group has accelerator 8 outside [0, 8)", clustersim::ConfigError);
+  const std::vector<int> lone_outside = {9};
+  CHECK_THROWS_WITH_AS(model.time_s(CollectiveKind::all_reduce, lone_outside, kGiB),
+                       "all-reduce group has accelerator 9 outside [0, 8)", clustersim::ConfigError);
   const std::vector<int> three = {0, 1, 2};
   CHECK_THROWS_WITH_AS(model.time_s(CollectiveKind::send_recv, three, kGiB),
                        "send-recv needs a group of exactly 2 (source, destination), got 3",
                        clustersim::ConfigError);
-  CHECK_THROWS_WITH_AS(model.send_recv_time_s(0, 9, kGiB), "accelerator index 9 is out of range [0, 8)",
+  CHECK_THROWS_WITH_AS(model.send_recv_time_s(0, 9, kGiB), "send-recv group has accelerator 9 outside [0, 8)",
                        clustersim::ConfigError);
-  CHECK_THROWS_WITH_AS(CollectiveModel(topology, CommParams{2e-6, 0.0}),
-                       "comm bandwidth_efficiency must be in (0, 1], got 0", clustersim::ConfigError);
-  CHECK_THROWS_WITH_AS(CollectiveModel(topology, CommParams{2e-6, 1.5}),
-                       "comm bandwidth_efficiency must be in (0, 1], got 1.5", clustersim::ConfigError);
-  CHECK_THROWS_WITH_AS(CollectiveModel(topology, CommParams{-1e-6, 0.85}),
-                       "comm step_latency_s must be a finite number >= 0, got -1e-06",
+  CommConfig bad;
+  bad.tuner.nvls_efficiency = 1.5;
+  CHECK_THROWS_WITH_AS(CollectiveModel(topology, bad, CollectiveHardware{}),
+                       "comm nvls_efficiency must be in (0, 1], got 1.5", clustersim::ConfigError);
+  bad = CommConfig{};
+  bad.tuner.simple_step_latency_s = -1e-6;
+  CHECK_THROWS_WITH_AS(CollectiveModel(topology, bad, CollectiveHardware{}),
+                       "comm simple_step_latency_s must be a finite number >= 0, got -1e-06",
+                       clustersim::ConfigError);
+  CollectiveHardware broken;
+  broken.ll128_max_bytes_per_s = -1;
+  CHECK_THROWS_WITH_AS(CollectiveModel(topology, CommConfig{}, broken),
+                       doctest::Contains("ll128_max_bytes_per_s must be a finite number >= 0"),
                        clustersim::ConfigError);
 }

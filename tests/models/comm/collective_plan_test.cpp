@@ -28,11 +28,10 @@ topologies::Topology four_gpu_node() {
   return topologies::Topology::build(spec);
 }
 
-/// Easy numbers: base 5 us, Simple at full bandwidth with 1 us per step, NVLS at half with 2 us.
+/// Easy numbers: base 5 us, Simple with 1 us per step, NVLS at half bandwidth with 2 us.
 TunerParams simple_params() {
   TunerParams p;
-  p.base_latency_s = 5e-6;
-  p.simple_efficiency = 1.0;
+  p.ll_base_latency_s = p.ll128_base_latency_s = p.simple_base_latency_s = 5e-6;
   p.simple_step_latency_s = 1e-6;
   p.nvls_efficiency = 0.5;
   p.nvls_step_latency_s = 2e-6;
@@ -43,7 +42,7 @@ const std::vector<int> kGroup = {0, 1, 2, 3};
 
 double analytical(CollectiveKind kind, Algorithm algorithm, double bytes, bool nvls = true) {
   const auto topology = four_gpu_node();
-  const CollectiveLowering lowering(topology, simple_params(), nvls);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{nvls});
   return analytical_time_s(lowering.lower(kind, algorithm, Protocol::simple, kGroup, bytes), topology);
 }
 
@@ -67,9 +66,9 @@ TEST_CASE("hand-computed analytical times of each algorithm on a 4-GPU NVSwitch 
   CHECK(analytical(CollectiveKind::all_to_all, Algorithm::pairwise, 4e6) == doctest::Approx(41e-6));
 }
 
-TEST_CASE("protocols scale the wire bytes: LL moves twice the payload, LL128 16/15 of it") {
+TEST_CASE("protocols scale the wire bytes: LL moves twice the payload, LL128 128/120 of it") {
   const auto topology = four_gpu_node();
-  const CollectiveLowering lowering(topology, simple_params(), true);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{true});
   const auto ll = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::ll, kGroup, 4e6);
   const auto ll128 = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::ll128, kGroup, 4e6);
   REQUIRE(ll.phases.size() == 1);
@@ -81,7 +80,7 @@ TEST_CASE("protocols scale the wire bytes: LL moves twice the payload, LL128 16/
 
 TEST_CASE("the flow evaluator equals the analytical one without contention") {
   const auto topology = four_gpu_node();
-  const CollectiveLowering lowering(topology, simple_params(), true);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{true});
   for (const Algorithm a : {Algorithm::ring, Algorithm::nvls, Algorithm::halving_doubling, Algorithm::tree}) {
     const auto plan = lowering.lower(CollectiveKind::all_reduce, a, Protocol::simple, kGroup, 4e6);
     CAPTURE(algorithm_name(a));
@@ -94,8 +93,8 @@ TEST_CASE("auto picks LL for small messages, NVLS for large ones where the GPU h
   spec.scale_up = {"nvswitch", 450e9, 1e-6};
   const auto topology = topologies::Topology::build(spec);
   const std::vector<int> group = {0, 1, 2, 3, 4, 5, 6, 7};
-  const CollectiveTuner hopper(topology, TunerParams{}, true);
-  const CollectiveTuner ampere(topology, TunerParams{}, false);
+  const CollectiveTuner hopper(topology, TunerParams{}, CollectiveHardware{true});
+  const CollectiveTuner ampere(topology, TunerParams{}, CollectiveHardware{false});
   const auto small = hopper.choose(CollectiveKind::all_reduce, std::nullopt, group, 64e3);
   CHECK(small.plan.algorithm == Algorithm::ring);
   CHECK(small.plan.protocol == Protocol::ll);
@@ -124,7 +123,7 @@ TEST_CASE("sweep sizes and sweep rows") {
   CHECK_THROWS_WITH_AS(sweep_sizes(64, 8, 2), doctest::Contains("0 < min <= max"), ConfigError);
   CHECK_THROWS_WITH_AS(sweep_sizes(8, 64, 1), doctest::Contains("factor must be > 1"), ConfigError);
   const auto topology = four_gpu_node();
-  const CollectiveTuner tuner(topology, simple_params(), true);
+  const CollectiveTuner tuner(topology, simple_params(), CollectiveHardware{true});
   SweepRequest request;
   request.algorithm = Algorithm::ring;
   request.group = kGroup;
@@ -141,7 +140,7 @@ TEST_CASE("sweep sizes and sweep rows") {
 
 TEST_CASE("collective errors name the problem and the valid choices") {
   const auto topology = four_gpu_node();
-  const CollectiveLowering no_nvls(topology, simple_params(), false);
+  const CollectiveLowering no_nvls(topology, simple_params(), CollectiveHardware{false});
   CHECK_THROWS_WITH_AS(parse_algorithm("spiral"),
                        doctest::Contains("unknown algorithm 'spiral'; valid: auto, ring, tree, halving-doubling"),
                        ConfigError);
@@ -161,6 +160,106 @@ TEST_CASE("collective errors name the problem and the valid choices") {
   CHECK_THROWS_WITH_AS(parse_collective("gather"), doctest::Contains("valid: all-reduce"), ConfigError);
   TunerParams bad;
   bad.nvls_efficiency = 1.5;
-  CHECK_THROWS_WITH_AS(CollectiveLowering(topology, bad, true), doctest::Contains("nvls_efficiency must be in (0, 1]"),
+  CHECK_THROWS_WITH_AS(CollectiveLowering(topology, bad, CollectiveHardware{true}), doctest::Contains("nvls_efficiency must be in (0, 1]"),
                        ConfigError);
+}
+
+namespace {
+
+/// `nodes` nodes of `per_node` GPUs (100 GB/s NVLink, 1 us), one 25 GB/s NIC per GPU, one
+/// scale-out switch (1 us per link).
+topologies::Topology switched_nodes(int nodes, int per_node) {
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = nodes;
+  spec.accelerators_per_node = per_node;
+  spec.scale_up = {"nvswitch", 100e9, 1e-6};
+  spec.scale_out.topology = "switch";
+  spec.scale_out.nics_per_node = per_node;
+  spec.scale_out.nic_bytes_per_s = 25e9;
+  spec.scale_out.link_latency_s = 1e-6;
+  return topologies::Topology::build(spec);
+}
+
+std::vector<int> first(int n) {
+  std::vector<int> group;
+  for (int i = 0; i < n; ++i) group.push_back(i);
+  return group;
+}
+
+}  // namespace
+
+TEST_CASE("hierarchical all-reduce by hand: reduce-scatter in the node, all-reduce per rail, all-gather") {
+  // 4 nodes x 2 GPUs, S = 8 MB. Phase 1: in each node a 2-ring of 1/2 S = 4 MB per flow at
+  // 100 GB/s = 40 us, 1 step x (1 + 1) us. Phase 2: rail j (GPU j of every node) rings over 4
+  // nodes with 2 x 3/4 x S/2 = 6 MB per flow through 25 GB/s NICs = 240 us, 6 steps x (2 + 1)
+  // us (GPU -> switch -> GPU: 2 links of 1 us). Phase 3 mirrors phase 1. Base 5 us.
+  const auto topology = switched_nodes(4, 2);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::hierarchical, Protocol::simple, first(8), 8e6);
+  REQUIRE(plan.phases.size() == 3);
+  CHECK(plan.phases[0].flows.size() == 8);  // 4 nodes x 2-rings of 2 flows
+  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(4e6));
+  CHECK(plan.phases[1].flows.size() == 8);  // 2 rails x 4-rings
+  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(6e6));
+  CHECK(plan.phases[1].steps == 6);
+  CHECK(plan.phases[1].fixed_latency_s == doctest::Approx(6 * 3e-6));
+  const double expected = 5e-6 + 2 * (2e-6 + 40e-6) + (18e-6 + 240e-6);
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("SHARP all-reduce by hand: the switch reduces, each rail rank sends and receives S/m once") {
+  // As the hierarchical case but the middle phase is 2 steps with S/2 = 4 MB per flow through
+  // the NICs: 160 us, 2 x 3 us.
+  const auto topology = switched_nodes(4, 2);
+  TunerParams params = simple_params();
+  params.scale_out_sharp = true;
+  const CollectiveLowering lowering(topology, params, CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::sharp, Protocol::simple, first(8), 8e6);
+  REQUIRE(plan.phases.size() == 3);
+  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(4e6));
+  CHECK(plan.phases[1].steps == 2);
+  const double expected = 5e-6 + 2 * (2e-6 + 40e-6) + (6e-6 + 160e-6);
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  // Without SHARP switches the algorithm is refused with the reason.
+  const CollectiveLowering plain(topology, simple_params(), CollectiveHardware{});
+  CHECK_THROWS_WITH_AS(plain.lower(CollectiveKind::all_reduce, Algorithm::sharp, Protocol::simple, first(8), 8e6),
+                       doctest::Contains("sharp needs scale-out switches with SHARP"), ConfigError);
+}
+
+TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
+  // 8 chips, links of 25 GB/s and 1 us. Reduce-scatter along x (4-rings): 3/4 S = 6 MB per
+  // flow, 240 us, 3 steps x (1 + 1) us; along y (2-rings over the wraparound pair of links,
+  // opposite directions): 1/2 x S/4 = 1 MB, 40 us, 1 step x 2 us; all-gather y then x again.
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = 8;
+  spec.accelerators_per_node = 1;
+  spec.scale_out.topology = "torus";
+  spec.scale_out.torus_dims = {4, 2};
+  spec.scale_out.nic_bytes_per_s = 25e9;
+  spec.scale_out.link_latency_s = 1e-6;
+  const auto topology = topologies::Topology::build(spec);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(8), 8e6);
+  REQUIRE(plan.phases.size() == 4);
+  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(6e6));
+  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(1e6));
+  CHECK(plan.phases[2].flows[0].bytes == doctest::Approx(1e6));
+  CHECK(plan.phases[3].flows[0].bytes == doctest::Approx(6e6));
+  const double expected = 5e-6 + 2 * (6e-6 + 240e-6) + 2 * (2e-6 + 40e-6);
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("multi-channel rings: the flow evaluator equals the analytical one and uses every NIC") {
+  // 2 nodes x 4 GPUs, one 25 GB/s NIC per GPU: 4 channels, each NIC carries one channel flow
+  // of 2 x 7/8 x S / 4 each way; NVLink carries 3 per GPU at 100/3 GB/s (slower than the NIC
+  // share? 3 x 1.75 MB / 100 GB/s = 52.5 us vs 1.75 MB / 25 GB/s = 70 us: the NIC bounds it).
+  const auto topology = switched_nodes(2, 4);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, first(8), 8e6);
+  REQUIRE(lowering.ring_channels(first(8)) == 4);
+  const double expected = 5e-6 + 14 * (2e-6 + 1e-6) + 2.0 * 7 / 8 * 8e6 / 4 / 25e9;
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
 }

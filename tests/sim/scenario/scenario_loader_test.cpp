@@ -131,8 +131,13 @@ TEST_CASE("loader: a small scenario loads with typed values") {
   CHECK(w.grad_bytes_per_param == 2);
   CHECK(s.simulation.seed == 3);
   CHECK(s.simulation.fidelity == Fidelity::analytical);
-  CHECK(s.simulation.comm.step_latency_s == doctest::Approx(2e-6));
-  CHECK(s.simulation.comm.bandwidth_efficiency == doctest::Approx(0.85));
+  CHECK(s.simulation.comm.tuner.simple_step_latency_s == doctest::Approx(12.8e-6));  // schema default
+  CHECK(s.simulation.comm.tuner.ll_base_latency_s == doctest::Approx(6e-6));
+  CHECK(!s.simulation.comm.algorithm.has_value());  // auto
+  CHECK(net.scale_up.efficiency == doctest::Approx(0.8));
+  CHECK(net.scale_out.efficiency == doctest::Approx(0.94));
+  CHECK(!acc.collectives_nvls);
+  CHECK(acc.collectives_ll128_max_bytes_per_s == 0);
   CHECK(s.output.dir.empty());
 }
 
@@ -140,11 +145,14 @@ TEST_CASE("loader: dp is derived when omitted; --set overrides take effect") {
   const Scenario derived = load(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 2, pp: 2}"}}));
   CHECK(derived.training.parallelism.dp == 4);
   const Scenario set = load(kBase, {"workload.parallelism.tp=2", "workload.parallelism.dp=4",
-                                    "workload.gradient_reduce_dtype=fp32", "simulation.comm.step_latency=5 us"});
+                                    "workload.gradient_reduce_dtype=fp32", "simulation.comm.simple_step_latency=5 us",
+                                    "simulation.comm.algorithm=tree", "cluster.node.scale_up.efficiency=0.7"});
   CHECK(set.training.parallelism.tp == 2);
   CHECK(set.training.parallelism.dp == 4);
   CHECK(set.training.grad_bytes_per_param == 4);
-  CHECK(set.simulation.comm.step_latency_s == doctest::Approx(5e-6));
+  CHECK(set.simulation.comm.tuner.simple_step_latency_s == doctest::Approx(5e-6));
+  CHECK(set.simulation.comm.algorithm == models::Algorithm::tree);
+  CHECK(set.cluster.network.scale_up.efficiency == doctest::Approx(0.7));
 }
 
 TEST_CASE("loader: library presets by name, included system, one field overridden") {
@@ -365,11 +373,11 @@ TEST_CASE("loader: catalog lists and describes library presets") {
   CHECK(library_names(LibraryKind::systems, "/nonexistent").empty());
   const std::string gpu = describe_library_entry("lib-gpu", kLibrary);
   CHECK(gpu.rfind("accelerator lib-gpu (" + kLibrary + "/accelerators/lib-gpu.yaml)\n", 0) == 0);
-  CHECK(gpu.find("\n  memory.hbm_capacity         40 GiB\n") != std::string::npos);
-  CHECK(gpu.find("\n  efficiency.memory           0.85 (default)\n") != std::string::npos);
-  CHECK(gpu.find("\n  kernel_launch               4 us (default)\n") != std::string::npos);
-  CHECK(gpu.find("\n  power.idle                  (unset) [W]\n") != std::string::npos);
-  CHECK(gpu.find("\n  peak.bf16                   200 TFLOP/s\n") != std::string::npos);
+  CHECK(gpu.find("\n  memory.hbm_capacity          40 GiB\n") != std::string::npos);
+  CHECK(gpu.find("\n  efficiency.memory            0.85 (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  kernel_launch                4 us (default)\n") != std::string::npos);
+  CHECK(gpu.find("\n  power.idle                   (unset) [W]\n") != std::string::npos);
+  CHECK(gpu.find("\n  peak.bf16                    200 TFLOP/s\n") != std::string::npos);
   const std::string llm = describe_library_entry("lib-llm", kLibrary);
   CHECK(llm.find("\n  hidden_size              512\n") != std::string::npos);
   CHECK(llm.find("\n  tie_word_embeddings      false (default)\n") != std::string::npos);

@@ -193,7 +193,8 @@ TEST_CASE("ranking: best throughput first, equal to a direct sequential evaluati
   // The best is the maximum of estimate_training_step over the hand-listed set.
   const auto topology = topologies::Topology::build(scenario.cluster.network);
   const models::ComputeModel compute(scenario.cluster.accelerator);
-  const models::CollectiveModel collectives(topology, scenario.simulation.comm);
+  const models::CollectiveModel collectives(topology, scenario.simulation.comm,
+                                            models::collective_hardware(scenario.cluster.accelerator));
   double best = 0;
   for (const auto& c : sweep::enumerate_candidates(scenario, options.space)) {
     const auto w = sweep::apply_candidate(scenario.training, c);

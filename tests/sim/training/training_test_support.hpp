@@ -57,13 +57,27 @@ inline models::TransformerSpec small_gpt(int layers = 4, std::int64_t hidden = 1
   return model;
 }
 
+/// Collective settings without any latency (with a free network: collectives cost ~0).
+inline models::CommConfig latency_free_comm() {
+  models::CommConfig config;
+  models::TunerParams& t = config.tuner;
+  t.ll_base_latency_s = t.ll128_base_latency_s = t.simple_base_latency_s = 0;
+  t.ll_step_latency_s = t.ll128_step_latency_s = t.simple_step_latency_s = t.nvls_step_latency_s = 0;
+  return config;
+}
+
 /// Owns everything a TrainingSetup refers to.
 struct Bench {
   Bench(const topologies::ClusterNetworkSpec& cluster, TrainingWorkload w, bool free_network = false)
       : workload(std::move(w)),
         topology(topologies::Topology::build(cluster)),
         compute(test_accelerator()),
-        collectives(topology, free_network ? models::CommParams{0.0, 1.0} : models::CommParams{}) {}
+        collectives(topology, free_network ? latency_free_comm() : models::CommConfig{}, models::CollectiveHardware{}) {}
+  Bench(const topologies::ClusterNetworkSpec& cluster, TrainingWorkload w, models::CommConfig comm)
+      : workload(std::move(w)),
+        topology(topologies::Topology::build(cluster)),
+        compute(test_accelerator()),
+        collectives(topology, std::move(comm), models::CollectiveHardware{}) {}
 
   TrainingResult run(std::uint64_t seed = 1) const {
     return simulate_training_step(TrainingSetup{workload, compute, collectives, topology, seed});
