@@ -1,5 +1,7 @@
 #include "sim/exec/task_graph.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
@@ -20,7 +22,11 @@ std::string_view task_kind_name(TaskKind kind) {
   return "other";
 }
 
-StreamId TaskGraph::add_stream(std::string name) {
+StreamId TaskGraph::add_stream(std::string name, int device, StreamRole role) {
+  if (device < -1) throw ConfigError(fmt::format("stream '{}': device must be >= -1, got {}", name, device));
+  stream_devices_.push_back(device);
+  stream_roles_.push_back(role);
+  device_count_ = std::max(device_count_, device + 1);
   stream_names_.push_back(std::move(name));
   stream_tasks_.emplace_back();
   return static_cast<StreamId>(stream_names_.size() - 1);

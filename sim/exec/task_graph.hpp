@@ -37,6 +37,11 @@ enum class TaskKind : std::uint8_t {
 /// Lower-case name of a kind ("compute", "tp_comm", ...).
 std::string_view task_kind_name(TaskKind kind);
 
+/// How a stream shares its device's compute units (executor.hpp, ExecutionOptions):
+/// fixed-duration tasks on `compute` streams slow down while a task runs on a `communication`
+/// stream of the same device (communication kernels occupy SMs). `other` streams neither.
+enum class StreamRole : std::uint8_t { other, compute, communication };
+
 /// Handed to an asynchronous task's start hook: call it exactly once, from an engine event at
 /// the time the task ends (or from the hook itself for a task that ends at once).
 using DoneCallback = std::function<void(engine::Engine&)>;
@@ -67,8 +72,10 @@ struct Dependency {
 /// prerequisites have finished.
 class TaskGraph {
  public:
-  /// Adds a stream named `name` (e.g. "stage 2 compute"); returns its id.
-  StreamId add_stream(std::string name);
+  /// Adds a stream named `name` (e.g. "stage 2 compute"); returns its id. `device` (>= 0)
+  /// and `role` place it for the executor's compute-sharing model; device -1 = none.
+  /// Throws ConfigError for a device < -1.
+  StreamId add_stream(std::string name, int device = -1, StreamRole role = StreamRole::other);
 
   /// Appends a task to the end of `stream`. Throws ConfigError for an unknown stream, a
   /// negative duration or an unknown prerequisite.
@@ -96,6 +103,10 @@ class TaskGraph {
   const std::string& stream_name(StreamId id) const {
     return stream_names_[static_cast<std::size_t>(id)];
   }
+  int stream_device(StreamId id) const { return stream_devices_[static_cast<std::size_t>(id)]; }
+  StreamRole stream_role(StreamId id) const { return stream_roles_[static_cast<std::size_t>(id)]; }
+  /// 1 + the largest device id of any stream (0 if none has one).
+  int device_count() const { return device_count_; }
   /// Task ids of `stream` in FIFO (insertion) order.
   std::span<const TaskId> stream_tasks(StreamId id) const {
     return stream_tasks_[static_cast<std::size_t>(id)];
@@ -108,6 +119,9 @@ class TaskGraph {
 
   std::vector<Task> tasks_;
   std::vector<std::string> stream_names_;
+  std::vector<int> stream_devices_;
+  std::vector<StreamRole> stream_roles_;
+  int device_count_ = 0;
   std::vector<std::vector<TaskId>> stream_tasks_;
   std::vector<Dependency> dependencies_;
 };

@@ -165,6 +165,16 @@ std::vector<int> placement_map(scenario::Placement placement, const topologies::
   return map;
 }
 
+double compute_rate_while_communicating(const scenario::Scenario& scenario) {
+  const int units = scenario.cluster.accelerator.compute_units;
+  if (units <= 0 || scenario.simulation.overlap_sms <= 0) return 1.0;
+  if (scenario.simulation.overlap_sms >= units) {
+    throw ConfigError(fmt::format("simulation.comm.overlap_sms {} must be below the accelerator's {} compute units",
+                                  scenario.simulation.overlap_sms, units));
+  }
+  return 1.0 - static_cast<double>(scenario.simulation.overlap_sms) / units;
+}
+
 models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   const auto& w = scenario.training;
   const auto& p = w.parallelism;
@@ -192,6 +202,30 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   return in;
 }
 
+training::TrainingSetup training_setup(const scenario::Scenario& scenario, const training::TrainingWorkload& workload,
+                                       const models::ComputeModel& compute, const models::CollectiveModel& collectives,
+                                       const topologies::Topology& topology) {
+  training::TrainingSetup setup{workload, compute, collectives, topology, scenario.simulation.seed};
+  setup.fidelity = scenario.simulation.fidelity == scenario::Fidelity::flow ? training::NetworkFidelity::flow
+                                                                            : training::NetworkFidelity::analytical;
+  setup.background = scenario.cluster.background;
+  setup.compute_rate_while_communicating = compute_rate_while_communicating(scenario);
+  // The training job's nodes: all of them, less those of a background job (whole nodes only
+  // when scattering, so that the round-robin stays inside the job's nodes).
+  topologies::ClusterNetworkSpec job_network = scenario.cluster.network;
+  if (setup.background.gpus > 0 && scenario.cluster.placement == scenario::Placement::scattered) {
+    const int per_node = job_network.accelerators_per_node;
+    if (setup.background.gpus % per_node != 0) {
+      throw ConfigError(fmt::format("cluster.placement 'scattered' with cluster.background needs whole nodes: "
+                                    "{} background accelerators is not a multiple of {} per node",
+                                    setup.background.gpus, per_node));
+    }
+    job_network.nodes -= setup.background.gpus / per_node;
+  }
+  setup.placement = placement_map(scenario.cluster.placement, job_network);
+  return setup;
+}
+
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
   if (scenario.simulation.mode != scenario::SimulationMode::symmetric) {
     throw SimulationError("simulation.mode 'full' is not implemented yet; use 'symmetric'");
@@ -207,23 +241,7 @@ training::TrainingResult run_training(const scenario::Scenario& scenario) {
   const models::ComputeModel compute(scenario.cluster.accelerator);
   const models::CollectiveModel collectives(topology, scenario.simulation.comm,
                                             models::collective_hardware(scenario.cluster.accelerator));
-  training::TrainingSetup setup{scenario.training, compute, collectives, topology, scenario.simulation.seed};
-  setup.fidelity = scenario.simulation.fidelity == scenario::Fidelity::flow ? training::NetworkFidelity::flow
-                                                                            : training::NetworkFidelity::analytical;
-  setup.background = scenario.cluster.background;
-  // The training job's nodes: all of them, less those of a background job (whole nodes only
-  // when scattering, so that the round-robin stays inside the job's nodes).
-  topologies::ClusterNetworkSpec job_network = scenario.cluster.network;
-  if (setup.background.gpus > 0 && scenario.cluster.placement == scenario::Placement::scattered) {
-    const int per_node = job_network.accelerators_per_node;
-    if (setup.background.gpus % per_node != 0) {
-      throw ConfigError(fmt::format("cluster.placement 'scattered' with cluster.background needs whole nodes: "
-                                    "{} background accelerators is not a multiple of {} per node",
-                                    setup.background.gpus, per_node));
-    }
-    job_network.nodes -= setup.background.gpus / per_node;
-  }
-  setup.placement = placement_map(scenario.cluster.placement, job_network);
+  const training::TrainingSetup setup = training_setup(scenario, scenario.training, compute, collectives, topology);
   training::TrainingResult result = training::simulate_training_step(setup);
   fill_memory_report(footprint.peak(), capacity, result.memory);
 

@@ -6,6 +6,7 @@
 #include "models/memory/memory_footprint.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/training_result.hpp"
+#include "sim/training/training_simulation.hpp"
 
 namespace clustersim::runner {
 
@@ -13,10 +14,23 @@ namespace clustersim::runner {
 /// weight bytes; sequence parallelism counts only with tp > 1).
 models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario);
 
+/// 1 - simulation.comm.overlap_sms / the accelerator's compute units: the speed of compute
+/// while a communication kernel shares the GPU (TrainingSetup). Throws ConfigError when the
+/// SMs are not fewer than the compute units.
+double compute_rate_while_communicating(const scenario::Scenario& scenario);
+
 /// Rank -> accelerator map of `placement` (scenario.hpp defines it): empty for packed (the
 /// identity); for scattered, rank r -> (r mod nodes) x per_node + floor(r / nodes). Throws
 /// ConfigError for nodes or per_node < 1.
 std::vector<int> placement_map(scenario::Placement placement, const topologies::ClusterNetworkSpec& network);
+
+/// The TrainingSetup of `scenario` for `workload` (normally scenario.training): fidelity,
+/// background job, placement (a scattered placement stays inside the training job's nodes)
+/// and compute sharing. References are kept: all arguments must outlive the setup. Throws
+/// ConfigError for a scattered placement with a background job of partial nodes.
+training::TrainingSetup training_setup(const scenario::Scenario& scenario, const training::TrainingWorkload& workload,
+                                       const models::ComputeModel& compute, const models::CollectiveModel& collectives,
+                                       const topologies::Topology& topology);
 
 /// Runs `simulation.fidelity` (analytical or flow) and `cluster.placement`. Checks that the workload fits in device memory (throws models::DoesNotFitError, a
 /// SimulationError, before simulating anything), simulates one training step, adds exposed

@@ -44,6 +44,8 @@ struct SimulationConfig {
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
   models::CommConfig comm;  ///< collective-library tunables and algorithm choice (`simulation.comm`)
+  /// SMs an overlapped communication kernel occupies (`simulation.comm.overlap_sms`).
+  int overlap_sms = 16;
 };
 
 /// Memory options of the workload (`workload.offload`, `workload.memory`).

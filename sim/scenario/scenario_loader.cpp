@@ -467,6 +467,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                            ? training::AttentionKernel::unfused
                            : training::AttentionKernel::flash;
   training.overlap_grad_reduce = reader.boolean("workload.overlap_grad_reduce").value_or(true);
+  training.tp_comm_overlap = reader.boolean("workload.tp_comm_overlap").value_or(false);
   training.grad_bytes_per_param = reader.string("workload.gradient_reduce_dtype").value_or("bf16") == "fp32" ? 4 : 2;
 
   // --- simulation, output ---
@@ -500,6 +501,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
       reader.quantity("simulation.comm.nvls_step_latency").value_or(defaults.nvls_step_latency_s);
   comm.tuner.nvls_efficiency = reader.number("simulation.comm.nvls_efficiency").value_or(defaults.nvls_efficiency);
   comm.tuner.scale_out_sharp = reader.boolean("simulation.comm.scale_out_sharp").value_or(false);
+  scenario.simulation.overlap_sms = static_cast<int>(reader.integer("simulation.comm.overlap_sms").value_or(16));
   scenario.output.dir = reader.string("output.dir").value_or("");
 
   // --- cross-field checks (skipped where an involved key already has a problem) ---
@@ -569,6 +571,11 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     } else if (par.vp == 1 && par.schedule == training::PipelineSchedule::interleaved) {
       problems.add(at(sched), sched, "schedule 'interleaved' needs vp > 1 (virtual pipeline chunks per stage)");
     }
+  }
+  if (training.tp_comm_overlap && par.tp > 1 && !par.sequence_parallel && !problems.bad(tp)) {
+    problems.add(at("workload.tp_comm_overlap"), "workload.tp_comm_overlap",
+                 "tp_comm_overlap needs sequence parallelism (workload.parallelism.sequence_parallel: true), as in "
+                 "Megatron-Core");
   }
   if (!problems.bad(ep) && par.ep > 1) {
     problems.add(at(ep), ep, "expert parallelism needs a mixture-of-experts model (ep = " + std::to_string(par.ep) +

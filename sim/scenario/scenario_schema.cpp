@@ -205,6 +205,10 @@ Schema scenario_schema() {
       enum_field("recompute", {"none", "selective", "full"}, "activation recomputation").def("selective"),
       enum_field("attention", {"flash", "unfused"}, "attention kernel").def("flash"),
       boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
+      boolean_field("tp_comm_overlap",
+                    "Transformer Engine TP-communication overlap: each layer's all-gather / reduce-scatter "
+                    "pipelined with its GEMM in tp chunks (needs sequence parallelism)")
+          .def("false"),
       enum_field("gradient_reduce_dtype", {"bf16", "fp32"}, "gradient element type in the DP reduction")
           .def("bf16"),
       object_field("offload",
@@ -253,7 +257,13 @@ Schema scenario_schema() {
                         .range(0, 1)
                         .def("0.73"),
                     boolean_field("scale_out_sharp", "SHARP in-network reduction in the scale-out switches")
-                        .def("false")},
+                        .def("false"),
+                    integer_field("overlap_sms",
+                                  "SMs (compute units) a communication kernel occupies while it overlaps compute "
+                                  "(NCCL: one per channel); compute kernels then run at 1 - overlap_sms / "
+                                  "compute_units of full speed; 0: no slowdown")
+                        .range(0, 1e6)
+                        .def("16")},
                    "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)"),
   };
   Schema schema;

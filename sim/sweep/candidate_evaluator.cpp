@@ -37,21 +37,7 @@ CandidateEvaluator::CandidateEvaluator(const scenario::Scenario& scenario, Objec
   const auto& net = scenario.cluster.network;
   scale_out_switches_ =
       static_cast<double>(std::max<std::int64_t>(0, topology_->summary().switches - net.nodes));
-  setup_.emplace(training::TrainingSetup{scenario_.training, *compute_, *collectives_, *topology_,
-                                         scenario.simulation.seed});
-  setup_->background = scenario.cluster.background;
-  // As runner::run_training: a scattered placement stays inside the training job's nodes.
-  topologies::ClusterNetworkSpec job_network = net;
-  const int per_node = net.accelerators_per_node;
-  if (setup_->background.gpus > 0 && scenario.cluster.placement == scenario::Placement::scattered) {
-    if (setup_->background.gpus % per_node != 0) {
-      throw ConfigError(fmt::format("cluster.placement 'scattered' with cluster.background needs whole nodes: "
-                                    "{} background accelerators is not a multiple of {} per node",
-                                    setup_->background.gpus, per_node));
-    }
-    job_network.nodes -= setup_->background.gpus / per_node;
-  }
-  setup_->placement = runner::placement_map(scenario.cluster.placement, job_network);
+  setup_.emplace(runner::training_setup(scenario_, scenario_.training, *compute_, *collectives_, *topology_));
 }
 
 CandidateOutcome CandidateEvaluator::evaluate(const Candidate& candidate, bool with_reason, bool with_energy) {

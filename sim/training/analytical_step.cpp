@@ -19,9 +19,21 @@ struct PassTimes {
   double total() const { return compute_s + tp_s + cp_s; }
 };
 
-void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double repeats = 1) {
-  for (const StageOp& op : ops) {
-    const double seconds = engine::ps_to_seconds(op.duration_ps) * repeats;
+/// Adds `ops` to `times`. An overlapped communication op (StageOp::overlap) runs beside its
+/// neighbouring compute op c, which runs at `rate` of full speed while they share the GPU:
+/// the pair takes max(comm, c + comm (1 - rate)) when comm < c / rate, else comm; what it adds
+/// beyond c is charged to the op's kind.
+void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double rate, double repeats = 1) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const StageOp& op = ops[i];
+    double seconds = engine::ps_to_seconds(op.duration_ps);
+    if (op.overlap != Overlap::none) {
+      const std::size_t n = op.overlap == Overlap::with_previous ? i - 1 : i + 1;
+      const bool has_neighbour = op.overlap == Overlap::with_previous ? i > 0 : i + 1 < ops.size();
+      const double beside_s = has_neighbour ? engine::ps_to_seconds(ops[n].duration_ps) : 0.0;
+      seconds = std::max(seconds - beside_s, std::min(seconds, beside_s / rate) * (1 - rate));
+    }
+    seconds *= repeats;
     if (op.kind == exec::TaskKind::tp_comm) {
       times.tp_s += seconds;
     } else if (op.kind == exec::TaskKind::cp_comm) {
@@ -32,9 +44,9 @@ void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double repeats =
   }
 }
 
-double total_s(const std::vector<StageOp>& ops) {
+double total_s(const std::vector<StageOp>& ops, double rate) {
   PassTimes times;
-  add_ops(times, ops);
+  add_ops(times, ops, rate);
   return times.total();
 }
 
@@ -44,15 +56,15 @@ struct StageTimes {
   double cycle_s() const { return forward.total() + backward.total(); }
 };
 
-StageTimes stage_times(const StageProgram& program) {
+StageTimes stage_times(const StageProgram& program, double rate) {
   StageTimes t;
   const double layers = static_cast<double>(program.chunks * program.layers);
-  add_ops(t.forward, program.embedding_forward);
-  add_ops(t.forward, program.layer_forward, layers);
-  add_ops(t.forward, program.head_forward);
-  add_ops(t.backward, program.head_backward);
-  add_ops(t.backward, program.layer_backward, layers);
-  add_ops(t.backward, program.embedding_backward);
+  add_ops(t.forward, program.embedding_forward, rate);
+  add_ops(t.forward, program.layer_forward, rate, layers);
+  add_ops(t.forward, program.head_forward, rate);
+  add_ops(t.backward, program.head_backward, rate);
+  add_ops(t.backward, program.layer_backward, rate, layers);
+  add_ops(t.backward, program.embedding_backward, rate);
   return t;
 }
 
@@ -88,9 +100,12 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   // buckets queue on one data-parallel stream, as in the event simulation.
   const std::vector<double> forward_units = parameter_units_forward(program);
   std::vector<double> unit_backward_s;  // in forward order
-  if (!program.embedding_forward.empty()) unit_backward_s.push_back(total_s(program.embedding_backward));
-  for (int l = 0; l < program.chunks * program.layers; ++l) unit_backward_s.push_back(total_s(program.layer_backward));
-  if (!program.head_forward.empty()) unit_backward_s.push_back(total_s(program.head_backward));
+  const double rate = setup.compute_rate_while_communicating;
+  if (!program.embedding_forward.empty()) unit_backward_s.push_back(total_s(program.embedding_backward, rate));
+  for (int l = 0; l < program.chunks * program.layers; ++l) {
+    unit_backward_s.push_back(total_s(program.layer_backward, rate));
+  }
+  if (!program.head_forward.empty()) unit_backward_s.push_back(total_s(program.head_backward, rate));
   std::vector<double> backward_params(forward_units.rbegin(), forward_units.rend());
   std::vector<double> backward_s(unit_backward_s.rbegin(), unit_backward_s.rend());
   const auto buckets = form_gradient_buckets(backward_params, megatron_bucket_parameters(static_cast<int>(group.size())));
@@ -126,7 +141,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   std::vector<StageTimes> times;
   std::vector<DataParallelCost> dp;
   for (const StageProgram& program : programs) {
-    times.push_back(stage_times(program));
+    times.push_back(stage_times(program, setup.compute_rate_while_communicating));
     dp.push_back(data_parallel_cost(setup, program, layout));
   }
   double max_cycle_s = 0, sum_cycle_s = 0;

@@ -15,7 +15,14 @@
 //   exactly that work. Keys and values travel around a ring overlapped with the attention
 //   kernel: the forward exchange is costed as an all-gather of K and V over the CP group
 //   (b * seq_len * 2 * kv/t * d * 2 bytes), the backward as twice that (K, V again and their
-//   gradients); only the part longer than the attention kernel is exposed (a cp_comm op).
+//   gradients); it runs beside the attention kernel (Overlap), so only the part longer than
+//   the kernel is exposed.
+// * TP-communication overlap (workload tp_comm_overlap, with sequence parallelism): each
+//   layer's all-gather / reduce-scatter is split into tp chunks as Transformer Engine's
+//   userbuffer overlap pipelines it: one chunk exposed, tp - 1 beside the GEMM it feeds or
+//   follows (forward: AG before qkv and fc1, RS after proj and fc2; backward: AG before the
+//   dgrad of proj and fc2, RS after the wgrad of qkv and fc1). The embedding's and LM head's
+//   collectives are not overlapped.
 // * Sequence-parallel backward re-gathers the input of each wgrad GEMM in Megatron, overlapped
 //   with the dgrad GEMM; that overlapped all-gather is not modelled.
 #include "sim/training/stage_program.hpp"
@@ -55,6 +62,7 @@ class OpCoster {
     tp_ = par.tp;
     cp_ = par.cp;
     sequence_parallel_ = par.sequence_parallel && par.tp > 1;
+    tp_comm_overlap_ = workload.tp_comm_overlap && sequence_parallel_;
     act_bytes_ = activation_bytes(workload.precision);
     gemm_dtype_ = workload.precision;
     attention_dtype_ = (workload.precision == Dtype::fp8 || workload.precision == Dtype::fp4)
@@ -110,11 +118,38 @@ class OpCoster {
     backward_reversed.push_back(elementwise(name + " bwd", 1.5 * read_bytes, 1.5 * written_bytes));
   }
 
-  std::optional<StageOp> tp_collective(CollectiveKind kind) const {
-    if (tp_ <= 1) return std::nullopt;
-    const double seconds = collectives_.time_s(kind, tp_group_, hidden_bytes_);
-    return StageOp{"tp " + std::string(models::collective_name(kind)), exec::TaskKind::tp_comm,
-                   engine::seconds_to_ps(seconds), 0.0, kind, hidden_bytes_};
+  StageOp tp_collective(CollectiveKind kind, double bytes, std::string suffix = "",
+                        Overlap overlap = Overlap::none) const {
+    const double seconds = collectives_.time_s(kind, tp_group_, bytes);
+    StageOp op{"tp " + std::string(models::collective_name(kind)) + suffix, exec::TaskKind::tp_comm,
+               engine::seconds_to_ps(seconds), 0.0, kind, bytes};
+    op.overlap = overlap;
+    return op;
+  }
+
+  /// Appends the TP collective `kind` at a GEMM: before it (`before_gemm`, the all-gather that
+  /// feeds a column-parallel GEMM forward or a row-parallel dgrad) or after it (the
+  /// reduce-scatter of a row-parallel GEMM forward or of a column-parallel wgrad/dgrad). With
+  /// TP-communication overlap (sequence parallelism, layers only) the collective is split as
+  /// Transformer Engine pipelines it: tp chunks, one exposed (the first all-gather chunk before
+  /// the GEMM, the last reduce-scatter chunk after it), the other tp - 1 beside the GEMM.
+  /// `reversed`: the list is built in reverse execution order (backward lists).
+  void tp_at_gemm(CollectiveKind kind, bool before_gemm, bool overlappable, bool reversed,
+                  std::vector<StageOp>& ops) const {
+    if (tp_ <= 1) return;
+    if (!(overlappable && tp_comm_overlap_)) {
+      ops.push_back(tp_collective(kind, hidden_bytes_));
+      return;
+    }
+    const double chunk = hidden_bytes_ / tp_;
+    StageOp exposed = tp_collective(kind, chunk, " (exposed chunk)");
+    StageOp beside = tp_collective(kind, hidden_bytes_ - chunk, " (overlapped)",
+                                   before_gemm ? Overlap::with_next : Overlap::with_previous);
+    // Execution order: before the GEMM [exposed, beside]; after it [beside, exposed].
+    std::vector<StageOp> order = before_gemm ? std::vector<StageOp>{exposed, beside}
+                                             : std::vector<StageOp>{beside, exposed};
+    if (reversed) std::reverse(order.begin(), order.end());
+    ops.insert(ops.end(), order.begin(), order.end());
   }
 
   /// The collective at `point` in the forward pass and its mirror in the backward pass:
@@ -122,24 +157,23 @@ class OpCoster {
   /// reduce-scatter after a row-parallel GEMM (all-gather in backward); without SP the
   /// identity/all-reduce pair (f, g) of Megatron: nothing before the column-parallel GEMM
   /// (all-reduce in backward) and an all-reduce after the row-parallel GEMM (nothing in backward).
-  void tp_pair(TpPoint point, std::vector<StageOp>& forward,
-               std::vector<StageOp>& backward_reversed) const {
-    std::optional<CollectiveKind> fwd, bwd;
+  /// Backward execution order around the GEMM pair is dgrad then wgrad: the mirror of a
+  /// column-parallel all-gather comes after them (reduce-scatter of the dgrad output,
+  /// overlapped with wgrad); the mirror of a row-parallel reduce-scatter comes before them
+  /// (all-gather of the output gradient, overlapped with dgrad).
+  void tp_pair(TpPoint point, std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
+               bool overlappable = false) const {
+    if (tp_ <= 1) return;
+    const bool column = point == TpPoint::before_column_parallel;
     if (sequence_parallel_) {
-      fwd = point == TpPoint::before_column_parallel ? CollectiveKind::all_gather
-                                                     : CollectiveKind::reduce_scatter;
-      bwd = point == TpPoint::before_column_parallel ? CollectiveKind::reduce_scatter
-                                                     : CollectiveKind::all_gather;
-    } else if (point == TpPoint::before_column_parallel) {
-      bwd = CollectiveKind::all_reduce;
+      tp_at_gemm(column ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, column, overlappable, false,
+                 forward);
+      tp_at_gemm(column ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather, !column, overlappable, true,
+                 backward_reversed);
+    } else if (column) {
+      backward_reversed.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_));
     } else {
-      fwd = CollectiveKind::all_reduce;
-    }
-    if (fwd) {
-      if (auto op = tp_collective(*fwd)) forward.push_back(std::move(*op));
-    }
-    if (bwd) {
-      if (auto op = tp_collective(*bwd)) backward_reversed.push_back(std::move(*op));
+      forward.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_));
     }
   }
 
@@ -170,23 +204,24 @@ class OpCoster {
     const auto fwd_ps = engine::seconds_to_ps(fwd.time_s);
     const auto bwd_ps = engine::seconds_to_ps(bwd.time_s);
     forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
-    engine::TimePs cp_fwd_ps = 0, cp_bwd_ps = 0;
     double kv_bytes = 0;
     if (cp_ > 1) {
       kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
-                              static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
-      const auto exchange_ps = engine::seconds_to_ps(
-          collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes));
-      cp_fwd_ps = std::max<engine::TimePs>(0, exchange_ps - fwd_ps);
-      cp_bwd_ps = std::max<engine::TimePs>(0, 2 * exchange_ps - bwd_ps);
-      forward.push_back({"cp kv exchange", exec::TaskKind::cp_comm, cp_fwd_ps, 0.0,
-                         CollectiveKind::all_gather, kv_bytes});
+                 static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
+      StageOp exchange{"cp kv exchange", exec::TaskKind::cp_comm,
+                       engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes)),
+                       0.0, CollectiveKind::all_gather, kv_bytes};
+      exchange.overlap = Overlap::with_previous;
+      forward.push_back(exchange);
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
     backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
     if (cp_ > 1) {
-      backward_reversed.push_back({"cp kv exchange bwd", exec::TaskKind::cp_comm, cp_bwd_ps, 0.0,
-                                   CollectiveKind::all_gather, 2.0 * kv_bytes});
+      StageOp exchange{"cp kv exchange bwd", exec::TaskKind::cp_comm,
+                       engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, 2.0 * kv_bytes)),
+                       0.0, CollectiveKind::all_gather, 2.0 * kv_bytes};
+      exchange.overlap = Overlap::with_next;
+      backward_reversed.push_back(exchange);
     }
     if (selective_recompute) {
       backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps, convention_flops});
@@ -200,6 +235,7 @@ class OpCoster {
   std::vector<int> tp_group_, cp_group_;
   int tp_ = 1, cp_ = 1;
   bool sequence_parallel_ = false;
+  bool tp_comm_overlap_ = false;
   double act_bytes_ = 2;
   Dtype gemm_dtype_ = Dtype::bf16, attention_dtype_ = Dtype::bf16;
   std::int64_t local_seq_ = 0, tokens_ = 0;
@@ -254,14 +290,14 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   // One layer. Backward ops are collected in reverse and flipped at the end.
   std::vector<StageOp> fwd, bwd_rev;
   cost.elementwise_pair("ln1", act, act, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
   cost.gemm_pair("qkv", tokens, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
   cost.attention(fwd, bwd_rev, workload.recompute == Recompute::selective);
   cost.gemm_pair("proj", tokens, h, heads_local * d, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
   cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
   cost.elementwise_pair("ln2", act, act, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
   const double ffn_bytes = static_cast<double>(tokens * ffn_local) *
                            (cost.hidden_bytes() / static_cast<double>(tokens * h));
   if (model.hidden_act == models::Activation::swiglu) {
@@ -272,7 +308,7 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     cost.elementwise_pair("gelu", ffn_bytes, ffn_bytes, fwd, bwd_rev);
   }
   cost.gemm_pair("fc2", tokens, h, ffn_local, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev);
+  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
   cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
   program.layer_forward = fwd;
   program.layer_backward = reversed(std::move(bwd_rev));

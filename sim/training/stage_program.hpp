@@ -14,7 +14,12 @@
 
 namespace clustersim::training {
 
-/// One kernel or blocking collective on the stage's compute stream.
+/// Whether a communication op runs concurrently with a neighbouring compute op: on a side
+/// stream, starting with the compute op before it (with_previous) or after it (with_next); the
+/// op after that pair waits for it. `none`: it blocks the compute stream.
+enum class Overlap : std::uint8_t { none, with_previous, with_next };
+
+/// One kernel or collective of the stage's compute stream (or overlapped beside it).
 struct StageOp {
   std::string name;                ///< e.g. "qkv", "attn bwd", "tp all-gather"
   exec::TaskKind kind = exec::TaskKind::compute;  ///< compute, recompute, tp_comm or cp_comm
@@ -25,10 +30,10 @@ struct StageOp {
   double flops = 0;
   /// Communication ops (tp_comm, cp_comm) only: the collective over the op's process group
   /// (the stage's TP or CP group) and its bytes (nccl-tests convention), which the flow
-  /// fidelity runs as flows. For the CP exchange, duration_ps is the exposed excess over the
-  /// attention kernel (analytical) while these describe the whole exchange.
+  /// fidelity runs as flows; duration_ps is its uncontended time.
   models::CollectiveKind collective = models::CollectiveKind::all_reduce;
   double collective_bytes = 0;
+  Overlap overlap = Overlap::none;
 };
 
 /// A parameter group whose gradients become ready together (one transformer layer, the

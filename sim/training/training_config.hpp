@@ -47,6 +47,10 @@ struct TrainingWorkload {
   Recompute recompute = Recompute::selective;
   AttentionKernel attention = AttentionKernel::flash;
   bool overlap_grad_reduce = true;  ///< DP gradient reduction overlaps the backward pass
+  /// Megatron-Core / Transformer Engine --tp-comm-overlap (needs sequence parallelism): each
+  /// layer's TP all-gather and reduce-scatter is split into tp chunks pipelined with the GEMM
+  /// that consumes or produces it; one chunk stays exposed.
+  bool tp_comm_overlap = false;
   double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
 
   /// Micro-batches each pipeline runs per step: global_batch / (dp * micro_batch).

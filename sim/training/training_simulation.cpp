@@ -51,12 +51,16 @@ using exec::TaskKind;
 // Task ids and streams of one stage in the graph.
 struct StageTasks {
   StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
-  StreamId context_parallel = -1;  // flow fidelity with cp > 1: KV exchanges beside attention
-  // Flow fidelity, compute stream: the last two tasks emitted, and a CP exchange the next
+  StreamId context_parallel = -1;  // cp > 1: KV exchanges beside attention
+  StreamId tensor_parallel = -1;   // TP-communication overlap: collectives beside their GEMMs
+  // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
   // compute task (after `skip` more) must wait for.
+  struct Pending {
+    TaskId task = -1;
+    int skip = 0;
+  };
   TaskId last_task = -1, before_last_task = -1;
-  TaskId pending_exchange = -1;
-  int pending_skip = 0;
+  std::vector<Pending> pending;
   std::vector<PipelineStep> steps;  // the stage's schedule
   // [chunk][micro-batch]: first and last task of each forward and backward pass.
   std::vector<std::vector<TaskId>> forward_first, forward_last, backward_first, backward_last;
@@ -88,51 +92,36 @@ class StepBuilder {
   }
 
  private:
-  // Appends `ops` to the stage's compute stream; returns {first, last} task ids.
-  std::pair<TaskId, TaskId> emit(StageTasks& stage, const std::vector<StageOp>& ops,
-                                 std::string_view prefix) {
-    if (flow_ != nullptr) return emit_flow(stage, ops, prefix);
+  // Appends `ops` to the stage's compute stream; returns {first, last} task ids. Blocking
+  // communication (TP collectives without overlap) sits on the compute stream: a fixed
+  // duration (analytical) or flows (flow fidelity). An overlapped op (StageOp::overlap) runs on
+  // the stage's side stream of its kind (tp-comm, cp-comm) concurrently with the compute op
+  // before it (with_previous) or after it (with_next), and the op following that pair waits
+  // for it: exposed = max(0, communication - compute), in both fidelities.
+  std::pair<TaskId, TaskId> emit(StageTasks& stage, const std::vector<StageOp>& ops, std::string_view prefix) {
     TaskId first = -1, last = -1;
     for (const StageOp& op : ops) {
-      last = graph_.add_task(stage.compute, op.duration_ps, op.kind, fmt::format("{} {}", prefix, op.name));
-      if (first < 0) first = last;
-    }
-    return {first, last};
-  }
-
-  // Flow fidelity: TP collectives are asynchronous flow tasks on the compute stream (they
-  // block it, as in the analytical model); a CP exchange runs the whole KV all-gather on the
-  // stage's context-parallel stream, concurrently with its attention kernel (the forward
-  // exchange follows "attn" in the op list, the backward one precedes "attn bwd"), and the
-  // compute op after that attention kernel waits for it.
-  std::pair<TaskId, TaskId> emit_flow(StageTasks& stage, const std::vector<StageOp>& ops,
-                                      std::string_view prefix) {
-    TaskId first = -1, last = -1;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const StageOp& op = ops[i];
       std::string label = fmt::format("{} {}", prefix, op.name);
-      if (op.kind == TaskKind::cp_comm) {
-        if (stage.context_parallel < 0) {
-          stage.context_parallel = graph_.add_stream(fmt::format("stage {} cp-comm", stage_index(stage)));
-        }
-        const bool after_attention = i > 0 && ops[i - 1].name == "attn";
-        const TaskId prerequisite = after_attention ? stage.before_last_task : stage.last_task;
-        const TaskId exchange = graph_.add_async_task(stage.context_parallel, op_starter(stage, op),
-                                                      TaskKind::cp_comm, std::move(label));
-        if (prerequisite >= 0) graph_.add_dependency(exchange, prerequisite);
-        stage.pending_exchange = exchange;
-        stage.pending_skip = after_attention ? 0 : 1;
+      if (op.overlap != Overlap::none) {
+        const StreamId side = side_stream(stage, op.kind);
+        const TaskId prerequisite = op.overlap == Overlap::with_previous ? stage.before_last_task : stage.last_task;
+        const TaskId comm = flow_ != nullptr
+                                ? graph_.add_async_task(side, op_starter(stage, op), op.kind, std::move(label))
+                                : graph_.add_task(side, op.duration_ps, op.kind, std::move(label));
+        if (prerequisite >= 0) graph_.add_dependency(comm, prerequisite);
+        stage.pending.push_back({comm, op.overlap == Overlap::with_previous ? 0 : 1});
         continue;
       }
-      const TaskId task = op.kind == TaskKind::tp_comm
-                              ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
-                              : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
-      if (stage.pending_exchange >= 0) {
-        if (stage.pending_skip == 0) {
-          graph_.add_dependency(task, stage.pending_exchange);
-          stage.pending_exchange = -1;
+      const bool flows = flow_ != nullptr && op.kind == TaskKind::tp_comm;
+      const TaskId task = flows ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
+                                : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
+      for (auto it = stage.pending.begin(); it != stage.pending.end();) {
+        if (it->skip == 0) {
+          graph_.add_dependency(task, it->task);
+          it = stage.pending.erase(it);
         } else {
-          --stage.pending_skip;
+          --it->skip;
+          ++it;
         }
       }
       stage.before_last_task = stage.last_task;
@@ -141,6 +130,17 @@ class StepBuilder {
       if (first < 0) first = last;
     }
     return {first, last};
+  }
+
+  // The stage's side stream for overlapped communication of `kind`.
+  StreamId side_stream(StageTasks& stage, TaskKind kind) {
+    const int p = stage_index(stage);
+    StreamId& stream = kind == TaskKind::cp_comm ? stage.context_parallel : stage.tensor_parallel;
+    if (stream < 0) {
+      stream = graph_.add_stream(fmt::format("stage {} {}", p, kind == TaskKind::cp_comm ? "cp-comm" : "tp-comm"), p,
+                                 exec::StreamRole::communication);
+    }
+    return stream;
   }
 
   int stage_index(const StageTasks& stage) const { return static_cast<int>(&stage - stages_.data()); }
@@ -218,12 +218,12 @@ class StepBuilder {
     StageTasks& stage = stages_[static_cast<std::size_t>(p)];
     const auto& par = setup_.workload.parallelism;
     const int chunks = program.chunks;
-    stage.compute = graph_.add_stream(fmt::format("stage {} compute", p));
+    stage.compute = graph_.add_stream(fmt::format("stage {} compute", p), p, exec::StreamRole::compute);
     if (par.pp > 1 && (p + 1 < par.pp || chunks > 1)) {
-      stage.send_next = graph_.add_stream(fmt::format("stage {} send-next", p));
+      stage.send_next = graph_.add_stream(fmt::format("stage {} send-next", p), p, exec::StreamRole::communication);
     }
     if (par.pp > 1 && (p > 0 || chunks > 1)) {
-      stage.send_prev = graph_.add_stream(fmt::format("stage {} send-prev", p));
+      stage.send_prev = graph_.add_stream(fmt::format("stage {} send-prev", p), p, exec::StreamRole::communication);
     }
     const std::vector<TaskId> unset(static_cast<std::size_t>(microbatches), -1);
     stage.forward_first.assign(static_cast<std::size_t>(chunks), unset);
@@ -350,7 +350,7 @@ class StepBuilder {
     };
     std::vector<TaskId> reductions;
     if (group.size() > 1) {
-      stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p));
+      stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p), p, exec::StreamRole::communication);
       if (w.overlap_grad_reduce) {
         // Units in backward order: the order their gradients become ready.
         std::vector<std::size_t> backward_units;
@@ -590,7 +590,11 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   }
   const exec::TaskGraph& graph = builder.graph();
 
-  const exec::ExecutionResult run = exec::Executor(graph).run(engine);
+  exec::ExecutionOptions options;
+  if (setup.compute_rate_while_communicating < 1.0) {
+    options.compute_rate_while_communicating.assign(static_cast<std::size_t>(par.pp), setup.compute_rate_while_communicating);
+  }
+  const exec::ExecutionResult run = exec::Executor(graph, options).run(engine);
 
   // Critical stage: the one whose last task ends last (ties: lowest stage).
   int critical = 0;
@@ -599,7 +603,8 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   for (int p = 0; p < par.pp; ++p) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
     auto& streams = stage_streams[static_cast<std::size_t>(p)];
-    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel}) {
+    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
+                       stage.tensor_parallel}) {
       if (s >= 0) streams.push_back(s);
     }
     engine::TimePs end = 0;

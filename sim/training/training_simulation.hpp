@@ -28,6 +28,10 @@ struct TrainingSetup {
   /// A second job on the cluster's last background.gpus accelerators (flow fidelity only);
   /// the training job then spans accelerator_count - background.gpus accelerators.
   BackgroundTraffic background{};
+  /// Speed of compute kernels, as a fraction of full, while a communication kernel runs on
+  /// the same GPU (overlapped DP/TP/CP collectives and pipeline sends occupy SMs), in (0, 1]:
+  /// 1 - communication SMs / compute units. 1: no slowdown.
+  double compute_rate_while_communicating = 1.0;
 };
 
 /// Simulates one optimizer step (symmetric mode: one representative rank per pipeline stage;

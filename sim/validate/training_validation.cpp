@@ -84,9 +84,9 @@ const std::vector<SourceConventions>& source_conventions() {
       {"mcore_h100",
        "Megatron-Core r0.8 weak scaling (NVIDIA/Megatron-LM README, 2024): GPT, vocabulary 131,072, "
        "FlashAttention (Transformer Engine), sequence parallelism, distributed optimizer, "
-       "--overlap-grad-reduce/--overlap-param-gather, no recompute, micro-batch 1, bf16; "
-       "TFLOP/s are model FLOPs",
-       "dgx-h100", 131072, 1, "none", "flash", true, true, 1, "bf16", "model"},
+       "--overlap-grad-reduce/--overlap-param-gather/--tp-comm-overlap (the rows' notes), no recompute, "
+       "micro-batch 1, bf16; TFLOP/s are model FLOPs",
+       "dgx-h100", 131072, 1, "none", "flash", true, true, 1, "bf16", "model", true},
   };
   return conventions;
 }
@@ -177,6 +177,7 @@ workload:
   recompute: {recompute}
   attention: {attention}
   overlap_grad_reduce: {overlap}
+  tp_comm_overlap: {tp_overlap}
 )",
       fmt::arg("id", id), fmt::arg("system", conv.system), fmt::arg("h", *hidden),
       fmt::arg("L", *layers), fmt::arg("a", *heads), fmt::arg("ffn", 4 * *hidden),
@@ -185,7 +186,7 @@ workload:
       fmt::arg("tp", *tp), fmt::arg("pp", *pp), fmt::arg("dp", *dp), fmt::arg("cp", cp),
       fmt::arg("sp", conv.sequence_parallel), fmt::arg("zero", conv.zero),
       fmt::arg("recompute", conv.recompute), fmt::arg("attention", conv.attention),
-      fmt::arg("overlap", conv.overlap_grad_reduce));
+      fmt::arg("overlap", conv.overlap_grad_reduce), fmt::arg("tp_overlap", conv.tp_comm_overlap && *tp > 1));
   return mapping;
 }
 

@@ -29,6 +29,7 @@ struct SourceConventions {
   /// How the source counts `tflops_per_gpu`: "hardware" (recompute counted, SC21 Eq. 3) or
   /// "model" (Megatron-Core / NeMo model FLOPs).
   std::string tflops_counting;
+  bool tp_comm_overlap = false;  ///< Transformer Engine TP-communication overlap
 };
 
 /// The documented conventions, in match order.

@@ -226,3 +226,43 @@ TEST_CASE("asynchronous tasks: a missing hook, a double completion and a lost co
                        "task graph deadlocked: 2 of 2 tasks never ran; comm stream blocked at 'lost' waiting for ",
                        SimulationError);
 }
+
+TEST_CASE("communication on the same device slows compute while it runs, and only then") {
+  // Device 0: compute task of 1000 ps; a 400 ps communication task from t = 200. At rate 0.8
+  // while communicating: 200 ps at full speed, 400 ps at 0.8 (320 ps of work), then the last
+  // 480 ps of work at full speed: ends at 1080 ps.
+  using clustersim::exec::StreamRole;
+  TaskGraph graph;
+  const auto compute = graph.add_stream("compute", 0, StreamRole::compute);
+  const auto comm = graph.add_stream("comm", 0, StreamRole::communication);
+  const auto other_device = graph.add_stream("compute 1", 1, StreamRole::compute);
+  const auto delay = graph.add_stream("delay");
+  const TaskId work = graph.add_task(compute, 1000, TaskKind::compute, "work");
+  const TaskId wait = graph.add_task(delay, 200, TaskKind::other, "wait");
+  graph.add_task(comm, 400, TaskKind::dp_comm, "reduce", {wait});
+  const TaskId untouched = graph.add_task(other_device, 1000, TaskKind::compute, "other device");
+  Engine engine;
+  clustersim::exec::ExecutionOptions options;
+  options.compute_rate_while_communicating = {0.8, 0.8};
+  const auto result = Executor(graph, options).run(engine);
+  CHECK(result.end_ps[static_cast<std::size_t>(work)] == 1080);
+  CHECK(result.stream_slowdown_ps[static_cast<std::size_t>(compute)] == 80);
+  CHECK(result.end_ps[static_cast<std::size_t>(untouched)] == 1000);  // another device's comm is not its
+  // Without the option, nothing slows.
+  Engine plain;
+  CHECK(Executor(graph).run(plain).end_ps[static_cast<std::size_t>(work)] == 1000);
+  // A task that starts while communication runs starts slow: 500 ps of work at 0.5 during
+  // the 400 ps of communication (200 ps of work), then 300 ps: ends at 700.
+  TaskGraph second;
+  const auto c2 = second.add_stream("compute", 0, StreamRole::compute);
+  const auto m2 = second.add_stream("comm", 0, StreamRole::communication);
+  second.add_task(m2, 400, TaskKind::dp_comm, "reduce");
+  const TaskId late = second.add_task(c2, 500, TaskKind::compute, "work");
+  Engine e2;
+  options.compute_rate_while_communicating = {0.5};
+  CHECK(Executor(second, options).run(e2).end_ps[static_cast<std::size_t>(late)] == 700);
+  options.compute_rate_while_communicating = {0.0};
+  CHECK_THROWS_WITH_AS(Executor(second, options), "compute rate while communicating of device 0 must be in (0, 1], got 0",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(second.add_stream("bad", -2), "stream 'bad': device must be >= -1, got -2", ConfigError);
+}

@@ -231,6 +231,18 @@ TEST_CASE("loader: bad input, keys and types") {
         "t.yaml:1:17: schema_version: out of range: must be 1, got 2");
 }
 
+TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
+  const std::string base = edit(kBase, {{"parallelism: {tp: 4, pp: 2, dp: 2}",
+                                         "parallelism: {tp: 4, pp: 2, dp: 2, sequence_parallel: false}\n  "
+                                         "tp_comm_overlap: true"}});
+  CHECK(one_problem(base) ==
+        "t.yaml:30:20: workload.tp_comm_overlap: tp_comm_overlap needs sequence parallelism "
+        "(workload.parallelism.sequence_parallel: true), as in Megatron-Core");
+  CHECK(load(edit(base, {{"sequence_parallel: false", "sequence_parallel: true"}})).training.tp_comm_overlap);
+  CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, comm: {overlap_sms: -1}}"}})) ==
+        "t.yaml:30:43: simulation.comm.overlap_sms: out of range: must be between 0 and 1000000, got -1");
+}
+
 TEST_CASE("loader: bad input, quantities") {
   CHECK(one_problem(edit(kBase, {{"\"200 Gb/s\"", "200"}})) ==
         "t.yaml:23:22: cluster.network.nic.bandwidth: missing unit: expected a bandwidth such as \"400 Gb/s\" "

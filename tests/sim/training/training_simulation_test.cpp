@@ -2,10 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "models/llm/flop_count.hpp"
+#include "sim/training/analytical_step.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
 #include "tests/sim/training/training_test_support.hpp"
@@ -286,4 +288,60 @@ TEST_CASE("Llama-3-70B on 1024 GPUs (tp8 pp4 dp32, 32 micro-batches) simulates w
   CHECK(result.mfu > 0.2);
   CHECK(result.mfu < 0.7);
   CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("TP-communication overlap: one chunk exposed, the rest beside its GEMM") {
+  const auto model = small_gpt(4, 4096, 32768);
+  auto w = workload(model, 4, 1, 1, 4, 4096);
+  w.parallelism.sequence_parallel = true;
+  const Bench plain(test_cluster(1, 4), w);
+  w.tp_comm_overlap = true;
+  const Bench overlapped(test_cluster(1, 4), w);
+  TrainingSetup setup{overlapped.workload, overlapped.compute, overlapped.collectives, overlapped.topology, 1};
+  const auto program = build_stage_programs(setup).front();
+  // Forward: [ln1] [AG exposed chunk] [AG rest beside qkv] [qkv] ...
+  std::vector<const StageOp*> tp;
+  for (const auto& op : program.layer_forward) {
+    if (op.kind == exec::TaskKind::tp_comm) tp.push_back(&op);
+  }
+  REQUIRE(tp.size() == 8);  // 4 collectives x (exposed chunk + overlapped rest)
+  CHECK(tp[0]->overlap == Overlap::none);
+  CHECK(tp[1]->overlap == Overlap::with_next);
+  CHECK(tp[0]->collective_bytes == doctest::Approx(tp[1]->collective_bytes / 3));  // 1/tp vs (tp-1)/tp
+  CHECK(tp[2]->overlap == Overlap::with_previous);  // RS after proj: rest beside it, then the chunk
+  CHECK(tp[3]->overlap == Overlap::none);
+  // The overlapped rest of the first all-gather sits just before qkv, the op it runs beside.
+  const auto at = std::find_if(program.layer_forward.begin(), program.layer_forward.end(),
+                               [&](const StageOp& op) { return &op == tp[1]; });
+  REQUIRE(at + 1 != program.layer_forward.end());
+  CHECK((at + 1)->name == "qkv");
+  const auto a = plain.run();
+  const auto b = overlapped.run();
+  CHECK(b.breakdown.exposed_tp_s < 0.6 * a.breakdown.exposed_tp_s);
+  CHECK(b.step_time_s < a.step_time_s);
+  CHECK(breakdown_sum(b.breakdown) == doctest::Approx(b.step_time_s).epsilon(1e-9));
+  // The flow fidelity runs the same overlapped structure: uncontended, the same step.
+  setup.fidelity = NetworkFidelity::flow;
+  CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-6));
+}
+
+TEST_CASE("overlapped communication slows the compute it shares the GPU with") {
+  // DP reduction overlapped with the backward: at 80 % compute speed while it runs, compute
+  // takes longer by what the reduction overlapped, and never less than without sharing.
+  const auto model = small_gpt(8, 2048, 32768);
+  auto w = workload(model, 2, 1, 8, 32, 4096);
+  w.micro_batch = 4;
+  const Bench bench(test_cluster(2, 8), w);
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  const auto full_speed = simulate_training_step(setup);
+  setup.compute_rate_while_communicating = 0.8;
+  const auto shared = simulate_training_step(setup);
+  CHECK(shared.breakdown.compute_s > full_speed.breakdown.compute_s);
+  CHECK(shared.step_time_s > full_speed.step_time_s);
+  // At most every overlapped DP second stretched compute by 1/0.8 - 1 = 25 %.
+  CHECK(shared.breakdown.compute_s - full_speed.breakdown.compute_s <= 0.25 * shared.step_time_s);
+  CHECK(breakdown_sum(shared.breakdown) == doctest::Approx(shared.step_time_s).epsilon(1e-9));
+  // The closed-form estimate charges the same sharing.
+  const auto estimated = estimate_training_step(setup);
+  CHECK(estimated.step_time_s == doctest::Approx(shared.step_time_s).epsilon(0.03));
 }
