@@ -21,6 +21,7 @@ struct AcceleratorSpec {
   double hbm_capacity_bytes = 0;
   double hbm_bytes_per_s = 0;  ///< datasheet peak
   double l2_bytes = 0;         ///< last-level cache capacity, bytes (0: unknown)
+  double l2_bytes_per_s = 0;   ///< L2 read bandwidth, bytes/s (0: unknown, no L2 reuse credit)
   int compute_units = 0;  ///< SMs (NVIDIA), CUs (AMD), cores (TPU) -- for wave quantization
 
   double tdp_w = 0;

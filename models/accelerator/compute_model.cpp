@@ -134,6 +134,18 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                         std::string(dtype_name(dtype)) + " must be in (0, 1]");
     }
   }
+  require_spec(spec_.l2_bytes >= 0 && spec_.l2_bytes_per_s >= 0, spec_,
+               "l2 size and bandwidth must not be negative");
+  if (spec_.l2_bytes > 0 && spec_.l2_bytes_per_s > 0) {
+    // The compute model only asks which level serves a working set; an unknown HBM capacity
+    // (0 in a bare spec) is taken as unbounded.
+    const double hbm_capacity = spec_.hbm_capacity_bytes > 0
+                                    ? spec_.hbm_capacity_bytes
+                                    : std::numeric_limits<double>::infinity();
+    memory_.emplace(std::vector<MemoryLevel>{
+        {MemoryLevelKind::hbm, hbm_capacity, spec_.hbm_bytes_per_s, 0.0, 0.0},
+        {MemoryLevelKind::l2, spec_.l2_bytes, spec_.l2_bytes_per_s, 0.0, 0.0}});
+  }
 }
 
 OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
@@ -297,12 +309,31 @@ OpEstimate ComputeModel::elementwise(const ElementwiseShape& shape) const {
   return bandwidth_op(OpClass::elementwise, shape.bytes_read + shape.bytes_written, shape.flops);
 }
 
-OpEstimate ComputeModel::bandwidth_roofline(double bytes, double flops) const {
+double ComputeModel::memory_bytes_per_s(OpClass op, double bytes) const {
+  const double hbm_bytes_per_s = spec_.hbm_bytes_per_s * spec_.memory_efficiency;
+  switch (op) {
+    case OpClass::hbm_read:
+    case OpClass::hbm_write:
+    case OpClass::hbm_copy:
+    case OpClass::hbm_triad:
+      return hbm_bytes_per_s;
+    case OpClass::l2_read:
+      return memory_ ? spec_.l2_bytes_per_s : hbm_bytes_per_s;
+    default:
+      break;
+  }
+  if (memory_ && memory_->serving_level(bytes) == MemoryLevelKind::l2) {
+    return memory_->effective_read_bytes_per_s(bytes);
+  }
+  return hbm_bytes_per_s;
+}
+
+OpEstimate ComputeModel::bandwidth_roofline(OpClass op, double bytes, double flops) const {
   if (flops > 0 && !(spec_.vector_flops_per_s > 0)) {
     throw ConfigError("accelerator '" + spec_.name +
                       "' has no vector_flops_per_s for an elementwise op with flops");
   }
-  const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
+  const double memory_s = bytes / memory_bytes_per_s(op, bytes);
   const double compute_s = flops > 0 ? flops / spec_.vector_flops_per_s : 0.0;
   OpEstimate estimate;
   estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
@@ -454,7 +485,7 @@ OpEstimate ComputeModel::roofline(const KernelShape& shape) const {
     throw ConfigError(std::string(op_class_name(shape.op)) +
                       " needs a positive byte count, got " + std::to_string(shape.bytes));
   }
-  return bandwidth_roofline(shape.bytes, shape.flops);
+  return bandwidth_roofline(shape.op, shape.bytes, shape.flops);
 }
 
 std::optional<OpEstimate> ComputeModel::measured(const KernelShape& shape) const {

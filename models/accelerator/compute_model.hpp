@@ -13,8 +13,10 @@
 ///         stream-K; max(main-loop math, operand traffic) + exposed epilogue store), at
 ///         matmul_efficiency_for(dtype), + kernel_launch_s;
 ///   attention: max(flops / (peak x matmul_efficiency x pass efficiency), bytes / HBM);
-///   bandwidth ops: max(bytes / (hbm_bytes_per_s x memory_efficiency), flops / vector peak)
-///         + kernel_launch_s.
+///   bandwidth ops: max(bytes / serving bandwidth, flops / vector peak) + kernel_launch_s,
+///         where the serving level is L2 when the op's working set (bytes read + written)
+///         fits in L2 and the preset gives an L2 bandwidth (MemoryHierarchy reuse rule), else
+///         HBM at hbm_bytes_per_s x memory_efficiency.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,6 +31,7 @@
 #include "models/accelerator/gemm_schedule.hpp"
 #include "models/accelerator/measured_table.hpp"
 #include "models/accelerator/op_class.hpp"
+#include "models/memory/memory_hierarchy.hpp"
 
 namespace clustersim::models {
 
@@ -154,9 +157,14 @@ class ComputeModel {
   /// Fitted-model estimate, or nullopt when no fit exists for the op's group.
   std::optional<OpEstimate> fitted(const KernelShape& shape) const;
   /// Pure analytical roofline (matrix ops as gemm()/attention() describe; bandwidth ops:
-  /// max(bytes / (hbm x memory_efficiency), flops / vector peak) + launch). l2_read uses the
-  /// HBM figures too (the L2 level belongs to the memory-hierarchy model).
+  /// max(bytes / memory_bytes_per_s(op, bytes), flops / vector peak) + launch).
   OpEstimate roofline(const KernelShape& shape) const;
+  /// Bandwidth a bandwidth-bound op of class `op` moving `bytes` (read + written) sees,
+  /// bytes/s: l2_bytes_per_s when its working set fits in L2 (MemoryHierarchy reuse rule;
+  /// needs l2_bytes and l2_bytes_per_s), else hbm_bytes_per_s x memory_efficiency.
+  /// hbm_read/write/copy/triad are HBM by definition and l2_read is L2 by definition (HBM
+  /// figures when the preset gives no L2 bandwidth).
+  double memory_bytes_per_s(OpClass op, double bytes) const;
   /// Calibration points of this accelerator in use.
   std::size_t calibration_point_count() const { return measured_points_; }
   /// The fit of each group ("gemm", "attention/bf16/fwd", "bandwidth/hbm_copy",
@@ -190,7 +198,7 @@ class ComputeModel {
   /// (repeat_kv) so GQA does not save unfused traffic.
   OpEstimate attention(const AttentionShape& shape) const;
 
-  /// time = max((read + written) / (hbm_bytes_per_s x memory_efficiency),
+  /// time = max((read + written) / memory_bytes_per_s(elementwise, read + written),
   ///            flops / vector_flops_per_s) + kernel_launch_s. Throws ConfigError on negative
   /// or non-finite inputs, or flops > 0 on an accelerator without a vector peak.
   OpEstimate elementwise(const ElementwiseShape& shape) const;
@@ -212,7 +220,7 @@ class ComputeModel {
   OpEstimate fused_attention(const AttentionShape& shape) const;
   OpEstimate unfused_attention(const AttentionShape& shape) const;
   OpEstimate gemm_roofline(const GemmShape& shape) const;
-  OpEstimate bandwidth_roofline(double bytes, double flops) const;
+  OpEstimate bandwidth_roofline(OpClass op, double bytes, double flops) const;
   /// Fit features of a kernel (see fitted_model.hpp).
   std::vector<double> fit_features(const KernelShape& shape) const;
   /// Fit group name of a kernel, and the fallback group ("" if none).
@@ -222,6 +230,8 @@ class ComputeModel {
   double reference_time_s(const KernelShape& shape) const;
 
   AcceleratorSpec spec_;
+  /// HBM and, when the preset gives both its size and bandwidth, L2 (for the reuse rule).
+  std::optional<MemoryHierarchy> memory_;
   MeasuredTable table_;
   std::map<std::string, LinearTimeFit> fits_;
   std::size_t measured_points_ = 0;

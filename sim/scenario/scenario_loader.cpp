@@ -151,6 +151,7 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
     const std::string key = std::string("efficiency.matmul_") + format;
     if (reader.has(base + key)) spec.matmul_efficiency_by_dtype[dtype] = *reader.number(base + key);
   }
+  if (reader.has(base + "memory.l2_bandwidth")) spec.l2_bytes_per_s = q("memory.l2_bandwidth");
   spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
   spec.kernel_launch_s = q("kernel_launch");
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));

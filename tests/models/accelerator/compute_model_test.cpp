@@ -266,6 +266,31 @@ TEST_CASE("elementwise ops: bandwidth bound unless the vector math dominates") {
   CHECK(math_estimate.time_s == doctest::Approx(0.02 + 4e-6));
 }
 
+TEST_CASE("an op whose working set fits in L2 streams at L2 bandwidth, a larger one at HBM") {
+  AcceleratorSpec spec = test_accelerator(128);
+  spec.l2_bytes = 50e6;
+  spec.l2_bytes_per_s = 5e12;
+  const ComputeModel model(spec);
+  ElementwiseShape fits;  // 25 MB read + 25 MB written = the 50 MB of L2 exactly
+  fits.bytes_read = 25e6;
+  fits.bytes_written = 25e6;
+  CHECK(model.elementwise(fits).time_s == doctest::Approx(50e6 / 5e12 + 4e-6));
+  ElementwiseShape spills = fits;  // one byte more: HBM at 2e12 x 0.9
+  spills.bytes_written += 1;
+  CHECK(model.elementwise(spills).time_s == doctest::Approx((50e6 + 1) / 1.8e12 + 4e-6));
+  CHECK(model.memory_bytes_per_s(OpClass::layernorm, 49e6) == doctest::Approx(5e12));
+  CHECK(model.memory_bytes_per_s(OpClass::optimizer, 51e6) == doctest::Approx(1.8e12));
+  // The microbenchmarks name their level: hbm_* is HBM and l2_read is L2 at any size.
+  CHECK(model.memory_bytes_per_s(OpClass::hbm_copy, 1e6) == doctest::Approx(1.8e12));
+  CHECK(model.memory_bytes_per_s(OpClass::l2_read, 1e9) == doctest::Approx(5e12));
+
+  // Without an L2 bandwidth in the preset there is no reuse credit.
+  spec.l2_bytes_per_s = 0;
+  const ComputeModel no_l2(spec);
+  CHECK(no_l2.elementwise(fits).time_s == doctest::Approx(50e6 / 1.8e12 + 4e-6));
+  CHECK(no_l2.memory_bytes_per_s(OpClass::l2_read, 1e6) == doctest::Approx(1.8e12));
+}
+
 TEST_CASE("elementwise rejects negative amounts and flops without a vector peak") {
   ComputeModel model(test_accelerator(128));
   ElementwiseShape bad;
