@@ -336,3 +336,51 @@ TEST_CASE("kernel validation: deterministic hold-out and the report") {
                                         spec_for, 0, 1),
                        "unknown accelerator 'x'", ConfigError);
 }
+
+TEST_CASE("attention is validated across accelerators: each row from the others' scales") {
+  // Three accelerators (peaks 100, 200, 400 TFLOP/s) whose fused forward attention runs at
+  // 2x, 2x and 4x their own rooflines; one row each, so nothing could be held out per
+  // accelerator.
+  const auto spec_for = [](const std::string& name) {
+    AcceleratorSpec spec = test_spec();
+    spec.name = name;
+    const double scale = name == "gpu-a" ? 1.0 : name == "gpu-b" ? 2.0 : 4.0;
+    spec.peak_flops_per_s[Dtype::bf16] = 100e12 * scale;
+    return spec;
+  };
+  KernelShape shape;
+  shape.op = OpClass::attention;
+  shape.batch = 2;
+  shape.heads = 16;
+  shape.kv_heads = 16;
+  shape.seq_q = 8192;
+  shape.seq_kv = 8192;
+  shape.head_dim = 128;
+  std::string csv = header();
+  const std::pair<const char*, double> measured_scales[] = {{"gpu-a", 2.0}, {"gpu-b", 2.0}, {"gpu-c", 4.0}};
+  for (const auto& [name, scale] : measured_scales) {
+    const double time_s = scale * ComputeModel(spec_for(name)).roofline(shape).time_s;
+    char row[256];
+    std::snprintf(row, sizeof row, "%s,attention,bf16,,,,2,16,16,8192,8192,128,0,0,,%.17g,0,1,t\n", name, time_s);
+    csv += row;
+  }
+  // A causal row has no partner in its family and is not predicted.
+  csv += "gpu-a,attention,bf16,,,,2,16,16,8192,8192,128,1,0,,0.01,0,1,t\n";
+  const auto report = validate_kernels(parse_calibration_csv(csv, "a.csv").rows, spec_for, 0, 1);
+  REQUIRE(report.attention_transfer.size() == 3);
+  const auto& a = report.attention_transfer[0];
+  CHECK(a.row.accelerator == "gpu-a");
+  CHECK(a.own_scale == doctest::Approx(2.0));
+  CHECK(a.pooled_rows == 2);
+  CHECK(a.pooled_scale == doctest::Approx(std::sqrt(2.0 * 4.0)));  // geometric mean of b, c
+  CHECK(a.error == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  CHECK(a.roofline_error == doctest::Approx(0.5));
+  const auto& c = report.attention_transfer[2];
+  CHECK(c.pooled_scale == doctest::Approx(2.0));
+  CHECK(c.error == doctest::Approx(0.5));
+  // errors 0.414, 0.414, 0.5
+  CHECK(report.attention_transfer_median == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  const std::string text = render_kernel_validation(report);
+  CHECK(text.find("median error attention across accelerators n=3   predicted 41.4%   roofline 50.0%") !=
+        std::string::npos);
+}
