@@ -20,4 +20,11 @@ double AcceleratorSpec::peak_for(Dtype dtype) const {
                     " matrix peak; available formats: " + available);
 }
 
+double AcceleratorSpec::matmul_efficiency_for(Dtype dtype) const {
+  if (auto it = matmul_efficiency_by_dtype.find(dtype); it != matmul_efficiency_by_dtype.end()) {
+    return it->second;
+  }
+  return matmul_efficiency;
+}
+
 }  // namespace clustersim::models

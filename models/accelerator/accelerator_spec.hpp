@@ -20,7 +20,8 @@ struct AcceleratorSpec {
 
   double hbm_capacity_bytes = 0;
   double hbm_bytes_per_s = 0;  ///< datasheet peak
-  double l2_bytes = 0;
+  double l2_bytes = 0;         ///< last-level cache capacity, bytes (0: unknown)
+  double l2_bytes_per_s = 0;   ///< L2 read bandwidth, bytes/s (0: unknown, no L2 reuse credit)
   int compute_units = 0;  ///< SMs (NVIDIA), CUs (AMD), cores (TPU) -- for wave quantization
 
   double tdp_w = 0;
@@ -29,6 +30,11 @@ struct AcceleratorSpec {
   /// Fraction of peak the best large GEMM reaches ("maximum achievable matmul"), from
   /// public microbenchmarks; the roofline scales peak by it.
   double matmul_efficiency = 0.8;
+  /// The same fraction for formats whose best GEMM differs from `matmul_efficiency` (e.g. fp8
+  /// on Hopper reaches ~0.71 of its peak where bf16 reaches 0.80), each from a public
+  /// maximum-achievable-matmul measurement in that format. Formats not listed use
+  /// `matmul_efficiency`.
+  std::map<Dtype, double> matmul_efficiency_by_dtype;
   /// Fraction of HBM peak reached by streaming kernels (STREAM triad / copy).
   double memory_efficiency = 0.85;
   /// Fixed cost of one kernel launch, seconds.
@@ -49,6 +55,8 @@ struct AcceleratorSpec {
   /// `vector_flops_per_s` (an fp32 GEMM on H100 runs on the CUDA cores). Throws ConfigError
   /// naming the accelerator and listing its formats if it has no path for `dtype`.
   double peak_for(Dtype dtype) const;
+  /// Best-GEMM fraction of peak in `dtype`: matmul_efficiency_by_dtype, else matmul_efficiency.
+  double matmul_efficiency_for(Dtype dtype) const;
 };
 
 }  // namespace clustersim::models

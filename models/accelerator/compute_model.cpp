@@ -40,9 +40,6 @@ void require_attention_shape(const AttentionShape& shape) {
   }
 }
 
-/// Query blocks per attention tile (FlashAttention-2 forward: 128 query rows per thread block).
-constexpr std::int64_t kAttentionQueryBlock = 128;
-
 bool is_gemm_kind(OpClass op) { return op == OpClass::gemm || op == OpClass::batched_gemm; }
 
 AttentionShape to_attention_shape(const KernelShape& shape) {
@@ -131,19 +128,24 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                         std::string(dtype_name(dtype)) + " must be positive");
     }
   }
-}
-
-double ComputeModel::wave_quantization_efficiency(const GemmShape& shape) const {
-  require_positive(shape.m, "GEMM", "m");
-  require_positive(shape.n, "GEMM", "n");
-  require_positive(shape.batch, "GEMM", "batch");
-  const std::int64_t tiles_m = (shape.m + spec_.gemm_tile_m - 1) / spec_.gemm_tile_m;
-  const std::int64_t tiles_n = (shape.n + spec_.gemm_tile_n - 1) / spec_.gemm_tile_n;
-  const double tiles = static_cast<double>(tiles_m) * static_cast<double>(tiles_n) *
-                       static_cast<double>(shape.batch);
-  const double units = static_cast<double>(spec_.compute_units);
-  const double waves = std::ceil(tiles / units);
-  return tiles / (waves * units);
+  for (const auto& [dtype, efficiency] : spec_.matmul_efficiency_by_dtype) {
+    if (!(efficiency > 0 && efficiency <= 1)) {
+      throw ConfigError("accelerator '" + spec_.name + "': matmul efficiency for " +
+                        std::string(dtype_name(dtype)) + " must be in (0, 1]");
+    }
+  }
+  require_spec(spec_.l2_bytes >= 0 && spec_.l2_bytes_per_s >= 0, spec_,
+               "l2 size and bandwidth must not be negative");
+  if (spec_.l2_bytes > 0 && spec_.l2_bytes_per_s > 0) {
+    // The compute model only asks which level serves a working set; an unknown HBM capacity
+    // (0 in a bare spec) is taken as unbounded.
+    const double hbm_capacity = spec_.hbm_capacity_bytes > 0
+                                    ? spec_.hbm_capacity_bytes
+                                    : std::numeric_limits<double>::infinity();
+    memory_.emplace(std::vector<MemoryLevel>{
+        {MemoryLevelKind::hbm, hbm_capacity, spec_.hbm_bytes_per_s, 0.0, 0.0},
+        {MemoryLevelKind::l2, spec_.l2_bytes, spec_.l2_bytes_per_s, 0.0, 0.0}});
+  }
 }
 
 OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
@@ -157,30 +159,23 @@ OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
   return estimate(kernel);
 }
 
+GemmSchedule ComputeModel::gemm_schedule(const GemmShape& shape) const {
+  return fastest_gemm_schedule(shape, spec_, spec_.matmul_efficiency_for(shape.dtype));
+}
+
 OpEstimate ComputeModel::gemm_roofline(const GemmShape& shape) const {
-  require_positive(shape.m, "GEMM", "m");
-  require_positive(shape.n, "GEMM", "n");
-  require_positive(shape.k, "GEMM", "k");
-  require_positive(shape.batch, "GEMM", "batch");
+  const GemmSchedule schedule = gemm_schedule(shape);  // validates
   const double m = static_cast<double>(shape.m);
   const double n = static_cast<double>(shape.n);
   const double k = static_cast<double>(shape.k);
   const double batch = static_cast<double>(shape.batch);
-
-  const double flops = 2.0 * m * n * k * batch;
-  const double bytes =
+  OpEstimate estimate;
+  estimate.time_s = schedule.time_s + spec_.kernel_launch_s;
+  estimate.flops = 2.0 * m * n * k * batch;
+  estimate.bytes =
       ((m * k + k * n) * dtype_bytes(shape.dtype) + m * n * output_dtype_bytes(shape.dtype)) *
       batch;
-  const double efficiency = spec_.matmul_efficiency * wave_quantization_efficiency(shape) *
-                            (k / (k + kGemmTileKOverheadElements));
-  const double compute_s = flops / (spec_.peak_for(shape.dtype) * efficiency);
-  const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
-
-  OpEstimate estimate;
-  estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
-  estimate.flops = flops;
-  estimate.bytes = bytes;
-  estimate.compute_bound = compute_s >= memory_s;
+  estimate.compute_bound = schedule.compute_bound();
   estimate.provenance = Provenance::roofline;
   return estimate;
 }
@@ -314,12 +309,31 @@ OpEstimate ComputeModel::elementwise(const ElementwiseShape& shape) const {
   return bandwidth_op(OpClass::elementwise, shape.bytes_read + shape.bytes_written, shape.flops);
 }
 
-OpEstimate ComputeModel::bandwidth_roofline(double bytes, double flops) const {
+double ComputeModel::memory_bytes_per_s(OpClass op, double bytes) const {
+  const double hbm_bytes_per_s = spec_.hbm_bytes_per_s * spec_.memory_efficiency;
+  switch (op) {
+    case OpClass::hbm_read:
+    case OpClass::hbm_write:
+    case OpClass::hbm_copy:
+    case OpClass::hbm_triad:
+      return hbm_bytes_per_s;
+    case OpClass::l2_read:
+      return memory_ ? spec_.l2_bytes_per_s : hbm_bytes_per_s;
+    default:
+      break;
+  }
+  if (memory_ && memory_->serving_level(bytes) == MemoryLevelKind::l2) {
+    return memory_->effective_read_bytes_per_s(bytes);
+  }
+  return hbm_bytes_per_s;
+}
+
+OpEstimate ComputeModel::bandwidth_roofline(OpClass op, double bytes, double flops) const {
   if (flops > 0 && !(spec_.vector_flops_per_s > 0)) {
     throw ConfigError("accelerator '" + spec_.name +
                       "' has no vector_flops_per_s for an elementwise op with flops");
   }
-  const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
+  const double memory_s = bytes / memory_bytes_per_s(op, bytes);
   const double compute_s = flops > 0 ? flops / spec_.vector_flops_per_s : 0.0;
   OpEstimate estimate;
   estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
@@ -404,18 +418,21 @@ ComputeModel::ComputeModel(AcceleratorSpec spec, const CalibrationTable& calibra
     }
   }
   for (auto& [group, group_samples] : samples) {
-    // Overhead (feature 1) only when the group's sizes span kMinOverheadSpan (fitted_model.hpp).
+    // Every prediction carries the launch time; an extra overhead (the last feature) is
+    // fitted only when the group's roofline times span kMinOverheadSpan (fitted_model.hpp).
     double smallest = std::numeric_limits<double>::infinity(), largest = 0;
     for (const auto& sample : group_samples) {
-      smallest = std::min(smallest, sample.features[0]);
-      largest = std::max(largest, sample.features[0]);
+      double roofline_s = 0;
+      for (std::size_t j = 0; j + 1 < sample.features.size(); ++j) roofline_s += sample.features[j];
+      smallest = std::min(smallest, roofline_s);
+      largest = std::max(largest, roofline_s);
     }
-    double fixed_offset_s = 0;
     if (!(largest >= kMinOverheadSpan * smallest)) {
-      for (auto& sample : group_samples) sample.features[1] = 0;
-      fixed_offset_s = spec_.kernel_launch_s;
+      for (auto& sample : group_samples) sample.features.back() = 0;
     }
-    if (auto fit = LinearTimeFit::fit(group_samples, fixed_offset_s)) fits_.emplace(group, *fit);
+    if (auto fit = LinearTimeFit::fit(group_samples, spec_.kernel_launch_s)) {
+      fits_.emplace(group, *fit);
+    }
   }
   // The table interpolates each point's residual against the fit (or the roofline where no
   // fit exists): the fit carries the global trend, the table corrects it locally.
@@ -433,7 +450,7 @@ double ComputeModel::reference_time_s(const KernelShape& shape) const {
 }
 
 std::string ComputeModel::fit_group(const KernelShape& shape) const {
-  if (is_gemm_kind(shape.op)) return "gemm/" + std::string(dtype_name(shape.dtype));
+  if (is_gemm_kind(shape.op)) return "gemm";
   if (shape.op == OpClass::attention) {
     return "attention/" + std::string(dtype_name(shape.dtype)) +
            (shape.backward ? "/bwd" : "/fwd");
@@ -442,21 +459,15 @@ std::string ComputeModel::fit_group(const KernelShape& shape) const {
 }
 
 std::vector<double> ComputeModel::fit_features(const KernelShape& shape) const {
-  const OpEstimate roof = roofline(shape);
-  const double memory_s = roof.bytes / spec_.hbm_bytes_per_s;
-  if (!is_matrix_op(shape.op)) return {memory_s, 1.0};
-  double wave = 1.0;
-  if (is_gemm_kind(shape.op)) {
-    wave = wave_quantization_efficiency(to_gemm_shape(shape));
-  } else {
-    const double tiles = static_cast<double>(shape.batch * shape.heads *
-                                             ((shape.seq_q + kAttentionQueryBlock - 1) /
-                                              kAttentionQueryBlock));
-    const double units = static_cast<double>(spec_.compute_units);
-    wave = tiles / (std::ceil(tiles / units) * units);
-  }
-  const double ideal_s = roof.flops / spec_.peak_for(shape.dtype);
-  return {ideal_s, 1.0, ideal_s * (1.0 / wave - 1.0), memory_s};
+  // The roofline's time above the launch overhead, scaled by the fit (fitted_model.hpp).
+  const double roofline_s = roofline(shape).time_s - spec_.kernel_launch_s;
+  if (!is_gemm_kind(shape.op)) return {roofline_s, 1.0};
+  // GEMMs: one column per dtype (enum order), so each format gets its own scale while the
+  // overhead is shared.
+  std::vector<double> features(kDtypeCount + 1, 0.0);
+  features[static_cast<std::size_t>(shape.dtype)] = roofline_s;
+  features[kDtypeCount] = 1.0;
+  return features;
 }
 
 OpEstimate ComputeModel::roofline(const KernelShape& shape) const {
@@ -474,7 +485,7 @@ OpEstimate ComputeModel::roofline(const KernelShape& shape) const {
     throw ConfigError(std::string(op_class_name(shape.op)) +
                       " needs a positive byte count, got " + std::to_string(shape.bytes));
   }
-  return bandwidth_roofline(shape.bytes, shape.flops);
+  return bandwidth_roofline(shape.op, shape.bytes, shape.flops);
 }
 
 std::optional<OpEstimate> ComputeModel::measured(const KernelShape& shape) const {
@@ -494,8 +505,15 @@ std::optional<OpEstimate> ComputeModel::fitted(const KernelShape& shape) const {
     fit = fits_.find("bandwidth/streaming");
   }
   if (fit == fits_.end()) return std::nullopt;
+  const std::vector<double> features = fit_features(shape);
+  // A fit only speaks for the formats it saw: a GEMM dtype whose scale was not fitted (no
+  // points, or dropped) has no fitted estimate.
+  const std::vector<double>& coefficients = fit->second.coefficients();
+  for (std::size_t j = 0; j + 1 < features.size(); ++j) {
+    if (features[j] != 0 && !(coefficients[j] > 0)) return std::nullopt;
+  }
   OpEstimate estimate = roofline(shape);
-  estimate.time_s = fit->second.predict_s(fit_features(shape));
+  estimate.time_s = fit->second.predict_s(features);
   estimate.provenance = Provenance::fitted;
   return estimate;
 }

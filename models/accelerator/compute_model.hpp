@@ -9,9 +9,14 @@
 ///   2. a least-squares fit over the measured points (LinearTimeFit, per op kind and dtype),
 ///   3. the analytical roofline below.
 /// Roofline:
-///   time = max(flops / (peak(dtype) x efficiency), bytes / (hbm_bytes_per_s x memory_efficiency))
-///          + kernel_launch_s
-/// where for a GEMM efficiency = matmul_efficiency x wave_quantization x small_k.
+///   GEMM: the cheapest kernel configuration of gemm_schedule.hpp (tile shape, waves or
+///         stream-K; max(main-loop math, operand traffic) + exposed epilogue store), at
+///         matmul_efficiency_for(dtype), + kernel_launch_s;
+///   attention: max(flops / (peak x matmul_efficiency x pass efficiency), bytes / HBM);
+///   bandwidth ops: max(bytes / serving bandwidth, flops / vector peak) + kernel_launch_s,
+///         where the serving level is L2 when the op's working set (bytes read + written)
+///         fits in L2 and the preset gives an L2 bandwidth (MemoryHierarchy reuse rule), else
+///         HBM at hbm_bytes_per_s x memory_efficiency.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,8 +28,10 @@
 #include "models/accelerator/accelerator_spec.hpp"
 #include "models/accelerator/calibration_table.hpp"
 #include "models/accelerator/fitted_model.hpp"
+#include "models/accelerator/gemm_schedule.hpp"
 #include "models/accelerator/measured_table.hpp"
 #include "models/accelerator/op_class.hpp"
+#include "models/memory/memory_hierarchy.hpp"
 
 namespace clustersim::models {
 
@@ -40,14 +47,6 @@ struct OpEstimate {
   double bytes = 0;       ///< bytes moved to/from HBM
   bool compute_bound = false;
   Provenance provenance = Provenance::roofline;
-};
-
-/// C[m,n] = A[m,k] x B[k,n], repeated `batch` times (batched GEMM).
-/// Bytes = (m*k + k*n) x dtype_bytes + m*n x output_dtype_bytes (fp8/fp4 write bf16), x batch.
-struct GemmShape {
-  std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t batch = 1;
-  Dtype dtype = Dtype::bf16;
 };
 
 /// Fused attention (FlashAttention-style): no s x s matrix in HBM. `unfused` describes the
@@ -107,14 +106,6 @@ struct OptimizerShape {
   double flops_per_parameter = 12;
 };
 
-/// Small-K prologue/epilogue cost of one GEMM tile, in K elements. Each output tile runs
-/// k / tile_k main-loop iterations; before the first one the multi-stage smem pipeline must be
-/// filled and after the last one the accumulator tile is converted and stored. Together that
-/// costs about one main-loop iteration at tile_k = 64, so compute efficiency is scaled by
-/// k / (k + 64). At the K of the shapes that calibrated `matmul_efficiency` (k >= 2816) the
-/// factor is >= 0.978; it matters for small-K GEMMs (k = 768: 0.923).
-inline constexpr double kGemmTileKOverheadElements = 64.0;
-
 /// Fused-attention forward efficiency relative to the accelerator's GEMM efficiency.
 /// FlashAttention-2 (Dao, arXiv:2307.08691, abstract) reaches up to 73% of A100 peak in the
 /// forward pass; the best A100 GEMM reaches 81% (cuBLASLt fp16 8192^3 = 253.7 of 312 TFLOP/s,
@@ -148,10 +139,14 @@ class ComputeModel {
 
   /// Same, calibrated by the rows of `calibration` whose accelerator is spec.name (others are
   /// ignored; layer_fwd/layer_bwd rows are not used). Builds the MeasuredTable and one
-  /// LinearTimeFit per fit group: GEMM and batched GEMM per dtype; attention per dtype and
-  /// direction; each bandwidth op class on its own, and a pooled "streaming" group
-  /// (hbm_read/write/copy/triad, memcpy, elementwise) that bandwidth classes without points
-  /// of their own (other than l2_read) fall back to.
+  /// LinearTimeFit per fit group. Every fit scales the roofline (fitted_model.hpp):
+  /// time = kernel_launch_s + c x (roofline - kernel_launch_s) + overhead.
+  /// Groups: "gemm" pools gemm and batched_gemm of every dtype, with one scale c per dtype
+  /// and a shared extra overhead (the shape terms are physical, only the achievable
+  /// fraction differs by format, so a dtype with one or two points still gets the overhead
+  /// its siblings show); attention per dtype and direction; each bandwidth op class on its
+  /// own, and a pooled "streaming" group (hbm_read/write/copy/triad, memcpy, elementwise) that
+  /// bandwidth classes without points of their own (other than l2_read) fall back to.
   ComputeModel(AcceleratorSpec spec, const CalibrationTable& calibration);
 
   /// Best available estimate for a kernel: measured(), else fitted(), else roofline().
@@ -162,22 +157,29 @@ class ComputeModel {
   /// Fitted-model estimate, or nullopt when no fit exists for the op's group.
   std::optional<OpEstimate> fitted(const KernelShape& shape) const;
   /// Pure analytical roofline (matrix ops as gemm()/attention() describe; bandwidth ops:
-  /// max(bytes / (hbm x memory_efficiency), flops / vector peak) + launch). l2_read uses the
-  /// HBM figures too (the L2 level belongs to the memory-hierarchy model).
+  /// max(bytes / memory_bytes_per_s(op, bytes), flops / vector peak) + launch).
   OpEstimate roofline(const KernelShape& shape) const;
+  /// Bandwidth a bandwidth-bound op of class `op` moving `bytes` (read + written) sees,
+  /// bytes/s: l2_bytes_per_s when its working set fits in L2 (MemoryHierarchy reuse rule;
+  /// needs l2_bytes and l2_bytes_per_s), else hbm_bytes_per_s x memory_efficiency.
+  /// hbm_read/write/copy/triad are HBM by definition and l2_read is L2 by definition (HBM
+  /// figures when the preset gives no L2 bandwidth).
+  double memory_bytes_per_s(OpClass op, double bytes) const;
   /// Calibration points of this accelerator in use.
   std::size_t calibration_point_count() const { return measured_points_; }
-  /// The fit of each group ("gemm/bf16", "attention/bf16/fwd", "bandwidth/hbm_copy",
-  /// "bandwidth/streaming", ...), for reports.
+  /// The fit of each group ("gemm", "attention/bf16/fwd", "bandwidth/hbm_copy",
+  /// "bandwidth/streaming", ...), for reports. The "gemm" fit has one coefficient per Dtype
+  /// (enum order), then the overhead.
   const std::map<std::string, LinearTimeFit>& fits() const { return fits_; }
 
-  /// Batched GEMM. flops = 2 m n k batch. Compute efficiency = matmul_efficiency x
-  /// wave quantization (tiles = ceil(m/tile_m) ceil(n/tile_n) batch over compute_units:
-  /// tiles / (ceil(tiles/units) x units)) x k / (k + kGemmTileKOverheadElements).
-  /// Padding inside partial tiles is not charged: libraries pick tile shapes (and GEMV
-  /// kernels for m = 1) that fit the problem. Throws ConfigError naming a non-positive
+  /// Batched GEMM. flops = 2 m n k batch; bytes = A and B once and C (see GemmShape).
+  /// Roofline: gemm_schedule() + kernel_launch_s. Throws ConfigError naming a non-positive
   /// dimension or a dtype the accelerator lacks.
   OpEstimate gemm(const GemmShape& shape) const;
+
+  /// The kernel configuration the roofline picks for `shape` and its cost terms (without the
+  /// launch). Throws like gemm().
+  GemmSchedule gemm_schedule(const GemmShape& shape) const;
 
   /// Attention, forward or backward.
   /// Fused (FlashAttention-2): flops from attention_flops(); bytes = Q, K, V read and O
@@ -196,7 +198,7 @@ class ComputeModel {
   /// (repeat_kv) so GQA does not save unfused traffic.
   OpEstimate attention(const AttentionShape& shape) const;
 
-  /// time = max((read + written) / (hbm_bytes_per_s x memory_efficiency),
+  /// time = max((read + written) / memory_bytes_per_s(elementwise, read + written),
   ///            flops / vector_flops_per_s) + kernel_launch_s. Throws ConfigError on negative
   /// or non-finite inputs, or flops > 0 on an accelerator without a vector peak.
   OpEstimate elementwise(const ElementwiseShape& shape) const;
@@ -212,16 +214,13 @@ class ComputeModel {
   /// Device-to-device copy of `bytes_copied` bytes (moves 2 x bytes_copied); op "memcpy".
   OpEstimate memcpy(double bytes_copied) const;
 
-  /// Wave-quantization efficiency in (0, 1] of the GEMM's output tiles over compute units.
-  double wave_quantization_efficiency(const GemmShape& shape) const;
-
   const AcceleratorSpec& spec() const { return spec_; }
 
  private:
   OpEstimate fused_attention(const AttentionShape& shape) const;
   OpEstimate unfused_attention(const AttentionShape& shape) const;
   OpEstimate gemm_roofline(const GemmShape& shape) const;
-  OpEstimate bandwidth_roofline(double bytes, double flops) const;
+  OpEstimate bandwidth_roofline(OpClass op, double bytes, double flops) const;
   /// Fit features of a kernel (see fitted_model.hpp).
   std::vector<double> fit_features(const KernelShape& shape) const;
   /// Fit group name of a kernel, and the fallback group ("" if none).
@@ -231,6 +230,8 @@ class ComputeModel {
   double reference_time_s(const KernelShape& shape) const;
 
   AcceleratorSpec spec_;
+  /// HBM and, when the preset gives both its size and bandwidth, L2 (for the reuse rule).
+  std::optional<MemoryHierarchy> memory_;
   MeasuredTable table_;
   std::map<std::string, LinearTimeFit> fits_;
   std::size_t measured_points_ = 0;

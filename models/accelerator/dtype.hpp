@@ -1,5 +1,6 @@
 #pragma once
 /// Numeric formats of accelerator math.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -7,6 +8,8 @@ namespace clustersim::models {
 
 /// Numeric format of an op's math and operands.
 enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
+/// Number of Dtype values (for per-format arrays indexed by the enum value).
+inline constexpr std::size_t kDtypeCount = 6;
 
 /// Bytes per element of the format as stored in memory (tf32 is stored as fp32).
 double dtype_bytes(Dtype dtype);

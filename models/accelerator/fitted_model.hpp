@@ -1,23 +1,24 @@
 #pragma once
 /// Estimator (2): a least-squares model fitted to measured points (Eigen).
 ///
-/// Time is modelled as a non-negative combination of physically motivated terms
-///   time = c_0 f_0 + c_1 f_1 + ...
-/// with, for matrix ops (ComputeModel builds them, in this priority order):
-///   f_0 = flops / peak                          ideal compute time, seconds
-///   f_1 = 1                                     fixed per-kernel overhead (launch, prologue)
-///   f_2 = f_0 x (1 / wave_quantization - 1)     time lost to the last partial wave of tiles
-///   f_3 = bytes / hbm_peak                      ideal memory time, seconds
-/// so efficiency = flops / (peak x time) = 1 / (c_0 + c_2 (1/wave - 1) +
-/// c_3 peak / (intensity x hbm_peak) + c_1 peak / flops): a function of arithmetic intensity,
-/// size and wave quantization (c_0 = 1 / best efficiency). For bandwidth ops:
-/// f_0 = bytes / hbm_peak, f_1 = 1.
+/// Time is modelled as a fixed offset plus a non-negative combination of terms
+///   time = offset + c_0 f_0 + c_1 f_1 + ...
+/// ComputeModel builds the terms from its own roofline, so the fit corrects the physics rather
+/// than replacing it (the roofline carries tile and wave quantization, stream-K, the memory
+/// bound, the exposed epilogue and L2 residency, which a handful of points could not teach a
+/// free-form model):
+///   offset = the accelerator's kernel launch time,
+///   f_j    = roofline time - launch (for GEMMs one such column per dtype, zero for the other
+///            formats, so each format gets its own scale c_j),
+///   f_last = 1, an extra fixed overhead (library dispatch, host-side cost) beyond the launch.
+/// c_j = 1 reproduces the roofline; c_j > 1 means the format reaches a smaller fraction of
+/// peak (or of bandwidth) than the preset says.
 /// A fixed overhead can only be fitted from points of very different sizes: when a group's
-/// f_0 spans less than kMinOverheadSpan, ComputeModel zeroes f_1 and passes the accelerator's
-/// kernel launch time as a fixed offset instead (an overhead fitted from large transfers alone
-/// would be noise, and would be charged to every small kernel).
+/// roofline times span less than kMinOverheadSpan, ComputeModel zeroes f_last (an overhead
+/// fitted from large transfers alone would be noise, and would be charged to every small
+/// kernel).
 /// The fit minimises the relative error sum ((predicted - measured) / measured)^2, which is
-/// linear in c: row i of the system is f(i) / time_i = 1.
+/// linear in c: row i of the system is f(i) / time_i = 1 - offset / time_i.
 #include <optional>
 #include <string>
 #include <vector>

@@ -77,7 +77,67 @@ std::string pad(std::string text, std::size_t width) {
   return text;
 }
 
+/// Kernel family of an attention row for the cross-accelerator check.
+std::string attention_family(const KernelShape& shape) {
+  std::string family(dtype_name(shape.dtype));
+  family.append(shape.backward ? "/bwd" : "/fwd");
+  family.append(shape.causal ? "/causal" : "/full");
+  return family;
+}
+
 }  // namespace
+
+void attention_across_accelerators(
+    const std::vector<CalibrationRow>& rows,
+    const std::function<AcceleratorSpec(const std::string&)>& spec_for,
+    KernelValidationReport& report) {
+  struct Point {
+    const CalibrationRow* row;
+    double launch_s, roofline_s, scale;
+  };
+  std::vector<Point> points;
+  std::map<std::string, ComputeModel> rooflines;  // uncalibrated, one per accelerator
+  for (const auto& row : rows) {
+    if (row.shape.op != OpClass::attention) continue;
+    auto model = rooflines.find(row.accelerator);
+    if (model == rooflines.end()) {
+      model = rooflines.emplace(row.accelerator, ComputeModel(spec_for(row.accelerator))).first;
+    }
+    const double launch_s = model->second.spec().kernel_launch_s;
+    const double roofline_s = model->second.roofline(row.shape).time_s;
+    points.push_back({&row, launch_s, roofline_s, (row.time_s - launch_s) / (roofline_s - launch_s)});
+  }
+  std::vector<double> errors, roofline_errors;
+  for (const auto& point : points) {
+    double log_sum = 0;
+    std::size_t count = 0;
+    for (const auto& other : points) {
+      if (other.row->accelerator == point.row->accelerator ||
+          attention_family(other.row->shape) != attention_family(point.row->shape) ||
+          !(other.scale > 0)) {
+        continue;
+      }
+      log_sum += std::log(other.scale);
+      ++count;
+    }
+    if (count == 0) continue;
+    AttentionTransfer transfer;
+    transfer.row = *point.row;
+    transfer.roofline_s = point.roofline_s;
+    transfer.own_scale = point.scale;
+    transfer.pooled_scale = std::exp(log_sum / static_cast<double>(count));
+    transfer.pooled_rows = count;
+    transfer.predicted_s =
+        point.launch_s + transfer.pooled_scale * (point.roofline_s - point.launch_s);
+    transfer.error = std::abs(transfer.predicted_s - point.row->time_s) / point.row->time_s;
+    transfer.roofline_error = std::abs(point.roofline_s - point.row->time_s) / point.row->time_s;
+    errors.push_back(transfer.error);
+    roofline_errors.push_back(transfer.roofline_error);
+    report.attention_transfer.push_back(std::move(transfer));
+  }
+  report.attention_transfer_median = median_of(errors);
+  report.attention_transfer_roofline_median = median_of(roofline_errors);
+}
 
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -176,6 +236,7 @@ KernelValidationReport validate_kernels(
   }
   report.overall = summarize(all);
   for (const auto& [kind, members] : by_kind) report.by_kind[kind] = summarize(members);
+  attention_across_accelerators(usable, spec_for, report);
   return report;
 }
 
@@ -194,11 +255,11 @@ std::string render_kernel_validation(const KernelValidationReport& report) {
                   report.comparisons.size());
   }
   out += line;
-  out += pad("accelerator", 15) + pad("kernel", 44) + pad("measured", 12) + pad("best", 12) +
+  out += pad("accelerator", 15) + pad("kernel", 48) + pad("measured", 12) + pad("best", 12) +
          pad("from", 16) + pad("err", 8) + pad("fitted", 12) + pad("err", 8) + pad("roofline", 12) +
          "err\n";
   for (const auto& c : report.comparisons) {
-    out += pad(c.row.accelerator, 15) + pad(describe_kernel(c.row.shape), 44) +
+    out += pad(c.row.accelerator, 15) + pad(describe_kernel(c.row.shape), 48) +
            pad(time_text(c.row.time_s), 12) + pad(time_text(c.best.time_s), 12) +
            pad(std::string(provenance_name(c.best.provenance)), 16) + pad(percent(c.best_error), 8) +
            pad(c.fitted_s ? time_text(*c.fitted_s) : "-", 12) +
@@ -215,6 +276,26 @@ std::string render_kernel_validation(const KernelValidationReport& report) {
   };
   summary_line("all", report.overall);
   for (const auto& [kind, summary] : report.by_kind) summary_line(kind, summary);
+  if (!report.attention_transfer.empty()) {
+    out += "attention, leave one accelerator out (scale measured/roofline pooled over the other "
+           "accelerators of the same dtype, direction and masking):\n";
+    out += pad("accelerator", 15) + pad("kernel", 48) + pad("measured", 12) + pad("own scale", 11) +
+           pad("pooled", 14) + pad("predicted", 12) + pad("err", 8) + pad("roofline", 12) + "err\n";
+    for (const auto& t : report.attention_transfer) {
+      char scale[32], pooled[32];
+      std::snprintf(scale, sizeof scale, "%.3f", t.own_scale);
+      std::snprintf(pooled, sizeof pooled, "%.3f (n=%zu)", t.pooled_scale, t.pooled_rows);
+      out += pad(t.row.accelerator, 15) + pad(describe_kernel(t.row.shape), 48) +
+             pad(time_text(t.row.time_s), 12) + pad(scale, 11) + pad(pooled, 14) +
+             pad(time_text(t.predicted_s), 12) + pad(percent(t.error), 8) +
+             pad(time_text(t.roofline_s), 12) + percent(t.roofline_error) + "\n";
+    }
+    std::snprintf(line, sizeof line,
+                  "median error attention across accelerators n=%-3zu predicted %-7s roofline %s\n",
+                  report.attention_transfer.size(), percent(report.attention_transfer_median).c_str(),
+                  percent(report.attention_transfer_roofline_median).c_str());
+    out += line;
+  }
   for (const auto& skipped : report.skipped) out += "skipped " + skipped + "\n";
   return out;
 }

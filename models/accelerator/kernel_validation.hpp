@@ -51,6 +51,23 @@ struct ErrorSummary {
   double roofline_median = 0;
 };
 
+/// Attention validated across accelerators: the public data has one attention point per
+/// accelerator, so a row is predicted from the *other* accelerators' rows of the same kernel
+/// family (dtype, direction, causal). Each accelerator's roofline already normalises by its
+/// peak and matmul efficiency; the other rows give the scale measured / roofline (above the
+/// launch), pooled as a geometric mean, and the prediction is
+/// launch + scale x (roofline - launch).
+struct AttentionTransfer {
+  CalibrationRow row;
+  double roofline_s = 0;        ///< this accelerator's roofline
+  double own_scale = 0;         ///< (measured - launch) / (roofline - launch) of this row
+  double pooled_scale = 0;      ///< geometric mean of the other accelerators' scales
+  std::size_t pooled_rows = 0;  ///< how many rows it pools
+  double predicted_s = 0;       ///< launch + pooled_scale x (roofline - launch)
+  double error = 0;             ///< |predicted - measured| / measured
+  double roofline_error = 0;    ///< |roofline - measured| / measured
+};
+
 /// The whole comparison.
 struct KernelValidationReport {
   double holdout_fraction = 0;
@@ -60,6 +77,11 @@ struct KernelValidationReport {
   std::vector<std::string> skipped;           ///< "file:line: why" for rows not compared
   ErrorSummary overall;
   std::map<std::string, ErrorSummary> by_kind;  ///< "gemm", "attention", "bandwidth"
+  /// Leave-one-accelerator-out attention rows (every attention row with at least one other
+  /// accelerator in its family; independent of the hold-out split), in row order.
+  std::vector<AttentionTransfer> attention_transfer;
+  double attention_transfer_median = 0;           ///< median error of those predictions
+  double attention_transfer_roofline_median = 0;  ///< median roofline error of the same rows
 };
 
 /// Calibrates one ComputeModel per accelerator with the fit rows and predicts the compared rows
@@ -71,8 +93,16 @@ KernelValidationReport validate_kernels(
     const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
     std::uint64_t seed);
 
+/// Fills report.attention_transfer (see AttentionTransfer) from the attention rows of `rows`;
+/// `spec_for` as in validate_kernels (which calls this).
+void attention_across_accelerators(
+    const std::vector<CalibrationRow>& rows,
+    const std::function<AcceleratorSpec(const std::string&)>& spec_for,
+    KernelValidationReport& report);
+
 /// Plain-text table: one line per compared row (shape, measured, best with provenance, fitted,
-/// roofline, and their errors), then the medians overall and per kind, then skipped rows.
+/// roofline, and their errors), then the medians overall and per kind, then the
+/// leave-one-accelerator-out attention table (when there is one), then skipped rows.
 std::string render_kernel_validation(const KernelValidationReport& report);
 
 /// Median of `values` (mean of the two middle values for an even count); 0 when empty.

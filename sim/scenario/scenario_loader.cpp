@@ -147,6 +147,11 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   spec.tdp_w = q("power.tdp");
   spec.idle_w = q("power.idle");
   spec.matmul_efficiency = reader.number(base + "efficiency.matmul").value_or(0.8);
+  for (const auto& [format, dtype] : kPeakFormats) {
+    const std::string key = std::string("efficiency.matmul_") + format;
+    if (reader.has(base + key)) spec.matmul_efficiency_by_dtype[dtype] = *reader.number(base + key);
+  }
+  if (reader.has(base + "memory.l2_bandwidth")) spec.l2_bytes_per_s = q("memory.l2_bandwidth");
   spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
   spec.kernel_launch_s = q("kernel_launch");
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
@@ -197,7 +202,7 @@ void read_memory_and_power(const ConfigNode& entry, const models::AcceleratorSpe
       power.energy_j_per_flop[dtype] = q(key);
     } else if (spec.peak_flops_per_s.count(dtype) && spec.tdp_w > spec.idle_w) {
       power.energy_j_per_flop[dtype] =
-          0.8 * (spec.tdp_w - spec.idle_w) / (spec.matmul_efficiency * spec.peak_flops_per_s.at(dtype));
+          0.8 * (spec.tdp_w - spec.idle_w) / (spec.matmul_efficiency_for(dtype) * spec.peak_flops_per_s.at(dtype));
     }
   }
 }

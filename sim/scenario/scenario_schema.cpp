@@ -66,6 +66,24 @@ std::vector<Field> accelerator_preset_fields() {
                    "board power"),
       object_field("efficiency",
                    {number_field("matmul", "best large-GEMM fraction of peak").positive().range(0, 1).def("0.8"),
+                    number_field("matmul_fp32", "best fp32 GEMM fraction of the fp32 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
+                    number_field("matmul_tf32", "best tf32 GEMM fraction of the tf32 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
+                    number_field("matmul_bf16", "best bf16 GEMM fraction of the bf16 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
+                    number_field("matmul_fp16", "best fp16 GEMM fraction of the fp16 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
+                    number_field("matmul_fp8", "best fp8 GEMM fraction of the fp8 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
+                    number_field("matmul_fp4", "best fp4 GEMM fraction of the fp4 peak; unset: matmul")
+                        .positive()
+                        .range(0, 1),
                     number_field("memory", "STREAM fraction of HBM peak").positive().range(0, 1).def("0.85")},
                    "achievable fractions of peak (public microbenchmarks)"),
       quantity_field("kernel_launch", Dimension::seconds, "fixed cost of one kernel launch").def("4 us"),

@@ -223,13 +223,44 @@ TEST_CASE("calibrated compute model: measured table, then fit, then roofline") {
   fp16.dtype = Dtype::fp16;
   CHECK(with_fp16.gemm(fp16).provenance == Provenance::roofline);
   CHECK(plain.gemm(outside).provenance == Provenance::roofline);
-  // roofline: full waves, small-K factor 4096 / (4096 + 64)
-  CHECK(plain.gemm(outside).time_s == doctest::Approx(2.0 * 12800 * 1280 * 4096 / 100e12 * 4160 / 4096));
+  // roofline: full waves, small-K factor (4096 + 64) / 4096, then the C store at 1 TB/s
+  CHECK(plain.gemm(outside).time_s ==
+        doctest::Approx(2.0 * 12800 * 1280 * 4096 / 100e12 * 4160 / 4096 + 12800.0 * 1280 * 2 / 1e12));
+  // The pooled GEMM fit has a bf16 scale only: fp16 GEMMs get no fitted estimate from it.
+  CHECK_FALSE(with_fp16.fitted({OpClass::gemm, Dtype::fp16, 12800, 1280, 4096}).has_value());
+  CHECK(with_fp16.fitted({OpClass::gemm, Dtype::bf16, 12800, 1280, 4096}).has_value());
   // Rows of other accelerators are ignored; a dtype the accelerator lacks is an error.
   const auto foreign = parse_calibration_csv(header() + "other,gemm,fp8,8,8,8,,,,,,,,,,1e-6,0,1,s\n", "f.csv");
   CHECK(ComputeModel(test_spec(), foreign).calibration_point_count() == 0);
   const auto fp8 = parse_calibration_csv(header() + "testgpu,gemm,fp8,8,8,8,,,,,,,,,,1e-6,0,1,s\n", "f.csv");
   CHECK_THROWS_AS(ComputeModel(test_spec(), fp8), ConfigError);
+}
+
+TEST_CASE("the GEMM fit pools dtypes: one scale per format, one shared overhead") {
+  // bf16 points run at 2x the roofline plus 10 us, over a 16x span of sizes (overhead
+  // identifiable); a single fp8 point runs at 1.5x its roofline plus the same 10 us.
+  AcceleratorSpec spec = test_spec();
+  spec.peak_flops_per_s[Dtype::fp8] = 200e12;
+  const ComputeModel plain(spec);
+  auto roofline_s = [&](int m, Dtype dtype) {
+    return plain.roofline({OpClass::gemm, dtype, m, 1280, 4096}).time_s;
+  };
+  std::string csv = header();
+  for (int m = 1280; m <= 20480; m *= 2) csv += gemm_row(m, 1280, 4096, 2.0 * roofline_s(m, Dtype::bf16) + 10e-6);
+  char row[200];
+  std::snprintf(row, sizeof row, "testgpu,gemm,fp8,2560,1280,4096,,,,,,,,,,%.17g,0,1,test\n",
+                1.5 * roofline_s(2560, Dtype::fp8) + 10e-6);
+  csv += row;
+  const ComputeModel calibrated(spec, parse_calibration_csv(csv, "p.csv"));
+  REQUIRE(calibrated.fits().count("gemm") == 1);
+  const LinearTimeFit& fit = calibrated.fits().at("gemm");
+  CHECK(fit.coefficients()[static_cast<std::size_t>(Dtype::bf16)] == doctest::Approx(2.0));
+  CHECK(fit.coefficients()[static_cast<std::size_t>(Dtype::fp8)] == doctest::Approx(1.5));
+  CHECK(fit.coefficients()[kDtypeCount] == doctest::Approx(10e-6));
+  // An fp8 shape far from its one point: its own scale, the overhead learnt from bf16.
+  const auto fp8 = calibrated.fitted({OpClass::gemm, Dtype::fp8, 40960, 1280, 4096});
+  REQUIRE(fp8.has_value());
+  CHECK(fp8->time_s == doctest::Approx(1.5 * roofline_s(40960, Dtype::fp8) + 10e-6));
 }
 
 TEST_CASE("bandwidth ops: new op classes, streaming fallback, provenance") {
@@ -290,17 +321,66 @@ TEST_CASE("kernel validation: deterministic hold-out and the report") {
   CHECK(report.skipped.size() == 1);
   CHECK(report.skipped[0] == "k.csv:8: layer_fwd is not costed by the compute model");
   // Every point runs at exactly 1/2 of peak: the fit predicts the held-out ones exactly while
-  // the roofline (efficiency 1 x small-K 4096/4160) is 1 - 0.5 x 4160/4096 = 49.2% off.
+  // the roofline (efficiency 1, small-K (4096 + 64)/4096, and the exposed C store
+  // m n 2 B / 1 TB/s = 100/4096 of the ideal time) is 1 - 0.5 x 4260/4096 = 48.0% off.
   for (const auto& c : report.comparisons) {
     CHECK(c.best_error == doctest::Approx(0.0));
-    CHECK(c.roofline_error == doctest::Approx(1 - 0.5 * 4160 / 4096));
+    CHECK(c.roofline_error == doctest::Approx(1 - 0.5 * 4260 / 4096));
   }
-  CHECK(report.overall.roofline_median == doctest::Approx(1 - 0.5 * 4160 / 4096));
+  CHECK(report.overall.roofline_median == doctest::Approx(1 - 0.5 * 4260 / 4096));
   const std::string text = render_kernel_validation(report);
   CHECK(text.find("held-out validation: 4 rows fitted, 2 held out (fraction 0.30, seed 7)") == 0);
-  CHECK(text.find("median error all        n=2   best 0.0%    fitted 0.0%    (n=2)  roofline 49.2%") != std::string::npos);
+  CHECK(text.find("median error all        n=2   best 0.0%    fitted 0.0%    (n=2)  roofline 48.0%") != std::string::npos);
   CHECK(text.find("skipped k.csv:8: layer_fwd") != std::string::npos);
   CHECK_THROWS_WITH_AS(validate_kernels(parse_calibration_csv(header() + "x,gemm,bf16,8,8,8,,,,,,,,,,1,0,1,s\n", "x.csv").rows,
                                         spec_for, 0, 1),
                        "unknown accelerator 'x'", ConfigError);
+}
+
+TEST_CASE("attention is validated across accelerators: each row from the others' scales") {
+  // Three accelerators (peaks 100, 200, 400 TFLOP/s) whose fused forward attention runs at
+  // 2x, 2x and 4x their own rooflines; one row each, so nothing could be held out per
+  // accelerator.
+  const auto spec_for = [](const std::string& name) {
+    AcceleratorSpec spec = test_spec();
+    spec.name = name;
+    const double scale = name == "gpu-a" ? 1.0 : name == "gpu-b" ? 2.0 : 4.0;
+    spec.peak_flops_per_s[Dtype::bf16] = 100e12 * scale;
+    return spec;
+  };
+  KernelShape shape;
+  shape.op = OpClass::attention;
+  shape.batch = 2;
+  shape.heads = 16;
+  shape.kv_heads = 16;
+  shape.seq_q = 8192;
+  shape.seq_kv = 8192;
+  shape.head_dim = 128;
+  std::string csv = header();
+  const std::pair<const char*, double> measured_scales[] = {{"gpu-a", 2.0}, {"gpu-b", 2.0}, {"gpu-c", 4.0}};
+  for (const auto& [name, scale] : measured_scales) {
+    const double time_s = scale * ComputeModel(spec_for(name)).roofline(shape).time_s;
+    char row[256];
+    std::snprintf(row, sizeof row, "%s,attention,bf16,,,,2,16,16,8192,8192,128,0,0,,%.17g,0,1,t\n", name, time_s);
+    csv += row;
+  }
+  // A causal row has no partner in its family and is not predicted.
+  csv += "gpu-a,attention,bf16,,,,2,16,16,8192,8192,128,1,0,,0.01,0,1,t\n";
+  const auto report = validate_kernels(parse_calibration_csv(csv, "a.csv").rows, spec_for, 0, 1);
+  REQUIRE(report.attention_transfer.size() == 3);
+  const auto& a = report.attention_transfer[0];
+  CHECK(a.row.accelerator == "gpu-a");
+  CHECK(a.own_scale == doctest::Approx(2.0));
+  CHECK(a.pooled_rows == 2);
+  CHECK(a.pooled_scale == doctest::Approx(std::sqrt(2.0 * 4.0)));  // geometric mean of b, c
+  CHECK(a.error == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  CHECK(a.roofline_error == doctest::Approx(0.5));
+  const auto& c = report.attention_transfer[2];
+  CHECK(c.pooled_scale == doctest::Approx(2.0));
+  CHECK(c.error == doctest::Approx(0.5));
+  // errors 0.414, 0.414, 0.5
+  CHECK(report.attention_transfer_median == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  const std::string text = render_kernel_validation(report);
+  CHECK(text.find("median error attention across accelerators n=3   predicted 41.4%   roofline 50.0%") !=
+        std::string::npos);
 }

@@ -62,17 +62,21 @@ std::string message_of(const auto& call) {
 
 }  // namespace
 
-TEST_CASE("large square GEMM is compute bound at peak x efficiency") {
-  // 8192^3 on 128 units: 64 x 32 = 2048 tiles = 16 full waves (no wave loss);
-  // small-K factor 8192 / 8256. time = 2*8192^3 / (1e15 * 0.8 * 8192/8256) + 4 us.
+TEST_CASE("large square GEMM is compute bound at peak x efficiency, plus its epilogue store") {
+  // 8192^3 on 128 units: 64 x 32 = 2048 tiles of 128x256 = 16 full waves (no wave loss).
+  // compute = 2*8192^3 / (1e15 * 0.8) * (8192 + 64) / 8192 = 1.385127 ms; operands (wave
+  // panels, no L2 given) 0.597 ms < compute; store C = 8192^2 * 2 B / 1.8e12 = 74.565 us.
   const ComputeModel model(test_accelerator(128));
   const OpEstimate estimate = model.gemm(gemm_shape(8192, 8192, 8192));
   CHECK(estimate.flops == doctest::Approx(1.099511627776e12));
   CHECK(estimate.bytes == doctest::Approx(3.0 * 8192.0 * 8192.0 * 2.0));
   CHECK(estimate.compute_bound);
-  CHECK(estimate.time_s == doctest::Approx(1.38912695296e-3).epsilon(1e-9));
+  const double compute_s = 2.0 * 8192.0 * 8192.0 * 8192.0 / 0.8e15 * 8256.0 / 8192.0;
+  const double store_s = 8192.0 * 8192.0 * 2.0 / 1.8e12;
+  CHECK(estimate.time_s == doctest::Approx(compute_s + store_s + 4e-6).epsilon(1e-9));
   CHECK(estimate.provenance == Provenance::roofline);
   CHECK(provenance_name(estimate.provenance) == "roofline");
+  CHECK(model.gemm_schedule(gemm_shape(8192, 8192, 8192)).describe() == "128x256");
 }
 
 TEST_CASE("skinny m=1 GEMM is memory bound") {
@@ -84,28 +88,32 @@ TEST_CASE("skinny m=1 GEMM is memory bound") {
   CHECK(estimate.time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
 }
 
-TEST_CASE("wave quantization: 133 tiles on 132 SMs take two waves") {
-  const ComputeModel model(test_accelerator(132));
-  const GemmShape shape = gemm_shape(133 * 128, 256, 4096);
-  CHECK(model.wave_quantization_efficiency(shape) == doctest::Approx(133.0 / 264.0));
-  // compute = 2 m n k / (1e15 * 0.8 * 133/264 * 4096/4160) = 89.97 us > memory 83.49 us.
-  const OpEstimate estimate = model.gemm(shape);
-  CHECK(estimate.compute_bound);
-  CHECK(estimate.time_s == doctest::Approx(9.39678208e-05).epsilon(1e-9));
-  // 132 tiles fill one wave exactly.
-  CHECK(model.wave_quantization_efficiency(gemm_shape(132 * 128, 256, 4096)) ==
-        doctest::Approx(1.0));
-  // batch multiplies the tile count: 2 tiles x 66 = one full wave.
-  CHECK(model.wave_quantization_efficiency(gemm_shape(256, 256, 64, 66)) == doctest::Approx(1.0));
+TEST_CASE("per-format matmul efficiency: fp8 at its own best fraction of the fp8 peak") {
+  AcceleratorSpec spec = test_accelerator(128);
+  spec.matmul_efficiency_by_dtype[Dtype::fp8] = 0.5;
+  const ComputeModel model(spec);
+  CHECK(spec.matmul_efficiency_for(Dtype::fp8) == doctest::Approx(0.5));
+  CHECK(spec.matmul_efficiency_for(Dtype::bf16) == doctest::Approx(0.8));
+  // fp8 peak 2e15 at 0.5 = 1e15 effective vs bf16 1e15 at 0.8: fp8 main loop 1.6x faster
+  // only, not 2x.
+  const GemmSchedule fp8 = model.gemm_schedule(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8));
+  const GemmSchedule bf16 = model.gemm_schedule(gemm_shape(8192, 8192, 8192));
+  CHECK(bf16.compute_s / fp8.compute_s == doctest::Approx(0.5 * 2.0 / 0.8));
+  spec.matmul_efficiency_by_dtype[Dtype::fp8] = 1.2;
+  CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
+        "accelerator 'test-gpu': matmul efficiency for fp8 must be in (0, 1]");
 }
 
 TEST_CASE("fp8 GEMM reads 1-byte operands, writes bf16, and uses the fp8 peak") {
   const ComputeModel model(test_accelerator(128));
   const OpEstimate fp8 = model.gemm(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8));
   CHECK(fp8.bytes == doctest::Approx(8192.0 * 8192.0 * (1.0 + 1.0 + 2.0)));
-  const OpEstimate bf16 = model.gemm(gemm_shape(8192, 8192, 8192));
-  // Twice the peak: compute time halves (launch excluded).
-  CHECK(fp8.time_s - 4e-6 == doctest::Approx((bf16.time_s - 4e-6) / 2.0));
+  const GemmSchedule fp8_schedule = model.gemm_schedule(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8));
+  const GemmSchedule bf16_schedule = model.gemm_schedule(gemm_shape(8192, 8192, 8192));
+  // Twice the peak: the main loop halves; the bf16 output store does not.
+  CHECK(fp8_schedule.compute_s == doctest::Approx(bf16_schedule.compute_s / 2.0));
+  CHECK(fp8_schedule.store_s == doctest::Approx(bf16_schedule.store_s));
+  CHECK(fp8.time_s == doctest::Approx(fp8_schedule.time_s + 4e-6));
 }
 
 TEST_CASE("GEMM rejects bad shapes and missing formats, naming them") {
@@ -130,15 +138,15 @@ TEST_CASE("peak_for falls back to the vector peak for plain fp32 only") {
 
 TEST_CASE("ComputeModel validates the accelerator spec") {
   AcceleratorSpec spec = test_accelerator(0);
-  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+  CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
         "accelerator 'test-gpu': compute_units must be positive");
   spec = test_accelerator(128);
   spec.matmul_efficiency = 1.5;
-  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+  CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
         "accelerator 'test-gpu': matmul_efficiency must be in (0, 1]");
   spec = test_accelerator(128);
   spec.hbm_bytes_per_s = 0;
-  CHECK(message_of([&] { ComputeModel{spec}; }) ==
+  CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
         "accelerator 'test-gpu': hbm_bytes_per_s must be positive");
 }
 
@@ -204,19 +212,22 @@ TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over th
   shape.head_dim = 128;
   shape.causal = true;
   shape.fused = false;
-  // Forward: QK^T and PV GEMMs (each 8.59e9 FLOPs, 75.5 MB, memory bound: 45.94 us), and
-  // scale+mask, softmax, dropout over 33.5M bf16 scores (134 MB each: 78.57 us).
+  // Forward: QK^T (8 x 2048x2048x128: main loop 16.11 us, then the 67.1 MB score store,
+  // 37.28 us: 53.39 us) and PV (8 x 2048x128x2048: 71.3 MB of operands, 39.61 us, + store
+  // 2.33 us: 41.94 us), each + 4 us launch; scale+mask, softmax, dropout over 33.5M bf16
+  // scores (134 MB each: 78.57 us).
   const OpEstimate forward = model.attention(shape);
   CHECK(forward.flops == doctest::Approx(17481859072.0));  // causal is not halved unfused
   CHECK(forward.bytes == doctest::Approx(553648128.0));
-  CHECK(forward.time_s == doctest::Approx(3.2758229333333335e-4).epsilon(1e-9));
+  CHECK(forward.time_s == doctest::Approx(3.3902808291555556e-4).epsilon(1e-9));
   CHECK_FALSE(forward.compute_bound);
-  // Backward: 4 GEMMs, dropout grad, softmax grad (reads P and dP), scale grad.
+  // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad, softmax grad (reads P
+  // and dP), scale grad.
   shape.backward = true;
   const OpEstimate backward = model.attention(shape);
   CHECK(backward.flops == doctest::Approx(34561064960.0));
   CHECK(backward.bytes == doctest::Approx(771751936.0));
-  CHECK(backward.time_s == doctest::Approx(4.567510755555556e-4).epsilon(1e-9));
+  CHECK(backward.time_s == doctest::Approx(4.681968651377778e-4).epsilon(1e-9));
   // The fused kernel never writes the score matrix.
   shape.fused = true;
   shape.backward = false;
@@ -253,6 +264,31 @@ TEST_CASE("elementwise ops: bandwidth bound unless the vector math dominates") {
   const OpEstimate math_estimate = model.elementwise(math_heavy);
   CHECK(math_estimate.compute_bound);
   CHECK(math_estimate.time_s == doctest::Approx(0.02 + 4e-6));
+}
+
+TEST_CASE("an op whose working set fits in L2 streams at L2 bandwidth, a larger one at HBM") {
+  AcceleratorSpec spec = test_accelerator(128);
+  spec.l2_bytes = 50e6;
+  spec.l2_bytes_per_s = 5e12;
+  const ComputeModel model(spec);
+  ElementwiseShape fits;  // 25 MB read + 25 MB written = the 50 MB of L2 exactly
+  fits.bytes_read = 25e6;
+  fits.bytes_written = 25e6;
+  CHECK(model.elementwise(fits).time_s == doctest::Approx(50e6 / 5e12 + 4e-6));
+  ElementwiseShape spills = fits;  // one byte more: HBM at 2e12 x 0.9
+  spills.bytes_written += 1;
+  CHECK(model.elementwise(spills).time_s == doctest::Approx((50e6 + 1) / 1.8e12 + 4e-6));
+  CHECK(model.memory_bytes_per_s(OpClass::layernorm, 49e6) == doctest::Approx(5e12));
+  CHECK(model.memory_bytes_per_s(OpClass::optimizer, 51e6) == doctest::Approx(1.8e12));
+  // The microbenchmarks name their level: hbm_* is HBM and l2_read is L2 at any size.
+  CHECK(model.memory_bytes_per_s(OpClass::hbm_copy, 1e6) == doctest::Approx(1.8e12));
+  CHECK(model.memory_bytes_per_s(OpClass::l2_read, 1e9) == doctest::Approx(5e12));
+
+  // Without an L2 bandwidth in the preset there is no reuse credit.
+  spec.l2_bytes_per_s = 0;
+  const ComputeModel no_l2(spec);
+  CHECK(no_l2.elementwise(fits).time_s == doctest::Approx(50e6 / 1.8e12 + 4e-6));
+  CHECK(no_l2.memory_bytes_per_s(OpClass::l2_read, 1e6) == doctest::Approx(1.8e12));
 }
 
 TEST_CASE("elementwise rejects negative amounts and flops without a vector peak") {

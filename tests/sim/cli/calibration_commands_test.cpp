@@ -94,7 +94,16 @@ TEST_CASE("validate kernels: per-shape errors, medians, best vs roofline") {
   CHECK(first.output == second.output);  // deterministic split and output
   CHECK(first.output.find("held-out validation: 4 rows fitted, 2 held out (fraction 0.30, seed 3)") == 0);
   CHECK(first.output.find("h200-sxm       gemm bf16 ") != std::string::npos);
-  // every point runs at 600 TFLOP/s: the fit predicts the held-out ones (0.0%), the roofline
-  // (0.80 x 989 = 791 TFLOP/s) does not
-  CHECK(first.output.find("median error gemm       n=2   best 0.0%    fitted 0.0%") != std::string::npos);
+  // every point runs at 600 TFLOP/s: the fit (a scale of the roofline, which is nearly but not
+  // exactly proportional over these shapes: wave quantization differs) predicts the held-out
+  // ones within 1 %, the roofline (0.80 x 989 = 791 TFLOP/s main loop) is ~21 % fast
+  const auto at = first.output.find("median error gemm       n=2   best ");
+  REQUIRE(at != std::string::npos);
+  double best = -1, fitted = -1, roofline = -1;
+  REQUIRE(std::sscanf(first.output.c_str() + at,
+                      "median error gemm n=2 best %lf%% fitted %lf%% (n=2) roofline %lf%%", &best,
+                      &fitted, &roofline) == 3);
+  CHECK(best < 1.0);
+  CHECK(fitted < 1.0);
+  CHECK(roofline > 15.0);
 }

@@ -506,7 +506,7 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
                R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s", l2: "40 MiB", l2_bandwidth: "6 TB/s",
               host_capacity: "256 GB", host_bandwidth: "64 GB/s", host_link: c2c, energy: {hbm: "20 pJ"}}
     power: {tdp: "500 W", idle: "100 W", energy_per_flop: {fp16: "0.4 pJ"}}
-    efficiency: {matmul: 0.8})"},
+    efficiency: {matmul: 0.8, matmul_fp16: 0.7})"},
               {"simulation: {seed: 3}", "simulation: {seed: 3}\ncost: {accelerator_hour_usd: 2.5}\n"
                                         "power: {apply_throttling: true, nic: \"30 W\"}"},
               {"micro_batch: 2", "micro_batch: 2\n  offload: {optimizer: true}\n  memory: {fragmentation: 1.2}"}});
@@ -515,6 +515,10 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   CHECK(s.cluster.host_link == models::HostLink::c2c);
   const models::MemoryHierarchy memory(s.cluster.memory_levels, s.cluster.host_link);
   CHECK(memory.level(models::MemoryLevelKind::l2).bytes_per_s == doctest::Approx(6e12));
+  // The compute model sees the L2 bandwidth (reuse rule) and the per-format efficiency.
+  CHECK(s.cluster.accelerator.l2_bytes_per_s == doctest::Approx(6e12));
+  CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::fp16) == doctest::Approx(0.7));
+  CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::bf16) == doctest::Approx(0.8));
   CHECK(memory.level(models::MemoryLevelKind::host).bytes_per_s == doctest::Approx(64e9));
   CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12));
   CHECK(s.cluster.power.tdp_w == 500);
