@@ -12,6 +12,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/report/collective_report.hpp"
 #include "sim/validate/nccl_validation.hpp"
+#include "sim/report/stage_program_report.hpp"
 #include "sim/report/training_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -53,6 +54,22 @@ int run_command(const RunOptions& options, std::ostream& out) {
     const auto path = std::filesystem::path(options.out_dir) / "result.json";
     write_file(path, json.dump(2) + "\n");
     if (options.format != "json") out << fmt::format("wrote {}\n", path.string());
+  }
+  return 0;
+}
+
+int ops_command(const OpsOptions& options, std::ostream& out) {
+  const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  const auto programs = runner::stage_programs(scenario);
+  if (options.stage < 0 || static_cast<std::size_t>(options.stage) >= programs.size()) {
+    throw ConfigError(fmt::format("--stage must be in [0, {}] (the pipeline's stages), got {}", programs.size() - 1,
+                                  options.stage));
+  }
+  const auto& program = programs[static_cast<std::size_t>(options.stage)];
+  if (options.format == "json") {
+    out << report::stage_program_json(program).dump(2) << '\n';
+  } else {
+    out << report::stage_program_table(program);
   }
   return 0;
 }

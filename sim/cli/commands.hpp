@@ -39,7 +39,16 @@ struct CollectiveOptions {
 /// (powers of 1024, as nccl-tests' -b/-e). Throws ConfigError for anything else.
 double parse_size_bytes(const std::string& text);
 
+/// `clustersim ops`: one pipeline stage's costed per-micro-batch program.
+struct OpsOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  int stage = 0;
+  std::string format = "table";
+};
+
 int collective_command(const CollectiveOptions& options, std::ostream& out);
+int ops_command(const OpsOptions& options, std::ostream& out);
 int run_command(const RunOptions& options, std::ostream& out);
 int list_command(const std::string& kind, std::ostream& out);
 int describe_command(const std::string& name, std::ostream& out);

@@ -70,6 +70,15 @@ int main(int argc, char** argv) {
   collective_cmd->add_option("--compare", collective.compare,
                              "compare all-reduce busbw with measured nccl-tests rows of this CSV");
 
+  cli::OpsOptions ops;
+  auto* ops_cmd = app.add_subcommand("ops", "print one pipeline stage's costed kernels and collectives");
+  ops_cmd->add_option("scenario", ops.scenario, "scenario YAML file")->required();
+  ops_cmd->add_option("--set", ops.overrides, "override a scenario key");
+  ops_cmd->add_option("--stage", ops.stage, "pipeline stage (default 0)");
+  ops_cmd->add_option("--format", ops.format, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->default_str("table");
+
   cli::SearchCommandOptions search;
   auto* search_cmd = cli::add_search_command(app, search);
 
@@ -87,6 +96,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return cli::run_command(run, std::cout);
+    if (*ops_cmd) return cli::ops_command(ops, std::cout);
     if (*list_cmd) return cli::list_command(list_kind, std::cout);
     if (*describe_cmd) return cli::describe_command(describe_name, std::cout);
     if (*calibration.calibrate) return cli::calibrate_command(calibration.calibrate_options, std::cout);

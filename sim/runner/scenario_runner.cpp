@@ -226,6 +226,16 @@ training::TrainingSetup training_setup(const scenario::Scenario& scenario, const
   return setup;
 }
 
+std::vector<training::StageProgram> stage_programs(const scenario::Scenario& scenario) {
+  const auto topology = topologies::Topology::build(scenario.cluster.network);
+  const models::ComputeModel compute(scenario.cluster.accelerator);
+  const models::CollectiveModel collectives(topology, scenario.simulation.comm,
+                                            models::collective_hardware(scenario.cluster.accelerator));
+  const training::TrainingSetup setup = training_setup(scenario, scenario.training, compute, collectives, topology);
+  training::validate_training_setup(setup);
+  return training::build_stage_programs(setup);
+}
+
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
   if (scenario.simulation.mode != scenario::SimulationMode::symmetric) {
     throw SimulationError("simulation.mode 'full' is not implemented yet; use 'symmetric'");

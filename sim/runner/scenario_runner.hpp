@@ -32,6 +32,10 @@ training::TrainingSetup training_setup(const scenario::Scenario& scenario, const
                                        const models::ComputeModel& compute, const models::CollectiveModel& collectives,
                                        const topologies::Topology& topology);
 
+/// The costed per-micro-batch program of every pipeline stage of the scenario's training
+/// workload (what `clustersim ops` prints).
+std::vector<training::StageProgram> stage_programs(const scenario::Scenario& scenario);
+
 /// Runs `simulation.fidelity` (analytical or flow) and `cluster.placement`. Checks that the workload fits in device memory (throws models::DoesNotFitError, a
 /// SimulationError, before simulating anything), simulates one training step, adds exposed
 /// offload transfer time, and fills the memory and power reports. Throws ConfigError /

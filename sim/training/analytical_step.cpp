@@ -73,6 +73,7 @@ struct DataParallelCost {
   double after_backward_s = 0;   ///< reduction left after the last backward (before Adam)
   double after_optimizer_s = 0;  ///< parameter all-gather after Adam (no overlap, ZeRO >= 1)
   double before_forward_s = 0;   ///< first bucket's parameter all-gather (overlap, ZeRO >= 1)
+  double per_cycle_s = 0;        ///< ZeRO 2/3: stall added to every micro-batch's fwd + bwd
 };
 
 DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
@@ -89,23 +90,60 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   auto comm_s = [&](models::CollectiveKind kind, double bytes) {
     return setup.collectives.time_s(kind, group, bytes);
   };
-  if (!w.overlap_grad_reduce) {
+  const double rate = setup.compute_rate_while_communicating;
+  // Unit compute times (forward order) of one micro-batch.
+  std::vector<double> unit_forward_s, unit_backward_s;
+  if (!program.embedding_forward.empty()) {
+    unit_forward_s.push_back(total_s(program.embedding_forward, rate));
+    unit_backward_s.push_back(total_s(program.embedding_backward, rate));
+  }
+  for (int l = 0; l < program.chunks * program.layers; ++l) {
+    unit_forward_s.push_back(total_s(program.layer_forward, rate));
+    unit_backward_s.push_back(total_s(program.layer_backward, rate));
+  }
+  if (!program.head_forward.empty()) {
+    unit_forward_s.push_back(total_s(program.head_forward, rate));
+    unit_backward_s.push_back(total_s(program.head_backward, rate));
+  }
+  const std::vector<double> forward_units = parameter_units_forward(program);
+  if (w.parallelism.zero == 3) {
+    // Each pass gathers unit i+1 while unit i runs: a pass takes the sum of max(compute(i-1),
+    // gather(i)), where the first unit's gather overlaps the last unit of the pass before (the
+    // other direction); only the step's very first gather has nothing to hide behind.
+    const auto pass_stall = [&](const std::vector<double>& compute_s, bool reverse, double before_s) {
+      const std::size_t n = compute_s.size();
+      double stall = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t u = reverse ? n - 1 - k : k;
+        const double gather = comm_s(models::CollectiveKind::all_gather, forward_units[u] * param_bytes);
+        const double overlap_with = k == 0 ? before_s : compute_s[reverse ? u + 1 : u - 1];
+        stall += std::max(0.0, gather - overlap_with);
+      }
+      return stall;
+    };
+    cost.per_cycle_s = pass_stall(unit_forward_s, false, unit_backward_s.front()) +
+                       pass_stall(unit_backward_s, true, unit_forward_s.back());
+    cost.before_forward_s = comm_s(models::CollectiveKind::all_gather, forward_units.front() * param_bytes);
+    double reduce_s = 0, backward_s = 0;
+    for (std::size_t u = 0; u < forward_units.size(); ++u) {
+      reduce_s += comm_s(reduce_kind, forward_units[u] * w.grad_bytes_per_param);
+      backward_s += unit_backward_s[u];
+    }
+    // The last unit's reduction (the first layer) is left after the last backward, more if
+    // the stream falls behind.
+    cost.after_backward_s =
+        std::max(comm_s(reduce_kind, forward_units.front() * w.grad_bytes_per_param), reduce_s - backward_s);
+    return cost;
+  }
+  if (!w.overlap_grad_reduce && w.parallelism.zero != 2) {
     cost.after_backward_s = comm_s(reduce_kind, program.stage_parameters * w.grad_bytes_per_param);
     if (distributed_optimizer) {
       cost.after_optimizer_s = comm_s(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes);
     }
     return cost;
   }
-  // Gradients become ready unit by unit during the last micro-batch's backward pass; the
+  // Gradients become ready unit by unit during the (last) micro-batch's backward pass; the
   // buckets queue on one data-parallel stream, as in the event simulation.
-  const std::vector<double> forward_units = parameter_units_forward(program);
-  std::vector<double> unit_backward_s;  // in forward order
-  const double rate = setup.compute_rate_while_communicating;
-  if (!program.embedding_forward.empty()) unit_backward_s.push_back(total_s(program.embedding_backward, rate));
-  for (int l = 0; l < program.chunks * program.layers; ++l) {
-    unit_backward_s.push_back(total_s(program.layer_backward, rate));
-  }
-  if (!program.head_forward.empty()) unit_backward_s.push_back(total_s(program.head_backward, rate));
   std::vector<double> backward_params(forward_units.rbegin(), forward_units.rend());
   std::vector<double> backward_s(unit_backward_s.rbegin(), unit_backward_s.rend());
   const auto buckets = form_gradient_buckets(backward_params, megatron_bucket_parameters(static_cast<int>(group.size())));
@@ -113,12 +151,22 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   const double pass_s = std::accumulate(backward_s.begin(), backward_s.end(), 0.0);
   std::vector<double> ready_s(backward_s.size());
   std::partial_sum(backward_s.begin(), backward_s.end(), ready_s.begin());
-  double stream_free_s = 0;
+  double stream_free_s = 0, reduce_s = 0;
   for (const GradientBucket& bucket : buckets) {
     const double ready = ready_s[static_cast<std::size_t>(bucket.units.back())];
-    stream_free_s = std::max(stream_free_s, ready) + comm_s(reduce_kind, bucket.parameters * w.grad_bytes_per_param);
+    const double bucket_s = comm_s(reduce_kind, bucket.parameters * w.grad_bytes_per_param);
+    stream_free_s = std::max(stream_free_s, ready) + bucket_s;
+    reduce_s += bucket_s;
   }
   cost.after_backward_s = std::max(0.0, stream_free_s - pass_s);
+  if (w.parallelism.zero == 2) {
+    // Every micro-batch reduces; the stream keeps up unless a micro-batch's reductions take
+    // longer than its forward and backward.
+    const double cycle_s = std::accumulate(unit_forward_s.begin(), unit_forward_s.end(), 0.0) + pass_s;
+    cost.per_cycle_s = std::max(0.0, reduce_s - cycle_s);
+    cost.after_optimizer_s = comm_s(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes);
+    return cost;
+  }
   if (distributed_optimizer && !buckets.empty()) {
     // Forward order: the last bucket in backward order holds the stage's first layers.
     cost.before_forward_s = comm_s(models::CollectiveKind::all_gather, buckets.back().parameters * param_bytes);
@@ -145,9 +193,10 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
     dp.push_back(data_parallel_cost(setup, program, layout));
   }
   double max_cycle_s = 0, sum_cycle_s = 0;
-  for (const StageTimes& t : times) {
-    max_cycle_s = std::max(max_cycle_s, t.cycle_s());
-    sum_cycle_s += t.cycle_s();
+  for (std::size_t p = 0; p < stages; ++p) {
+    const double cycle_s = times[p].cycle_s() + dp[p].per_cycle_s;
+    max_cycle_s = std::max(max_cycle_s, cycle_s);
+    sum_cycle_s += cycle_s;
   }
   const double p2p_forward_s = engine::ps_to_seconds(programs.front().p2p_forward_ps);
   const double p2p_backward_s = stages > 1 ? engine::ps_to_seconds(programs[1].p2p_backward_ps) : 0.0;
@@ -183,7 +232,9 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   b.exposed_cp_s = m * (t.forward.cp_s + t.backward.cp_s);
   b.optimizer_s = engine::ps_to_seconds(programs[critical].optimizer_ps);
   b.exposed_dp_s = start_s + dp[critical].after_backward_s + dp[critical].after_optimizer_s;
-  const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s;
+  const double stalls_s = m * dp[critical].per_cycle_s;
+  b.exposed_dp_s += stalls_s;
+  const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + stalls_s;
   const double idle_s = std::max(0.0, backward_end_s[critical] - start_s - busy_s);
   b.exposed_pp_s = std::min(idle_s, p2p_s);
   b.bubble_s = idle_s - b.exposed_pp_s;

@@ -1,12 +1,13 @@
 // One optimizer step in symmetric mode: the representative rank of every pipeline stage gets
-// a compute stream (kernels and blocking TP collectives, in Megatron's order without TP-comm
-// overlap), send streams toward the next and previous stage, and a data-parallel stream.
+// a compute stream (kernels and blocking TP collectives, in Megatron's order), side streams for
+// overlapped TP and CP communication, send streams toward the next and previous stage, and
+// data-parallel streams.
 //
 // Data-parallel assumptions (documented in the result notes too):
 // * Gradients are reduced over the dp x cp ranks holding the same shard (Megatron's
 //   data-parallel-with-context group). ZeRO >= 1 (distributed optimizer): reduce-scatter of
 //   the gradients, Adam on 1/(dp*cp) of the parameters, all-gather of the updated parameters
-//   (2-byte params, 4 with fp32); ZeRO 0: all-reduce. ZeRO 2 and 3 are costed as ZeRO 1.
+//   (2-byte params, 4 with fp32); ZeRO 0: all-reduce. ZeRO 2 and 3: see build_data_parallel.
 // * overlap_grad_reduce enables both of Megatron-Core's --overlap-grad-reduce and
 //   --overlap-param-gather: gradients go in buckets of max(40M, 1M x dp) parameters (whole
 //   layers, in backward order) reduced as soon as the last micro-batch's backward of the
@@ -53,6 +54,7 @@ struct StageTasks {
   StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
   StreamId context_parallel = -1;  // cp > 1: KV exchanges beside attention
   StreamId tensor_parallel = -1;   // TP-communication overlap: collectives beside their GEMMs
+  StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
   // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
   // compute task (after `skip` more) must wait for.
   struct Pending {
@@ -70,6 +72,13 @@ struct StageTasks {
   // micro-batch's backward.
   std::vector<double> unit_parameters;
   std::vector<TaskId> unit_first_use, unit_grad_ready;
+  // Per pipeline step (index into `steps`): the parameter units it runs, in execution order,
+  // with the first and last task of each (ZeRO-2/3 communicate per micro-batch).
+  struct UnitSpan {
+    std::size_t unit = 0;
+    TaskId first = -1, last = -1;
+  };
+  std::vector<std::vector<UnitSpan>> step_units;
   TaskId optimizer = -1;
 };
 
@@ -238,7 +247,9 @@ class StepBuilder {
     stage.unit_grad_ready.assign(stage.unit_parameters.size(), -1);
 
     stage.steps = pipeline_steps(par.schedule, par.pp, p, microbatches, par.vp);
-    for (const PipelineStep& step : stage.steps) {
+    stage.step_units.assign(stage.steps.size(), {});
+    for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
+      const PipelineStep& step = stage.steps[step_index];
       const auto mb = static_cast<std::size_t>(step.microbatch);
       const auto c = static_cast<std::size_t>(step.chunk);
       const bool record_use = !step.backward && step.microbatch == 0;
@@ -252,6 +263,7 @@ class StepBuilder {
         last = span.second;
         if (record_use) stage.unit_first_use[unit] = span.first;
         if (record_ready) stage.unit_grad_ready[unit] = span.second;
+        stage.step_units[step_index].push_back({unit, span.first, span.second});
       };
       auto layer_unit = [&](int l) {
         return layer_base + c * static_cast<std::size_t>(program.layers) + static_cast<std::size_t>(l);
@@ -317,6 +329,17 @@ class StepBuilder {
     }
   }
 
+  // Data parallelism over the stage's gradient group (dp x cp ranks of the same shard):
+  // * ZeRO 0: all-reduce of the gradients; ZeRO 1 (Megatron's distributed optimizer):
+  //   reduce-scatter, Adam on the shard, all-gather of the updated parameters. With
+  //   overlap_grad_reduce both go in buckets: reductions during the last micro-batch's
+  //   backward, parameter gathers before the first micro-batch's forward of their layers.
+  // * ZeRO 2 (DeepSpeed stage 2): gradients are sharded too, so every micro-batch's backward
+  //   reduce-scatters its buckets as they become ready; parameters as ZeRO 1.
+  // * ZeRO 3 (FSDP): parameters are sharded as well: every micro-batch all-gathers each unit
+  //   (layer, embedding, head) before its forward and again before its backward, prefetched one
+  //   unit ahead on a gather stream, and reduce-scatters its gradients after its backward on a
+  //   reduce stream; nothing is left after the optimizer.
   void build_data_parallel(int p) {
     const TrainingWorkload& w = setup_.workload;
     const auto& par = w.parallelism;
@@ -324,11 +347,12 @@ class StepBuilder {
     StageTasks& stage = stages_[static_cast<std::size_t>(p)];
     const TaskId last_backward = stage.last_backward;
     const std::vector<int> group = layout_.gradient_group(p);
-    const bool distributed_optimizer = par.zero >= 1;
+    const bool sharded_optimizer = par.zero >= 1;
     const double param_bytes =
         (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
-    const auto reduce_kind = distributed_optimizer ? models::CollectiveKind::reduce_scatter
-                                                   : models::CollectiveKind::all_reduce;
+    const auto reduce_kind = sharded_optimizer ? models::CollectiveKind::reduce_scatter
+                                               : models::CollectiveKind::all_reduce;
+    const auto gather_kind = models::CollectiveKind::all_gather;
     auto comm_ps = [&](models::CollectiveKind kind, double bytes) {
       return engine::seconds_to_ps(setup_.collectives.time_s(kind, group, bytes));
     };
@@ -339,29 +363,51 @@ class StepBuilder {
         return layout_.rank(t, i % par.cp, i / par.cp, p);
       });
     }
-    // A data-parallel collective task on the stage's dp stream.
-    auto dp_task = [&](models::CollectiveKind kind, double bytes, std::string label,
+    // A data-parallel collective task on `stream`.
+    auto dp_task = [&](StreamId stream, models::CollectiveKind kind, double bytes, std::string label,
                        std::initializer_list<TaskId> after) {
       if (flow_ == nullptr) {
-        return graph_.add_task(stage.data_parallel, comm_ps(kind, bytes), TaskKind::dp_comm, std::move(label), after);
+        return graph_.add_task(stream, comm_ps(kind, bytes), TaskKind::dp_comm, std::move(label), after);
       }
-      return graph_.add_async_task(stage.data_parallel, flow_->starter(flow_->prepare(kind, replicas, bytes)),
-                                   TaskKind::dp_comm, std::move(label), after);
+      return graph_.add_async_task(stream, flow_->starter(flow_->prepare(kind, replicas, bytes)), TaskKind::dp_comm,
+                                   std::move(label), after);
     };
     std::vector<TaskId> reductions;
+    const auto bucket_size = megatron_bucket_parameters(static_cast<int>(group.size()));
     if (group.size() > 1) {
       stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p), p, exec::StreamRole::communication);
-      if (w.overlap_grad_reduce) {
+      if (par.zero == 3) {
+        reductions = build_fully_sharded(stage, p, param_bytes, [&](bool gather, double bytes, std::string label,
+                                                                    std::initializer_list<TaskId> after) {
+          return dp_task(gather ? stage.data_parallel : stage.data_parallel_reduce, gather ? gather_kind : reduce_kind,
+                         bytes, std::move(label), after);
+        });
+      } else if (par.zero == 2) {
+        // Per micro-batch: the units of each backward step, bucketed in the order they finish.
+        for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
+          const PipelineStep& step = stage.steps[step_index];
+          if (!step.backward) continue;
+          const auto& spans = stage.step_units[step_index];
+          std::vector<double> parameters;
+          for (const auto& span : spans) parameters.push_back(stage.unit_parameters[span.unit]);
+          const auto buckets = form_gradient_buckets(parameters, bucket_size);
+          for (std::size_t b = 0; b < buckets.size(); ++b) {
+            const auto& ready = spans[static_cast<std::size_t>(buckets[b].units.back())];
+            reductions.push_back(dp_task(stage.data_parallel, reduce_kind, buckets[b].parameters * w.grad_bytes_per_param,
+                                         fmt::format("grad reduce-scatter mb{} bucket {}", step.microbatch, b),
+                                         {ready.last}));
+          }
+        }
+      } else if (w.overlap_grad_reduce) {
         // Units in backward order: the order their gradients become ready.
         std::vector<std::size_t> backward_units;
         for (std::size_t u = stage.unit_parameters.size(); u-- > 0;) backward_units.push_back(u);
         std::vector<double> parameters;
         for (std::size_t u : backward_units) parameters.push_back(stage.unit_parameters[u]);
-        const auto buckets =
-            form_gradient_buckets(parameters, megatron_bucket_parameters(static_cast<int>(group.size())));
-        if (distributed_optimizer) {
+        const auto buckets = form_gradient_buckets(parameters, bucket_size);
+        if (sharded_optimizer) {
           for (std::size_t b = buckets.size(); b-- > 0;) {
-            const TaskId gather = dp_task(models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes,
+            const TaskId gather = dp_task(stage.data_parallel, gather_kind, buckets[b].parameters * param_bytes,
                                           fmt::format("param all-gather bucket {}", b), {});
             for (int i : buckets[b].units) {
               graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
@@ -370,21 +416,60 @@ class StepBuilder {
         }
         for (std::size_t b = 0; b < buckets.size(); ++b) {
           const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
-          reductions.push_back(dp_task(reduce_kind, buckets[b].parameters * w.grad_bytes_per_param,
+          reductions.push_back(dp_task(stage.data_parallel, reduce_kind,
+                                       buckets[b].parameters * w.grad_bytes_per_param,
                                        fmt::format("grad {} bucket {}", models::collective_name(reduce_kind), b),
                                        {stage.unit_grad_ready[ready_unit]}));
         }
       } else {
-        reductions.push_back(dp_task(reduce_kind, program.stage_parameters * w.grad_bytes_per_param,
+        reductions.push_back(dp_task(stage.data_parallel, reduce_kind, program.stage_parameters * w.grad_bytes_per_param,
                                      fmt::format("grad {}", models::collective_name(reduce_kind)), {last_backward}));
       }
     }
     stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
     for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
-    if (group.size() > 1 && distributed_optimizer && !w.overlap_grad_reduce) {
-      dp_task(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes, "param all-gather",
+    // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
+    // overlap (ZeRO 1) the gathers above are the next step's, started at this step's start;
+    // ZeRO 2 gathers after the optimizer, as DeepSpeed does.
+    const bool gather_after = (par.zero == 1 && !w.overlap_grad_reduce) || par.zero == 2;
+    if (group.size() > 1 && gather_after) {
+      dp_task(stage.data_parallel, gather_kind, program.stage_parameters * param_bytes, "param all-gather",
               {stage.optimizer});
     }
+  }
+
+  // ZeRO 3: per pipeline step, each unit's parameters are gathered before it runs (the gather
+  // of unit i waits for unit i-1 to start: one unit of prefetch) and, in backward, its
+  // gradients reduce-scattered after it. Returns the reductions.
+  template <class DpTask>
+  std::vector<TaskId> build_fully_sharded(StageTasks& stage, int p, double param_bytes, DpTask dp_task) {
+    const TrainingWorkload& w = setup_.workload;
+    stage.data_parallel_reduce =
+        graph_.add_stream(fmt::format("stage {} dp-reduce", p), p, exec::StreamRole::communication);
+    std::vector<TaskId> reductions;
+    TaskId previous_start = -1;
+    for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
+      const PipelineStep& step = stage.steps[step_index];
+      const char* pass = step.backward ? "bwd" : "fwd";
+      for (const auto& span : stage.step_units[step_index]) {
+        const double parameters = stage.unit_parameters[span.unit];
+        const TaskId gather =
+            previous_start >= 0
+                ? dp_task(true, parameters * param_bytes,
+                          fmt::format("param all-gather {} mb{} unit {}", pass, step.microbatch, span.unit),
+                          {previous_start})
+                : dp_task(true, parameters * param_bytes,
+                          fmt::format("param all-gather {} mb{} unit {}", pass, step.microbatch, span.unit), {});
+        graph_.add_dependency(span.first, gather);
+        previous_start = span.first;
+        if (step.backward) {
+          reductions.push_back(dp_task(false, parameters * w.grad_bytes_per_param,
+                                       fmt::format("grad reduce-scatter mb{} unit {}", step.microbatch, span.unit),
+                                       {span.last}));
+        }
+      }
+    }
+    return reductions;
   }
 
   const TrainingSetup& setup_;
@@ -409,7 +494,13 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
                           "parameter all-gather overlapped with the step's first forward"
                         : "gradient reduction after the last backward, not overlapped");
   }
-  if (w.parallelism.zero >= 2) notes.push_back("ZeRO 2/3 costed as ZeRO 1 (distributed optimizer)");
+  if (w.parallelism.zero == 2) {
+    notes.push_back("ZeRO 2: gradients reduce-scattered every micro-batch, parameters gathered after the optimizer");
+  }
+  if (w.parallelism.zero == 3) {
+    notes.push_back("ZeRO 3 (FSDP): every micro-batch gathers each unit's parameters before its forward and "
+                    "backward (one unit prefetched) and reduce-scatters its gradients");
+  }
   if (w.parallelism.cp > 1) {
     notes.push_back("context-parallel KV exchange overlapped with attention; only the excess is exposed");
   }
@@ -604,7 +695,7 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
     auto& streams = stage_streams[static_cast<std::size_t>(p)];
     for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
-                       stage.tensor_parallel}) {
+                       stage.tensor_parallel, stage.data_parallel_reduce}) {
       if (s >= 0) streams.push_back(s);
     }
     engine::TimePs end = 0;

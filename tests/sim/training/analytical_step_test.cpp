@@ -39,7 +39,9 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
     int zero;
   };
   for (const Case c : {Case{1, 4, 4, 64, true, 1}, Case{2, 2, 4, 32, false, 0}, Case{4, 4, 1, 16, true, 1},
-                       Case{1, 2, 8, 128, true, 0}, Case{2, 8, 1, 64, false, 1}}) {
+                       Case{1, 2, 8, 128, true, 0}, Case{2, 8, 1, 64, false, 1}, Case{1, 1, 16, 64, true, 2},
+                       Case{2, 2, 4, 32, true, 2}, Case{1, 1, 16, 64, true, 3}, Case{2, 2, 4, 32, true, 3}}) {
+    CAPTURE(c.zero);
     CAPTURE(c.tp);
     CAPTURE(c.pp);
     CAPTURE(c.dp);

@@ -345,3 +345,26 @@ TEST_CASE("overlapped communication slows the compute it shares the GPU with") {
   const auto estimated = estimate_training_step(setup);
   CHECK(estimated.step_time_s == doctest::Approx(shared.step_time_s).epsilon(0.03));
 }
+
+TEST_CASE("ZeRO 2 reduces every micro-batch and ZeRO 3 also gathers every layer twice per micro-batch") {
+  // dp 16 over two nodes (tp 1), 4 micro-batches, no pipeline. Data-parallel bytes per step
+  // on the dp stream(s): ZeRO 1 reduces once and gathers once; ZeRO 2 reduces 4 times and
+  // gathers once; ZeRO 3 gathers 2 x 4 times and reduces 4 times.
+  const auto model = small_gpt(4, 1024, 32768);
+  std::vector<TrainingResult> results;
+  std::vector<std::size_t> dp_tasks;
+  for (int zero : {1, 2, 3}) {
+    auto w = workload(model, 1, 1, 16, 64, 1024);
+    w.parallelism.zero = zero;
+    const Bench bench(test_cluster(2, 8), w);
+    TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+    results.push_back(simulate_training_step(setup));
+    CHECK(breakdown_sum(results.back().breakdown) == doctest::Approx(results.back().step_time_s).epsilon(1e-9));
+  }
+  CHECK(results[1].step_time_s >= results[0].step_time_s * (1 - 1e-9));
+  CHECK(results[2].step_time_s > results[1].step_time_s);
+  CHECK(results[2].breakdown.exposed_dp_s > results[0].breakdown.exposed_dp_s);
+  bool noted = false;
+  for (const auto& n : results[2].notes) noted = noted || n.rfind("ZeRO 3 (FSDP)", 0) == 0;
+  CHECK(noted);
+}

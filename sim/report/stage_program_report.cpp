@@ -1,0 +1,90 @@
+#include "sim/report/stage_program_report.hpp"
+
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/engine/time.hpp"
+
+namespace clustersim::report {
+namespace {
+
+std::string overlap_name(training::Overlap overlap) {
+  switch (overlap) {
+    case training::Overlap::with_previous: return "beside previous";
+    case training::Overlap::with_next: return "beside next";
+    case training::Overlap::none: break;
+  }
+  return "";
+}
+
+using Section = std::pair<const char*, const std::vector<training::StageOp>*>;
+
+std::vector<Section> sections(const training::StageProgram& program) {
+  return {{"embedding forward", &program.embedding_forward},   {"layer forward", &program.layer_forward},
+          {"head forward", &program.head_forward},             {"head backward", &program.head_backward},
+          {"layer backward", &program.layer_backward},         {"embedding backward", &program.embedding_backward}};
+}
+
+double seconds_of(const std::vector<training::StageOp>& ops) {
+  double total = 0;
+  for (const auto& op : ops) total += engine::ps_to_seconds(op.duration_ps);
+  return total;
+}
+
+}  // namespace
+
+std::string stage_program_table(const training::StageProgram& program) {
+  std::string out = fmt::format(
+      "pipeline stage {} of {}: {} layer(s) per chunk x {} chunk(s); times per micro-batch\n", program.stage,
+      program.stages, program.layers, program.chunks);
+  for (const auto& [name, ops] : sections(program)) {
+    if (ops->empty()) continue;
+    out += fmt::format("{}\n  {:<34} {:<10} {:>12} {:>12} {:>10}  {}\n", name, "op", "kind", "time (us)", "GFLOP",
+                       "TFLOP/s", "overlap");
+    const double total_s = seconds_of(*ops);
+    for (const auto& op : *ops) {
+      const double s = engine::ps_to_seconds(op.duration_ps);
+      out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {}\n", op.name, exec::task_kind_name(op.kind),
+                         s * 1e6, op.flops / 1e9, s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
+                         overlap_name(op.overlap));
+    }
+    out += fmt::format("  {:<34} {:<10} {:>12.2f}  (overlapped ops counted in full)\n", "total", "", total_s * 1e6);
+  }
+  const double layers = static_cast<double>(program.layers * program.chunks);
+  const double micro_batch_s = seconds_of(program.embedding_forward) + seconds_of(program.embedding_backward) +
+                               layers * (seconds_of(program.layer_forward) + seconds_of(program.layer_backward)) +
+                               seconds_of(program.head_forward) + seconds_of(program.head_backward);
+  out += fmt::format("one micro-batch through the stage: {:.3f} ms (sum of op times); pipeline send {:.2f} us, "
+                     "optimizer {:.2f} us per step\n",
+                     micro_batch_s * 1e3, engine::ps_to_seconds(program.p2p_forward_ps) * 1e6,
+                     engine::ps_to_seconds(program.optimizer_ps) * 1e6);
+  return out;
+}
+
+nlohmann::json stage_program_json(const training::StageProgram& program) {
+  nlohmann::json out{{"schema_version", 1},
+                     {"stage", program.stage},
+                     {"stages", program.stages},
+                     {"layers_per_chunk", program.layers},
+                     {"chunks", program.chunks},
+                     {"p2p_forward_s", engine::ps_to_seconds(program.p2p_forward_ps)},
+                     {"optimizer_s", engine::ps_to_seconds(program.optimizer_ps)}};
+  nlohmann::json sections_json = nlohmann::json::object();
+  for (const auto& [name, ops] : sections(program)) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& op : *ops) {
+      list.push_back({{"name", op.name},
+                      {"kind", exec::task_kind_name(op.kind)},
+                      {"time_s", engine::ps_to_seconds(op.duration_ps)},
+                      {"flops", op.flops},
+                      {"overlap", overlap_name(op.overlap)}});
+    }
+    sections_json[name] = std::move(list);
+  }
+  out["sections"] = std::move(sections_json);
+  return out;
+}
+
+}  // namespace clustersim::report
