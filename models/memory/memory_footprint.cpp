@@ -63,7 +63,8 @@ double layer_bytes(const FootprintInputs& in, RecomputePolicy policy) {
   return 0;
 }
 
-int layers_per_chunk(const FootprintInputs& in) {
+int layers_per_chunk(const FootprintInputs& in, int stage) {
+  if (!in.stage_layers.empty()) return in.stage_layers[static_cast<std::size_t>(stage)];
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
   return static_cast<int>(in.model.num_hidden_layers / (static_cast<std::int64_t>(in.pp) * chunks));
 }
@@ -81,8 +82,21 @@ void FootprintInputs::validate() const {
   require(zero >= 0 && zero <= 3, fmt::format("ZeRO stage {} is not one of 0, 1, 2, 3", zero));
   require(seq_len % cp == 0, fmt::format("seq_len {} is not divisible by cp {}", seq_len, cp));
   const int chunks = schedule == ScheduleKind::interleaved ? vp : 1;
-  require(model.num_hidden_layers % (static_cast<std::int64_t>(pp) * chunks) == 0,
-          fmt::format("{} layers are not divisible by pp x vp = {}", model.num_hidden_layers, pp * chunks));
+  if (stage_layers.empty()) {
+    require(model.num_hidden_layers % (static_cast<std::int64_t>(pp) * chunks) == 0,
+            fmt::format("{} layers are not divisible by pp x vp = {}", model.num_hidden_layers, pp * chunks));
+  } else {
+    require(chunks == 1, "per-stage layer counts need a schedule without virtual stages");
+    require(stage_layers.size() == static_cast<std::size_t>(pp),
+            fmt::format("{} per-stage layer counts for {} pipeline stages", stage_layers.size(), pp));
+    std::int64_t sum = 0;
+    for (const int layers : stage_layers) {
+      require(layers >= 1, fmt::format("a pipeline stage needs >= 1 layer, got {}", layers));
+      sum += layers;
+    }
+    require(sum == model.num_hidden_layers,
+            fmt::format("per-stage layer counts sum to {}, the model has {} layers", sum, model.num_hidden_layers));
+  }
   require(activation_bytes_per_element > 0, "activation bytes per element must be positive");
   require(weight_bytes_per_param >= 0 && gradient_bytes_per_param >= 0 && optimizer_bytes_per_param >= 0,
           "bytes per parameter must not be negative");
@@ -124,7 +138,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const bool first = stage == 0;
   const bool last = stage == in.pp - 1;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const int stage_layers = layers_per_chunk(in) * chunks;
+  const int stage_layers = layers_per_chunk(in, stage) * chunks;
 
   // Parameters on one device of this stage (tensor-parallel shard).
   double parameters = stage_layers * model.layer_parameters() / t;
@@ -143,12 +157,12 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   fp.optimizer_bytes = in.offload_optimizer ? 0.0 : parameters * in.optimizer_bytes_per_param / (in.zero >= 1 ? shard : 1.0);
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
-  fp.stored_layer_activations = static_cast<double>(inflight) * layers_per_chunk(in);
+  fp.stored_layer_activations = static_cast<double>(inflight) * layers_per_chunk(in, stage);
   const double per_layer = layer_bytes(in, in.recompute);
   // Offloaded activations: only the micro-batch being computed and the one being transferred
   // stay on the device (double buffering).
   const double held_sets = in.offload_activations
-                               ? std::min(fp.stored_layer_activations, 2.0 * layers_per_chunk(in))
+                               ? std::min(fp.stored_layer_activations, 2.0 * layers_per_chunk(in, stage))
                                : fp.stored_layer_activations;
   fp.activations_bytes = held_sets * per_layer;
 
@@ -229,7 +243,7 @@ double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
                                                           : 0.0;
   const double weight_reads = in.recompute == RecomputePolicy::full ? 4.0 : 3.0;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const double layers = static_cast<double>(layers_per_chunk(in) * chunks);
+  const double layers = static_cast<double>(layers_per_chunk(in, stage) * chunks);
   const double per_microbatch = weight_reads * parameters * 2.0 + 4.0 * layers * layer_bytes(in, RecomputePolicy::none) +
                                 8.0 * parameters;
   const double shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp : 1.0;

@@ -35,6 +35,9 @@ struct FootprintInputs {
   int tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
   bool sequence_parallel = true;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  /// Transformer layers of each pipeline stage (uneven split); empty: num_hidden_layers / pp
+  /// on every stage (/ vp per chunk when interleaved).
+  std::vector<int> stage_layers;
   int zero = 1;  ///< 0..3; ZeRO shards over the dp x cp group
   RecomputePolicy recompute = RecomputePolicy::selective;
   bool flash_attention = true;   ///< no s x s score matrices stored

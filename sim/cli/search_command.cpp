@@ -38,9 +38,7 @@ CLI::App* add_search_command(CLI::App& app, SearchCommandOptions& options) {
   cmd->add_option("--max-vp", options.max_vp, "most virtual stages per pipeline stage")->default_str("8");
   cmd->add_option("--max-micro-batch", options.max_micro_batch, "largest micro-batch, sequences (0: no limit)")
       ->default_str("0");
-  cmd->add_option("--zero", options.zero,
-                 "ZeRO stages to try (2 and 3 are costed as 1: their extra communication is not modelled yet)")
-      ->default_str("0 1");
+  cmd->add_option("--zero", options.zero, "ZeRO stages to try")->default_str("0 1 2 3");
   cmd->add_option("--recompute", options.recompute, "recompute policies to try")->default_str("none selective full");
   cmd->add_option("--threads", options.threads, "worker threads (0: every core)")->default_str("0");
   return cmd;

@@ -20,7 +20,7 @@ struct SearchCommandOptions {
   int max_cp = 8;
   int max_vp = 8;
   std::int64_t max_micro_batch = 0;      ///< 0: unlimited
-  std::vector<int> zero = {0, 1};  ///< ZeRO 2/3 cost no extra communication yet: opt-in
+  std::vector<int> zero = {0, 1, 2, 3};  ///< ZeRO stages to try
   std::vector<std::string> recompute = {"none", "selective", "full"};
   int threads = 0;                       ///< 0: every core
 };

@@ -190,6 +190,7 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.vp = p.vp;
   in.sequence_parallel = p.sequence_parallel && p.tp > 1;
   in.schedule = schedule_kind(p.schedule);
+  in.stage_layers = p.stage_layers;
   in.zero = p.zero;
   in.recompute = recompute_policy(w.recompute);
   in.flash_attention = w.attention == training::AttentionKernel::flash;

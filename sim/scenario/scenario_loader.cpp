@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <array>
 #include <filesystem>
 #include <initializer_list>
@@ -450,6 +451,19 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   par.vp = degree("vp");
   par.zero = static_cast<int>(reader.integer("workload.parallelism.zero").value_or(1));
   par.sequence_parallel = reader.boolean("workload.parallelism.sequence_parallel").value_or(true);
+  const std::string stage_layers_key = "workload.parallelism.stage_layers";
+  if (const ConfigNode* list = reader.node(stage_layers_key); list != nullptr && !problems.bad(stage_layers_key)) {
+    const std::vector<ConfigNode> items = list->is_sequence() ? list->items : std::vector<ConfigNode>{*list};
+    for (const ConfigNode& item : items) {
+      const std::optional<std::int64_t> layers = parse_integer(item.text);
+      if (!layers || *layers < 1 || *layers > 1000000) {
+        problems.add(item.position, stage_layers_key,
+                     "layers of a pipeline stage must be an integer in [1, 1000000], got " + item.describe());
+      } else {
+        par.stage_layers.push_back(static_cast<int>(*layers));
+      }
+    }
+  }
   const std::string schedule = reader.string("workload.parallelism.schedule").value_or("1f1b");
   par.schedule = schedule == "gpipe"         ? training::PipelineSchedule::gpipe
                  : schedule == "interleaved" ? training::PipelineSchedule::interleaved
@@ -549,7 +563,24 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                          std::to_string(par.tp) + " must divide one another");
       }
     }
-    if (!problems.any_bad(pp, vp) && model.num_hidden_layers % (par.pp * par.vp) != 0) {
+    if (reader.has("workload.parallelism.stage_layers")) {
+      const std::string key = "workload.parallelism.stage_layers";
+      if (problems.bad(key)) {
+        // an entry was already reported
+      } else if (!problems.bad(pp) && par.stage_layers.size() != static_cast<std::size_t>(par.pp)) {
+        problems.add(at(key), key,
+                     "stage_layers lists " + std::to_string(par.stage_layers.size()) + " stages, but pp is " +
+                         std::to_string(par.pp));
+      } else if (const std::int64_t sum = std::accumulate(par.stage_layers.begin(), par.stage_layers.end(), 0LL);
+                 sum != model.num_hidden_layers) {
+        problems.add(at(key), key,
+                     "stage_layers sum to " + std::to_string(sum) + ", but the model has " +
+                         std::to_string(model.num_hidden_layers) + " layers");
+      }
+      if (par.schedule == training::PipelineSchedule::interleaved) {
+        problems.add(at(key), key, "stage_layers (an uneven split) needs schedule 1f1b or gpipe, not interleaved");
+      }
+    } else if (!problems.any_bad(pp, vp) && model.num_hidden_layers % (par.pp * par.vp) != 0) {
       const std::string key = reader.has(pp) || !reader.has(vp) ? pp : vp;
       problems.add(at(key), key,
                    "num_hidden_layers " + std::to_string(model.num_hidden_layers) +

@@ -208,6 +208,10 @@ Schema scenario_schema() {
       boolean_field("sequence_parallel", "Megatron sequence parallelism").def("true"),
       enum_field("schedule", {"1f1b", "gpipe", "interleaved"}, "pipeline schedule").def("1f1b"),
       integer_field("zero", "ZeRO stage").range(0, 3).def("1"),
+      list_field("stage_layers",
+                 "transformer layers of each pipeline stage, pp integers >= 1 summing to the model's layers "
+                 "(e.g. fewer on the first and last stage, which also hold the embedding and LM head); unset: "
+                 "an even split"),
   };
   std::vector<Field> workload_fields{
       enum_field("kind", {"training", "serving"}, "workload kind").def("training"),

@@ -35,9 +35,8 @@ struct SearchSpaceOptions {
   int max_cp = 8;   ///< context-parallel degrees 1..max_cp (powers of two dividing seq_len)
   int max_vp = 8;   ///< virtual stages per pipeline stage
   std::int64_t max_micro_batch = 0;  ///< 0: no limit beyond global_batch / dp
-  /// ZeRO 2 and 3 are costed as ZeRO 1 (their extra communication is not modelled yet), so
-  /// they would win on memory at no time cost: not searched unless asked for.
-  std::vector<int> zero_stages = {0, 1};
+  /// ZeRO stages to try (each with its own communication: sim/training/training_simulation.cpp).
+  std::vector<int> zero_stages = {0, 1, 2, 3};
   std::vector<training::Recompute> recompute_policies = {training::Recompute::none, training::Recompute::selective,
                                                          training::Recompute::full};
 };

@@ -285,7 +285,13 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   program.stage = stage;
   program.stages = par.pp;
   program.chunks = par.schedule == PipelineSchedule::interleaved ? par.vp : 1;
-  program.layers = static_cast<int>(model.num_hidden_layers / (par.pp * program.chunks));
+  if (par.stage_layers.empty()) {
+    program.layers = static_cast<int>(model.num_hidden_layers / (par.pp * program.chunks));
+    program.layer_offset = stage * program.layers;
+  } else {
+    program.layers = par.stage_layers[static_cast<std::size_t>(stage)];
+    for (int p = 0; p < stage; ++p) program.layer_offset += par.stage_layers[static_cast<std::size_t>(p)];
+  }
 
   // One layer. Backward ops are collected in reverse and flipped at the end.
   std::vector<StageOp> fwd, bwd_rev;

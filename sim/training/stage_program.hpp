@@ -49,8 +49,10 @@ struct StageProgram {
   int stages = 1;  ///< pipeline depth
   int chunks = 1;  ///< model chunks (virtual stages) on this stage: vp when interleaved, else 1
   int layers = 0;  ///< transformer layers per chunk
-  /// Global index of the first layer of `chunk` (virtual stage chunk x stages + stage).
-  int first_layer(int chunk) const { return (chunk * stages + stage) * layers; }
+  int layer_offset = 0;  ///< global index of the stage's first layer (chunk 0)
+  /// Global index of the first layer of `chunk` (virtual stage chunk x stages + stage, whose
+  /// chunks all have `layers` layers; uneven splits have one chunk).
+  int first_layer(int chunk) const { return chunk == 0 ? layer_offset : (chunk * stages + stage) * layers; }
   std::vector<StageOp> embedding_forward, embedding_backward;  ///< first stage only
   std::vector<StageOp> layer_forward;   ///< one layer's forward
   std::vector<StageOp> layer_backward;  ///< one layer's backward, recompute included

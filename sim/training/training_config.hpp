@@ -2,6 +2,7 @@
 /// What a training workload asks for: model, batch, precision, parallel split, schedule.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/transformer_spec.hpp"
@@ -32,7 +33,10 @@ struct ParallelismConfig {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
   bool sequence_parallel = true;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-  int zero = 1;  ///< ZeRO stage 0..3 (issue 5 models 2-3 fully)
+  int zero = 1;  ///< ZeRO stage 0..3
+  /// Transformer layers per pipeline stage for an uneven split (e.g. fewer on the first and
+  /// last stages, which also hold the embedding and the LM head); empty: an even split.
+  std::vector<int> stage_layers;
   int world_size() const { return tp * pp * dp * cp; }
 };
 

@@ -565,7 +565,22 @@ void validate_training_setup(const TrainingSetup& setup) {
     throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
                                   w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
   }
-  if (w.model.num_hidden_layers % p.pp != 0) {
+  if (!p.stage_layers.empty()) {
+    if (p.stage_layers.size() != static_cast<std::size_t>(p.pp)) {
+      throw ConfigError(fmt::format("stage_layers lists {} stages, pp is {}", p.stage_layers.size(), p.pp));
+    }
+    if (p.schedule == PipelineSchedule::interleaved) {
+      throw ConfigError("stage_layers (an uneven split) needs the 1f1b or gpipe schedule, not interleaved");
+    }
+    std::int64_t sum = 0;
+    for (const int layers : p.stage_layers) {
+      if (layers < 1) throw ConfigError(fmt::format("every pipeline stage needs >= 1 layer, got {}", layers));
+      sum += layers;
+    }
+    if (sum != w.model.num_hidden_layers) {
+      throw ConfigError(fmt::format("stage_layers sum to {}, the model has {} layers", sum, w.model.num_hidden_layers));
+    }
+  } else if (w.model.num_hidden_layers % p.pp != 0) {
     throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp {}",
                                   w.model.num_hidden_layers, p.pp));
   }

@@ -219,7 +219,7 @@ TEST_CASE("loader: bad input, keys and types") {
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
-        "sequence_parallel, schedule, zero | did you mean 'tp'?)");
+        "sequence_parallel, schedule, zero, stage_layers | did you mean 'tp'?)");
   CHECK(one_problem(edit(kBase, {{"seq_len: 2048", "seq_len: eight"}})) ==
         "t.yaml:26:12: workload.seq_len: expected an integer, got \"eight\"");
   CHECK(one_problem(edit(kBase, {{"nodes: 2", "nodes: 0"}})) ==
@@ -241,6 +241,18 @@ TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
   CHECK(load(edit(base, {{"sequence_parallel: false", "sequence_parallel: true"}})).training.tp_comm_overlap);
   CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, comm: {overlap_sms: -1}}"}})) ==
         "t.yaml:30:43: simulation.comm.overlap_sms: out of range: must be between 0 and 1000000, got -1");
+}
+
+TEST_CASE("loader: per-stage layer counts are checked against pp and the model") {
+  const std::string with = edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, stage_layers: [3, 5]}"}});
+  CHECK(load(with).training.parallelism.stage_layers == std::vector<int>{3, 5});
+  CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 3, 2]"}})) ==
+        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers lists 3 stages, but pp is 2");
+  CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 4]"}})) ==
+        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers sum to 7, but the model has 8 layers");
+  CHECK(one_problem(edit(with, {{"[3, 5]", "[0, 8]"}})) ==
+        "t.yaml:29:53: workload.parallelism.stage_layers: layers of a pipeline stage must be an integer in [1, "
+        "1000000], got \"0\"");
 }
 
 TEST_CASE("loader: bad input, quantities") {

@@ -368,3 +368,32 @@ TEST_CASE("ZeRO 2 reduces every micro-batch and ZeRO 3 also gathers every layer 
   for (const auto& n : results[2].notes) noted = noted || n.rfind("ZeRO 3 (FSDP)", 0) == 0;
   CHECK(noted);
 }
+
+TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM head sit") {
+  const auto model = small_gpt(8, 1024, 131072);  // a large vocabulary makes the head heavy
+  auto even = workload(model, 1, 4, 1, 16, 1024);
+  auto uneven = even;
+  uneven.parallelism.stage_layers = {1, 3, 3, 1};
+  const Bench a(test_cluster(1, 4), even);
+  const Bench b(test_cluster(1, 4), uneven);
+  TrainingSetup setup{b.workload, b.compute, b.collectives, b.topology, 1};
+  const auto programs = build_stage_programs(setup);
+  REQUIRE(programs.size() == 4);
+  CHECK(programs[0].layers == 1);
+  CHECK(programs[1].layers == 3);
+  CHECK(programs[2].first_layer(0) == 4);
+  CHECK(programs[3].layer_offset == 7);
+  CHECK(programs[1].stage_parameters == doctest::Approx(3 * programs[1].layer_parameters));
+  const auto even_result = a.run();
+  const auto uneven_result = b.run();
+  CHECK(breakdown_sum(uneven_result.breakdown) == doctest::Approx(uneven_result.step_time_s).epsilon(1e-9));
+  // Same total work, but the heavy end stages now carry fewer layers: a shorter step.
+  CHECK(uneven_result.model_flops_per_step == doctest::Approx(even_result.model_flops_per_step).epsilon(1e-12));
+  CHECK(uneven_result.step_time_s < even_result.step_time_s);
+  auto wrong = uneven;
+  wrong.parallelism.stage_layers = {2, 2, 2, 1};
+  CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers sum to 7, the model has 8 layers",
+                       ConfigError);
+  wrong.parallelism.stage_layers = {4, 4};
+  CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers lists 2 stages, pp is 4", ConfigError);
+}
