@@ -659,3 +659,25 @@ TEST_CASE("loader: bad input, expert parallelism and workload.moe") {
         "t.yaml:29:8: workload.moe: workload.moe applies only to mixture-of-experts models; model 'tiny' has no "
         "experts");
 }
+
+TEST_CASE("loader: the MoE library presets load with their published parameter counts") {
+  const auto load_model = [](const std::string& model, const std::string& parallelism) {
+    return load_scenario_from_string(R"(schema_version: 1
+name: moe-library
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 8}
+workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism: )" + parallelism + R"(}
+)",
+                                     "moe.yaml", {}, CLUSTERSIM_DATA_DIR);
+  };
+  const Scenario mixtral = load_model("mixtral-8x7b", "{tp: 2, dp: 32, ep: 8}");
+  CHECK(mixtral.training.model.moe.moe_intermediate_size == 14336);  // intermediate_size, as HF Mixtral
+  CHECK(mixtral.training.model.total_parameters() == 46702792704.0);
+  CHECK(mixtral.training.model.active_parameters() == 12879925248.0);
+  CHECK(mixtral.training.parallelism.ep == 8);
+  const Scenario deepseek = load_model("deepseek-v3", "{dp: 64, ep: 64}");
+  CHECK(deepseek.training.model.attention == models::AttentionKind::mla);
+  CHECK(deepseek.training.model.moe_layer_count() == 58);
+  CHECK(deepseek.training.model.total_parameters() == 671026404352.0);
+  CHECK(deepseek.training.model.active_parameters() == 37552282624.0);
+}
