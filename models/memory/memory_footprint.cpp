@@ -14,28 +14,66 @@ void require(bool ok, const std::string& message) {
 }
 
 /// Activation bytes of one layer per s*b*h, split into the part tensor parallelism divides
-/// (even without sequence parallelism) and the part only sequence parallelism divides, plus
-/// the attention-score term 5 a s / h (per s*b*h) that only unfused attention stores.
+/// (even without sequence parallelism), the part only sequence parallelism divides, the part
+/// neither divides, plus the attention-score term 5 a s / h (per s*b*h) that only unfused
+/// attention stores.
 struct LayerActivationCoefficients {
   double tp_split = 0;      ///< 24 for MHA + 4h GELU
   double sp_only = 0;       ///< 10: layer-norm inputs (4), dropout masks (2), QKV and MLP inputs (4)
+  double replicated = 0;    ///< on every TP rank in full: MLA latents, routed expert inputs
   double attention_scores = 0;  ///< 5 a s / h
 };
 
-LayerActivationCoefficients coefficients(const FootprintInputs& in) {
+/// Per s*b*h of an MLP of width `width` (its input is in the sp_only term): GELU input and fc2
+/// input (4 f / h); SwiGLU gate and up outputs and the down-projection input (6 f / h).
+double mlp_coefficient(const TransformerSpec& m, std::int64_t width) {
+  const double f = static_cast<double>(width) / static_cast<double>(m.hidden_size);
+  return m.hidden_act == Activation::swiglu ? 6.0 * f : 4.0 * f;
+}
+
+/// Token copies the busiest EP rank's experts take per token routed on this rank, relative to
+/// one copy per token: num_experts_per_tok x the busiest rank's load factor.
+double expert_copies_per_token(const FootprintInputs& in) {
+  const double tokens = static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch);
+  const ExpertLoad load = expert_load(in.model.moe, in.moe, tokens, in.ep);
+  return static_cast<double>(in.model.moe.num_experts_per_tok) * load.busiest_rank_load_factor();
+}
+
+LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind kind) {
   const auto& m = in.model;
   const double h = static_cast<double>(m.hidden_size);
-  const double g = static_cast<double>(m.num_key_value_heads) / static_cast<double>(m.num_attention_heads);
-  const double f = static_cast<double>(m.intermediate_size) / h;
   const double s = static_cast<double>(in.seq_len / in.cp);
   LayerActivationCoefficients c;
-  // Attention: Q (2) + K and V (2 g each) for QK^T and the score x V product, the output
-  // projection's input (2). MLP, GELU: the GELU input (2 f) and fc2 input (2 f); SwiGLU: the
-  // gate and up outputs (4 f) and the down-projection input (2 f).
-  const double attention = 2.0 + 4.0 * g + 2.0;
-  const double mlp = m.hidden_act == Activation::swiglu ? 6.0 * f : 4.0 * f;
-  c.tp_split = attention + mlp;
+  if (m.attention == AttentionKind::mla) {
+    // Q and K (qk_head_dim per head), V and the output projection's input (v_head_dim per head).
+    const double a = static_cast<double>(m.num_attention_heads);
+    const double qk = static_cast<double>(m.mla.qk_head_dim());
+    const double v = static_cast<double>(m.mla.v_head_dim);
+    c.tp_split = (4.0 * a * qk + 4.0 * a * v) / h;
+    // c_q and c_kv before and after their RMSNorm, and the RoPE key before rotation.
+    c.replicated = (4.0 * static_cast<double>(m.mla.q_lora_rank) + 4.0 * static_cast<double>(m.mla.kv_lora_rank) +
+                    2.0 * static_cast<double>(m.mla.qk_rope_head_dim)) /
+                   h;
+  } else {
+    // Attention: Q (2) + K and V (2 g each) for QK^T and the score x V product, the output
+    // projection's input (2).
+    const double g = static_cast<double>(m.num_key_value_heads) / static_cast<double>(m.num_attention_heads);
+    c.tp_split = 2.0 + 4.0 * g + 2.0;
+  }
   c.sp_only = 10.0;
+  if (kind == LayerKind::dense) {
+    c.tp_split += mlp_coefficient(m, m.intermediate_size);
+  } else {
+    // Router logits and scores, 2 x E elements per token, on the rank's own tokens.
+    c.sp_only += 2.0 * 2.0 * static_cast<double>(m.moe.num_experts) / h;
+    // Routed copies on the busiest EP rank: the expert input (gathered over the expert-TP
+    // group, so in full on every TP rank) and the expert MLP's intermediates (sharded over tp).
+    const double copies = expert_copies_per_token(in);
+    c.replicated += 2.0 * copies;
+    c.tp_split += copies * mlp_coefficient(m, m.moe.moe_intermediate_size);
+    // Shared experts: a dense MLP of n_shared x moe_intermediate_size on the layer input.
+    c.tp_split += mlp_coefficient(m, m.moe.n_shared_experts * m.moe.moe_intermediate_size);
+  }
   // Softmax output (2), its dropout mask (1), dropout output (2) per a s^2 b.
   c.attention_scores = 5.0 * static_cast<double>(m.num_attention_heads) * s / h;
   return c;
@@ -49,18 +87,65 @@ double sbh(const FootprintInputs& in) {
 /// Bytes per element the formula's "2 bytes" assumes is scaled for fp32 activations.
 double precision_scale(const FootprintInputs& in) { return in.activation_bytes_per_element / 2.0; }
 
-double layer_bytes(const FootprintInputs& in, RecomputePolicy policy) {
-  const auto c = coefficients(in);
+double layer_bytes(const FootprintInputs& in, RecomputePolicy policy, LayerKind kind) {
+  const auto c = coefficients(in, kind);
   const double t = in.tp;
   const double base = sbh(in) * precision_scale(in);
   const double sp_only = in.sequence_parallel ? c.sp_only / t : c.sp_only;
   const double scores = in.flash_attention ? 0.0 : c.attention_scores / t;
   switch (policy) {
-    case RecomputePolicy::none: return base * (sp_only + c.tp_split / t + scores);
-    case RecomputePolicy::selective: return base * (sp_only + c.tp_split / t);
+    case RecomputePolicy::none: return base * (sp_only + c.tp_split / t + scores + c.replicated);
+    case RecomputePolicy::selective: return base * (sp_only + c.tp_split / t + c.replicated);
     case RecomputePolicy::full: return base * (in.sequence_parallel ? 2.0 / t : 2.0);
   }
   return 0;
+}
+
+/// Dense and MoE layers of a stage.
+struct LayerCounts {
+  std::int64_t dense = 0;
+  std::int64_t moe = 0;
+};
+
+LayerCounts count_layers(const FootprintInputs& in, const std::vector<std::int64_t>& layers) {
+  LayerCounts counts;
+  for (const std::int64_t layer : layers) {
+    if (in.model.layer_kind(layer) == LayerKind::moe) {
+      ++counts.moe;
+    } else {
+      ++counts.dense;
+    }
+  }
+  return counts;
+}
+
+/// Mean activation bytes per layer over `counts` under `policy`.
+double mean_layer_bytes(const FootprintInputs& in, RecomputePolicy policy, const LayerCounts& counts) {
+  const double dense = counts.dense > 0 ? layer_bytes(in, policy, LayerKind::dense) : 0.0;
+  const double moe = counts.moe > 0 ? layer_bytes(in, policy, LayerKind::moe) : 0.0;
+  return (static_cast<double>(counts.dense) * dense + static_cast<double>(counts.moe) * moe) /
+         static_cast<double>(counts.dense + counts.moe);
+}
+
+/// Parameters on one device of a stage of an MoE model, before ZeRO: the dense part (sharded
+/// over tp, replicated over dp x cp) and the routed experts (sharded over ep x tp, replicated
+/// over the expert-data-parallel group).
+struct StageParameters {
+  double dense = 0;
+  double experts = 0;
+};
+
+StageParameters moe_stage_layer_parameters(const FootprintInputs& in, const LayerCounts& counts) {
+  const auto& m = in.model;
+  const double t = in.tp;
+  StageParameters p;
+  const double router = m.router_parameters();
+  const double routed = m.routed_expert_parameters();
+  const double moe_dense_part = m.moe_layer_parameters() - routed - router;
+  p.dense = static_cast<double>(counts.dense) * m.dense_layer_parameters() / t +
+            static_cast<double>(counts.moe) * (moe_dense_part / t + router);
+  p.experts = static_cast<double>(counts.moe) * routed / (static_cast<double>(in.ep) * t);
+  return p;
 }
 
 int layers_per_chunk(const FootprintInputs& in, int stage) {
@@ -102,16 +187,80 @@ void FootprintInputs::validate() const {
           "bytes per parameter must not be negative");
   require(workspace_bytes >= 0, "workspace must not be negative");
   require(fragmentation >= 1.0, fmt::format("fragmentation factor {} must be >= 1 (reserved / allocated)", fragmentation));
+  require(ep >= 1, fmt::format("expert-parallel degree ep {} must be >= 1", ep));
+  if (ep > 1) {
+    require(model.is_moe(), fmt::format("ep = {} needs a mixture-of-experts model; '{}' has no experts", ep, model.name));
+    require(model.moe.num_experts % ep == 0,
+            fmt::format("the {} experts are not divisible by ep {}", model.moe.num_experts, ep));
+    require((static_cast<std::int64_t>(dp) * cp) % ep == 0,
+            fmt::format("ep {} does not divide dp x cp = {} (the expert-parallel group is carved out of the "
+                        "data-parallel ranks)",
+                        ep, static_cast<std::int64_t>(dp) * cp));
+  }
+  moe.validate(model.moe);
 }
+
+int expert_data_parallel_size(const FootprintInputs& inputs) {
+  inputs.validate();
+  return inputs.dp * inputs.cp / inputs.ep;
+}
+
+std::vector<std::int64_t> stage_layer_indices(const FootprintInputs& in, int stage) {
+  in.validate();
+  require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
+  const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
+  const std::int64_t per_chunk = layers_per_chunk(in, stage);
+  std::vector<std::int64_t> layers;
+  layers.reserve(static_cast<std::size_t>(per_chunk * chunks));
+  if (!in.stage_layers.empty()) {  // uneven split: one chunk, after the earlier stages' layers
+    std::int64_t first = 0;
+    for (int p = 0; p < stage; ++p) first += in.stage_layers[static_cast<std::size_t>(p)];
+    for (std::int64_t l = 0; l < per_chunk; ++l) layers.push_back(first + l);
+    return layers;
+  }
+  for (int c = 0; c < chunks; ++c) {
+    const std::int64_t first = (static_cast<std::int64_t>(c) * in.pp + stage) * per_chunk;
+    for (std::int64_t l = 0; l < per_chunk; ++l) layers.push_back(first + l);
+  }
+  return layers;
+}
+
+namespace {
+
+/// Mean over all the model's layers (an MoE model's layers differ).
+double model_mean_layer_bytes(const FootprintInputs& in, RecomputePolicy policy) {
+  if (!in.model.is_moe()) return layer_bytes(in, policy, LayerKind::dense);
+  const LayerCounts counts{in.model.dense_layer_count(), in.model.moe_layer_count()};
+  return mean_layer_bytes(in, policy, counts);
+}
+
+void require_layer_kind(const FootprintInputs& in, LayerKind kind) {
+  require(kind == LayerKind::dense || in.model.is_moe(),
+          fmt::format("model '{}' has no MoE layers (num_experts 0)", in.model.name));
+}
+
+}  // namespace
 
 double layer_activation_bytes(const FootprintInputs& inputs) {
   inputs.validate();
-  return layer_bytes(inputs, inputs.recompute);
+  return model_mean_layer_bytes(inputs, inputs.recompute);
+}
+
+double layer_activation_bytes(const FootprintInputs& inputs, LayerKind kind) {
+  inputs.validate();
+  require_layer_kind(inputs, kind);
+  return layer_bytes(inputs, inputs.recompute, kind);
 }
 
 double layer_full_activation_bytes(const FootprintInputs& inputs) {
   inputs.validate();
-  return layer_bytes(inputs, RecomputePolicy::none);
+  return model_mean_layer_bytes(inputs, RecomputePolicy::none);
+}
+
+double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind) {
+  inputs.validate();
+  require_layer_kind(inputs, kind);
+  return layer_bytes(inputs, RecomputePolicy::none, kind);
 }
 
 int inflight_microbatches(const FootprintInputs& in, int stage) {
@@ -139,9 +288,13 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const bool last = stage == in.pp - 1;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
   const int stage_layers = layers_per_chunk(in, stage) * chunks;
+  const bool moe = model.is_moe();
+  const LayerCounts counts = moe ? count_layers(in, stage_layer_indices(in, stage)) : LayerCounts{stage_layers, 0};
 
-  // Parameters on one device of this stage (tensor-parallel shard).
-  double parameters = stage_layers * model.layer_parameters() / t;
+  // Parameters on one device of this stage (tensor-parallel shard; MoE: dense part and experts).
+  StageParameters moe_parameters;
+  if (moe) moe_parameters = moe_stage_layer_parameters(in, counts);
+  double parameters = moe ? moe_parameters.dense : stage_layers * model.layer_parameters() / t;
   if (first) parameters += v * h / t;  // input embedding
   if (last) {
     parameters += h;  // final norm
@@ -155,10 +308,19 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   fp.weights_bytes = parameters * in.weight_bytes_per_param / (in.zero >= 3 ? shard : 1.0);
   fp.gradients_bytes = parameters * in.gradient_bytes_per_param / (in.zero >= 2 ? shard : 1.0);
   fp.optimizer_bytes = in.offload_optimizer ? 0.0 : parameters * in.optimizer_bytes_per_param / (in.zero >= 1 ? shard : 1.0);
+  if (moe) {
+    const double experts = moe_parameters.experts;
+    const double expert_shard = static_cast<double>(in.dp) * in.cp / in.ep;
+    fp.weights_bytes += experts * in.weight_bytes_per_param / (in.zero >= 3 ? expert_shard : 1.0);
+    fp.gradients_bytes += experts * in.gradient_bytes_per_param / (in.zero >= 2 ? expert_shard : 1.0);
+    if (!in.offload_optimizer) {
+      fp.optimizer_bytes += experts * in.optimizer_bytes_per_param / (in.zero >= 1 ? expert_shard : 1.0);
+    }
+  }
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
   fp.stored_layer_activations = static_cast<double>(inflight) * layers_per_chunk(in, stage);
-  const double per_layer = layer_bytes(in, in.recompute);
+  const double per_layer = moe ? mean_layer_bytes(in, in.recompute, counts) : layer_bytes(in, in.recompute, LayerKind::dense);
   // Offloaded activations: only the micro-batch being computed and the one being transferred
   // stay on the device (double buffering).
   const double held_sets = in.offload_activations
@@ -178,10 +340,25 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   }
   if (in.recompute != RecomputePolicy::none) {
     // The backward of one layer rematerializes what the policy dropped.
-    fp.recompute_buffer_bytes = layer_bytes(in, RecomputePolicy::none) - per_layer;
+    if (!moe) {
+      fp.recompute_buffer_bytes = layer_bytes(in, RecomputePolicy::none, LayerKind::dense) - per_layer;
+    } else {
+      for (const auto& [kind, present] : {std::pair{LayerKind::dense, counts.dense > 0}, std::pair{LayerKind::moe, counts.moe > 0}}) {
+        if (!present) continue;
+        fp.recompute_buffer_bytes = std::max(fp.recompute_buffer_bytes, layer_bytes(in, RecomputePolicy::none, kind) -
+                                                                            layer_bytes(in, in.recompute, kind));
+      }
+    }
+  }
+  if (counts.moe > 0) {
+    // Token copies before the dispatch all-to-all (the rank's own tokens, / tp with SP) and
+    // after it (the busiest rank's received copies, gathered over the expert-TP group), 2 B x h
+    // each: one layer's worth, while it runs.
+    const double k = static_cast<double>(model.moe.num_experts_per_tok);
+    fp.moe_dispatch_bytes = 2.0 * act_scale * token_share * h * (k / sp_div + expert_copies_per_token(in));
   }
   const double allocated = fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes + fp.activations_bytes +
-                           fp.embedding_head_bytes + fp.recompute_buffer_bytes;
+                           fp.embedding_head_bytes + fp.recompute_buffer_bytes + fp.moe_dispatch_bytes;
   fp.fragmentation_bytes = allocated * (in.fragmentation - 1.0);
   fp.workspace_bytes = in.workspace_bytes;
   fp.total_bytes = allocated + fp.fragmentation_bytes + fp.workspace_bytes;
@@ -195,6 +372,7 @@ std::vector<FootprintTerm> StageFootprint::terms_largest_first() const {
                                    {"activations", activations_bytes},
                                    {"embedding/logits", embedding_head_bytes},
                                    {"recompute buffer", recompute_buffer_bytes},
+                                   {"MoE dispatch buffers", moe_dispatch_bytes},
                                    {"workspace", workspace_bytes},
                                    {"fragmentation", fragmentation_bytes}};
   std::stable_sort(terms.begin(), terms.end(),
@@ -230,6 +408,11 @@ double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_
   require(tokens >= 0, "KV-cache tokens must not be negative");
   require(bytes_per_element > 0, "KV-cache bytes per element must be positive");
   require(tp >= 1, "tensor-parallel degree must be >= 1");
+  if (model.attention == AttentionKind::mla) {
+    // The compressed latent and the shared RoPE key, replicated on every TP rank.
+    return static_cast<double>(model.num_hidden_layers) *
+           static_cast<double>(model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * tokens * bytes_per_element;
+  }
   const double kv_split = static_cast<double>(std::min<std::int64_t>(tp, model.num_key_value_heads));
   return 2.0 * static_cast<double>(model.num_hidden_layers) * static_cast<double>(model.num_key_value_heads) *
          static_cast<double>(model.head_dim()) * tokens * bytes_per_element / kv_split;
@@ -238,13 +421,35 @@ double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_
 double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
   const StageFootprint fp = stage_footprint(in, stage);
   const double mbs = static_cast<double>(in.microbatches);
-  const double parameters = in.weight_bytes_per_param > 0 ? fp.weights_bytes / in.weight_bytes_per_param *
-                                                                (in.zero >= 3 ? static_cast<double>(in.dp) * in.cp : 1.0)
-                                                          : 0.0;
   const double weight_reads = in.recompute == RecomputePolicy::full ? 4.0 : 3.0;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
   const double layers = static_cast<double>(layers_per_chunk(in, stage) * chunks);
-  const double per_microbatch = weight_reads * parameters * 2.0 + 4.0 * layers * layer_bytes(in, RecomputePolicy::none) +
+  if (in.model.is_moe()) {
+    // Device parameters before ZeRO: the dense part (with the embedding / head of the end
+    // stages) and the local experts.
+    const LayerCounts counts = count_layers(in, stage_layer_indices(in, stage));
+    const StageParameters p = moe_stage_layer_parameters(in, counts);
+    const double t = in.tp;
+    const double vh = static_cast<double>(in.model.vocab_size) * static_cast<double>(in.model.hidden_size);
+    double dense = p.dense;
+    if (stage == 0) dense += vh / t;
+    if (stage == in.pp - 1) {
+      dense += static_cast<double>(in.model.hidden_size);
+      if (!(in.model.tie_word_embeddings && in.pp == 1)) dense += vh / t;
+    }
+    const double parameters = dense + p.experts;
+    const double per_microbatch = weight_reads * parameters * 2.0 +
+                                  4.0 * layers * mean_layer_bytes(in, RecomputePolicy::none, counts) + 8.0 * parameters;
+    const double dense_shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp : 1.0;
+    const double expert_shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp / in.ep : 1.0;
+    const double optimizer = (dense / dense_shard + p.experts / expert_shard) * (12.0 + 12.0 + 4.0 + 2.0);
+    return mbs * per_microbatch + optimizer;
+  }
+  const double parameters = in.weight_bytes_per_param > 0 ? fp.weights_bytes / in.weight_bytes_per_param *
+                                                                (in.zero >= 3 ? static_cast<double>(in.dp) * in.cp : 1.0)
+                                                          : 0.0;
+  const double per_microbatch = weight_reads * parameters * 2.0 +
+                                4.0 * layers * layer_bytes(in, RecomputePolicy::none, LayerKind::dense) +
                                 8.0 * parameters;
   const double shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp : 1.0;
   const double optimizer = parameters / shard * (12.0 + 12.0 + 4.0 + 2.0);

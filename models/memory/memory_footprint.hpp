@@ -3,10 +3,21 @@
 /// optimizer state under ZeRO 0-3, activations by Korthikanti et al. (arXiv:2205.05198), the
 /// embedding/logits extras, workspace and allocator fragmentation; the KV cache of serving.
 /// Every constant is documented in docs/models.md ("Memory").
+///
+/// Mixture of experts (Megatron-Core's layout, `megatron/core/parallel_state.py`): the
+/// expert-parallel group of `ep` ranks is carved out of the dp x cp ranks that share a
+/// tensor-parallel rank, and expert tensor parallelism equals tp (Megatron-Core's default when
+/// `--expert-tensor-parallel-size` is unset). So a device holds num_experts / ep routed experts
+/// of every MoE layer of its stage, each sharded over tp; the expert-data-parallel group that
+/// replicates them (and over which ZeRO shards their gradients and optimizer state) has
+/// dp x cp / ep ranks. Attention, dense MLPs, shared experts, norms and embeddings are the
+/// dense part: sharded over tp and replicated over dp x cp as before; the router is
+/// replicated over tp too (Megatron's router weight is not tensor-parallel).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "sim/engine/error.hpp"
 
@@ -33,6 +44,12 @@ struct FootprintInputs {
   std::int64_t micro_batch = 1;   ///< sequences per micro-batch
   std::int64_t microbatches = 1;  ///< micro-batches per pipeline per step
   int tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
+  /// Expert-parallel degree (MoE only): divides num_experts and dp x cp (the EP group is carved
+  /// out of the data-parallel ranks). 1 for a dense model.
+  int ep = 1;
+  /// Capacity factor and load imbalance of the MoE layers (defaults for a dense model). The
+  /// busiest EP rank's expert inputs set the activation memory.
+  MoeRuntime moe;
   bool sequence_parallel = true;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   /// Transformer layers of each pipeline stage (uneven split); empty: num_hidden_layers / pp
@@ -51,9 +68,20 @@ struct FootprintInputs {
   double fragmentation = kDefaultFragmentation;  ///< >= 1, applied to allocator-managed terms
 
   /// Throws ConfigError naming the field when a size, degree or factor is out of range, or
-  /// layers / heads / sequence do not divide by the parallel split.
+  /// layers / heads / sequence do not divide by the parallel split, or ep does not fit the
+  /// model (dense model, experts or dp x cp not divisible by ep).
   void validate() const;
 };
+
+/// Ranks that replicate one expert shard: dp x cp / ep (Megatron-Core's expert-data-parallel
+/// group; ZeRO shards expert gradients and optimizer state over it). dp x cp for a dense model.
+int expert_data_parallel_size(const FootprintInputs& inputs);
+
+/// Global indices (0-based) of the transformer layers pipeline stage `stage` holds, chunk by
+/// chunk: 1F1B / GPipe [stage L/p, (stage+1) L/p); interleaved, chunk c holds model chunk
+/// c p + stage of L/(p v) layers (Megatron's assignment). Throws ConfigError for a stage out of
+/// range or invalid inputs.
+std::vector<std::int64_t> stage_layer_indices(const FootprintInputs& inputs, int stage);
 
 /// One named part of a footprint, bytes per device.
 struct FootprintTerm {
@@ -72,6 +100,9 @@ struct StageFootprint {
   double activations_bytes = 0;          ///< transformer layers, all in-flight micro-batches
   double embedding_head_bytes = 0;       ///< embedding dropout mask / final norm, LM head input, fp32 logits
   double recompute_buffer_bytes = 0;     ///< one layer recomputed at a time (full / selective)
+  /// One MoE layer's dispatch/combine buffers: the permuted token copies before and after the
+  /// expert-parallel all-to-all, live while the layer runs (0 without MoE layers).
+  double moe_dispatch_bytes = 0;
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
   double total_bytes = 0;
@@ -89,11 +120,24 @@ struct TrainingFootprint {
 /// Activations of one transformer layer for one micro-batch on one device, bytes, as stored
 /// for the backward pass under `inputs.recompute` (Korthikanti et al. eqs. 1-6, generalized
 /// to GQA and SwiGLU; reduces to s b h (34 + 5 a s / h) for MHA with a 4h GELU MLP).
-/// Sequence length per device is seq_len / cp.
+/// Sequence length per device is seq_len / cp. For an MoE model: the mean over all its layers
+/// (dense and MoE layers differ; see the overload taking a LayerKind).
 double layer_activation_bytes(const FootprintInputs& inputs);
+/// Activations of one layer of `kind` for one micro-batch, bytes, as stored under
+/// `inputs.recompute`. MoE layer: the attention and norms as a dense layer, the router logits
+/// and scores (2 x num_experts elements per token), and for each routed token copy on the
+/// busiest EP rank (k x busiest_rank_load_factor copies per token) its expert input and the
+/// expert MLP's intermediates (/ tp), plus the shared experts' intermediates (/ tp). MLA: Q, K,
+/// V and the output-projection input at qk_head_dim / v_head_dim per head (/ tp), plus the
+/// latents c_q, c_kv and the RoPE key with their norm inputs (not divided by tp: Megatron-Core
+/// computes the down projections on every TP rank). Throws ConfigError for kind moe on a dense
+/// model.
+double layer_activation_bytes(const FootprintInputs& inputs, LayerKind kind);
 /// Activations of one layer for one micro-batch with no recompute (the peak working set the
-/// backward of one layer needs), bytes.
+/// backward of one layer needs), bytes. For an MoE model: the mean over all its layers.
 double layer_full_activation_bytes(const FootprintInputs& inputs);
+/// Activations of one layer of `kind` for one micro-batch with no recompute, bytes.
+double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind);
 /// Micro-batch (x chunk) activation sets pipeline stage `stage` holds at its peak: 1F1B
 /// min(m, pp - stage); GPipe m; interleaved min(m vp, 2 (pp - stage - 1) + (vp - 1) pp + 1)
 /// chunks (Megatron's warm-up count + 1).
@@ -116,7 +160,9 @@ void check_fits(const TrainingFootprint& footprint, double capacity_bytes);
 
 /// KV cache of serving, bytes per device: 2 (K and V) x layers x kv_heads x head_dim x tokens
 /// x bytes_per_element / min(tp, kv_heads) (with tp > kv_heads each rank keeps one replicated
-/// KV head). Throws ConfigError for negative tokens or non-positive bytes or tp.
+/// KV head). MLA caches the latent instead: layers x (kv_lora_rank + qk_rope_head_dim) x tokens
+/// x bytes_per_element, on every TP rank (the latent is shared by all heads). Throws
+/// ConfigError for negative tokens or non-positive bytes or tp.
 double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_per_element, int tp);
 
 /// Rough HBM traffic of one training step on one device of `stage`, bytes: weights read
@@ -124,7 +170,9 @@ double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_
 /// four with full recompute), every stored activation written once and read once per
 /// micro-batch (forward and backward: 4x the no-recompute set), fp32 main-gradient
 /// accumulation (read + write 4 B/param per micro-batch), and Adam over the optimizer shard
-/// (12 B read + 12 B written + gradient read + 2 B written). An estimate for energy.
+/// (12 B read + 12 B written + gradient read + 2 B written). An estimate for energy. MoE: the
+/// device's local experts count as its parameters (all are read each micro-batch), their
+/// optimizer shard is over expert_data_parallel_size.
 double estimated_step_hbm_bytes(const FootprintInputs& inputs, int stage);
 
 /// Bytes per GiB.

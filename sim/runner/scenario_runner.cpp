@@ -188,6 +188,8 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.dp = p.dp;
   in.cp = p.cp;
   in.vp = p.vp;
+  in.ep = p.ep;
+  in.moe = scenario.moe;
   in.sequence_parallel = p.sequence_parallel && p.tp > 1;
   in.schedule = schedule_kind(p.schedule);
   in.stage_layers = p.stage_layers;

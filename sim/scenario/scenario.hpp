@@ -7,6 +7,7 @@
 
 #include "models/accelerator/accelerator_spec.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/llm/moe_runtime.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 #include "models/power/cost_model.hpp"
 #include "models/power/power_model.hpp"
@@ -73,6 +74,9 @@ struct Scenario {
   std::string source_file;  ///< the top-level YAML file it came from
   ClusterConfig cluster;
   training::TrainingWorkload training;
+  /// Mixture-of-experts routing of the workload (`workload.moe`): capacity factor and load
+  /// imbalance. Defaults (no capacity, balanced) for a dense model, which may not set them.
+  models::MoeRuntime moe;
   SimulationConfig simulation;
   MemoryOptions memory;
   PowerOptions power;

@@ -208,6 +208,97 @@ void read_memory_and_power(const ConfigNode& entry, const models::AcceleratorSpe
   }
 }
 
+/// Position of `key`'s value in a model entry, or of the entry when the key is absent.
+Position entry_position(const ConfigNode& entry, const char* key) {
+  const ConfigNode* value = entry.find(key);
+  return value != nullptr ? value->position : entry.position;
+}
+
+/// The mixture-of-experts keys of a model entry (already validated one by one), with the
+/// checks between them.
+void read_moe(const ConfigNode& entry, const SchemaReader& reader, const std::string& path,
+              models::TransformerSpec& spec, Problems& problems) {
+  auto i = [&](const char* key) { return reader.integer(key).value_or(0); };
+  auto report = [&](const char* key, const std::string& message) {
+    const std::string key_path = path + "." + key;
+    if (!problems.bad(key_path)) problems.add(entry_position(entry, key), key_path, message);
+  };
+  const bool mixtral_key = reader.has("num_local_experts");
+  const bool deepseek_key = reader.has("n_routed_experts");
+  const char* experts_key = deepseek_key ? "n_routed_experts" : "num_local_experts";
+  if (mixtral_key && deepseek_key) {
+    report("n_routed_experts",
+           "set num_local_experts (Mixtral's key) or n_routed_experts (DeepSeek's), not both");
+    return;
+  }
+  if (!mixtral_key && !deepseek_key) {
+    for (const char* key : {"num_experts_per_tok", "n_shared_experts", "moe_intermediate_size",
+                            "first_k_dense_replace", "moe_layer_freq"}) {
+      if (reader.has(key)) {
+        report(key, std::string(key) + " needs num_local_experts or n_routed_experts (model '" + spec.name +
+                        "' has no experts)");
+      }
+    }
+    return;
+  }
+  models::MoeSpec& moe = spec.moe;
+  moe.num_experts = i(experts_key);
+  moe.n_shared_experts = i("n_shared_experts");
+  moe.first_k_dense_replace = i("first_k_dense_replace");
+  moe.moe_layer_freq = reader.integer("moe_layer_freq").value_or(1);
+  // Mixtral's experts are intermediate_size wide (its config has no moe_intermediate_size).
+  moe.moe_intermediate_size = reader.has("moe_intermediate_size") ? i("moe_intermediate_size") : spec.intermediate_size;
+  if (!reader.has("num_experts_per_tok")) {
+    report(experts_key, std::string(experts_key) + " needs num_experts_per_tok (routed experts per token, top-k)");
+  } else {
+    moe.num_experts_per_tok = i("num_experts_per_tok");
+    if (moe.num_experts > 0 && moe.num_experts_per_tok > moe.num_experts) {
+      report("num_experts_per_tok", "num_experts_per_tok " + std::to_string(moe.num_experts_per_tok) +
+                                        " exceeds the " + std::to_string(moe.num_experts) + " experts (" +
+                                        experts_key + ")");
+    }
+  }
+  if (moe.num_experts > 0 && spec.num_hidden_layers > 0 && moe.moe_layer_freq > 0 && spec.moe_layer_count() == 0) {
+    const char* key = reader.has("first_k_dense_replace") ? "first_k_dense_replace" : "moe_layer_freq";
+    report(key, "first_k_dense_replace " + std::to_string(moe.first_k_dense_replace) + " and moe_layer_freq " +
+                    std::to_string(moe.moe_layer_freq) + " leave no MoE layer among the " +
+                    std::to_string(spec.num_hidden_layers) + " layers");
+  }
+}
+
+/// The multi-head latent attention keys of a model entry: any of them makes the attention MLA,
+/// which then needs all but q_lora_rank.
+void read_mla(const ConfigNode& entry, const SchemaReader& reader, const std::string& path,
+              models::TransformerSpec& spec, Problems& problems) {
+  constexpr std::array<const char*, 5> kKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                             "v_head_dim"};
+  const bool any = std::any_of(kKeys.begin(), kKeys.end(), [&](const char* key) { return reader.has(key); });
+  if (!any) return;
+  spec.attention = models::AttentionKind::mla;
+  auto i = [&](const char* key) { return reader.integer(key).value_or(0); };
+  spec.mla.q_lora_rank = i("q_lora_rank");
+  spec.mla.kv_lora_rank = i("kv_lora_rank");
+  spec.mla.qk_nope_head_dim = i("qk_nope_head_dim");
+  spec.mla.qk_rope_head_dim = i("qk_rope_head_dim");
+  spec.mla.v_head_dim = i("v_head_dim");
+  for (const char* key : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+    const std::string key_path = path + "." + key;
+    if (!reader.has(key) && !problems.bad(key_path)) {
+      problems.add(entry.position, key_path,
+                   std::string("multi-head latent attention needs ") + key +
+                       " (an MLA model sets kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim; "
+                       "q_lora_rank is optional)");
+    }
+  }
+  if (reader.has("qk_nope_head_dim") && reader.has("qk_rope_head_dim") && spec.mla.qk_head_dim() == 0) {
+    const std::string key_path = path + ".qk_nope_head_dim";
+    if (!problems.bad(key_path)) {
+      problems.add(entry_position(entry, "qk_nope_head_dim"), key_path,
+                   "qk_nope_head_dim + qk_rope_head_dim must be positive (the query/key width per head)");
+    }
+  }
+}
+
 models::TransformerSpec read_model(const ConfigNode& entry, const std::string& path,
                                    const std::string& name, Problems& problems) {
   const auto fields = model_fields();
@@ -236,6 +327,8 @@ models::TransformerSpec read_model(const ConfigNode& entry, const std::string& p
                  "intermediate_size is required for hidden_act '" + act +
                      "' (only gelu defaults to 4 x hidden_size)");
   }
+  read_moe(entry, reader, path, spec, problems);
+  read_mla(entry, reader, path, spec, problems);
   return spec;
 }
 
@@ -546,7 +639,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     }
   }
   if (model_ok) {
-    if (model.hidden_size % model.num_attention_heads != 0) {
+    if (model.attention == models::AttentionKind::mha && model.hidden_size % model.num_attention_heads != 0) {
       problems.add(model_entry->find("hidden_size")->position, model_path + ".hidden_size",
                    "hidden_size " + std::to_string(model.hidden_size) + " is not divisible by num_attention_heads " +
                        std::to_string(model.num_attention_heads));
@@ -613,9 +706,36 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                  "tp_comm_overlap needs sequence parallelism (workload.parallelism.sequence_parallel: true), as in "
                  "Megatron-Core");
   }
-  if (!problems.bad(ep) && par.ep > 1) {
-    problems.add(at(ep), ep, "expert parallelism needs a mixture-of-experts model (ep = " + std::to_string(par.ep) +
-                                 "; no MoE models are supported yet)");
+  if (!problems.bad(ep) && par.ep > 1 && model_ok) {
+    if (!model.is_moe()) {
+      problems.add(at(ep), ep,
+                   "expert parallelism needs a mixture-of-experts model (ep = " + std::to_string(par.ep) + "; model '" +
+                       model.name + "' sets no num_local_experts / n_routed_experts)");
+    } else if (model.moe.num_experts % par.ep != 0) {
+      problems.add(at(ep), ep,
+                   "ep " + std::to_string(par.ep) + " does not divide the " + std::to_string(model.moe.num_experts) +
+                       " experts of model '" + model.name + "'");
+    } else if (!problems.any_bad(dp, cp) && (static_cast<std::int64_t>(par.dp) * par.cp) % par.ep != 0) {
+      problems.add(at(ep), ep,
+                   "ep " + std::to_string(par.ep) + " does not divide dp x cp = " + std::to_string(par.dp) + " x " +
+                       std::to_string(par.cp) +
+                       " (the expert-parallel group is carved out of the data-parallel ranks, as in Megatron-Core)");
+    }
+  }
+  // --- mixture-of-experts routing ---
+  scenario.moe.capacity_factor = reader.number("workload.moe.capacity_factor").value_or(0.0);
+  scenario.moe.imbalance = reader.number("workload.moe.imbalance").value_or(1.0);
+  if (reader.has("workload.moe") && !problems.bad("workload.moe") && model_ok) {
+    if (!model.is_moe()) {
+      problems.add(at("workload.moe"), "workload.moe",
+                   "workload.moe applies only to mixture-of-experts models; model '" + model.name + "' has no experts");
+    } else {
+      try {
+        scenario.moe.validate(model.moe);
+      } catch (const ConfigError& e) {
+        problems.add(at("workload.moe.imbalance"), "workload.moe.imbalance", e.what());
+      }
+    }
   }
   if (!problems.any_bad("cluster.node.per_node", "cluster.network.nic.per_node") && !whole_network &&
       network.accelerators_per_node % scale_out.nics_per_node != 0) {

@@ -122,6 +122,32 @@ std::vector<Field> model_fields() {
                  "MLP activation: silu/swiglu = gated 3-matrix MLP, gelu = 2-matrix MLP")
           .def("gelu"),
       boolean_field("tie_word_embeddings", "LM head shares the embedding matrix").def("false"),
+      integer_field("num_local_experts",
+                    "mixture of experts: routed experts per MoE layer (Mixtral's key; DeepSeek's is "
+                    "n_routed_experts); unset: a dense model")
+          .range(1, 1e6),
+      integer_field("n_routed_experts", "mixture of experts: routed experts per MoE layer (DeepSeek's key)")
+          .range(1, 1e6),
+      integer_field("num_experts_per_tok", "routed experts each token goes to (top-k); MoE models only")
+          .range(1, 1e6),
+      integer_field("n_shared_experts", "experts every token goes to, each moe_intermediate_size wide; MoE only")
+          .range(0, 1e6)
+          .def("0"),
+      positive_int("moe_intermediate_size", "FFN width of one expert; unset: intermediate_size (Mixtral)"),
+      integer_field("first_k_dense_replace", "dense layers before the first MoE layer (DeepSeek-V3: 3)")
+          .range(0, 1e12)
+          .def("0"),
+      positive_int("moe_layer_freq",
+                   "layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0 (Hugging Face)")
+          .def("1"),
+      integer_field("q_lora_rank", "multi-head latent attention (MLA): query latent width; unset or 0: queries "
+                                   "not compressed")
+          .range(0, 1e12),
+      positive_int("kv_lora_rank", "MLA key/value latent width (what the KV cache stores); setting the MLA keys "
+                                   "makes the attention MLA"),
+      integer_field("qk_nope_head_dim", "MLA per-head query/key width without RoPE").range(0, 1e12),
+      integer_field("qk_rope_head_dim", "MLA per-head RoPE width (one RoPE key shared by all heads)").range(0, 1e12),
+      positive_int("v_head_dim", "MLA per-head value width"),
   };
 }
 
@@ -233,6 +259,18 @@ Schema scenario_schema() {
           .def("false"),
       enum_field("gradient_reduce_dtype", {"bf16", "fp32"}, "gradient element type in the DP reduction")
           .def("bf16"),
+      object_field("moe",
+                   {number_field("capacity_factor",
+                                 "tokens an expert accepts = capacity_factor x tokens x top-k / experts (per "
+                                 "routing rank, Megatron-Core); the rest are dropped; 0: no capacity, dropless")
+                        .range(0, 1e6)
+                        .def("0"),
+                    number_field("imbalance",
+                                 "busiest expert's tokens / mean tokens per expert (>= 1, at most experts / "
+                                 "top-k); the busiest expert-parallel rank sets the pace")
+                        .range(1, 1e6)
+                        .def("1")},
+                   "mixture-of-experts routing (MoE models only)"),
       object_field("offload",
                    {boolean_field("optimizer", "optimizer state in host memory, streamed over the host link")
                         .def("false"),

@@ -96,3 +96,74 @@ TEST_CASE("FLOP counting rejects a bad sequence length or spec") {
                        "model 'megatron-gpt': num_hidden_layers must be positive, got 0",
                        ConfigError);
 }
+
+namespace {
+
+TransformerSpec mixtral() {
+  TransformerSpec spec;
+  spec.name = "mixtral-8x7b";
+  spec.hidden_size = 4096;
+  spec.num_hidden_layers = 32;
+  spec.num_attention_heads = 32;
+  spec.num_key_value_heads = 8;
+  spec.intermediate_size = 14336;
+  spec.vocab_size = 32000;
+  spec.hidden_act = Activation::swiglu;
+  spec.moe.num_experts = 8;
+  spec.moe.num_experts_per_tok = 2;
+  spec.moe.moe_intermediate_size = 14336;
+  return spec;
+}
+
+TransformerSpec deepseek() {
+  TransformerSpec spec;
+  spec.name = "deepseek-v3";
+  spec.hidden_size = 7168;
+  spec.num_hidden_layers = 61;
+  spec.num_attention_heads = 128;
+  spec.num_key_value_heads = 128;
+  spec.intermediate_size = 18432;
+  spec.vocab_size = 129280;
+  spec.hidden_act = Activation::swiglu;
+  spec.attention = AttentionKind::mla;
+  spec.mla = {1536, 512, 128, 64, 128};
+  spec.moe.num_experts = 256;
+  spec.moe.num_experts_per_tok = 8;
+  spec.moe.n_shared_experts = 1;
+  spec.moe.moe_intermediate_size = 2048;
+  spec.moe.first_k_dense_replace = 3;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("Mixtral-8x7B forward FLOPs per token count the router and the top-2 experts only") {
+  const TransformerSpec spec = mixtral();
+  // Per layer: 2 x (attention 41943040 + router 32768 + 2 experts x 176160768) + 4 x 4096 x 4096.
+  CHECK(layer_flops_per_token_fwd(spec, 4096, LayerKind::moe) == 2.0 * 394297344 + 67108864);
+  CHECK(layers_flops_per_token_fwd(spec, 4096) == 32.0 * 855703552);
+  CHECK(model_flops_per_token_fwd(spec, 4096) == 27382513664.0 + 262144000.0);
+  // All 8 experts would cost 4x the expert FLOPs: the count is not the dense-equivalent one.
+  TransformerSpec all_experts = spec;
+  all_experts.moe.num_experts_per_tok = 8;
+  CHECK(layers_flops_per_token_fwd(all_experts, 4096) - layers_flops_per_token_fwd(spec, 4096) ==
+        32.0 * 2.0 * 6 * 176160768);
+  CHECK_THROWS_WITH_AS(layer_flops_per_token_fwd(megatron_gpt(2304, 24, 24), 2048, LayerKind::moe),
+                       "model 'megatron-gpt': has no MoE layers (num_experts 0)", ConfigError);
+}
+
+TEST_CASE("DeepSeek-V3 forward FLOPs per token: MLA projections and score/value products, 3 dense layers") {
+  const TransformerSpec spec = deepseek();
+  // QK^T over 128 heads x 192 and PV over 128 heads x 128, full (non-causal), s = 4096.
+  CHECK(attention_core_flops_per_token_fwd(spec, 4096) == 2.0 * 4096 * 128 * 192 + 2.0 * 4096 * 128 * 128);
+  // Dense: 2 x (MLA 187105280 + MLP 3 x 7168 x 18432) + core.
+  CHECK(layer_flops_per_token_fwd(spec, 4096, LayerKind::dense) == 2.0 * (187105280.0 + 396361728.0) + 335544320.0);
+  // MoE: 2 x (MLA + router 7168 x 256 + (8 routed + 1 shared) x 3 x 7168 x 2048) + core.
+  CHECK(layer_flops_per_token_fwd(spec, 4096, LayerKind::moe) ==
+        2.0 * (187105280.0 + 1835008.0 + 9 * 44040192.0) + 335544320.0);
+  CHECK(layers_flops_per_token_fwd(spec, 4096) == 3.0 * 1502478336.0 + 58.0 * 1506148352.0);
+  // Roughly 6 x 37e9 active parameters per token for training, plus attention.
+  CHECK(model_flops_per_token_training(spec, 4096) == 3.0 * (91864039424.0 + 2.0 * 129280 * 7168));
+  CHECK(hardware_flops_per_token_full_recompute(spec, 4096) ==
+        model_flops_per_token_training(spec, 4096) + 91864039424.0);
+}

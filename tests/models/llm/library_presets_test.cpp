@@ -70,6 +70,25 @@ TransformerSpec spec_from(const fs::path& file) {
   spec.max_position_embeddings = entry["max_position_embeddings"].as<std::int64_t>();
   spec.hidden_act = parse_activation(entry["hidden_act"].as<std::string>());
   spec.tie_word_embeddings = entry["tie_word_embeddings"].as<bool>();
+  // Mixture of experts: Mixtral's or DeepSeek's key for the expert count; Mixtral's experts
+  // are intermediate_size wide.
+  const YAML::Node experts = entry["num_local_experts"] ? entry["num_local_experts"] : entry["n_routed_experts"];
+  if (experts) {
+    spec.moe.num_experts = experts.as<std::int64_t>();
+    spec.moe.num_experts_per_tok = entry["num_experts_per_tok"].as<std::int64_t>();
+    spec.moe.n_shared_experts = entry["n_shared_experts"].as<std::int64_t>(0);
+    spec.moe.moe_intermediate_size = entry["moe_intermediate_size"].as<std::int64_t>(spec.intermediate_size);
+    spec.moe.first_k_dense_replace = entry["first_k_dense_replace"].as<std::int64_t>(0);
+    spec.moe.moe_layer_freq = entry["moe_layer_freq"].as<std::int64_t>(1);
+  }
+  if (entry["kv_lora_rank"]) {
+    spec.attention = AttentionKind::mla;
+    spec.mla.q_lora_rank = entry["q_lora_rank"].as<std::int64_t>(0);
+    spec.mla.kv_lora_rank = entry["kv_lora_rank"].as<std::int64_t>();
+    spec.mla.qk_nope_head_dim = entry["qk_nope_head_dim"].as<std::int64_t>();
+    spec.mla.qk_rope_head_dim = entry["qk_rope_head_dim"].as<std::int64_t>();
+    spec.mla.v_head_dim = entry["v_head_dim"].as<std::int64_t>();
+  }
   return spec;
 }
 
@@ -85,7 +104,8 @@ TEST_CASE("the library holds the required presets") {
         "gpt3-175b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
         "llama-3.1-405b", "megatron-gpt-1.7b", "megatron-gpt-3.6b", "megatron-gpt-7.5b",
         "megatron-gpt-18.4b", "megatron-gpt-39.1b", "megatron-gpt-76.1b", "megatron-gpt-145.6b",
-        "megatron-gpt-310.1b", "megatron-gpt-529.6b", "megatron-gpt-1t", "dgx-a100", "dgx-h100",
+        "megatron-gpt-310.1b", "megatron-gpt-529.6b", "megatron-gpt-1t", "mixtral-8x7b", "deepseek-v3",
+        "dgx-a100", "dgx-h100",
         "dgx-h200", "dgx-b200"}) {
     CHECK_MESSAGE(names.count(name) == 1, "missing preset " << name);
   }
@@ -186,4 +206,32 @@ TEST_CASE("LLM presets are valid transformers with the expected parameter counts
     }
   }
   CHECK(checked == exact.size() + nominal.size());
+}
+
+TEST_CASE("MoE presets give the published total and active parameter counts") {
+  struct Published {
+    double total;
+    double active;
+    double tolerance;
+  };
+  // Mixtral: Jiang et al. 2024 (arXiv:2401.04088), 46.7B total / 12.9B active. DeepSeek-V3:
+  // arXiv:2412.19437, 671B total / 37B activated (MTP module excluded from both); our active
+  // count includes the embedding and LM head (1.9B), hence the 2% tolerance.
+  const std::map<std::string, Published> published = {{"mixtral-8x7b", {46.7e9, 12.9e9, 0.002}},
+                                                       {"deepseek-v3", {671e9, 37e9, 0.02}}};
+  std::size_t checked = 0;
+  for (const fs::path& file : yaml_files(data_dir() / "llms")) {
+    const TransformerSpec spec = spec_from(file);
+    const auto it = published.find(spec.name);
+    if (it == published.end()) {
+      CHECK_MESSAGE(!spec.is_moe(), spec.name << " is an MoE preset without a published count here");
+      continue;
+    }
+    CHECK(spec.is_moe());
+    CHECK_MESSAGE(spec.total_parameters() == doctest::Approx(it->second.total).epsilon(0.002), spec.name);
+    CHECK_MESSAGE(spec.active_parameters() == doctest::Approx(it->second.active).epsilon(it->second.tolerance),
+                  spec.name);
+    ++checked;
+  }
+  CHECK(checked == published.size());
 }

@@ -111,3 +111,172 @@ TEST_CASE("invalid transformer specs are rejected with the field named") {
   CHECK(message_of([&] { spec.total_parameters(); }) ==
         "model 'llama-3-70b': vocab_size must be positive, got -1");
 }
+
+namespace {
+
+/// Mixtral-8x7B (Hugging Face mistralai/Mixtral-8x7B-v0.1 config.json).
+TransformerSpec mixtral_8x7b() {
+  TransformerSpec spec;
+  spec.name = "mixtral-8x7b";
+  spec.hidden_size = 4096;
+  spec.num_hidden_layers = 32;
+  spec.num_attention_heads = 32;
+  spec.num_key_value_heads = 8;
+  spec.intermediate_size = 14336;
+  spec.vocab_size = 32000;
+  spec.hidden_act = Activation::swiglu;
+  spec.moe.num_experts = 8;
+  spec.moe.num_experts_per_tok = 2;
+  spec.moe.moe_intermediate_size = 14336;  // Mixtral's experts are intermediate_size wide
+  return spec;
+}
+
+/// DeepSeek-V3 (Hugging Face deepseek-ai/DeepSeek-V3 config.json), MTP module left out.
+TransformerSpec deepseek_v3() {
+  TransformerSpec spec;
+  spec.name = "deepseek-v3";
+  spec.hidden_size = 7168;
+  spec.num_hidden_layers = 61;
+  spec.num_attention_heads = 128;
+  spec.num_key_value_heads = 128;
+  spec.intermediate_size = 18432;
+  spec.vocab_size = 129280;
+  spec.hidden_act = Activation::swiglu;
+  spec.attention = AttentionKind::mla;
+  spec.mla = {1536, 512, 128, 64, 128};
+  spec.moe.num_experts = 256;
+  spec.moe.num_experts_per_tok = 8;
+  spec.moe.n_shared_experts = 1;
+  spec.moe.moe_intermediate_size = 2048;
+  spec.moe.first_k_dense_replace = 3;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("Mixtral-8x7B: per-layer parts and 46.7 B total / 12.9 B active (published)") {
+  const TransformerSpec spec = mixtral_8x7b();
+  CHECK(spec.is_moe());
+  CHECK(spec.moe_layer_count() == 32);
+  CHECK(spec.dense_layer_count() == 0);
+  CHECK(spec.attention_matmul_parameters() == 41943040.0);  // 2 x 4096^2 + 2 x 4096 x 1024
+  CHECK(spec.expert_parameters() == 176160768.0);           // 3 x 4096 x 14336
+  CHECK(spec.router_parameters() == 32768.0);               // 4096 x 8
+  CHECK(spec.routed_expert_parameters() == 8 * 176160768.0);
+  CHECK(spec.shared_expert_parameters() == 0.0);
+  CHECK(spec.moe_layer_parameters() == 41943040.0 + 8192.0 + 32768.0 + 8 * 176160768.0);
+  CHECK(spec.moe_layer_active_parameters() == 41943040.0 + 8192.0 + 32768.0 + 2 * 176160768.0);
+  // 32 layers + 2 x 32000 x 4096 + 4096 = 46,702,792,704: Hugging Face's count of the checkpoint.
+  CHECK(spec.total_parameters() == 46702792704.0);
+  // Mistral AI, "Mixtral of experts" (arXiv:2401.04088): 46.7B total, 12.9B active (13B).
+  CHECK(spec.total_parameters() == doctest::Approx(46.7e9).epsilon(0.001));
+  CHECK(spec.active_parameters() == 12879925248.0);
+  CHECK(spec.active_parameters() == doctest::Approx(12.9e9).epsilon(0.002));
+  CHECK(spec.expert_parallel_parameters() == 32 * 8 * 176160768.0);
+}
+
+TEST_CASE("DeepSeek-V3: MLA projections, dense and MoE layers, 671 B total / 37 B active (published)") {
+  const TransformerSpec spec = deepseek_v3();
+  const MlaProjectionParameters p = spec.mla_projections();
+  CHECK(p.w_dq == 7168.0 * 1536);
+  CHECK(p.w_uq == 1536.0 * 128 * 192);
+  CHECK(p.w_dkv == 7168.0 * 512);
+  CHECK(p.w_kr == 7168.0 * 64);
+  CHECK(p.w_uk == 512.0 * 128 * 128);
+  CHECK(p.w_uv == 512.0 * 128 * 128);
+  CHECK(p.w_o == 128.0 * 128 * 7168);
+  CHECK(p.norms == 1536.0 + 512);
+  CHECK(spec.attention_matmul_parameters() == 187105280.0);
+  CHECK(spec.attention_norm_parameters() == 2048.0);
+  CHECK(spec.dense_layer_count() == 3);
+  CHECK(spec.moe_layer_count() == 58);
+  CHECK(spec.layer_kind(2) == LayerKind::dense);
+  CHECK(spec.layer_kind(3) == LayerKind::moe);
+  CHECK(spec.layer_kind(60) == LayerKind::moe);
+  // Attention + 3 x 7168 x 18432 + 2 x 7168 + latent norms.
+  CHECK(spec.dense_layer_parameters() == 583483392.0);
+  // Attention + norms + router 7168 x 256 + (1 shared + 256 routed) x 3 x 7168 x 2048.
+  CHECK(spec.moe_layer_parameters() == 11507286016.0);
+  CHECK(spec.total_parameters() == 671026404352.0);
+  // DeepSeek-AI, DeepSeek-V3 Technical Report (arXiv:2412.19437): 671B total, 37B activated
+  // per token (the MTP module's 14B are not part of either).
+  CHECK(spec.total_parameters() == doctest::Approx(671e9).epsilon(0.001));
+  CHECK(spec.active_parameters() == 37552282624.0);
+  CHECK(spec.active_parameters() == doctest::Approx(37e9).epsilon(0.02));
+}
+
+TEST_CASE("layer-uniform counts are refused for MoE models; dense counts are unchanged") {
+  const TransformerSpec dense = llama_3_70b();
+  CHECK(dense.dense_layer_parameters() == dense.layer_parameters());
+  CHECK(dense.active_parameters() == dense.total_parameters());
+  CHECK(dense.moe_layer_count() == 0);
+  CHECK(dense.expert_parallel_parameters() == 0.0);
+  CHECK(dense.layer_kind(79) == LayerKind::dense);
+  CHECK(message_of([&] { dense.layer_kind(80); }) == "model 'llama-3-70b': layer 80 is outside [0, 80)");
+  CHECK(message_of([&] { dense.moe_layer_parameters(); }) ==
+        "model 'llama-3-70b': moe_layer_parameters() needs a mixture-of-experts model (num_experts 0)");
+  CHECK(message_of([&] { mixtral_8x7b().layer_parameters(); }) ==
+        "model 'mixtral-8x7b': layer_parameters() assumes identical layers, but a mixture-of-experts model has "
+        "dense and MoE layers (dense_layer_parameters, moe_layer_parameters)");
+  CHECK(message_of([&] { deepseek_v3().head_dim(); }) ==
+        "model 'deepseek-v3': head_dim() is for MHA/GQA; an MLA model has mla.qk_head_dim() = 192 and "
+        "mla.v_head_dim = 128");
+  CHECK(message_of([&] { dense.mla_projections(); }) ==
+        "model 'llama-3-70b': mla_projections() needs an MLA model; its attention is MHA/GQA");
+}
+
+TEST_CASE("a dense MLA model and a strided MoE layout (moe_layer_freq)") {
+  TransformerSpec mla = deepseek_v3();
+  mla.moe = MoeSpec{};
+  CHECK(mla.layer_parameters() == 583483392.0);  // every layer is DeepSeek-V3's dense layer
+  CHECK(mla.total_parameters() == 61 * 583483392.0 + 2 * 129280.0 * 7168 + 7168);
+  TransformerSpec strided = mixtral_8x7b();
+  strided.moe.first_k_dense_replace = 1;
+  strided.moe.moe_layer_freq = 2;  // MoE layers 2, 4, ..., 30
+  CHECK(strided.moe_layer_count() == 15);
+  CHECK(strided.layer_kind(1) == LayerKind::dense);
+  CHECK(strided.layer_kind(2) == LayerKind::moe);
+  CHECK(strided.layer_kind(3) == LayerKind::dense);
+  strided.moe.first_k_dense_replace = 3;  // 4, 6, ..., 30
+  CHECK(strided.moe_layer_count() == 14);
+}
+
+TEST_CASE("invalid MoE and MLA specs are rejected with the field named") {
+  TransformerSpec spec = mixtral_8x7b();
+  spec.moe.num_experts_per_tok = 9;
+  CHECK(message_of([&] { spec.validate(); }) ==
+        "model 'mixtral-8x7b': num_experts_per_tok 9 must be between 1 and the 8 experts");
+  spec = mixtral_8x7b();
+  spec.moe.num_experts_per_tok = 0;
+  CHECK(message_of([&] { spec.total_parameters(); }) ==
+        "model 'mixtral-8x7b': num_experts_per_tok 0 must be between 1 and the 8 experts");
+  spec = mixtral_8x7b();
+  spec.moe.moe_intermediate_size = 0;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'mixtral-8x7b': moe_intermediate_size must be positive, got 0");
+  spec = mixtral_8x7b();
+  spec.moe.first_k_dense_replace = 32;
+  CHECK(message_of([&] { spec.validate(); }) ==
+        "model 'mixtral-8x7b': no layer is an MoE layer: first_k_dense_replace 32 and moe_layer_freq 1 leave none "
+        "of the 32 layers");
+  spec = mixtral_8x7b();
+  spec.moe.n_shared_experts = -1;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'mixtral-8x7b': n_shared_experts must not be negative, got -1");
+  spec = llama_3_70b();
+  spec.moe.num_experts_per_tok = 2;
+  CHECK(message_of([&] { spec.validate(); }) ==
+        "model 'llama-3-70b': num_experts_per_tok is set, but the model has no experts (num_experts 0)");
+  spec = llama_3_70b();
+  spec.mla.kv_lora_rank = 512;
+  CHECK(message_of([&] { spec.validate(); }) ==
+        "model 'llama-3-70b': kv_lora_rank is an MLA size, but the model's attention is MHA/GQA");
+  spec = deepseek_v3();
+  spec.mla.kv_lora_rank = 0;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'deepseek-v3': kv_lora_rank must be positive, got 0");
+  spec = deepseek_v3();
+  spec.mla.v_head_dim = 0;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'deepseek-v3': v_head_dim must be positive, got 0");
+  // MLA does not need hidden_size to be a multiple of the heads.
+  spec = deepseek_v3();
+  spec.hidden_size = 7000;
+  CHECK_NOTHROW(spec.validate());
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -248,5 +249,162 @@ TEST_CASE("estimated HBM traffic of a step") {
   const double params = 52388864.0;
   const double layer = 512.0 * 1024 * 34;  // s b h 34 (flash, t 1)
   const double expected = 3 * params * 2 + 4 * 4 * layer + 8 * params + params * 30;
+  CHECK(estimated_step_hbm_bytes(in, 0) == doctest::Approx(expected));
+}
+
+namespace {
+
+/// A small MoE: h 1024, 8 MHA heads, 4 layers of which layer 0 is dense (SwiGLU 4096) and
+/// layers 1-3 have 8 experts of SwiGLU 512, top-2, vocabulary 1000.
+///   attention 4 h^2 = 4,194,304; dense MLP 3 x 1024 x 4096 = 12,582,912; norms 2,048
+///   expert 3 x 1024 x 512 = 1,572,864 (8 routed: 12,582,912); router 1024 x 8 = 8,192
+FootprintInputs tiny_moe() {
+  FootprintInputs in = tiny();
+  in.model.hidden_act = Activation::swiglu;
+  in.model.moe.num_experts = 8;
+  in.model.moe.num_experts_per_tok = 2;
+  in.model.moe.moe_intermediate_size = 512;
+  in.model.moe.first_k_dense_replace = 1;
+  in.sequence_parallel = false;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("MoE weights: experts sharded over ep, ZeRO over the expert-data-parallel group") {
+  FootprintInputs in = tiny_moe();
+  in.zero = 0;
+  // One device, no parallelism: every parameter once.
+  in.dp = 1;
+  CHECK(stage_footprint(in, 0).weights_bytes == 2 * in.model.total_parameters());
+  CHECK(in.model.total_parameters() == 69190656.0);
+  // dp 4 x ep 4: the dense part (dense layer, 3 x (attention + norms + router), embedding, LM
+  // head, final norm) stays whole; each device keeps 2 of the 8 experts of each MoE layer.
+  in.dp = 4;
+  in.ep = 4;
+  const double dense = 16779264.0 + 3 * (4196352.0 + 8192.0) + 2 * 1024000.0 + 1024.0;
+  const double experts = 3 * 12582912.0 / 4;
+  CHECK(expert_data_parallel_size(in) == 1);
+  StageFootprint fp = stage_footprint(in, 0);
+  CHECK(fp.weights_bytes == doctest::Approx(2 * (dense + experts)));
+  CHECK(fp.gradients_bytes == doctest::Approx(4 * (dense + experts)));
+  CHECK(fp.optimizer_bytes == doctest::Approx(12 * (dense + experts)));
+  // ZeRO 1: the dense optimizer over dp x cp = 4, the experts' over dp x cp / ep = 1.
+  in.zero = 1;
+  CHECK(stage_footprint(in, 0).optimizer_bytes == doctest::Approx(12 * (dense / 4 + experts)));
+  // ep 2: experts over 2 ranks, their optimizer shared by 2 replicas.
+  in.ep = 2;
+  CHECK(expert_data_parallel_size(in) == 2);
+  fp = stage_footprint(in, 0);
+  CHECK(fp.weights_bytes == doctest::Approx(2 * (dense + 3 * 12582912.0 / 2)));
+  CHECK(fp.optimizer_bytes == doctest::Approx(12 * (dense / 4 + 3 * 12582912.0 / 2 / 2)));
+  // tp 2: attention, dense MLP, embedding and experts halve; the router does not.
+  in.tp = 2;
+  in.ep = 4;
+  in.zero = 0;
+  const double dense_tp2 = 16779264.0 / 2 + 3 * (4196352.0 / 2 + 8192.0) + 2 * 1024000.0 / 2 + 1024.0;
+  CHECK(stage_footprint(in, 0).weights_bytes == doctest::Approx(2 * (dense_tp2 + experts / 2)));
+}
+
+TEST_CASE("MoE activations: top-k token copies on the busiest EP rank, router scores, dispatch buffers") {
+  FootprintInputs in = tiny_moe();
+  const double sbh = 512.0 * 1024;
+  // Dense layer (selective, flash, t 1): 10 + 8 (MHA) + 6 x 4096 / 1024 = 42.
+  CHECK(layer_activation_bytes(in, LayerKind::dense) == doctest::Approx(42 * sbh));
+  // MoE layer: 10 + router 2 x 2 x 8 / 1024 + 8 (attention) + 2 copies x (2 input + 6 x 512 / 1024).
+  const double moe_balanced = 10 + 4.0 * 8 / 1024 + 8 + 2 * (2 + 3.0);
+  CHECK(layer_activation_bytes(in, LayerKind::moe) == doctest::Approx(moe_balanced * sbh));
+  // The model's mean layer: 1 dense + 3 MoE.
+  CHECK(layer_activation_bytes(in) == doctest::Approx((42 + 3 * moe_balanced) / 4 * sbh));
+  // Imbalance 2 on 8 ranks of one expert each: the busiest rank holds twice the copies.
+  in.dp = 8;
+  in.ep = 8;
+  in.moe.imbalance = 2;
+  CHECK(layer_activation_bytes(in, LayerKind::moe) == doctest::Approx((10 + 4.0 * 8 / 1024 + 8 + 4 * 5.0) * sbh));
+  // ... unless a capacity factor caps it: 1.25 x the mean (per rank ceil(1.25 x 512 x 2 / 8) = 160 = 1.25 x 128).
+  in.moe.capacity_factor = 1.25;
+  CHECK(layer_activation_bytes(in, LayerKind::moe) == doctest::Approx((10 + 4.0 * 8 / 1024 + 8 + 2.5 * 5.0) * sbh));
+  // Dispatch buffers of one layer: the 2 own copies per token and the 2.5 received, 2 B x h each.
+  const StageFootprint fp = stage_footprint(in, 0);
+  CHECK(fp.moe_dispatch_bytes == doctest::Approx(2 * sbh * (2 + 2.5)));
+  // Stage activations: in-flight micro-batches x the stage's mean layer.
+  const double mean = (42 + 3 * (10 + 4.0 * 8 / 1024 + 8 + 2.5 * 5.0)) / 4 * sbh;
+  CHECK(fp.activations_bytes == doctest::Approx(fp.stored_layer_activations * mean));
+  CHECK(stage_footprint(tiny(), 0).moe_dispatch_bytes == 0.0);  // dense: none
+}
+
+TEST_CASE("MLA activations: per-head Q, K, V at their widths; latents on every TP rank") {
+  FootprintInputs in = tiny();
+  in.model.attention = AttentionKind::mla;
+  in.model.mla = {256, 128, 128, 64, 128};
+  in.model.num_attention_heads = 8;
+  in.sequence_parallel = false;
+  const double sbh = 512.0 * 1024;
+  // Q and K 8 x 192, V and the output input 8 x 128 (2 B each); c_q, c_kv with norm inputs
+  // and the RoPE key; MLP 4 x 4h / h.
+  const double attention = (4.0 * 8 * 192 + 4.0 * 8 * 128) / 1024;
+  const double latents = (4.0 * 256 + 4.0 * 128 + 2.0 * 64) / 1024;
+  CHECK(layer_activation_bytes(in) == doctest::Approx((10 + attention + 16 + latents) * sbh));
+  in.tp = 2;
+  CHECK(layer_activation_bytes(in) == doctest::Approx((10 + (attention + 16) / 2 + latents) * sbh));
+  // The KV cache stores the latent and the shared RoPE key: 4 layers x (128 + 64) x tokens x 2 B.
+  CHECK(kv_cache_bytes(in.model, 1000, 2, 8) == doctest::Approx(4.0 * 192 * 1000 * 2));
+}
+
+TEST_CASE("stage layer indices follow Megatron's (interleaved) assignment") {
+  FootprintInputs in = tiny_moe();
+  in.model.num_hidden_layers = 8;
+  in.pp = 2;
+  CHECK(stage_layer_indices(in, 1) == std::vector<std::int64_t>{4, 5, 6, 7});
+  in.schedule = ScheduleKind::interleaved;
+  in.vp = 2;
+  CHECK(stage_layer_indices(in, 0) == std::vector<std::int64_t>{0, 1, 4, 5});
+  CHECK(stage_layer_indices(in, 1) == std::vector<std::int64_t>{2, 3, 6, 7});
+  // Stage 0 holds the dense layer 0, so it has fewer expert weights than stage 1.
+  in.zero = 0;
+  CHECK(stage_footprint(in, 0).weights_bytes - 2 * 1024000.0 < stage_footprint(in, 1).weights_bytes);
+}
+
+TEST_CASE("MoE stage weights over all stages add up to the model") {
+  FootprintInputs in = tiny_moe();
+  in.model.num_hidden_layers = 8;
+  in.zero = 0;
+  in.pp = 4;
+  double weights = 0;
+  for (const StageFootprint& stage : training_footprint(in).stages) weights += stage.weights_bytes;
+  CHECK(weights == doctest::Approx(2 * in.model.total_parameters()));
+}
+
+TEST_CASE("invalid expert parallelism is rejected with the field named") {
+  FootprintInputs in = tiny();
+  in.ep = 2;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("ep = 2 needs a mixture-of-experts model; 'gpt-test' has no experts"));
+  in = tiny_moe();
+  in.ep = 3;
+  in.dp = 3;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("the 8 experts are not divisible by ep 3"));
+  in = tiny_moe();
+  in.ep = 8;
+  CHECK_THROWS_WITH(stage_footprint(in, 0),
+                    doctest::Contains("ep 8 does not divide dp x cp = 4 (the expert-parallel group is carved out of"));
+  in = tiny_moe();
+  in.moe.imbalance = 0.5;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("moe imbalance (busiest expert's load / mean load) must be >= 1"));
+  in = tiny();
+  CHECK_THROWS_WITH(layer_activation_bytes(in, LayerKind::moe), doctest::Contains("model 'gpt-test' has no MoE layers"));
+}
+
+TEST_CASE("estimated HBM traffic of an MoE step counts the local experts") {
+  FootprintInputs in = tiny_moe();
+  in.dp = 4;
+  in.ep = 4;
+  in.zero = 1;
+  in.microbatches = 1;
+  in.recompute = RecomputePolicy::none;
+  const double dense = 16779264.0 + 3 * (4196352.0 + 8192.0) + 2 * 1024000.0 + 1024.0;
+  const double experts = 3 * 12582912.0 / 4;
+  const double params = dense + experts;
+  const double layers = 4 * layer_full_activation_bytes(in);  // mean layer x 4 layers
+  const double expected = 3 * params * 2 + 4 * layers + 8 * params + (dense / 4 + experts) * 30;
   CHECK(estimated_step_hbm_bytes(in, 0) == doctest::Approx(expected));
 }

@@ -90,3 +90,28 @@ TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard"
   CHECK(offloaded.breakdown.offload_s == doctest::Approx(2e-6 + shard / 32e9));
   CHECK(offloaded.step_time_s == doctest::Approx(base.step_time_s + offloaded.breakdown.offload_s));
 }
+
+TEST_CASE("the footprint of an MoE scenario gets its expert parallelism and routing") {
+  auto scenario = scenario::load_scenario_from_string(R"(schema_version: 1
+name: mixtral-memory
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 2}
+workload:
+  model: mixtral-8x7b
+  seq_len: 4096
+  global_batch: 32
+  parallelism: {tp: 2, dp: 8, ep: 8, zero: 0}
+  moe: {imbalance: 1.25}
+)",
+                                                      "mixtral-memory.yaml");
+  const models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.ep == 8);
+  CHECK(inputs.moe.imbalance == 1.25);
+  // One expert of each of the 32 layers per device (8 experts / ep 8), halved by tp 2; the
+  // rest (attention, norms, embedding, LM head) halved by tp, the router whole.
+  const auto& m = inputs.model;
+  const double experts = 32 * m.routed_expert_parameters() / 16;
+  const double dense = (32 * (m.moe_layer_parameters() - m.routed_expert_parameters() - m.router_parameters()) +
+                        2 * 32000.0 * 4096) / 2 + 32 * m.router_parameters() + 4096;
+  CHECK(models::stage_footprint(inputs, 0).weights_bytes == doctest::Approx(2 * (dense + experts)));
+}

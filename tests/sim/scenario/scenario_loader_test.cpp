@@ -303,8 +303,8 @@ TEST_CASE("loader: bad input, cross-field rules") {
         "t.yaml:26:12: workload.seq_len: seq_len 2046 is not divisible by 2 x cp = 4 (context parallelism splits "
         "each sequence into 2 x cp chunks)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, ep: 2}"}})) ==
-        "t.yaml:29:42: workload.parallelism.ep: expert parallelism needs a mixture-of-experts model (ep = 2; no "
-        "MoE models are supported yet)");
+        "t.yaml:29:42: workload.parallelism.ep: expert parallelism needs a mixture-of-experts model (ep = 2; model "
+        "'tiny' sets no num_local_experts / n_routed_experts)");
   CHECK(one_problem(edit(kBase, {{"nic: {bandwidth", "nic: {per_node: 3, bandwidth"}})) ==
         "t.yaml:23:21: cluster.network.nic.per_node: per_node 8 accelerators is not divisible by nic.per_node 3");
   CHECK(one_problem(edit(kBase, {{"    intermediate_size: 4096\n", ""}})) ==
@@ -558,4 +558,154 @@ TEST_CASE("loader: bad memory, power and cost keys are reported") {
             .find("workload.memory.fragmentation") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3}\npower: {nic: \"25 Gb/s\"}"}}))
             .find("power.nic") != std::string::npos);
+}
+
+namespace {
+
+// Line numbers matter: the MoE bad-input cases assert positions in this text.
+const std::string kMoe = R"(schema_version: 1
+name: moe-test
+accelerators:
+  test-gpu:
+    peak: {bf16: "300 TFLOP/s"}
+    vector_fp32: "20 TFLOP/s"
+    memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s"}
+    compute_units: 100
+    scale_up_bandwidth: "300 GB/s"
+models:
+  tiny-moe:
+    hidden_size: 1024
+    num_hidden_layers: 8
+    num_attention_heads: 16
+    num_key_value_heads: 16
+    intermediate_size: 4096
+    vocab_size: 32000
+    hidden_act: silu
+    n_routed_experts: 8
+    num_experts_per_tok: 2
+    n_shared_experts: 1
+    moe_intermediate_size: 512
+    first_k_dense_replace: 1
+    kv_lora_rank: 256
+    q_lora_rank: 384
+    qk_nope_head_dim: 64
+    qk_rope_head_dim: 32
+    v_head_dim: 64
+cluster:
+  nodes: 2
+  node: {accelerator: test-gpu, per_node: 8}
+  network:
+    nic: {bandwidth: "200 Gb/s"}
+workload:
+  model: tiny-moe
+  seq_len: 2048
+  global_batch: 64
+  micro_batch: 2
+  parallelism: {tp: 4, pp: 2, dp: 2, ep: 2}
+  moe: {capacity_factor: 1.25, imbalance: 1.5}
+)";
+
+}  // namespace
+
+TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings") {
+  const Scenario s = load(kMoe);
+  const models::TransformerSpec& m = s.training.model;
+  CHECK(m.is_moe());
+  CHECK(m.moe.num_experts == 8);
+  CHECK(m.moe.num_experts_per_tok == 2);
+  CHECK(m.moe.n_shared_experts == 1);
+  CHECK(m.moe.moe_intermediate_size == 512);
+  CHECK(m.moe.first_k_dense_replace == 1);
+  CHECK(m.moe.moe_layer_freq == 1);  // schema default
+  CHECK(m.attention == models::AttentionKind::mla);
+  CHECK(m.mla.q_lora_rank == 384);
+  CHECK(m.mla.kv_lora_rank == 256);
+  CHECK(m.mla.qk_head_dim() == 96);
+  CHECK(m.mla.v_head_dim == 64);
+  CHECK(s.training.parallelism.ep == 2);
+  CHECK(s.moe.capacity_factor == doctest::Approx(1.25));
+  CHECK(s.moe.imbalance == doctest::Approx(1.5));
+  // Mixtral's key, and no moe_intermediate_size: the experts are intermediate_size wide;
+  // without workload.moe the routing is balanced and dropless; no MLA key: MHA.
+  const Scenario mixtral = load(edit(kMoe, {{"n_routed_experts", "num_local_experts"},
+                                            {"    moe_intermediate_size: 512\n", ""},
+                                            {"    kv_lora_rank: 256\n    q_lora_rank: 384\n    qk_nope_head_dim: 64\n"
+                                             "    qk_rope_head_dim: 32\n    v_head_dim: 64\n",
+                                             ""},
+                                            {"  moe: {capacity_factor: 1.25, imbalance: 1.5}\n", ""}}));
+  CHECK(mixtral.training.model.moe.num_experts == 8);
+  CHECK(mixtral.training.model.moe.moe_intermediate_size == 4096);
+  CHECK(mixtral.training.model.attention == models::AttentionKind::mha);
+  CHECK(mixtral.moe.capacity_factor == 0.0);
+  CHECK(mixtral.moe.imbalance == 1.0);
+  // A dense model's routing defaults.
+  CHECK(load(kBase).moe.imbalance == 1.0);
+}
+
+TEST_CASE("loader: bad input, mixture-of-experts and MLA keys") {
+  CHECK(one_problem(edit(kMoe, {{"num_experts_per_tok: 2", "num_experts_per_tok: 9"}})) ==
+        "t.yaml:20:26: models.tiny-moe.num_experts_per_tok: num_experts_per_tok 9 exceeds the 8 experts "
+        "(n_routed_experts)");
+  CHECK(one_problem(edit(kMoe, {{"    num_experts_per_tok: 2\n", ""}})) ==
+        "t.yaml:19:23: models.tiny-moe.n_routed_experts: n_routed_experts needs num_experts_per_tok (routed experts "
+        "per token, top-k)");
+  CHECK(one_problem(edit(kMoe, {{"n_routed_experts: 8", "n_routed_experts: 8\n    num_local_experts: 8"}})) ==
+        "t.yaml:19:23: models.tiny-moe.n_routed_experts: set num_local_experts (Mixtral's key) or n_routed_experts "
+        "(DeepSeek's), not both");
+  CHECK(one_problem(edit(kMoe, {{"first_k_dense_replace: 1", "first_k_dense_replace: 8"}})) ==
+        "t.yaml:23:28: models.tiny-moe.first_k_dense_replace: first_k_dense_replace 8 and moe_layer_freq 1 leave no "
+        "MoE layer among the 8 layers");
+  CHECK(one_problem(edit(kMoe, {{"    v_head_dim: 64\n", ""}})) ==
+        "t.yaml:12:5: models.tiny-moe.v_head_dim: multi-head latent attention needs v_head_dim (an MLA model sets "
+        "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim; q_lora_rank is optional)");
+  CHECK(one_problem(edit(kMoe, {{"qk_nope_head_dim: 64", "qk_nope_head_dim: 0"}, {"qk_rope_head_dim: 32", "qk_rope_head_dim: 0"}})) ==
+        "t.yaml:26:23: models.tiny-moe.qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim must be positive (the "
+        "query/key width per head)");
+  // Expert keys on a dense model name the key.
+  CHECK(one_problem(edit(kBase, {{"hidden_act: silu", "hidden_act: silu\n    num_experts_per_tok: 2"}})) ==
+        "t.yaml:19:26: models.tiny.num_experts_per_tok: num_experts_per_tok needs num_local_experts or "
+        "n_routed_experts (model 'tiny' has no experts)");
+  CHECK(one_problem(edit(kBase, {{"hidden_act: silu", "hidden_act: silu\n    moe_intermediate_size: 512"}})) ==
+        "t.yaml:19:28: models.tiny.moe_intermediate_size: moe_intermediate_size needs num_local_experts or "
+        "n_routed_experts (model 'tiny' has no experts)");
+}
+
+TEST_CASE("loader: bad input, expert parallelism and workload.moe") {
+  CHECK(one_problem(edit(kMoe, {{"dp: 2, ep: 2}", "dp: 2, ep: 3}"}})) ==
+        "t.yaml:39:42: workload.parallelism.ep: ep 3 does not divide the 8 experts of model 'tiny-moe'");
+  CHECK(one_problem(edit(kMoe, {{"dp: 2, ep: 2}", "dp: 2, ep: 4}"}})) ==
+        "t.yaml:39:42: workload.parallelism.ep: ep 4 does not divide dp x cp = 2 x 1 (the expert-parallel group is "
+        "carved out of the data-parallel ranks, as in Megatron-Core)");
+  CHECK(one_problem(edit(kMoe, {{"imbalance: 1.5", "imbalance: 0.5"}})) ==
+        "t.yaml:40:43: workload.moe.imbalance: out of range: must be between 1 and 1000000, got 0.5");
+  CHECK(one_problem(edit(kMoe, {{"capacity_factor: 1.25", "capacity_factor: -1"}})) ==
+        "t.yaml:40:26: workload.moe.capacity_factor: out of range: must be between 0 and 1000000, got -1");
+  CHECK(one_problem(edit(kMoe, {{"imbalance: 1.5", "imbalance: 5"}})) ==
+        "t.yaml:40:43: workload.moe.imbalance: moe imbalance 5 exceeds num_experts / num_experts_per_tok = 8 / 2 = 4 "
+        "(an expert receives each token at most once)");
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  moe: {imbalance: 1.2}"}})) ==
+        "t.yaml:29:8: workload.moe: workload.moe applies only to mixture-of-experts models; model 'tiny' has no "
+        "experts");
+}
+
+TEST_CASE("loader: the MoE library presets load with their published parameter counts") {
+  const auto load_model = [](const std::string& model, const std::string& parallelism) {
+    return load_scenario_from_string(R"(schema_version: 1
+name: moe-library
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 8}
+workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism: )" + parallelism + R"(}
+)",
+                                     "moe.yaml", {}, CLUSTERSIM_DATA_DIR);
+  };
+  const Scenario mixtral = load_model("mixtral-8x7b", "{tp: 2, dp: 32, ep: 8}");
+  CHECK(mixtral.training.model.moe.moe_intermediate_size == 14336);  // intermediate_size, as HF Mixtral
+  CHECK(mixtral.training.model.total_parameters() == 46702792704.0);
+  CHECK(mixtral.training.model.active_parameters() == 12879925248.0);
+  CHECK(mixtral.training.parallelism.ep == 8);
+  const Scenario deepseek = load_model("deepseek-v3", "{dp: 64, ep: 64}");
+  CHECK(deepseek.training.model.attention == models::AttentionKind::mla);
+  CHECK(deepseek.training.model.moe_layer_count() == 58);
+  CHECK(deepseek.training.model.total_parameters() == 671026404352.0);
+  CHECK(deepseek.training.model.active_parameters() == 37552282624.0);
 }
