@@ -14,6 +14,7 @@ std::string_view task_kind_name(TaskKind kind) {
     case TaskKind::recompute: return "recompute";
     case TaskKind::tp_comm: return "tp_comm";
     case TaskKind::cp_comm: return "cp_comm";
+    case TaskKind::ep_comm: return "ep_comm";
     case TaskKind::pp_comm: return "pp_comm";
     case TaskKind::dp_comm: return "dp_comm";
     case TaskKind::optimizer: return "optimizer";

@@ -28,6 +28,7 @@ enum class TaskKind : std::uint8_t {
   recompute,  ///< activation recomputation kernels (hardware FLOPs, not model FLOPs)
   tp_comm,    ///< tensor-parallel collective
   cp_comm,    ///< context-parallel exchange
+  ep_comm,    ///< expert-parallel all-to-all (MoE token dispatch / combine)
   pp_comm,    ///< pipeline point-to-point transfer
   dp_comm,    ///< data-parallel gradient reduction or parameter gather
   optimizer,  ///< optimizer step

@@ -23,6 +23,7 @@ std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepB
   return {{"compute", b.compute_s},
           {"exposed TP communication", b.exposed_tp_s},
           {"exposed CP communication", b.exposed_cp_s},
+          {"exposed EP communication", b.exposed_ep_s},
           {"exposed PP communication", b.exposed_pp_s},
           {"exposed DP communication", b.exposed_dp_s},
           {"pipeline bubble", b.bubble_s},
@@ -130,6 +131,7 @@ std::string training_summary_table(const scenario::Scenario& scenario,
 
 nlohmann::json breakdown_json(const training::StepBreakdown& b) {
   return {{"compute_s", b.compute_s},       {"exposed_tp_s", b.exposed_tp_s}, {"exposed_cp_s", b.exposed_cp_s},
+          {"exposed_ep_s", b.exposed_ep_s},
           {"exposed_pp_s", b.exposed_pp_s}, {"exposed_dp_s", b.exposed_dp_s}, {"bubble_s", b.bubble_s},
           {"optimizer_s", b.optimizer_s},   {"offload_s", b.offload_s}};
 }

@@ -189,7 +189,7 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.cp = p.cp;
   in.vp = p.vp;
   in.ep = p.ep;
-  in.moe = scenario.moe;
+  in.moe = scenario.training.moe;
   in.sequence_parallel = p.sequence_parallel && p.tp > 1;
   in.schedule = schedule_kind(p.schedule);
   in.stage_layers = p.stage_layers;

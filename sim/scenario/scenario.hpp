@@ -74,9 +74,6 @@ struct Scenario {
   std::string source_file;  ///< the top-level YAML file it came from
   ClusterConfig cluster;
   training::TrainingWorkload training;
-  /// Mixture-of-experts routing of the workload (`workload.moe`): capacity factor and load
-  /// imbalance. Defaults (no capacity, balanced) for a dense model, which may not set them.
-  models::MoeRuntime moe;
   SimulationConfig simulation;
   MemoryOptions memory;
   PowerOptions power;

@@ -723,15 +723,15 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     }
   }
   // --- mixture-of-experts routing ---
-  scenario.moe.capacity_factor = reader.number("workload.moe.capacity_factor").value_or(0.0);
-  scenario.moe.imbalance = reader.number("workload.moe.imbalance").value_or(1.0);
+  scenario.training.moe.capacity_factor = reader.number("workload.moe.capacity_factor").value_or(0.0);
+  scenario.training.moe.imbalance = reader.number("workload.moe.imbalance").value_or(1.0);
   if (reader.has("workload.moe") && !problems.bad("workload.moe") && model_ok) {
     if (!model.is_moe()) {
       problems.add(at("workload.moe"), "workload.moe",
                    "workload.moe applies only to mixture-of-experts models; model '" + model.name + "' has no experts");
     } else {
       try {
-        scenario.moe.validate(model.moe);
+        scenario.training.moe.validate(model.moe);
       } catch (const ConfigError& e) {
         problems.add(at("workload.moe.imbalance"), "workload.moe.imbalance", e.what());
       }

@@ -48,12 +48,13 @@ std::string search_table(const SearchResult& result) {
                        fmt::format("{:.4g}", c.analytical.objective_value));
   }
   out += "\nanalytical time breakdown, s (critical pipeline stage):\n";
-  out += fmt::format("{:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute", "TP", "CP", "PP", "DP",
-                     "bubble", "optimizer");
+  out += fmt::format("{:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute", "TP", "CP", "EP",
+                     "PP", "DP", "bubble", "optimizer");
   for (const RankedCandidate& c : result.top) {
     const training::StepBreakdown& b = c.analytical.estimate.breakdown;
-    out += fmt::format("{:>4} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g}\n", c.rank, b.compute_s,
-                       b.exposed_tp_s, b.exposed_cp_s, b.exposed_pp_s, b.exposed_dp_s, b.bubble_s, b.optimizer_s);
+    out += fmt::format("{:>4} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.4g}\n", c.rank,
+                       b.compute_s, b.exposed_tp_s, b.exposed_cp_s, b.exposed_ep_s, b.exposed_pp_s, b.exposed_dp_s,
+                       b.bubble_s, b.optimizer_s);
   }
   for (const RankedCandidate& c : result.top) {
     if (!c.simulation_error.empty()) {

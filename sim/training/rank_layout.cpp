@@ -56,4 +56,20 @@ std::vector<int> RankLayout::gradient_group(int stage) const {
   return group;
 }
 
+int RankLayout::gradient_rank(int tp_index, int i, int stage) const {
+  return rank(tp_index, i % parallelism_.cp, i / parallelism_.cp, stage);
+}
+
+std::vector<int> RankLayout::expert_group(int stage) const {
+  std::vector<int> group;
+  for (int i = 0; i < parallelism_.ep; ++i) group.push_back(gradient_rank(0, i, stage));
+  return group;
+}
+
+std::vector<int> RankLayout::expert_gradient_group(int stage) const {
+  std::vector<int> group;
+  for (int i = 0; i < parallelism_.dp * parallelism_.cp; i += parallelism_.ep) group.push_back(gradient_rank(0, i, stage));
+  return group;
+}
+
 }  // namespace clustersim::training

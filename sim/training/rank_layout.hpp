@@ -30,6 +30,14 @@ class RankLayout {
   /// ranks of the stage with the same tp index (Megatron's data-parallel-with-context group),
   /// cp index fastest; equals dp_group when cp == 1.
   std::vector<int> gradient_group(int stage) const;
+  /// Expert-parallel group of the representative (MoE, Megatron-Core's convention): the first
+  /// ep ranks of its gradient group (the EP group is carved out of the dp x cp ranks).
+  std::vector<int> expert_group(int stage) const;
+  /// The ranks that reduce the representative's expert gradients together: every ep-th rank
+  /// of its gradient group (dp x cp / ep of them).
+  std::vector<int> expert_gradient_group(int stage) const;
+  /// Rank of index i of the gradient group of tp index `tp_index` on `stage` (cp fastest).
+  int gradient_rank(int tp_index, int i, int stage) const;
 
  private:
   ParallelismConfig parallelism_;

@@ -22,12 +22,13 @@ StepBreakdown stage_breakdown(const exec::TaskGraph& graph, const exec::Executio
     if (current < 0 || run.end_ps[at(d.prerequisite)] > run.end_ps[at(current)]) current = d.prerequisite;
   }
 
-  TimePs compute = 0, tp = 0, cp = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0;
+  TimePs compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0;
   auto attribute_gap = [&](TimePs gap, TaskKind kind) {
     if (kind == TaskKind::dp_comm) dp += gap;
     else if (kind == TaskKind::pp_comm) pp += gap;
     else if (kind == TaskKind::cp_comm) cp += gap;  // flow fidelity: KV exchange on its own stream
     else if (kind == TaskKind::tp_comm) tp += gap;
+    else if (kind == TaskKind::ep_comm) ep += gap;
     else bubble += gap;
   };
   TimePs previous_end = run.start_time_ps;
@@ -51,6 +52,7 @@ StepBreakdown stage_breakdown(const exec::TaskGraph& graph, const exec::Executio
       case TaskKind::recompute: compute += duration; break;
       case TaskKind::tp_comm: tp += duration; break;
       case TaskKind::cp_comm: cp += duration; break;
+      case TaskKind::ep_comm: ep += duration; break;
       case TaskKind::pp_comm: pp += duration; break;
       case TaskKind::dp_comm: dp += duration; break;
       case TaskKind::optimizer: optimizer += duration; break;
@@ -76,6 +78,7 @@ StepBreakdown stage_breakdown(const exec::TaskGraph& graph, const exec::Executio
   breakdown.compute_s = engine::ps_to_seconds(compute);
   breakdown.exposed_tp_s = engine::ps_to_seconds(tp);
   breakdown.exposed_cp_s = engine::ps_to_seconds(cp);
+  breakdown.exposed_ep_s = engine::ps_to_seconds(ep);
   breakdown.exposed_pp_s = engine::ps_to_seconds(pp);
   breakdown.exposed_dp_s = engine::ps_to_seconds(dp);
   breakdown.bubble_s = engine::ps_to_seconds(bubble);

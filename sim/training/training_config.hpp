@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/accelerator/dtype.hpp"
+#include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
 
 namespace clustersim::training {
@@ -50,6 +51,8 @@ struct TrainingWorkload {
   ParallelismConfig parallelism;
   Recompute recompute = Recompute::selective;
   AttentionKernel attention = AttentionKernel::flash;
+  /// Mixture-of-experts routing (capacity factor, imbalance); ignored for dense models.
+  models::MoeRuntime moe;
   bool overlap_grad_reduce = true;  ///< DP gradient reduction overlaps the backward pass
   /// Megatron-Core / Transformer Engine --tp-comm-overlap (needs sequence parallelism): each
   /// layer's TP all-gather and reduce-scatter is split into tp chunks pipelined with the GEMM

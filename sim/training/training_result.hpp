@@ -12,6 +12,7 @@ struct StepBreakdown {
   double compute_s = 0;       ///< forward, backward and recompute kernels
   double exposed_tp_s = 0;    ///< tensor-parallel collectives not hidden behind compute
   double exposed_cp_s = 0;    ///< context-parallel exchanges not hidden
+  double exposed_ep_s = 0;    ///< expert-parallel all-to-all (MoE dispatch / combine) not hidden
   double exposed_pp_s = 0;    ///< pipeline send/recv time the stage waited on
   double exposed_dp_s = 0;    ///< gradient reduction left after the last backward
   double bubble_s = 0;        ///< pipeline fill/drain idle time

@@ -623,8 +623,8 @@ TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings"
   CHECK(m.mla.qk_head_dim() == 96);
   CHECK(m.mla.v_head_dim == 64);
   CHECK(s.training.parallelism.ep == 2);
-  CHECK(s.moe.capacity_factor == doctest::Approx(1.25));
-  CHECK(s.moe.imbalance == doctest::Approx(1.5));
+  CHECK(s.training.moe.capacity_factor == doctest::Approx(1.25));
+  CHECK(s.training.moe.imbalance == doctest::Approx(1.5));
   // Mixtral's key, and no moe_intermediate_size: the experts are intermediate_size wide;
   // without workload.moe the routing is balanced and dropless; no MLA key: MHA.
   const Scenario mixtral = load(edit(kMoe, {{"n_routed_experts", "num_local_experts"},
@@ -636,10 +636,10 @@ TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings"
   CHECK(mixtral.training.model.moe.num_experts == 8);
   CHECK(mixtral.training.model.moe.moe_intermediate_size == 4096);
   CHECK(mixtral.training.model.attention == models::AttentionKind::mha);
-  CHECK(mixtral.moe.capacity_factor == 0.0);
-  CHECK(mixtral.moe.imbalance == 1.0);
+  CHECK(mixtral.training.moe.capacity_factor == 0.0);
+  CHECK(mixtral.training.moe.imbalance == 1.0);
   // A dense model's routing defaults.
-  CHECK(load(kBase).moe.imbalance == 1.0);
+  CHECK(load(kBase).training.moe.imbalance == 1.0);
 }
 
 TEST_CASE("loader: bad input, mixture-of-experts and MLA keys") {

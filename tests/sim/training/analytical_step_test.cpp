@@ -53,7 +53,7 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
     const auto estimated = estimate_training_step(setup_of(bench));
     CHECK(relative_difference(estimated.step_time_s, simulated.step_time_s) < 0.03);
     const auto& b = estimated.breakdown;
-    const double parts = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_pp_s + b.exposed_dp_s +
+    const double parts = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s + b.exposed_dp_s +
                          b.bubble_s + b.optimizer_s;
     CHECK(parts == doctest::Approx(estimated.step_time_s).epsilon(1e-9));
   }

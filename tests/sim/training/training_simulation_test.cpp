@@ -20,7 +20,7 @@ using engine::seconds_to_ps;
 namespace {
 
 double breakdown_sum(const StepBreakdown& b) {
-  return b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_pp_s + b.exposed_dp_s + b.bubble_s +
+  return b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s + b.exposed_dp_s + b.bubble_s +
          b.optimizer_s;
 }
 
