@@ -22,9 +22,10 @@ std::string overlap_name(training::Overlap overlap) {
 using Section = std::pair<const char*, const std::vector<training::StageOp>*>;
 
 std::vector<Section> sections(const training::StageProgram& program) {
-  return {{"embedding forward", &program.embedding_forward},   {"layer forward", &program.layer_forward},
-          {"head forward", &program.head_forward},             {"head backward", &program.head_backward},
-          {"layer backward", &program.layer_backward},         {"embedding backward", &program.embedding_backward}};
+  return {{"embedding forward", &program.embedding_forward}, {"dense layer forward", &program.dense.forward},
+          {"MoE layer forward", &program.moe.forward},         {"head forward", &program.head_forward},
+          {"head backward", &program.head_backward},           {"dense layer backward", &program.dense.backward},
+          {"MoE layer backward", &program.moe.backward},       {"embedding backward", &program.embedding_backward}};
 }
 
 double seconds_of(const std::vector<training::StageOp>& ops) {
@@ -52,10 +53,11 @@ std::string stage_program_table(const training::StageProgram& program) {
     }
     out += fmt::format("  {:<34} {:<10} {:>12.2f}  (overlapped ops counted in full)\n", "total", "", total_s * 1e6);
   }
-  const double layers = static_cast<double>(program.layers * program.chunks);
-  const double micro_batch_s = seconds_of(program.embedding_forward) + seconds_of(program.embedding_backward) +
-                               layers * (seconds_of(program.layer_forward) + seconds_of(program.layer_backward)) +
-                               seconds_of(program.head_forward) + seconds_of(program.head_backward);
+  double micro_batch_s = seconds_of(program.embedding_forward) + seconds_of(program.embedding_backward) +
+                         seconds_of(program.head_forward) + seconds_of(program.head_backward);
+  for (int l = 0; l < program.local_layers(); ++l) {
+    micro_batch_s += seconds_of(program.layer(l).forward) + seconds_of(program.layer(l).backward);
+  }
   out += fmt::format("one micro-batch through the stage: {:.3f} ms (sum of op times); pipeline send {:.2f} us, "
                      "optimizer {:.2f} us per step\n",
                      micro_batch_s * 1e3, engine::ps_to_seconds(program.p2p_forward_ps) * 1e6,

@@ -16,7 +16,8 @@ struct PassTimes {
   double compute_s = 0;  ///< kernels, recompute included
   double tp_s = 0;
   double cp_s = 0;
-  double total() const { return compute_s + tp_s + cp_s; }
+  double ep_s = 0;
+  double total() const { return compute_s + tp_s + cp_s + ep_s; }
 };
 
 /// Adds `ops` to `times`. An overlapped communication op (StageOp::overlap) runs beside its
@@ -38,6 +39,8 @@ void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double rate, dou
       times.tp_s += seconds;
     } else if (op.kind == exec::TaskKind::cp_comm) {
       times.cp_s += seconds;
+    } else if (op.kind == exec::TaskKind::ep_comm) {
+      times.ep_s += seconds;
     } else {
       times.compute_s += seconds;
     }
@@ -58,12 +61,15 @@ struct StageTimes {
 
 StageTimes stage_times(const StageProgram& program, double rate) {
   StageTimes t;
-  const double layers = static_cast<double>(program.chunks * program.layers);
+  double dense = 0, moe = 0;
+  for (const models::LayerKind kind : program.kinds) (kind == models::LayerKind::moe ? moe : dense) += 1;
   add_ops(t.forward, program.embedding_forward, rate);
-  add_ops(t.forward, program.layer_forward, rate, layers);
+  if (dense > 0) add_ops(t.forward, program.dense.forward, rate, dense);
+  if (moe > 0) add_ops(t.forward, program.moe.forward, rate, moe);
   add_ops(t.forward, program.head_forward, rate);
   add_ops(t.backward, program.head_backward, rate);
-  add_ops(t.backward, program.layer_backward, rate, layers);
+  if (dense > 0) add_ops(t.backward, program.dense.backward, rate, dense);
+  if (moe > 0) add_ops(t.backward, program.moe.backward, rate, moe);
   add_ops(t.backward, program.embedding_backward, rate);
   return t;
 }
@@ -97,9 +103,9 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     unit_forward_s.push_back(total_s(program.embedding_forward, rate));
     unit_backward_s.push_back(total_s(program.embedding_backward, rate));
   }
-  for (int l = 0; l < program.chunks * program.layers; ++l) {
-    unit_forward_s.push_back(total_s(program.layer_forward, rate));
-    unit_backward_s.push_back(total_s(program.layer_backward, rate));
+  for (int l = 0; l < program.local_layers(); ++l) {
+    unit_forward_s.push_back(total_s(program.layer(l).forward, rate));
+    unit_backward_s.push_back(total_s(program.layer(l).backward, rate));
   }
   if (!program.head_forward.empty()) {
     unit_forward_s.push_back(total_s(program.head_forward, rate));
@@ -230,11 +236,12 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   b.compute_s = m * (t.forward.compute_s + t.backward.compute_s);
   b.exposed_tp_s = m * (t.forward.tp_s + t.backward.tp_s);
   b.exposed_cp_s = m * (t.forward.cp_s + t.backward.cp_s);
+  b.exposed_ep_s = m * (t.forward.ep_s + t.backward.ep_s);
   b.optimizer_s = engine::ps_to_seconds(programs[critical].optimizer_ps);
   b.exposed_dp_s = start_s + dp[critical].after_backward_s + dp[critical].after_optimizer_s;
   const double stalls_s = m * dp[critical].per_cycle_s;
   b.exposed_dp_s += stalls_s;
-  const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + stalls_s;
+  const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + stalls_s;
   const double idle_s = std::max(0.0, backward_end_s[critical] - start_s - busy_s);
   b.exposed_pp_s = std::min(idle_s, p2p_s);
   b.bubble_s = idle_s - b.exposed_pp_s;

@@ -52,12 +52,13 @@ class OpCoster {
  public:
   OpCoster(const TrainingWorkload& workload, const models::ComputeModel& compute,
            const models::CollectiveModel& collectives, std::vector<int> tp_group,
-           std::vector<int> cp_group)
+           std::vector<int> cp_group, std::vector<int> ep_group)
       : workload_(workload),
         compute_(compute),
         collectives_(collectives),
         tp_group_(std::move(tp_group)),
-        cp_group_(std::move(cp_group)) {
+        cp_group_(std::move(cp_group)),
+        ep_group_(std::move(ep_group)) {
     const auto& par = workload.parallelism;
     tp_ = par.tp;
     cp_ = par.cp;
@@ -185,11 +186,18 @@ class OpCoster {
     models::AttentionShape shape;
     shape.batch = workload_.micro_batch;
     shape.q_heads = model.num_attention_heads / tp_;
-    shape.kv_heads = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
     shape.seq_q = local_seq_;
     shape.seq_kv = cp_ > 1 ? workload_.seq_len / 2 : local_seq_;
     shape.causal = cp_ == 1;
-    shape.head_dim = model.head_dim();
+    if (model.attention == models::AttentionKind::mla) {
+      // MLA after the up-projections is MHA with qk_head_dim-wide scores and v_head_dim-wide
+      // values: costed with their mean width, which keeps QK^T + PV FLOPs exact.
+      shape.kv_heads = shape.q_heads;
+      shape.head_dim = (model.mla.qk_head_dim() + model.mla.v_head_dim) / 2;
+    } else {
+      shape.kv_heads = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
+      shape.head_dim = model.head_dim();
+    }
     shape.fused = workload_.attention == AttentionKernel::flash;
     shape.dtype = attention_dtype_;
     const auto fwd = compute_.attention(shape);
@@ -228,11 +236,166 @@ class OpCoster {
     }
   }
 
+  /// The attention half of a layer: norm, TP gather, Q/K/V projections (MHA/GQA, or MLA's
+  /// down- and up-projections), attention core, output projection, TP reduction, residual.
+  void attention_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev, bool selective_recompute) const {
+    const auto& model = workload_.model;
+    const std::int64_t h = model.hidden_size;
+    const std::int64_t heads_local = model.num_attention_heads / tp_;
+    const double act = sharded_hidden_bytes();
+    elementwise_pair("ln1", act, act, fwd, bwd_rev);
+    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
+    std::int64_t out_proj_k = 0;
+    if (model.attention == models::AttentionKind::mla) {
+      // Megatron-Core MLA: the down-projections are duplicated on every TP rank, the
+      // up-projections column-parallel, the output projection row-parallel.
+      const auto& mla = model.mla;
+      const std::int64_t rope = mla.qk_rope_head_dim;
+      if (mla.q_lora_rank > 0) {
+        duplicated_gemm_pair("q down", tokens_, mla.q_lora_rank, h, fwd, bwd_rev);
+        gemm_pair("q up", tokens_, heads_local * mla.qk_head_dim(), mla.q_lora_rank, fwd, bwd_rev);
+      } else {
+        gemm_pair("q proj", tokens_, heads_local * mla.qk_head_dim(), h, fwd, bwd_rev);
+      }
+      duplicated_gemm_pair("kv down", tokens_, mla.kv_lora_rank + rope, h, fwd, bwd_rev);
+      gemm_pair("kv up", tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, fwd, bwd_rev);
+      out_proj_k = heads_local * mla.v_head_dim;
+    } else {
+      const std::int64_t d = model.head_dim();
+      const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
+      gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
+      out_proj_k = heads_local * d;
+    }
+    attention(fwd, bwd_rev, selective_recompute);
+    gemm_pair("proj", tokens_, h, out_proj_k, fwd, bwd_rev);
+    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
+    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
+  }
+
+  /// A dense MLP of width `ffn` (whole model; split over TP) on `tokens`; `prefix` names it.
+  void mlp(const std::string& prefix, std::int64_t tokens, std::int64_t ffn_local, std::vector<StageOp>& fwd,
+           std::vector<StageOp>& bwd_rev) const {
+    const auto& model = workload_.model;
+    const std::int64_t h = model.hidden_size;
+    const double ffn_bytes = static_cast<double>(tokens * ffn_local) * act_bytes_;
+    if (model.hidden_act == models::Activation::swiglu) {
+      gemm_pair(prefix + "fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev);
+      elementwise_pair(prefix + "swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
+    } else {
+      gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev);
+      elementwise_pair(prefix + "gelu", ffn_bytes, ffn_bytes, fwd, bwd_rev);
+    }
+    gemm_pair(prefix + "fc2", tokens, h, ffn_local, fwd, bwd_rev);
+  }
+
+  /// The MLP half of a dense layer.
+  void dense_mlp_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
+    const auto& model = workload_.model;
+    const double act = sharded_hidden_bytes();
+    elementwise_pair("ln2", act, act, fwd, bwd_rev);
+    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
+    mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev);
+    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
+    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
+  }
+
+  /// The MoE half of a layer, as Megatron-Core's all-to-all token dispatcher runs it with
+  /// expert tensor parallelism = tp: router on the sequence-parallel tokens; TP all-gather of the
+  /// hidden states; permutation; all-to-all dispatch over the EP group (each rank sends its
+  /// tokens x top-k copies); the local experts as one grouped GEMM sized by the busiest EP rank
+  /// (models::expert_load: imbalance and capacity); all-to-all combine; un-permutation; the
+  /// shared experts as a dense MLP on the same tokens; TP reduce-scatter. Expert GEMMs carry
+  /// the FLOPs of a balanced rank (model FLOPs), their time the busiest rank's.
+  void moe_mlp_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
+    const auto& model = workload_.model;
+    const auto& moe = model.moe;
+    const std::int64_t h = model.hidden_size;
+    const int ep = workload_.parallelism.ep;
+    const double act = sharded_hidden_bytes();
+    elementwise_pair("ln2", act, act, fwd, bwd_rev);
+    const std::int64_t routed_tokens = sequence_parallel_ ? tokens_ / tp_ : tokens_;
+    gemm_pair("router", routed_tokens, moe.num_experts, h, fwd, bwd_rev);
+    elementwise_pair("router softmax+top-k",
+                     static_cast<double>(routed_tokens * moe.num_experts) * 4.0,
+                     static_cast<double>(routed_tokens * moe.num_experts_per_tok) * 8.0, fwd, bwd_rev);
+    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, false);
+    const double copies_bytes = static_cast<double>(tokens_ * moe.num_experts_per_tok * h) * act_bytes_;
+    elementwise_pair("permute", copies_bytes, copies_bytes, fwd, bwd_rev);
+    const models::ExpertLoad load = models::expert_load(moe, workload_.moe, static_cast<double>(tokens_), ep);
+    if (ep > 1) ep_pair("dispatch", copies_bytes, fwd, bwd_rev);
+    const auto expert_ffn = static_cast<std::int64_t>(ceil_div(moe.moe_intermediate_size, tp_));
+    const std::int64_t local = load.local_experts;
+    const auto busiest = static_cast<std::int64_t>(std::ceil(load.busiest_rank_tokens / static_cast<double>(local)));
+    // Model FLOPs are the architecture's (docs/models.md): a balanced rank's copies, dropped
+    // tokens included; the time is the busiest rank's work after dropping.
+    const double balanced_share =
+        load.busiest_rank_tokens > 0 ? load.mean_rank_tokens / load.busiest_rank_tokens : 0.0;
+    const bool gated = model.hidden_act == models::Activation::swiglu;
+    const auto expert_gemms = [&](const std::string& name, std::int64_t n, std::int64_t k) {
+      grouped_gemm_pair(name, std::max<std::int64_t>(1, busiest), n, k, local, balanced_share, fwd, bwd_rev);
+    };
+    expert_gemms(gated ? "experts fc1 gate+up" : "experts fc1", (gated ? 2 : 1) * expert_ffn, h);
+    const double expert_bytes = load.busiest_rank_tokens * static_cast<double>(expert_ffn) * act_bytes_;
+    elementwise_pair(gated ? "experts swiglu" : "experts gelu", 2 * expert_bytes, expert_bytes, fwd, bwd_rev);
+    expert_gemms("experts fc2", h, expert_ffn);
+    if (ep > 1) ep_pair("combine", copies_bytes, fwd, bwd_rev);
+    elementwise_pair("unpermute", copies_bytes, copies_bytes / moe.num_experts_per_tok, fwd, bwd_rev);
+    if (moe.n_shared_experts > 0) {
+      mlp("shared ", tokens_,
+          static_cast<std::int64_t>(ceil_div(moe.n_shared_experts * moe.moe_intermediate_size, tp_)), fwd, bwd_rev);
+    }
+    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, false);
+    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
+  }
+
  private:
+  /// A GEMM every TP rank computes in full (duplicated weights): its time is the whole GEMM's,
+  /// its per-rank model FLOPs 1/t of it.
+  void duplicated_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+                            std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
+    const std::size_t f = forward.size(), b = backward_reversed.size();
+    gemm_pair(name, m, n, k, forward, backward_reversed);
+    forward[f].flops /= tp_;
+    for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops /= tp_;
+  }
+
+  /// `batch` equal GEMMs (an expert group) and their backward; FLOPs scaled by `flop_share`.
+  void grouped_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                         double flop_share, std::vector<StageOp>& forward,
+                         std::vector<StageOp>& backward_reversed) const {
+    const auto make = [&](std::string op_name, std::int64_t gm, std::int64_t gn, std::int64_t gk) {
+      models::GemmShape shape;
+      shape.m = gm;
+      shape.n = gn;
+      shape.k = gk;
+      shape.batch = batch;
+      shape.dtype = gemm_dtype_;
+      const auto estimate = compute_.gemm(shape);
+      return StageOp{std::move(op_name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
+                     estimate.flops * flop_share};
+    };
+    forward.push_back(make(name, m, n, k));
+    backward_reversed.push_back(make(name + " wgrad", k, n, m));
+    backward_reversed.push_back(make(name + " dgrad", m, k, n));
+  }
+
+  /// An expert-parallel all-to-all of `bytes` per rank in the forward pass and its mirror in
+  /// the backward pass.
+  void ep_pair(const std::string& name, double bytes, std::vector<StageOp>& forward,
+               std::vector<StageOp>& backward_reversed) const {
+    const auto op = [&](std::string op_name) {
+      return StageOp{std::move(op_name), exec::TaskKind::ep_comm,
+                     engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_to_all, ep_group_, bytes)), 0.0,
+                     CollectiveKind::all_to_all, bytes};
+    };
+    forward.push_back(op("ep " + name));
+    backward_reversed.push_back(op("ep " + name + " bwd"));
+  }
+
   const TrainingWorkload& workload_;
   const models::ComputeModel& compute_;
   const models::CollectiveModel& collectives_;
-  std::vector<int> tp_group_, cp_group_;
+  std::vector<int> tp_group_, cp_group_, ep_group_;
   int tp_ = 1, cp_ = 1;
   bool sequence_parallel_ = false;
   bool tp_comm_overlap_ = false;
@@ -269,14 +432,11 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const RankLayout& layout, int stage) {
   const auto& par = workload.parallelism;
   const auto& model = workload.model;
-  const OpCoster cost(workload, compute, collectives, layout.tp_group(stage), layout.cp_group(stage));
+  const OpCoster cost(workload, compute, collectives, layout.tp_group(stage), layout.cp_group(stage),
+                      layout.expert_group(stage));
   const std::int64_t tokens = cost.tokens();
   const std::int64_t h = model.hidden_size;
-  const std::int64_t d = model.head_dim();
-  const std::int64_t heads_local = model.num_attention_heads / par.tp;
-  const auto ffn_local = static_cast<std::int64_t>(ceil_div(model.intermediate_size, par.tp));
   const auto vocab_local = static_cast<std::int64_t>(ceil_div(model.vocab_size, par.tp));
-  const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / par.tp);
   const double act = cost.sharded_hidden_bytes();
   const bool first = stage == 0;
   const bool last = stage == par.pp - 1;
@@ -292,41 +452,47 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     program.layers = par.stage_layers[static_cast<std::size_t>(stage)];
     for (int p = 0; p < stage; ++p) program.layer_offset += par.stage_layers[static_cast<std::size_t>(p)];
   }
-
-  // One layer. Backward ops are collected in reverse and flipped at the end.
-  std::vector<StageOp> fwd, bwd_rev;
-  cost.elementwise_pair("ln1", act, act, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
-  cost.gemm_pair("qkv", tokens, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
-  cost.attention(fwd, bwd_rev, workload.recompute == Recompute::selective);
-  cost.gemm_pair("proj", tokens, h, heads_local * d, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
-  cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
-  cost.elementwise_pair("ln2", act, act, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
-  const double ffn_bytes = static_cast<double>(tokens * ffn_local) *
-                           (cost.hidden_bytes() / static_cast<double>(tokens * h));
-  if (model.hidden_act == models::Activation::swiglu) {
-    cost.gemm_pair("fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev);
-    cost.elementwise_pair("swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
-  } else {
-    cost.gemm_pair("fc1", tokens, ffn_local, h, fwd, bwd_rev);
-    cost.elementwise_pair("gelu", ffn_bytes, ffn_bytes, fwd, bwd_rev);
+  for (int c = 0; c < program.chunks; ++c) {
+    for (int l = 0; l < program.layers; ++l) program.kinds.push_back(model.layer_kind(program.first_layer(c) + l));
   }
-  cost.gemm_pair("fc2", tokens, h, ffn_local, fwd, bwd_rev);
-  cost.tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
-  cost.elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
-  program.layer_forward = fwd;
-  program.layer_backward = reversed(std::move(bwd_rev));
-  if (workload.recompute == Recompute::full) {
-    std::vector<StageOp> recompute;
-    for (const auto& op : fwd) {
-      StageOp copy = op;
-      copy.name = "recompute " + op.name;
-      if (copy.kind == exec::TaskKind::compute) copy.kind = exec::TaskKind::recompute;
-      recompute.push_back(std::move(copy));
+
+  // One layer of each kind the stage holds. Backward ops are collected in reverse and flipped.
+  const bool selective = workload.recompute == Recompute::selective;
+  const auto finish = [&](LayerProgram& layer, std::vector<StageOp> fwd, std::vector<StageOp> bwd_rev) {
+    layer.forward = fwd;
+    layer.backward = reversed(std::move(bwd_rev));
+    if (workload.recompute == Recompute::full) {
+      std::vector<StageOp> recompute;
+      for (const auto& op : fwd) {
+        StageOp copy = op;
+        copy.name = "recompute " + op.name;
+        if (copy.kind == exec::TaskKind::compute) copy.kind = exec::TaskKind::recompute;
+        recompute.push_back(std::move(copy));
+      }
+      layer.backward.insert(layer.backward.begin(), recompute.begin(), recompute.end());
     }
-    program.layer_backward.insert(program.layer_backward.begin(), recompute.begin(), recompute.end());
+  };
+  const auto holds = [&](models::LayerKind kind) {
+    return std::find(program.kinds.begin(), program.kinds.end(), kind) != program.kinds.end();
+  };
+  if (holds(models::LayerKind::dense)) {
+    std::vector<StageOp> fwd, bwd_rev;
+    cost.attention_block(fwd, bwd_rev, selective);
+    cost.dense_mlp_block(fwd, bwd_rev);
+    finish(program.dense, std::move(fwd), std::move(bwd_rev));
+    program.dense.parameters = model.dense_layer_parameters() / par.tp;
+  }
+  if (holds(models::LayerKind::moe)) {
+    std::vector<StageOp> fwd, bwd_rev;
+    cost.attention_block(fwd, bwd_rev, selective);
+    cost.moe_mlp_block(fwd, bwd_rev);
+    finish(program.moe, std::move(fwd), std::move(bwd_rev));
+    // Helper's convention (models/memory): the router whole on every TP rank, the rest of the
+    // dense part split over tp, the routed experts over ep x tp.
+    const double routed = model.routed_expert_parameters();
+    const double router = model.router_parameters();
+    program.moe.parameters = (model.moe_layer_parameters() - routed - router) / par.tp + router;
+    program.moe.expert_parameters = routed / (static_cast<double>(par.ep) * par.tp);
   }
 
   // Embedding lookup (vocab-parallel: partial sums all-reduced, or reduce-scattered with SP).
@@ -353,9 +519,11 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     program.head_parameters =
         static_cast<double>(h) + (shares_embedding ? 0.0 : static_cast<double>(model.vocab_size * h) / par.tp);
   }
-  program.layer_parameters = model.layer_parameters() / par.tp;
-  program.stage_parameters = program.chunks * program.layers * program.layer_parameters +
-                             program.embedding_parameters + program.head_parameters;
+  program.stage_parameters = program.embedding_parameters + program.head_parameters;
+  for (int l = 0; l < program.local_layers(); ++l) {
+    program.stage_parameters += program.layer(l).parameters;
+    program.stage_expert_parameters += program.layer(l).expert_parameters;
+  }
 
   program.p2p_bytes = act;  // Megatron scatter-gather: 1/t of the activation with SP
   const bool wraps = program.chunks > 1;
@@ -372,7 +540,8 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   // Adam over this rank's optimizer shard: fp32 master weight, m and v read and written
   // (12 B each way), the gradient read, the bf16 parameter written.
   const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
-  const double optimizer_parameters = program.stage_parameters / shard;
+  const double expert_shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) / par.ep : 1.0;
+  const double optimizer_parameters = program.stage_parameters / shard + program.stage_expert_parameters / expert_shard;
   models::ElementwiseShape adam;
   adam.bytes_read = optimizer_parameters * (12.0 + workload.grad_bytes_per_param);
   adam.bytes_written = optimizer_parameters * (12.0 + 2.0);
@@ -382,15 +551,16 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
 
 double per_microbatch_flops(const StageProgram& program, bool model) {
   auto sum = [model](const std::vector<StageOp>& ops) { return model ? model_flops(ops) : hardware_flops(ops); };
-  return sum(program.embedding_forward) + sum(program.embedding_backward) +
-         program.chunks * program.layers * (sum(program.layer_forward) + sum(program.layer_backward)) +
-         sum(program.head_forward) + sum(program.head_backward);
+  double total = sum(program.embedding_forward) + sum(program.embedding_backward) + sum(program.head_forward) +
+                 sum(program.head_backward);
+  for (int l = 0; l < program.local_layers(); ++l) total += sum(program.layer(l).forward) + sum(program.layer(l).backward);
+  return total;
 }
 
 std::vector<double> parameter_units_forward(const StageProgram& program) {
   std::vector<double> units;
   if (!program.embedding_forward.empty()) units.push_back(program.embedding_parameters);
-  for (int l = 0; l < program.chunks * program.layers; ++l) units.push_back(program.layer_parameters);
+  for (int l = 0; l < program.local_layers(); ++l) units.push_back(program.layer(l).parameters);
   if (!program.head_forward.empty()) units.push_back(program.head_parameters);
   return units;
 }

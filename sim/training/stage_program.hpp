@@ -36,6 +36,18 @@ struct StageOp {
   Overlap overlap = Overlap::none;
 };
 
+/// The ops of one transformer layer of one kind, per micro-batch.
+struct LayerProgram {
+  std::vector<StageOp> forward;
+  std::vector<StageOp> backward;  ///< recompute included
+  /// Per rank: parameters reduced over the gradient (dp x cp) group: attention, dense MLP or
+  /// shared experts, norms, the router.
+  double parameters = 0;
+  /// Per rank: the local routed experts (MoE layers), reduced over the expert-data-parallel
+  /// group (dp x cp / ep).
+  double expert_parameters = 0;
+};
+
 /// A parameter group whose gradients become ready together (one transformer layer, the
 /// embedding, or the LM head with the final norm).
 struct ParameterUnit {
@@ -54,13 +66,20 @@ struct StageProgram {
   /// chunks all have `layers` layers; uneven splits have one chunk).
   int first_layer(int chunk) const { return chunk == 0 ? layer_offset : (chunk * stages + stage) * layers; }
   std::vector<StageOp> embedding_forward, embedding_backward;  ///< first stage only
-  std::vector<StageOp> layer_forward;   ///< one layer's forward
-  std::vector<StageOp> layer_backward;  ///< one layer's backward, recompute included
+  LayerProgram dense;  ///< a dense layer (empty when the stage has none)
+  LayerProgram moe;    ///< a mixture-of-experts layer (empty when the stage has none)
+  /// Kind of each of the stage's layers, chunk by chunk (chunk c's layer l at c x layers + l).
+  std::vector<models::LayerKind> kinds;
+  int local_layers() const { return chunks * layers; }
+  /// The program of the stage's `local`-th layer.
+  const LayerProgram& layer(int local) const {
+    return kinds[static_cast<std::size_t>(local)] == models::LayerKind::moe ? moe : dense;
+  }
   std::vector<StageOp> head_forward, head_backward;  ///< last stage only: norm, LM head, loss
-  double layer_parameters = 0;       ///< per rank, one layer
   double embedding_parameters = 0;   ///< per rank, 0 unless first stage
   double head_parameters = 0;        ///< per rank, 0 unless last stage (LM head + final norm)
-  double stage_parameters = 0;       ///< per rank, whole stage (all chunks)
+  double stage_parameters = 0;       ///< per rank, whole stage (all chunks), reduced over dp x cp
+  double stage_expert_parameters = 0;  ///< per rank, the stage's local routed experts
   /// Activation send to the next stage (stage + 1, wrapping to 0 when interleaved); 0 if none.
   engine::TimePs p2p_forward_ps = 0;
   /// Gradient send to the previous stage (stage - 1, wrapping to the last when interleaved).
@@ -86,7 +105,8 @@ double hardware_flops(const std::vector<StageOp>& ops);
 double per_microbatch_flops(const StageProgram& program, bool model);
 
 /// Parameters per rank of the stage's gradient units in forward order: the embedding (first
-/// stage), each layer of each chunk, the LM head with the final norm (last stage).
+/// stage), each layer of each chunk, the LM head with the final norm (last stage); the dense
+/// part (LayerProgram::parameters) of MoE layers.
 std::vector<double> parameter_units_forward(const StageProgram& program);
 
 }  // namespace clustersim::training

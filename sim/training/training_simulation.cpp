@@ -23,6 +23,7 @@
 #include "sim/training/training_simulation.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -55,6 +56,7 @@ struct StageTasks {
   StreamId context_parallel = -1;  // cp > 1: KV exchanges beside attention
   StreamId tensor_parallel = -1;   // TP-communication overlap: collectives beside their GEMMs
   StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
+  StreamId expert_data_parallel = -1, expert_data_parallel_reduce = -1;  // MoE: the experts' own
   // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
   // compute task (after `skip` more) must wait for.
   struct Pending {
@@ -185,10 +187,16 @@ class StepBuilder {
     if (it == op_handles_.end()) {
       const int p = stage_index(stage);
       const auto& par = setup_.workload.parallelism;
-      std::vector<std::vector<int>> groups =
-          op.kind == TaskKind::tp_comm
-              ? replica_groups(par.tp, par.cp, par.dp, [&](int i, int c, int d) { return layout_.rank(i, c, d, p); })
-              : replica_groups(par.cp, par.tp, par.dp, [&](int i, int t, int d) { return layout_.rank(t, i, d, p); });
+      std::vector<std::vector<int>> groups;
+      if (op.kind == TaskKind::tp_comm) {
+        groups = replica_groups(par.tp, par.cp, par.dp, [&](int i, int c, int d) { return layout_.rank(i, c, d, p); });
+      } else if (op.kind == TaskKind::ep_comm) {
+        // Expert-parallel groups: ep consecutive ranks of the gradient group, for every tp index.
+        groups = replica_groups(par.ep, par.tp, par.dp * par.cp / par.ep,
+                                [&](int i, int t, int b) { return layout_.gradient_rank(t, b * par.ep + i, p); });
+      } else {
+        groups = replica_groups(par.cp, par.tp, par.dp, [&](int i, int t, int d) { return layout_.rank(t, i, d, p); });
+      }
       it = op_handles_.emplace(&op, flow_->prepare(op.collective, groups, op.collective_bytes)).first;
     }
     return flow_->starter(it->second);
@@ -273,7 +281,7 @@ class StepBuilder {
         const std::string prefix = fmt::format("fwd mb{}{}", step.microbatch, chunk_label);
         if (embedding_here) note(emit(stage, program.embedding_forward, prefix), 0);
         for (int l = 0; l < program.layers; ++l) {
-          note(emit(stage, program.layer_forward,
+          note(emit(stage, program.layer(step.chunk * program.layers + l).forward,
                     fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
                layer_unit(l));
         }
@@ -284,7 +292,7 @@ class StepBuilder {
         const std::string prefix = fmt::format("bwd mb{}{}", step.microbatch, chunk_label);
         if (head_here) note(emit(stage, program.head_backward, prefix), head_unit);
         for (int l = program.layers - 1; l >= 0; --l) {
-          note(emit(stage, program.layer_backward,
+          note(emit(stage, program.layer(step.chunk * program.layers + l).backward,
                     fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
                layer_unit(l));
         }
@@ -345,129 +353,196 @@ class StepBuilder {
     const auto& par = w.parallelism;
     const StageProgram& program = programs_[static_cast<std::size_t>(p)];
     StageTasks& stage = stages_[static_cast<std::size_t>(p)];
-    const TaskId last_backward = stage.last_backward;
-    const std::vector<int> group = layout_.gradient_group(p);
+    std::vector<TaskId> reductions;
+    // The dense part over the gradient (dp x cp) group of every tp index.
+    {
+      DataParallelPart part;
+      part.group = layout_.gradient_group(p);
+      part.units = stage.unit_parameters;
+      part.stage_parameters = program.stage_parameters;
+      part.name = "";
+      if (flow_ != nullptr) {
+        part.replicas = replica_groups(par.dp * par.cp, par.tp, 1,
+                                       [&](int i, int t, int) { return layout_.gradient_rank(t, i, p); });
+      }
+      const auto r = build_data_parallel_part(stage, p, part, stage.data_parallel, stage.data_parallel_reduce, "dp");
+      reductions.insert(reductions.end(), r.begin(), r.end());
+    }
+    // MoE: the routed experts over the expert-data-parallel group (dp x cp / ep ranks) of every
+    // (tp, ep) index, on their own streams (Megatron-Core keeps separate expert buffers).
+    if (program.stage_expert_parameters > 0) {
+      DataParallelPart part;
+      part.group = layout_.expert_gradient_group(p);
+      for (std::size_t u = 0; u < stage.unit_parameters.size(); ++u) part.units.push_back(0.0);
+      const std::size_t layer_base = program.embedding_forward.empty() ? 0 : 1;
+      for (int l = 0; l < program.local_layers(); ++l) {
+        part.units[layer_base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
+      }
+      part.stage_parameters = program.stage_expert_parameters;
+      part.name = "expert ";
+      if (flow_ != nullptr) {
+        const int groups = par.dp * par.cp / par.ep;
+        part.replicas = replica_groups(groups, par.tp, par.ep, [&](int i, int t, int e) {
+          return layout_.gradient_rank(t, e + par.ep * i, p);
+        });
+      }
+      const auto r = build_data_parallel_part(stage, p, part, stage.expert_data_parallel,
+                                              stage.expert_data_parallel_reduce, "dp-expert");
+      reductions.insert(reductions.end(), r.begin(), r.end());
+    }
+    stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
+    for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
+    // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
+    // overlap (ZeRO 1) the gathers are the next step's, started at this step's start; ZeRO 2
+    // gathers after the optimizer, as DeepSpeed does.
+    const bool gather_after = (par.zero == 1 && !w.overlap_grad_reduce) || par.zero == 2;
+    if (gather_after) {
+      for (auto& [stream, kind_group, bytes, label] : after_optimizer_gathers_) {
+        dp_collective(stream, models::CollectiveKind::all_gather, kind_group, bytes, label, {stage.optimizer});
+      }
+    }
+    after_optimizer_gathers_.clear();
+  }
+
+  // One set of parameters that reduce together: its rank group, its units in forward order
+  // (parameters per unit, 0 for units without any), the stage's total, and the replica groups
+  // the flow fidelity runs beside the representative's.
+  struct DataParallelPart {
+    std::vector<int> group;
+    std::vector<double> units;
+    double stage_parameters = 0;
+    std::string name;
+    std::vector<std::vector<int>> replicas;
+  };
+  struct PendingGather {
+    StreamId stream;
+    const DataParallelPart* part;
+    double bytes;
+    std::string label;
+  };
+
+  // A data-parallel collective of `part` on `stream` (fixed duration, or flows).
+  TaskId dp_collective(StreamId stream, models::CollectiveKind kind, const DataParallelPart* part, double bytes,
+                       const std::string& label, std::initializer_list<TaskId> after) {
+    if (flow_ == nullptr) {
+      const auto ps = engine::seconds_to_ps(setup_.collectives.time_s(kind, part->group, bytes));
+      return graph_.add_task(stream, ps, TaskKind::dp_comm, label, after);
+    }
+    return graph_.add_async_task(stream, flow_->starter(flow_->prepare(kind, part->replicas, bytes)), TaskKind::dp_comm,
+                                 label, after);
+  }
+
+  // Data parallelism over one part's group:
+  // * ZeRO 0: all-reduce of the gradients; ZeRO 1 (Megatron's distributed optimizer):
+  //   reduce-scatter, Adam on the shard, all-gather of the updated parameters. With
+  //   overlap_grad_reduce both go in buckets: reductions during the last micro-batch's
+  //   backward, parameter gathers before the first micro-batch's forward of their layers.
+  // * ZeRO 2 (DeepSpeed stage 2): gradients are sharded too, so every micro-batch's backward
+  //   reduce-scatters its buckets as they become ready; parameters as ZeRO 1.
+  // * ZeRO 3 (FSDP): parameters are sharded as well: every micro-batch all-gathers each unit
+  //   (layer, embedding, head) before its forward and again before its backward, prefetched one
+  //   unit ahead on a gather stream, and reduce-scatters its gradients after its backward on a
+  //   reduce stream; nothing is left after the optimizer.
+  // Returns the reductions the optimizer waits for.
+  std::vector<TaskId> build_data_parallel_part(StageTasks& stage, int p, DataParallelPart& stored_part,
+                                               StreamId& stream, StreamId& reduce_stream, const char* stream_name) {
+    const TrainingWorkload& w = setup_.workload;
+    const auto& par = w.parallelism;
+    parts_.push_back(std::move(stored_part));
+    const DataParallelPart* part = &parts_.back();
+    std::vector<TaskId> reductions;
+    if (part->group.size() < 2) return reductions;
     const bool sharded_optimizer = par.zero >= 1;
     const double param_bytes =
         (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
     const auto reduce_kind = sharded_optimizer ? models::CollectiveKind::reduce_scatter
                                                : models::CollectiveKind::all_reduce;
     const auto gather_kind = models::CollectiveKind::all_gather;
-    auto comm_ps = [&](models::CollectiveKind kind, double bytes) {
-      return engine::seconds_to_ps(setup_.collectives.time_s(kind, group, bytes));
-    };
-    // The gradient group of every tp index (flow fidelity).
-    std::vector<std::vector<int>> replicas;
-    if (flow_ != nullptr) {
-      replicas = replica_groups(par.dp * par.cp, par.tp, 1, [&](int i, int t, int) {
-        return layout_.rank(t, i % par.cp, i / par.cp, p);
-      });
-    }
-    // A data-parallel collective task on `stream`.
-    auto dp_task = [&](StreamId stream, models::CollectiveKind kind, double bytes, std::string label,
-                       std::initializer_list<TaskId> after) {
-      if (flow_ == nullptr) {
-        return graph_.add_task(stream, comm_ps(kind, bytes), TaskKind::dp_comm, std::move(label), after);
-      }
-      return graph_.add_async_task(stream, flow_->starter(flow_->prepare(kind, replicas, bytes)), TaskKind::dp_comm,
-                                   std::move(label), after);
-    };
-    std::vector<TaskId> reductions;
-    const auto bucket_size = megatron_bucket_parameters(static_cast<int>(group.size()));
-    if (group.size() > 1) {
-      stage.data_parallel = graph_.add_stream(fmt::format("stage {} dp-comm", p), p, exec::StreamRole::communication);
-      if (par.zero == 3) {
-        reductions = build_fully_sharded(stage, p, param_bytes, [&](bool gather, double bytes, std::string label,
-                                                                    std::initializer_list<TaskId> after) {
-          return dp_task(gather ? stage.data_parallel : stage.data_parallel_reduce, gather ? gather_kind : reduce_kind,
-                         bytes, std::move(label), after);
-        });
-      } else if (par.zero == 2) {
-        // Per micro-batch: the units of each backward step, bucketed in the order they finish.
-        for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
-          const PipelineStep& step = stage.steps[step_index];
-          if (!step.backward) continue;
-          const auto& spans = stage.step_units[step_index];
-          std::vector<double> parameters;
-          for (const auto& span : spans) parameters.push_back(stage.unit_parameters[span.unit]);
-          const auto buckets = form_gradient_buckets(parameters, bucket_size);
-          for (std::size_t b = 0; b < buckets.size(); ++b) {
-            const auto& ready = spans[static_cast<std::size_t>(buckets[b].units.back())];
-            reductions.push_back(dp_task(stage.data_parallel, reduce_kind, buckets[b].parameters * w.grad_bytes_per_param,
-                                         fmt::format("grad reduce-scatter mb{} bucket {}", step.microbatch, b),
-                                         {ready.last}));
+    const auto bucket_size = megatron_bucket_parameters(static_cast<int>(part->group.size()));
+    stream = graph_.add_stream(fmt::format("stage {} {}", p, stream_name), p, exec::StreamRole::communication);
+    const std::string& n = part->name;
+    if (par.zero == 3) {
+      reduce_stream =
+          graph_.add_stream(fmt::format("stage {} {}-reduce", p, stream_name), p, exec::StreamRole::communication);
+      TaskId previous_start = -1;
+      for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
+        const PipelineStep& step = stage.steps[step_index];
+        const char* pass = step.backward ? "bwd" : "fwd";
+        for (const auto& span : stage.step_units[step_index]) {
+          const double parameters = part->units[span.unit];
+          if (parameters <= 0) continue;
+          const std::string label = fmt::format("{}param all-gather {} mb{} unit {}", n, pass, step.microbatch, span.unit);
+          const TaskId gather = previous_start >= 0
+                                    ? dp_collective(stream, gather_kind, part, parameters * param_bytes, label,
+                                                    {previous_start})
+                                    : dp_collective(stream, gather_kind, part, parameters * param_bytes, label, {});
+          graph_.add_dependency(span.first, gather);
+          previous_start = span.first;
+          if (step.backward) {
+            reductions.push_back(dp_collective(reduce_stream, reduce_kind, part, parameters * w.grad_bytes_per_param,
+                                               fmt::format("{}grad reduce-scatter mb{} unit {}", n, step.microbatch,
+                                                           span.unit),
+                                               {span.last}));
           }
         }
-      } else if (w.overlap_grad_reduce) {
-        // Units in backward order: the order their gradients become ready.
-        std::vector<std::size_t> backward_units;
-        for (std::size_t u = stage.unit_parameters.size(); u-- > 0;) backward_units.push_back(u);
+      }
+      return reductions;
+    }
+    if (par.zero == 2) {
+      // Per micro-batch: the units of each backward step, bucketed in the order they finish.
+      for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
+        const PipelineStep& step = stage.steps[step_index];
+        if (!step.backward) continue;
+        std::vector<const StageTasks::UnitSpan*> spans;
         std::vector<double> parameters;
-        for (std::size_t u : backward_units) parameters.push_back(stage.unit_parameters[u]);
+        for (const auto& span : stage.step_units[step_index]) {
+          if (part->units[span.unit] <= 0) continue;
+          spans.push_back(&span);
+          parameters.push_back(part->units[span.unit]);
+        }
         const auto buckets = form_gradient_buckets(parameters, bucket_size);
-        if (sharded_optimizer) {
-          for (std::size_t b = buckets.size(); b-- > 0;) {
-            const TaskId gather = dp_task(stage.data_parallel, gather_kind, buckets[b].parameters * param_bytes,
-                                          fmt::format("param all-gather bucket {}", b), {});
-            for (int i : buckets[b].units) {
-              graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
-            }
-          }
-        }
         for (std::size_t b = 0; b < buckets.size(); ++b) {
-          const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
-          reductions.push_back(dp_task(stage.data_parallel, reduce_kind,
-                                       buckets[b].parameters * w.grad_bytes_per_param,
-                                       fmt::format("grad {} bucket {}", models::collective_name(reduce_kind), b),
-                                       {stage.unit_grad_ready[ready_unit]}));
-        }
-      } else {
-        reductions.push_back(dp_task(stage.data_parallel, reduce_kind, program.stage_parameters * w.grad_bytes_per_param,
-                                     fmt::format("grad {}", models::collective_name(reduce_kind)), {last_backward}));
-      }
-    }
-    stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
-    for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
-    // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
-    // overlap (ZeRO 1) the gathers above are the next step's, started at this step's start;
-    // ZeRO 2 gathers after the optimizer, as DeepSpeed does.
-    const bool gather_after = (par.zero == 1 && !w.overlap_grad_reduce) || par.zero == 2;
-    if (group.size() > 1 && gather_after) {
-      dp_task(stage.data_parallel, gather_kind, program.stage_parameters * param_bytes, "param all-gather",
-              {stage.optimizer});
-    }
-  }
-
-  // ZeRO 3: per pipeline step, each unit's parameters are gathered before it runs (the gather
-  // of unit i waits for unit i-1 to start: one unit of prefetch) and, in backward, its
-  // gradients reduce-scattered after it. Returns the reductions.
-  template <class DpTask>
-  std::vector<TaskId> build_fully_sharded(StageTasks& stage, int p, double param_bytes, DpTask dp_task) {
-    const TrainingWorkload& w = setup_.workload;
-    stage.data_parallel_reduce =
-        graph_.add_stream(fmt::format("stage {} dp-reduce", p), p, exec::StreamRole::communication);
-    std::vector<TaskId> reductions;
-    TaskId previous_start = -1;
-    for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
-      const PipelineStep& step = stage.steps[step_index];
-      const char* pass = step.backward ? "bwd" : "fwd";
-      for (const auto& span : stage.step_units[step_index]) {
-        const double parameters = stage.unit_parameters[span.unit];
-        const TaskId gather =
-            previous_start >= 0
-                ? dp_task(true, parameters * param_bytes,
-                          fmt::format("param all-gather {} mb{} unit {}", pass, step.microbatch, span.unit),
-                          {previous_start})
-                : dp_task(true, parameters * param_bytes,
-                          fmt::format("param all-gather {} mb{} unit {}", pass, step.microbatch, span.unit), {});
-        graph_.add_dependency(span.first, gather);
-        previous_start = span.first;
-        if (step.backward) {
-          reductions.push_back(dp_task(false, parameters * w.grad_bytes_per_param,
-                                       fmt::format("grad reduce-scatter mb{} unit {}", step.microbatch, span.unit),
-                                       {span.last}));
+          const auto* ready = spans[static_cast<std::size_t>(buckets[b].units.back())];
+          reductions.push_back(dp_collective(stream, reduce_kind, part, buckets[b].parameters * w.grad_bytes_per_param,
+                                             fmt::format("{}grad reduce-scatter mb{} bucket {}", n, step.microbatch, b),
+                                             {ready->last}));
         }
       }
+      after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
+      return reductions;
+    }
+    if (!w.overlap_grad_reduce) {
+      reductions.push_back(dp_collective(stream, reduce_kind, part, part->stage_parameters * w.grad_bytes_per_param,
+                                         fmt::format("{}grad {}", n, models::collective_name(reduce_kind)),
+                                         {stage.last_backward}));
+      if (sharded_optimizer) {
+        after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
+      }
+      return reductions;
+    }
+    // Units in backward order: the order their gradients become ready.
+    std::vector<std::size_t> backward_units;
+    std::vector<double> parameters;
+    for (std::size_t u = part->units.size(); u-- > 0;) {
+      if (part->units[u] <= 0) continue;
+      backward_units.push_back(u);
+      parameters.push_back(part->units[u]);
+    }
+    const auto buckets = form_gradient_buckets(parameters, bucket_size);
+    if (sharded_optimizer) {
+      for (std::size_t b = buckets.size(); b-- > 0;) {
+        const TaskId gather = dp_collective(stream, gather_kind, part, buckets[b].parameters * param_bytes,
+                                            fmt::format("{}param all-gather bucket {}", n, b), {});
+        for (int i : buckets[b].units) {
+          graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
+        }
+      }
+    }
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
+      reductions.push_back(dp_collective(stream, reduce_kind, part, buckets[b].parameters * w.grad_bytes_per_param,
+                                         fmt::format("{}grad {} bucket {}", n, models::collective_name(reduce_kind), b),
+                                         {stage.unit_grad_ready[ready_unit]}));
     }
     return reductions;
   }
@@ -478,6 +553,8 @@ class StepBuilder {
   FlowCollectives* flow_;
   std::map<const StageOp*, int> op_handles_;
   std::map<std::pair<int, int>, int> p2p_handles_;
+  std::deque<DataParallelPart> parts_;  // stable addresses: tasks keep pointers to them
+  std::vector<PendingGather> after_optimizer_gathers_;
   exec::TaskGraph graph_;
   std::vector<StageTasks> stages_;
 };
@@ -553,7 +630,16 @@ void validate_training_setup(const TrainingSetup& setup) {
   positive(w.seq_len, "seq_len");
   positive(w.global_batch, "global_batch");
   positive(w.micro_batch, "micro_batch");
-  if (p.ep != 1) throw SimulationError(fmt::format("expert parallelism (ep = {}) is not implemented yet", p.ep));
+  positive(p.ep, "ep");
+  if (p.ep > 1) {
+    if (!w.model.is_moe()) {
+      throw ConfigError(fmt::format("expert parallelism (ep = {}) needs a mixture-of-experts model", p.ep));
+    }
+    if (w.model.moe.num_experts % p.ep != 0 || (p.dp * p.cp) % p.ep != 0) {
+      throw ConfigError(fmt::format("ep {} must divide the {} experts and dp x cp = {}", p.ep, w.model.moe.num_experts,
+                                    p.dp * p.cp));
+    }
+  }
   if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
   if (!(w.grad_bytes_per_param > 0)) {
     throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
@@ -710,7 +796,8 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
     auto& streams = stage_streams[static_cast<std::size_t>(p)];
     for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
-                       stage.tensor_parallel, stage.data_parallel_reduce}) {
+                       stage.tensor_parallel, stage.data_parallel_reduce, stage.expert_data_parallel,
+                       stage.expert_data_parallel_reduce}) {
       if (s >= 0) streams.push_back(s);
     }
     engine::TimePs end = 0;

@@ -225,7 +225,7 @@ TEST_CASE("scattered placement sends tensor-parallel traffic over the NICs") {
   setup.placement = scattered;
   const auto programs = build_stage_programs(setup);
   const StageOp* tp = nullptr;
-  for (const auto& op : programs[0].layer_forward) {
+  for (const auto& op : programs[0].dense.forward) {
     if (op.kind == exec::TaskKind::tp_comm) tp = &op;
   }
   REQUIRE(tp != nullptr);

@@ -36,9 +36,9 @@ TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirror
   const Programs programs(w);
   const auto first = programs.stage(0);
   using V = std::vector<std::string>;
-  CHECK(names_of_kind(first.layer_forward, exec::TaskKind::tp_comm) ==
+  CHECK(names_of_kind(first.dense.forward, exec::TaskKind::tp_comm) ==
         V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
-  CHECK(names_of_kind(first.layer_backward, exec::TaskKind::tp_comm) ==
+  CHECK(names_of_kind(first.dense.backward, exec::TaskKind::tp_comm) ==
         V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
   CHECK(names_of_kind(first.embedding_forward, exec::TaskKind::tp_comm) == V{"tp reduce-scatter"});
   CHECK(first.head_forward.empty());
@@ -61,11 +61,11 @@ TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
   w.parallelism.sequence_parallel = false;
   const auto program = Programs(w).stage(0);
   using V = std::vector<std::string>;
-  CHECK(names_of_kind(program.layer_forward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
-  CHECK(names_of_kind(program.layer_backward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  CHECK(names_of_kind(program.dense.forward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  CHECK(names_of_kind(program.dense.backward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
   // Backward all-reduce sits after the column-parallel GEMM's dgrad (Megatron's f operator).
-  CHECK(program.layer_backward.back().name == "ln1 bwd");
-  CHECK(program.layer_backward[program.layer_backward.size() - 2].name == "tp all-reduce");
+  CHECK(program.dense.backward.back().name == "ln1 bwd");
+  CHECK(program.dense.backward[program.dense.backward.size() - 2].name == "tp all-reduce");
   CHECK(program.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2));
 }
 
@@ -73,22 +73,22 @@ TEST_CASE("recompute policies") {
   auto w = workload(small_gpt(4), 2, 2, 4, 16);
   w.recompute = Recompute::none;
   const auto none = Programs(w).stage(0);
-  CHECK(names_of_kind(none.layer_backward, exec::TaskKind::recompute).empty());
-  CHECK(model_flops(none.layer_backward) == doctest::Approx(2 * model_flops(none.layer_forward)));
+  CHECK(names_of_kind(none.dense.backward, exec::TaskKind::recompute).empty());
+  CHECK(model_flops(none.dense.backward) == doctest::Approx(2 * model_flops(none.dense.forward)));
   w.recompute = Recompute::selective;
   const auto selective = Programs(w).stage(0);
-  CHECK(names_of_kind(selective.layer_backward, exec::TaskKind::recompute) ==
+  CHECK(names_of_kind(selective.dense.backward, exec::TaskKind::recompute) ==
         std::vector<std::string>{"attn recompute"});
   // Megatron's convention: attention forward 4 b s^2 h / t FLOPs (non-causal).
   const double attention = 4.0 * 2048 * 2048 * 1024 / 2;
-  CHECK(hardware_flops(selective.layer_backward) - model_flops(selective.layer_backward) ==
+  CHECK(hardware_flops(selective.dense.backward) - model_flops(selective.dense.backward) ==
         doctest::Approx(attention));
   w.recompute = Recompute::full;
   const auto full = Programs(w).stage(0);
-  CHECK(hardware_flops(full.layer_backward) - model_flops(full.layer_backward) ==
-        doctest::Approx(hardware_flops(full.layer_forward)));
-  CHECK(full.layer_backward.front().name == "recompute ln1");
-  CHECK(full.layer_backward.size() == none.layer_backward.size() + full.layer_forward.size());
+  CHECK(hardware_flops(full.dense.backward) - model_flops(full.dense.backward) ==
+        doctest::Approx(hardware_flops(full.dense.forward)));
+  CHECK(full.dense.backward.front().name == "recompute ln1");
+  CHECK(full.dense.backward.size() == none.dense.backward.size() + full.dense.forward.size());
 }
 
 TEST_CASE("parameters per rank and the optimizer shard") {
@@ -97,7 +97,7 @@ TEST_CASE("parameters per rank and the optimizer shard") {
   const auto first = programs.stage(0);
   const auto last = programs.stage(1);
   const double layer = 12.0 * 1024 * 1024 + 2 * 1024;  // 4h MLP + attention + two norms
-  CHECK(first.layer_parameters == doctest::Approx(layer / 2));
+  CHECK(first.dense.parameters == doctest::Approx(layer / 2));
   CHECK(first.embedding_parameters == doctest::Approx(32768.0 * 1024 / 2));
   CHECK(last.head_parameters == doctest::Approx(32768.0 * 1024 / 2 + 1024));
   CHECK(first.stage_parameters == doctest::Approx(2 * layer / 2 + 32768.0 * 1024 / 2));

@@ -301,7 +301,7 @@ TEST_CASE("TP-communication overlap: one chunk exposed, the rest beside its GEMM
   const auto program = build_stage_programs(setup).front();
   // Forward: [ln1] [AG exposed chunk] [AG rest beside qkv] [qkv] ...
   std::vector<const StageOp*> tp;
-  for (const auto& op : program.layer_forward) {
+  for (const auto& op : program.dense.forward) {
     if (op.kind == exec::TaskKind::tp_comm) tp.push_back(&op);
   }
   REQUIRE(tp.size() == 8);  // 4 collectives x (exposed chunk + overlapped rest)
@@ -311,9 +311,9 @@ TEST_CASE("TP-communication overlap: one chunk exposed, the rest beside its GEMM
   CHECK(tp[2]->overlap == Overlap::with_previous);  // RS after proj: rest beside it, then the chunk
   CHECK(tp[3]->overlap == Overlap::none);
   // The overlapped rest of the first all-gather sits just before qkv, the op it runs beside.
-  const auto at = std::find_if(program.layer_forward.begin(), program.layer_forward.end(),
+  const auto at = std::find_if(program.dense.forward.begin(), program.dense.forward.end(),
                                [&](const StageOp& op) { return &op == tp[1]; });
-  REQUIRE(at + 1 != program.layer_forward.end());
+  REQUIRE(at + 1 != program.dense.forward.end());
   CHECK((at + 1)->name == "qkv");
   const auto a = plain.run();
   const auto b = overlapped.run();
@@ -383,7 +383,7 @@ TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM
   CHECK(programs[1].layers == 3);
   CHECK(programs[2].first_layer(0) == 4);
   CHECK(programs[3].layer_offset == 7);
-  CHECK(programs[1].stage_parameters == doctest::Approx(3 * programs[1].layer_parameters));
+  CHECK(programs[1].stage_parameters == doctest::Approx(3 * programs[1].dense.parameters));
   const auto even_result = a.run();
   const auto uneven_result = b.run();
   CHECK(breakdown_sum(uneven_result.breakdown) == doctest::Approx(uneven_result.step_time_s).epsilon(1e-9));
@@ -396,4 +396,66 @@ TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM
                        ConfigError);
   wrong.parallelism.stage_layers = {4, 4};
   CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers lists 2 stages, pp is 4", ConfigError);
+}
+
+namespace {
+
+/// 4 layers, the first dense, then 3 MoE layers of 8 experts (top-2, one shared expert).
+models::TransformerSpec small_moe() {
+  auto model = small_gpt(4, 1024, 32768);
+  model.name = "test-moe";
+  model.moe.num_experts = 8;
+  model.moe.num_experts_per_tok = 2;
+  model.moe.n_shared_experts = 1;
+  model.moe.moe_intermediate_size = 1024;
+  model.moe.first_k_dense_replace = 1;
+  return model;
+}
+
+std::vector<std::string> names(const std::vector<StageOp>& ops) {
+  std::vector<std::string> out;
+  for (const auto& op : ops) out.push_back(op.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest rank, combine") {
+  auto w = workload(small_moe(), 1, 1, 8, 16, 1024);
+  w.parallelism.ep = 8;
+  const Bench bench(test_cluster(1, 8), w);
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  const auto program = build_stage_programs(setup).front();
+  REQUIRE(program.kinds.size() == 4);
+  CHECK(program.kinds[0] == models::LayerKind::dense);
+  CHECK(program.kinds[1] == models::LayerKind::moe);
+  const auto fwd = names(program.moe.forward);
+  for (const char* name : {"router", "ep dispatch", "experts fc1", "experts fc2", "ep combine", "shared fc1"}) {
+    CAPTURE(name);
+    CHECK(std::find(fwd.begin(), fwd.end(), name) != fwd.end());
+  }
+  // One expert per rank (8 experts over ep 8), 1024 tokens x top-2 = 2048 copies over 8
+  // experts: 256 per expert when balanced. Model FLOPs of the layer = flop_count's per token.
+  const double per_token = models::layer_flops_per_token_fwd(w.model, w.seq_len, models::LayerKind::moe);
+  CHECK(model_flops(program.moe.forward) == doctest::Approx(per_token * w.seq_len).epsilon(1e-9));
+  CHECK(program.moe.expert_parameters == doctest::Approx(w.model.routed_expert_parameters() / 8));
+  // Expert parallel all-to-all shows up as exposed EP time; imbalance slows the experts.
+  const auto balanced = bench.run();
+  CHECK(balanced.breakdown.exposed_ep_s > 0);
+  CHECK(breakdown_sum(balanced.breakdown) == doctest::Approx(balanced.step_time_s).epsilon(1e-9));
+  auto skewed = w;
+  skewed.moe.imbalance = 2.0;
+  const auto slower = Bench(test_cluster(1, 8), skewed).run();
+  CHECK(slower.step_time_s > balanced.step_time_s);
+  CHECK(slower.model_flops_per_step == doctest::Approx(balanced.model_flops_per_step).epsilon(1e-9));
+  // Flow fidelity runs the same all-to-alls as flows; the closed form agrees too.
+  setup.fidelity = NetworkFidelity::flow;
+  CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.02));
+  setup.fidelity = NetworkFidelity::analytical;
+  CHECK(estimate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.03));
+  // EP needs an MoE model and must divide the experts.
+  auto dense = workload(small_gpt(), 1, 1, 8, 16, 1024);
+  dense.parallelism.ep = 2;
+  CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 8), dense).run(),
+                       "expert parallelism (ep = 2) needs a mixture-of-experts model", ConfigError);
 }
