@@ -4,6 +4,10 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+
 namespace clustersim::topologies {
 
 namespace {
@@ -23,6 +27,10 @@ constexpr double kDepartureLevelMargin = 1e-9;
 
 IncrementalMaxMin::IncrementalMaxMin(std::vector<double> capacity_bytes_per_s)
     : links_(capacity_bytes_per_s.size()) {
+  if (links_.size() > kMaxId) {
+    throw ConfigError(fmt::format("flow model: {} links, at most {} supported", links_.size(),
+                                  kMaxId));
+  }
   for (std::size_t l = 0; l < links_.size(); ++l) {
     links_[l].capacity_bytes_per_s = capacity_bytes_per_s[l];
   }
@@ -36,6 +44,10 @@ void IncrementalMaxMin::grow_flows(std::size_t flow_count) {
 
 void IncrementalMaxMin::flow_added(std::int32_t flow) {
   const auto f = static_cast<std::size_t>(flow);
+  if (f >= kMaxId) {
+    throw SimulationError(
+        fmt::format("flow model: more than {} concurrent flows are not supported", kMaxId));
+  }
   grow_flows(f + 1);
   added_pending_[f] = 1;
   flows_[f].bottleneck = kUnsolved;
@@ -75,7 +87,7 @@ void IncrementalMaxMin::set_role(std::size_t flow, Role new_role) {
 void IncrementalMaxMin::push(double level_bytes_per_s, EventKind kind, std::int32_t id,
                              std::uint32_t version) {
   const Event event{level_bytes_per_s,
-                    static_cast<std::uint32_t>(kind) << 30U | static_cast<std::uint32_t>(id),
+                    static_cast<std::uint32_t>(kind) << kIdBits | static_cast<std::uint32_t>(id),
                     version};
   heap_.push_back(event);
   std::push_heap(heap_.begin(), heap_.end(),

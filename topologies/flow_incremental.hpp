@@ -44,10 +44,15 @@ class IncrementalMaxMin {
   /// the same level, so that a prediction that holds up to rounding is kept bit for bit.
   static constexpr double kRateTolerance = 1e-10;
 
-  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and > 0.
+  /// Link ids and flow slots must stay below this (they share an event key with its kind).
+  static constexpr std::size_t kMaxId = std::size_t{1} << 30U;
+
+  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and > 0. Throws ConfigError
+  /// for kMaxId links or more.
   explicit IncrementalMaxMin(std::vector<double> capacity_bytes_per_s);
 
-  /// Records that `flow` (a slot) was just added to `incidence`.
+  /// Records that `flow` (a slot) was just added to `incidence`. Throws SimulationError for a
+  /// slot >= kMaxId.
   void flow_added(std::int32_t flow);
   /// Records that `flow` is about to be removed from `incidence` (call before removing it).
   void flow_removing(const FlowLinkIncidence& incidence, std::int32_t flow);
@@ -79,14 +84,15 @@ class IncrementalMaxMin {
   /// A flow's role in the current update; flows not yet met are implicitly kPredicted (rate
   /// above the level) or kConfirmed (below it).
   enum class Role : std::uint8_t { kPredicted, kConfirmed, kRising, kFixed };
+  static constexpr std::uint32_t kIdBits = 30;
   /// What happens at a level; at equal levels in this order, then by id.
   enum class EventKind : std::uint32_t { kTrack, kPrediction, kCap, kSaturation };
   struct Event {
     double level_bytes_per_s;
-    std::uint32_t key;      ///< kind << 30 | id: a LinkId, or a flow slot for kCap
+    std::uint32_t key;      ///< kind << kIdBits | id: a LinkId, or a flow slot for kCap
     std::uint32_t version;  ///< kSaturation: the link's version when pushed
-    EventKind kind() const { return static_cast<EventKind>(key >> 30U); }
-    std::int32_t id() const { return static_cast<std::int32_t>(key & 0x3fffffffU); }
+    EventKind kind() const { return static_cast<EventKind>(key >> kIdBits); }
+    std::int32_t id() const { return static_cast<std::int32_t>(key & (kMaxId - 1)); }
   };
   /// A predicted flow, queued on the first tracked link that met it; each link's run of them
   /// is sorted by rate.
