@@ -13,11 +13,10 @@ namespace clustersim::topologies {
 namespace {
 
 // Min-heap order on (level, kind, id); std heap functions keep the largest first, so invert.
-template <typename Event>
-bool later(const Event& a, const Event& b) {
+constexpr auto heap_order = [](const auto& a, const auto& b) {
   if (a.level_bytes_per_s != b.level_bytes_per_s) return a.level_bytes_per_s > b.level_bytes_per_s;
   return a.key > b.key;
-}
+};
 
 // A link that only lost flows is tracked from a hair below the lowest departed rate, so that a
 // flow bottlenecked on it whose rate ties that one only up to rounding is still looked at.
@@ -86,12 +85,8 @@ void IncrementalMaxMin::set_role(std::size_t flow, Role new_role) {
 
 void IncrementalMaxMin::push(double level_bytes_per_s, EventKind kind, std::int32_t id,
                              std::uint32_t version) {
-  const Event event{level_bytes_per_s,
-                    static_cast<std::uint32_t>(kind) << kIdBits | static_cast<std::uint32_t>(id),
-                    version};
-  heap_.push_back(event);
-  std::push_heap(heap_.begin(), heap_.end(),
-                 [](const Event& a, const Event& b) { return later(a, b); });
+  heap_.push_back({level_bytes_per_s, key_of(kind, id), version});
+  std::push_heap(heap_.begin(), heap_.end(), heap_order);
 }
 
 void IncrementalMaxMin::track(const FlowLinkIncidence& incidence, LinkId link, double level) {
@@ -160,7 +155,7 @@ void IncrementalMaxMin::touch(LinkId link) {
   touched_links_.push_back(link);
 }
 
-void IncrementalMaxMin::push_touched(double level) {
+void IncrementalMaxMin::push_touched(double level, bool heapify) {
   for (const LinkId link : touched_links_) {
     LinkState& state = links_[static_cast<std::size_t>(link)];
     state.touched = false;
@@ -169,9 +164,11 @@ void IncrementalMaxMin::push_touched(double level) {
     // Rounding may put a link that is already full a hair below the level.
     const double share =
         (state.capacity_bytes_per_s - state.fixed_bytes_per_s) / state.rising_flows;
-    push(std::max(level, share), EventKind::kSaturation, link, version);
+    heap_.push_back({std::max(level, share), key_of(EventKind::kSaturation, link), version});
+    if (!heapify) std::push_heap(heap_.begin(), heap_.end(), heap_order);
   }
   touched_links_.clear();
+  if (heapify) std::make_heap(heap_.begin(), heap_.end(), heap_order);
 }
 
 void IncrementalMaxMin::settle(const FlowLinkIncidence& incidence, std::int32_t flow,
@@ -309,14 +306,14 @@ std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence&
   for (const LinkId link : departure_links_) {
     LinkState& state = links_[static_cast<std::size_t>(link)];
     state.departure_marked = false;
-    if (state.bottlenecked_flows > 0) {
+    // Links of added flows are tracked from level 0 already.
+    if (state.bottlenecked_flows > 0 && state.epoch != epoch_) {
       push(state.departure_level * (1 - kDepartureLevelMargin), EventKind::kTrack, link);
     }
   }
   departure_links_.clear();
-  push_touched(0.0);
+  push_touched(0.0, /*heapify=*/true);  // the first entries are cheaper heapified at once
 
-  const auto heap_order = [](const Event& a, const Event& b) { return later(a, b); };
   double level = 0;
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), heap_order);
@@ -349,7 +346,7 @@ std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence&
         heap_.front().level_bytes_per_s == level) {
       continue;
     }
-    push_touched(level);
+    push_touched(level, /*heapify=*/false);
   }
   return fixed_flows_;
 }

@@ -107,14 +107,18 @@ class IncrementalMaxMin {
   bool tracked(LinkId link) const {
     return links_[static_cast<std::size_t>(link)].epoch == epoch_;
   }
+  static std::uint32_t key_of(EventKind kind, std::int32_t id) {
+    return static_cast<std::uint32_t>(kind) << kIdBits | static_cast<std::uint32_t>(id);
+  }
   void push(double level_bytes_per_s, EventKind kind, std::int32_t id, std::uint32_t version = 0);
   /// Starts following `link`'s load from `level` on, counting its flows as rising or fixed.
   void track(const FlowLinkIncidence& incidence, LinkId link, double level);
   /// Pushes the prediction event of `link`'s next predicted flow, if any.
   void push_next_prediction(LinkId link);
   void touch(LinkId link);
-  /// Pushes a fresh saturation event for every link whose counts changed.
-  void push_touched(double level);
+  /// Pushes a fresh saturation event for every link whose counts changed; with `heapify` it
+  /// appends them all and restores the heap once.
+  void push_touched(double level, bool heapify);
   /// Moves `flow` from rising to fixed at `rate` on its tracked links other than `draining`.
   void settle(const FlowLinkIncidence& incidence, std::int32_t flow, double rate,
               LinkId draining);
