@@ -36,8 +36,8 @@ inline constexpr LinkId kUnsolved = -2;
 /// The result is the progressive-filling allocation of the whole network (up to
 /// kRateTolerance in deciding ties). An update costs O((H + D) log(H + D)) for H the hops of
 /// the flows whose rate changed and D the flows on tracked links; in the worst case, every
-/// rate of a connected component changing, that is one full solve of the component, about
-/// 1.5x the cost of MaxMinFairSolver's.
+/// rate of a connected component changing, that is one full solve of the component with extra
+/// bookkeeping, about 1.6x a from-scratch search and MaxMinFairSolver solve of it.
 class IncrementalMaxMin {
  public:
   /// Relative tolerance within which a predicted rate and a link's saturation level count as
