@@ -1,7 +1,7 @@
 #pragma once
 /// The bipartite graph of active flows and the directed links they cross, kept incrementally
 /// for the flow model (topologies/flow_network.hpp): each link lists its flows, each flow its
-/// links, and a breadth-first search finds the connected component a change touches.
+/// links, and a breadth-first search finds a connected component (for a from-scratch solve).
 #include <cstddef>
 #include <cstdint>
 #include <span>

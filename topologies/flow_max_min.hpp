@@ -1,5 +1,7 @@
 #pragma once
-/// Max-min fair rates by progressive filling, for one connected component of flows and links.
+/// Max-min fair rates by progressive filling, from scratch, for one connected component of flows
+/// and links. The flow model restores rates incrementally instead (flow_incremental.hpp); this
+/// plain solve is the reference its tests compare against.
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -8,7 +8,7 @@
 
 #include "sim/engine/error.hpp"
 #include "topologies/flow_incidence.hpp"
-#include "topologies/flow_max_min.hpp"
+#include "topologies/flow_incremental.hpp"
 
 namespace clustersim::topologies {
 
@@ -63,7 +63,7 @@ struct FlowNetwork::Impl {
       : engine(engine_ref),
         topology(topology_ptr),
         incidence(links.size()),
-        solver(capacities(links)),
+        rates(capacities(links)),
         link_mark(links.size(), 0),
         delivered_bytes(links.size(), 0.0) {
     traffic.bytes.assign(links.size(), 0.0);
@@ -72,16 +72,12 @@ struct FlowNetwork::Impl {
   engine::Engine& engine;
   const Topology* topology;  ///< null for a network over explicit links
   FlowLinkIncidence incidence;
-  MaxMinFairSolver solver;
-  std::vector<Flow> flows;                 ///< by slot
-  std::vector<double> cap_bytes_per_s;     ///< by slot
-  std::vector<double> solved_bytes_per_s;  ///< by slot, written by the solver
+  IncrementalMaxMin rates;
+  std::vector<Flow> flows;              ///< by slot
+  std::vector<double> cap_bytes_per_s;  ///< by slot
   std::vector<std::int32_t> free_slots;
   std::size_t active_count = 0;
-  std::vector<LinkId> dirty_links;  ///< links whose flows changed since the last recompute
   EventId recompute_event;
-  std::vector<LinkId> component_links;
-  std::vector<std::int32_t> component_flows;
   std::vector<std::uint32_t> link_mark;  ///< repeated-link check of start_flow
   std::uint32_t mark_epoch = 0;
   std::vector<double> delivered_bytes;  ///< per link, by flows that have completed
@@ -125,7 +121,6 @@ struct FlowNetwork::Impl {
     }
     flows.emplace_back();
     cap_bytes_per_s.push_back(0.0);
-    solved_bytes_per_s.push_back(0.0);
     return static_cast<std::int32_t>(flows.size() - 1);
   }
 
@@ -195,17 +190,12 @@ struct FlowNetwork::Impl {
   }
 
   void recompute() {
-    if (dirty_links.empty()) return;
-    component_links.clear();
-    component_flows.clear();
-    incidence.collect_component(dirty_links, component_links, component_flows);
-    dirty_links.clear();
-    solver.solve(incidence, component_links, component_flows, cap_bytes_per_s,
-                 solved_bytes_per_s);
+    if (!rates.has_changes()) return;
+    const std::span<const std::int32_t> solved = rates.update(incidence, cap_bytes_per_s);
     const TimePs now_ps = engine.now();
-    for (const std::int32_t slot : component_flows) {
+    for (const std::int32_t slot : solved) {
       Flow& flow = flows[static_cast<std::size_t>(slot)];
-      const double rate = solved_bytes_per_s[static_cast<std::size_t>(slot)];
+      const double rate = rates.rate_bytes_per_s(slot);
       if (rate == flow.rate_bytes_per_s && flow.last_byte_event.valid()) continue;
       advance(flow, now_ps);
       flow.rate_bytes_per_s = rate;
@@ -225,8 +215,8 @@ struct FlowNetwork::Impl {
     }
     for (const FlowHop& hop : incidence.hops_of(slot)) {
       delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.bytes;
-      dirty_links.push_back(hop.link);
     }
+    rates.flow_removing(incidence, slot);
     incidence.remove(slot);
     --active_count;
     CompletionHandler handler = std::move(flow.on_complete);
@@ -269,8 +259,8 @@ struct FlowNetwork::Impl {
     flow.active = true;
     cap_bytes_per_s[static_cast<std::size_t>(slot)] = rate_cap_bytes_per_s;
     incidence.add(slot, links);
+    rates.flow_added(slot);
     ++active_count;
-    dirty_links.insert(dirty_links.end(), links.begin(), links.end());
     request_recompute();
     return id;
   }

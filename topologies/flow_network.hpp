@@ -1,8 +1,8 @@
 #pragma once
 /// Flow-level network with contention: max-min fair sharing of directed links among active
-/// flows, computed by progressive filling. When a flow starts or ends only the connected
-/// component of links and flows it touches is recomputed, and only flows whose rate changed
-/// get their completion event rescheduled on the engine.
+/// flows, computed by progressive filling. When flows start or end the allocation is restored
+/// incrementally (topologies/flow_incremental.hpp): only the flows the change can reach are
+/// revisited, and only flows whose rate changed get their completion event rescheduled.
 #include <cstdint>
 #include <limits>
 #include <memory>
