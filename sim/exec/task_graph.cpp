@@ -64,6 +64,11 @@ TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskKind kin
   return id;
 }
 
+void TaskGraph::set_sync(TaskId task, std::uint8_t sync) {
+  check_task(task, "synchronising task");
+  tasks_[static_cast<std::size_t>(task)].sync = sync;
+}
+
 void TaskGraph::check_task(TaskId id, std::string_view role) const {
   if (id < 0 || static_cast<std::size_t>(id) >= tasks_.size()) {
     throw ConfigError(

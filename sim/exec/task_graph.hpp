@@ -35,6 +35,12 @@ enum class TaskKind : std::uint8_t {
   other,
 };
 
+/// True for the communication kinds (tp, cp, ep, pp, dp).
+constexpr bool is_communication(TaskKind kind) {
+  return kind == TaskKind::tp_comm || kind == TaskKind::cp_comm || kind == TaskKind::ep_comm ||
+         kind == TaskKind::pp_comm || kind == TaskKind::dp_comm;
+}
+
 /// Lower-case name of a kind ("compute", "tp_comm", ...).
 std::string_view task_kind_name(TaskKind kind);
 
@@ -60,6 +66,9 @@ struct Task {
   TaskKind kind = TaskKind::other;
   std::string label;  ///< human-readable, used in deadlock messages and traces
   AsyncStart start;   ///< set: asynchronous task (ends when its DoneCallback is called)
+  /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
+  /// the value is the builder's code for the kind of group (Replication::group_of reads it).
+  std::uint8_t sync = 0;
 };
 
 /// "`task` may start only after `prerequisite` has finished".
@@ -93,6 +102,10 @@ class TaskGraph {
   /// order (forward references are how cross-stream schedules are wired). Throws ConfigError
   /// for unknown ids or a task depending on itself.
   void add_dependency(TaskId task, TaskId prerequisite);
+
+  /// Marks `task` as synchronising replicated instances (Task::sync). Throws ConfigError for
+  /// an unknown task.
+  void set_sync(TaskId task, std::uint8_t sync);
 
   /// Pre-allocates room for `tasks` tasks and `dependencies` dependencies.
   void reserve(std::size_t tasks, std::size_t dependencies);

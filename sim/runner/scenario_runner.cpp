@@ -213,6 +213,18 @@ training::TrainingSetup training_setup(const scenario::Scenario& scenario, const
                                                                             : training::NetworkFidelity::analytical;
   setup.background = scenario.cluster.background;
   setup.compute_rate_while_communicating = compute_rate_while_communicating(scenario);
+  setup.mode = scenario.simulation.mode == scenario::SimulationMode::full ? training::SimulationMode::full
+                                                                          : training::SimulationMode::symmetric;
+  const auto& stragglers = scenario.cluster.stragglers;
+  if (!stragglers.nodes.empty()) {
+    const int per_node = scenario.cluster.network.accelerators_per_node;
+    setup.accelerator_speed.assign(static_cast<std::size_t>(scenario.cluster.accelerator_count()), 1.0);
+    for (const int node : stragglers.nodes) {
+      for (int a = node * per_node; a < (node + 1) * per_node; ++a) {
+        setup.accelerator_speed[static_cast<std::size_t>(a)] = stragglers.compute_speed;
+      }
+    }
+  }
   // The training job's nodes: all of them, less those of a background job (whole nodes only
   // when scattering, so that the round-robin stays inside the job's nodes).
   topologies::ClusterNetworkSpec job_network = scenario.cluster.network;
@@ -240,9 +252,6 @@ std::vector<training::StageProgram> stage_programs(const scenario::Scenario& sce
 }
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
-  if (scenario.simulation.mode != scenario::SimulationMode::symmetric) {
-    throw SimulationError("simulation.mode 'full' is not implemented yet; use 'symmetric'");
-  }
   // Memory first: a scenario that does not fit is an error, never simulated.
   const models::FootprintInputs inputs = footprint_inputs(scenario);
   const models::TrainingFootprint footprint = models::training_footprint(inputs);

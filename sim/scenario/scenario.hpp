@@ -26,6 +26,12 @@ enum class SimulationMode { symmetric, full };
 /// whenever its nodes hang off different leaves).
 enum class Placement { packed, scattered };
 
+/// Nodes whose accelerators compute slower than nominal (`cluster.stragglers`; full mode).
+struct Stragglers {
+  std::vector<int> nodes;     ///< node indices, each in [0, nodes)
+  double compute_speed = 1;  ///< fraction of nominal compute speed, in (0, 1]
+};
+
 struct ClusterConfig {
   models::AcceleratorSpec accelerator;       ///< resolved library preset (+ overrides)
   topologies::ClusterNetworkSpec network;    ///< nodes, per-node count, scale-up, scale-out
@@ -37,6 +43,7 @@ struct ClusterConfig {
   models::PowerSpec power;
   Placement placement = Placement::packed;  ///< `cluster.placement`
   training::BackgroundTraffic background;    ///< `cluster.background` (gpus 0: none)
+  Stragglers stragglers;                     ///< `cluster.stragglers` (no nodes: none)
   int accelerator_count() const { return network.nodes * network.accelerators_per_node; }
 };
 

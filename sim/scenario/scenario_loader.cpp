@@ -428,6 +428,24 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     background.gpus = static_cast<int>(reader.integer("cluster.background.gpus").value_or(0));
     background.bytes = reader.quantity("cluster.background.bytes").value_or(0);
   }
+  if (reader.has("cluster.stragglers") && !problems.bad("cluster.stragglers")) {
+    auto& stragglers = scenario.cluster.stragglers;
+    stragglers.compute_speed = reader.number("cluster.stragglers.compute_speed").value_or(1.0);
+    const std::string key = "cluster.stragglers.nodes";
+    if (const ConfigNode* list = reader.node(key); list != nullptr && !problems.bad(key)) {
+      const std::vector<ConfigNode> items = list->is_sequence() ? list->items : std::vector<ConfigNode>{*list};
+      for (const ConfigNode& item : items) {
+        const std::optional<std::int64_t> node = parse_integer(item.text);
+        if (!node || *node < 0 || *node >= network.nodes) {
+          problems.add(item.position, key,
+                       "straggler node must be an integer in [0, " + std::to_string(network.nodes - 1) + "], got " +
+                           item.describe());
+        } else {
+          stragglers.nodes.push_back(static_cast<int>(*node));
+        }
+      }
+    }
+  }
   network.accelerators_per_node = static_cast<int>(reader.integer("cluster.node.per_node").value_or(8));
   network.scale_up.fabric = reader.string("cluster.node.scale_up.fabric").value_or("nvswitch");
   network.scale_up.latency_s = reader.quantity("cluster.node.scale_up.latency").value_or(1e-6);
@@ -587,9 +605,10 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   scenario.simulation.fidelity = fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
   const std::string mode = reader.string("simulation.mode").value_or("symmetric");
   scenario.simulation.mode = mode == "full" ? SimulationMode::full : SimulationMode::symmetric;
-  if (mode == "full" && !problems.bad("simulation.mode")) {
-    problems.add(reader.position("simulation.mode"), "simulation.mode",
-                 "mode 'full' is not implemented yet (symmetric is)");
+  if (!scenario.cluster.stragglers.nodes.empty() && mode != "full" && !problems.bad("simulation.mode")) {
+    problems.add(reader.position("cluster.stragglers"), "cluster.stragglers",
+                 "stragglers need simulation.mode: full (symmetric mode simulates one representative rank per "
+                 "stage, which cannot be slower than its replicas)");
   }
   scenario.simulation.seed = static_cast<std::uint64_t>(reader.integer("simulation.seed").value_or(1));
   models::CommConfig& comm = scenario.simulation.comm;

@@ -356,7 +356,15 @@ Schema scenario_schema() {
                                       .positive()
                                       .need()},
                                  "a second job sharing the fabric (flow fidelity only); the training job gets "
-                                 "the other accelerators")},
+                                 "the other accelerators"),
+                    object_field("stragglers",
+                                 {list_field("nodes", "node indices whose accelerators are slow").need(),
+                                  number_field("compute_speed",
+                                               "their compute speed as a fraction of nominal (0.9: 10 % slower)")
+                                      .positive()
+                                      .range(0, 1)
+                                      .need()},
+                                 "slow nodes (needs simulation.mode: full)")},
                    "the hardware")
           .need(),
       object_field("workload", workload_fields, "what runs on the cluster").need(),

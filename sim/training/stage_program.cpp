@@ -339,7 +339,7 @@ class OpCoster {
     elementwise_pair(gated ? "experts swiglu" : "experts gelu", 2 * expert_bytes, expert_bytes, fwd, bwd_rev);
     expert_gemms("experts fc2", h, expert_ffn);
     if (ep > 1) ep_pair("combine", copies_bytes, fwd, bwd_rev);
-    elementwise_pair("unpermute", copies_bytes, copies_bytes / moe.num_experts_per_tok, fwd, bwd_rev);
+    elementwise_pair("unpermute", copies_bytes, copies_bytes / static_cast<double>(moe.num_experts_per_tok), fwd, bwd_rev);
     if (moe.n_shared_experts > 0) {
       mlp("shared ", tokens_,
           static_cast<std::int64_t>(ceil_div(moe.n_shared_experts * moe.moe_intermediate_size, tp_)), fwd, bwd_rev);

@@ -18,6 +18,9 @@ enum class AttentionKernel { flash, unfused };
 /// How collectives are timed: `analytical` (closed-form CollectiveModel, no contention between
 /// collectives) or `flow` (phases of flows on one shared max-min fair FlowNetwork).
 enum class NetworkFidelity { analytical, flow };
+/// Which ranks the step simulates: one representative per pipeline stage (`symmetric`) or all
+/// of them (`full`).
+enum class SimulationMode { symmetric, full };
 
 /// A second job sharing the fabric: the last `gpus` accelerators of the cluster repeat a
 /// collective of `bytes` back to back, in accelerator order, for the whole training step

@@ -92,6 +92,7 @@ struct TrainingResult {
   PowerReport power;                   ///< filled by the runner after simulating
   std::vector<std::string> notes;      ///< assumptions the run made (shown in reports)
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
+  std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise
 };
 

@@ -86,9 +86,41 @@ struct StageTasks {
 
 class StepBuilder {
  public:
-  /// `flow` non-null: communication tasks run as flows on it (flow fidelity).
-  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs, FlowCollectives* flow)
-      : setup_(setup), programs_(programs), layout_(setup.workload.parallelism, setup.placement), flow_(flow) {}
+  /// `flow` non-null: communication tasks run as flows on it (flow fidelity). `full`: the graph
+  /// is the template every (tp, cp, dp) replica runs (full mode): collectives are fixed tasks
+  /// marked for synchronisation, with their group described by collective(task).
+  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs, FlowCollectives* flow,
+              bool full = false)
+      : setup_(setup),
+        programs_(programs),
+        layout_(setup.workload.parallelism, setup.placement),
+        flow_(flow),
+        full_(full) {}
+
+  /// Which process group a collective task spans (full mode).
+  enum class Dimension : std::uint8_t { none, tensor, context, expert, data, expert_data, pipeline, everyone };
+  struct Collective {
+    Dimension dimension = Dimension::none;
+    models::CollectiveKind kind = models::CollectiveKind::all_reduce;
+    double bytes = 0;
+    int stage = 0;
+    int to_stage = -1;  ///< pipeline sends: the receiving stage
+  };
+  /// The group description of a task recorded in full mode (dimension none otherwise).
+  const Collective& collective(TaskId task) const {
+    static const Collective none{};
+    const auto t = static_cast<std::size_t>(task);
+    return t < collectives_.size() ? collectives_[t] : none;
+  }
+  /// Records `info` for `task` and marks it synchronising (full mode only).
+  void record(TaskId task, const Collective& info) {
+    if (!full_) return;
+    const auto t = static_cast<std::size_t>(task);
+    if (collectives_.size() <= t) collectives_.resize(t + 1);
+    collectives_[t] = info;
+    graph_.set_sync(task, static_cast<std::uint8_t>(info.dimension));
+  }
+  const RankLayout& layout() const { return layout_; }
 
   exec::TaskGraph& graph() { return graph_; }
   const std::vector<StageTasks>& stages() const { return stages_; }
@@ -116,16 +148,19 @@ class StepBuilder {
       if (op.overlap != Overlap::none) {
         const StreamId side = side_stream(stage, op.kind);
         const TaskId prerequisite = op.overlap == Overlap::with_previous ? stage.before_last_task : stage.last_task;
-        const TaskId comm = flow_ != nullptr
+        const TaskId comm = symmetric_flows()
                                 ? graph_.add_async_task(side, op_starter(stage, op), op.kind, std::move(label))
                                 : graph_.add_task(side, op.duration_ps, op.kind, std::move(label));
+        record_collective(comm, op, stage_index(stage));
         if (prerequisite >= 0) graph_.add_dependency(comm, prerequisite);
         stage.pending.push_back({comm, op.overlap == Overlap::with_previous ? 0 : 1});
         continue;
       }
-      const bool flows = flow_ != nullptr && op.kind == TaskKind::tp_comm;
-      const TaskId task = flows ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
-                                : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
+      const bool collective = op.kind == TaskKind::tp_comm || op.kind == TaskKind::ep_comm;
+      const TaskId task = symmetric_flows() && collective
+                              ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
+                              : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
+      if (collective) record_collective(task, op, stage_index(stage));
       for (auto it = stage.pending.begin(); it != stage.pending.end();) {
         if (it->skip == 0) {
           graph_.add_dependency(task, it->task);
@@ -152,6 +187,15 @@ class StepBuilder {
                                  exec::StreamRole::communication);
     }
     return stream;
+  }
+
+  bool symmetric_flows() const { return flow_ != nullptr && !full_; }
+
+  void record_collective(TaskId task, const StageOp& op, int stage) {
+    const Dimension dimension = op.kind == TaskKind::tp_comm   ? Dimension::tensor
+                                : op.kind == TaskKind::cp_comm ? Dimension::context
+                                                               : Dimension::expert;
+    record(task, {dimension, op.collective, op.collective_bytes, stage, -1});
   }
 
   int stage_index(const StageTasks& stage) const { return static_cast<int>(&stage - stages_.data()); }
@@ -226,7 +270,11 @@ class StepBuilder {
   // Pipeline send task: fixed duration (analytical) or flows.
   TaskId add_send(StreamId stream, engine::TimePs duration_ps, int p, int q, double bytes, std::string label,
                   TaskId after) {
-    if (flow_ == nullptr) return graph_.add_task(stream, duration_ps, TaskKind::pp_comm, std::move(label), {after});
+    if (!symmetric_flows()) {
+      const TaskId task = graph_.add_task(stream, duration_ps, TaskKind::pp_comm, std::move(label), {after});
+      record(task, {Dimension::pipeline, models::CollectiveKind::send_recv, bytes, p, q});
+      return task;
+    }
     return graph_.add_async_task(stream, p2p_starter(p, q, bytes), TaskKind::pp_comm, std::move(label), {after});
   }
 
@@ -361,7 +409,7 @@ class StepBuilder {
       part.units = stage.unit_parameters;
       part.stage_parameters = program.stage_parameters;
       part.name = "";
-      if (flow_ != nullptr) {
+      if (symmetric_flows()) {
         part.replicas = replica_groups(par.dp * par.cp, par.tp, 1,
                                        [&](int i, int t, int) { return layout_.gradient_rank(t, i, p); });
       }
@@ -380,7 +428,7 @@ class StepBuilder {
       }
       part.stage_parameters = program.stage_expert_parameters;
       part.name = "expert ";
-      if (flow_ != nullptr) {
+      if (symmetric_flows()) {
         const int groups = par.dp * par.cp / par.ep;
         part.replicas = replica_groups(groups, par.tp, par.ep, [&](int i, int t, int e) {
           return layout_.gradient_rank(t, e + par.ep * i, p);
@@ -424,9 +472,12 @@ class StepBuilder {
   // A data-parallel collective of `part` on `stream` (fixed duration, or flows).
   TaskId dp_collective(StreamId stream, models::CollectiveKind kind, const DataParallelPart* part, double bytes,
                        const std::string& label, std::initializer_list<TaskId> after) {
-    if (flow_ == nullptr) {
+    if (!symmetric_flows()) {
       const auto ps = engine::seconds_to_ps(setup_.collectives.time_s(kind, part->group, bytes));
-      return graph_.add_task(stream, ps, TaskKind::dp_comm, label, after);
+      const TaskId task = graph_.add_task(stream, ps, TaskKind::dp_comm, label, after);
+      record(task, {part->name.empty() ? Dimension::data : Dimension::expert_data, kind, bytes,
+                    graph_.stream_device(stream), -1});
+      return task;
     }
     return graph_.add_async_task(stream, flow_->starter(flow_->prepare(kind, part->replicas, bytes)), TaskKind::dp_comm,
                                  label, after);
@@ -551,6 +602,8 @@ class StepBuilder {
   const std::vector<StageProgram>& programs_;
   RankLayout layout_;
   FlowCollectives* flow_;
+  bool full_ = false;
+  std::vector<Collective> collectives_;  // by task id (full mode)
   std::map<const StageOp*, int> op_handles_;
   std::map<std::pair<int, int>, int> p2p_handles_;
   std::deque<DataParallelPart> parts_;  // stable addresses: tasks keep pointers to them
@@ -689,6 +742,21 @@ void validate_training_setup(const TrainingSetup& setup) {
   if (background > 0 && !(setup.background.bytes > 0)) {
     throw ConfigError(fmt::format("background job bytes must be > 0, got {}", setup.background.bytes));
   }
+  if (!setup.accelerator_speed.empty()) {
+    if (setup.mode != SimulationMode::full) {
+      throw ConfigError("per-accelerator compute speeds (stragglers) need simulation mode 'full': symmetric mode "
+                        "simulates one representative rank per stage and cannot place a slow one");
+    }
+    if (setup.accelerator_speed.size() != static_cast<std::size_t>(setup.topology.accelerator_count())) {
+      throw ConfigError(fmt::format("accelerator_speed lists {} accelerators, the topology has {}",
+                                    setup.accelerator_speed.size(), setup.topology.accelerator_count()));
+    }
+    for (const double speed : setup.accelerator_speed) {
+      if (!(speed > 0 && speed <= 1)) {
+        throw ConfigError(fmt::format("accelerator compute speed must be in (0, 1], got {}", speed));
+      }
+    }
+  }
   if (p.world_size() != setup.topology.accelerator_count() - background) {
     throw ConfigError(fmt::format(
         "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators{}", p.tp, p.pp,
@@ -731,6 +799,33 @@ std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   return programs;
 }
 
+namespace {
+
+/// One run of the step's graph: its engine, flow network and background job.
+struct Pass {
+  explicit Pass(const TrainingSetup& setup) : engine(setup.seed) {
+    if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.collectives);
+  }
+  engine::Engine engine;
+  std::optional<FlowCollectives> flow;
+  bool step_over = false;
+  std::optional<topologies::LinkTraffic> step_traffic;
+  exec::AsyncStart background_round;
+  std::function<void(engine::Engine&)> next_round;
+};
+
+/// Full mode: instance i is the (tp, cp, dp) replica t = i mod tp, c = (i / tp) mod cp,
+/// d = i / (tp cp), running every pipeline stage of the template (stage p on rank (t, c, d, p)).
+struct ReplicaIndex {
+  int t = 0, c = 0, d = 0;
+};
+
+ReplicaIndex replica_of(const ParallelismConfig& par, int instance) {
+  return {instance % par.tp, (instance / par.tp) % par.cp, instance / (par.tp * par.cp)};
+}
+
+}  // namespace
+
 TrainingResult simulate_training_step(const TrainingSetup& setup) {
   validate_training_setup(setup);
   const TrainingWorkload& w = setup.workload;
@@ -739,38 +834,26 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
 
   const std::vector<StageProgram> programs = build_stage_programs(setup);
-  engine::Engine engine(setup.seed);
-  std::optional<FlowCollectives> flow;
-  if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.collectives);
-  StepBuilder builder(setup, programs, flow ? &*flow : nullptr);
+  const bool full = setup.mode == SimulationMode::full;
+  auto pass = std::make_unique<Pass>(setup);
+  // Symmetric mode wires the flows of every replica into the graph; full mode's template has
+  // fixed collective tasks and each group starts its own flows (group_start below).
+  StepBuilder builder(setup, programs, !full && pass->flow ? &*pass->flow : nullptr, full);
   builder.build();
   // Background job (flow fidelity): its collective restarts as soon as it ends until a
   // sentinel task, after the last task of every stream, marks the end of the step; the link
   // traffic is read there (bytes carried during the step only).
-  bool step_over = false;
-  std::optional<topologies::LinkTraffic> step_traffic;
-  exec::AsyncStart background_round;
-  std::function<void(engine::Engine&)> next_round;
-  if (flow && setup.background.gpus > 0) {
-    std::vector<int> group;
-    for (int a = setup.topology.accelerator_count() - setup.background.gpus; a < setup.topology.accelerator_count(); ++a) {
-      group.push_back(a);
-    }
-    const auto kind = setup.background.pattern == BackgroundTraffic::Pattern::all_to_all
-                          ? models::CollectiveKind::all_to_all
-                          : models::CollectiveKind::all_reduce;
-    background_round = flow->starter(flow->prepare(kind, {group}, setup.background.bytes));
-    next_round = [&](engine::Engine& e) {
-      if (!step_over) background_round(e, next_round);
-    };
+  Pass* current = pass.get();
+  const bool background = setup.fidelity == NetworkFidelity::flow && setup.background.gpus > 0;
+  if (background) {
     exec::TaskGraph& g = builder.graph();
     const exec::StreamId end_stream = g.add_stream("step end");
     const std::size_t streams = g.stream_count() - 1;
     const exec::TaskId sentinel = g.add_async_task(
         end_stream,
-        [&](engine::Engine& e, exec::DoneCallback done) {
-          step_over = true;
-          step_traffic = flow->traffic();
+        [&current](engine::Engine& e, exec::DoneCallback done) {
+          current->step_over = true;
+          current->step_traffic = current->flow->traffic();
           done(e);
         },
         TaskKind::other, "end of step");
@@ -778,19 +861,120 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
       const auto tasks = g.stream_tasks(static_cast<StreamId>(s));
       if (!tasks.empty()) g.add_dependency(sentinel, tasks.back());
     }
-    engine.schedule_at(engine.now(), [&](engine::Engine& e) { next_round(e); });
+    builder.record(sentinel, {StepBuilder::Dimension::everyone, models::CollectiveKind::all_reduce, 0, 0, -1});
   }
+  const auto start_background = [&](Pass& p) {
+    if (!background) return;
+    std::vector<int> group;
+    for (int a = setup.topology.accelerator_count() - setup.background.gpus; a < setup.topology.accelerator_count(); ++a) {
+      group.push_back(a);
+    }
+    const auto kind = setup.background.pattern == BackgroundTraffic::Pattern::all_to_all
+                          ? models::CollectiveKind::all_to_all
+                          : models::CollectiveKind::all_reduce;
+    p.background_round = p.flow->starter(p.flow->prepare(kind, {group}, setup.background.bytes));
+    p.next_round = [&p](engine::Engine& e) {
+      if (!p.step_over) p.background_round(e, p.next_round);
+    };
+    p.engine.schedule_at(p.engine.now(), [&p](engine::Engine& e) { p.next_round(e); });
+  };
   const exec::TaskGraph& graph = builder.graph();
 
   exec::ExecutionOptions options;
   if (setup.compute_rate_while_communicating < 1.0) {
     options.compute_rate_while_communicating.assign(static_cast<std::size_t>(par.pp), setup.compute_rate_while_communicating);
   }
-  const exec::ExecutionResult run = exec::Executor(graph, options).run(engine);
+  const int instances = full ? par.tp * par.cp * par.dp : 1;
+  const auto replication = [&](Pass& p, int tracked) {
+    exec::Replication rep;
+    rep.instances = instances;
+    rep.tracked_instance = tracked;
+    const RankLayout& layout = builder.layout();
+    using Dim = StepBuilder::Dimension;
+    rep.group_of = [&builder, &par, instances](int instance, TaskId task) {
+      const auto& info = builder.collective(task);
+      const ReplicaIndex r = replica_of(par, instance);
+      const int gradient_index = r.c + par.cp * r.d;
+      std::uint64_t coordinate = 0;
+      int size = 1;
+      switch (info.dimension) {
+        case Dim::tensor: coordinate = static_cast<std::uint64_t>(gradient_index); size = par.tp; break;
+        case Dim::context: coordinate = static_cast<std::uint64_t>(r.t + par.tp * r.d); size = par.cp; break;
+        case Dim::expert:
+          coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index / par.ep));
+          size = par.ep;
+          break;
+        case Dim::data: coordinate = static_cast<std::uint64_t>(r.t); size = par.dp * par.cp; break;
+        case Dim::expert_data:
+          coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index % par.ep));
+          size = par.dp * par.cp / par.ep;
+          break;
+        case Dim::everyone: size = instances; break;
+        case Dim::pipeline:
+        case Dim::none: coordinate = static_cast<std::uint64_t>(instance); break;
+      }
+      return exec::GroupMembership{(static_cast<std::uint64_t>(task) << 32U) | coordinate, size};
+    };
+    if (p.flow) {
+      FlowCollectives* flow = &*p.flow;
+      rep.group_start = [&builder, &par, &layout, &graph, flow](TaskId task, int first,
+                                                                 const exec::GroupMembership&) -> exec::AsyncStart {
+        const auto& info = builder.collective(task);
+        const ReplicaIndex r = replica_of(par, first);
+        const int stage = info.stage;
+        std::vector<int> members;
+        const int gradient_index = r.c + par.cp * r.d;
+        switch (info.dimension) {
+          case Dim::tensor:
+            for (int j = 0; j < par.tp; ++j) members.push_back(layout.rank(j, r.c, r.d, stage));
+            break;
+          case Dim::context:
+            for (int j = 0; j < par.cp; ++j) members.push_back(layout.rank(r.t, j, r.d, stage));
+            break;
+          case Dim::expert: {
+            const int block = gradient_index / par.ep;
+            for (int j = 0; j < par.ep; ++j) members.push_back(layout.gradient_rank(r.t, block * par.ep + j, stage));
+            break;
+          }
+          case Dim::data:
+            for (int j = 0; j < par.dp * par.cp; ++j) members.push_back(layout.gradient_rank(r.t, j, stage));
+            break;
+          case Dim::expert_data:
+            for (int j = gradient_index % par.ep; j < par.dp * par.cp; j += par.ep) {
+              members.push_back(layout.gradient_rank(r.t, j, stage));
+            }
+            break;
+          case Dim::pipeline:
+            members = {layout.rank(r.t, r.c, r.d, stage), layout.rank(r.t, r.c, r.d, info.to_stage)};
+            break;
+          case Dim::everyone:
+          case Dim::none: return graph.task(task).start;
+        }
+        return flow->starter(flow->prepare(info.kind, {members}, info.bytes));
+      };
+    }
+    if (!setup.accelerator_speed.empty()) {
+      const int devices = graph.device_count();
+      rep.compute_speed.assign(static_cast<std::size_t>(instances) * static_cast<std::size_t>(devices), 1.0);
+      for (int i = 0; i < instances; ++i) {
+        const ReplicaIndex r = replica_of(par, i);
+        for (int p2 = 0; p2 < devices && p2 < par.pp; ++p2) {
+          rep.compute_speed[static_cast<std::size_t>(i * devices + p2)] =
+              setup.accelerator_speed[static_cast<std::size_t>(layout.rank(r.t, r.c, r.d, p2))];
+        }
+      }
+    }
+    return rep;
+  };
+  const auto execute = [&](Pass& p, int tracked) {
+    current = &p;
+    start_background(p);
+    const exec::Executor executor(graph, options);
+    return full ? executor.run(p.engine, replication(p, tracked)) : executor.run(p.engine);
+  };
+  exec::ExecutionResult run = execute(*pass, 0);
 
-  // Critical stage: the one whose last task ends last (ties: lowest stage).
-  int critical = 0;
-  engine::TimePs critical_end = -1;
+  // Every stage's streams.
   std::vector<std::vector<StreamId>> stage_streams(static_cast<std::size_t>(par.pp));
   for (int p = 0; p < par.pp; ++p) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
@@ -800,12 +984,31 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
                        stage.expert_data_parallel_reduce}) {
       if (s >= 0) streams.push_back(s);
     }
-    engine::TimePs end = 0;
-    for (StreamId s : streams) end = std::max(end, run.stream_end_ps[static_cast<std::size_t>(s)]);
-    if (end > critical_end) {
-      critical_end = end;
-      critical = p;
+  }
+  // Critical (instance and) stage: the one whose last task ends last (ties: lowest instance,
+  // then lowest stage). Full mode re-runs the step to record the critical instance's times
+  // when it is not instance 0 (the run is deterministic, so it repeats exactly).
+  int critical = 0, critical_instance = 0;
+  engine::TimePs critical_end = -1;
+  const std::size_t stream_count = graph.stream_count();
+  for (int i = 0; i < instances; ++i) {
+    for (int p = 0; p < par.pp; ++p) {
+      engine::TimePs end = 0;
+      for (StreamId s : stage_streams[static_cast<std::size_t>(p)]) {
+        end = std::max(end, full ? run.instance_stream_end_ps[static_cast<std::size_t>(i) * stream_count +
+                                                              static_cast<std::size_t>(s)]
+                                 : run.stream_end_ps[static_cast<std::size_t>(s)]);
+      }
+      if (end > critical_end) {
+        critical_end = end;
+        critical = p;
+        critical_instance = i;
+      }
     }
+  }
+  if (critical_instance != 0) {
+    pass = std::make_unique<Pass>(setup);
+    run = execute(*pass, critical_instance);
   }
 
   TrainingResult result;
@@ -817,14 +1020,25 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
   const StageTasks& critical_stage = builder.stages()[static_cast<std::size_t>(critical)];
   result.breakdown = stage_breakdown(graph, run, critical_stage.compute,
                                      stage_streams[static_cast<std::size_t>(critical)]);
-  result.fingerprint = engine.fingerprint();
-  result.events = engine.events_fired();
+  result.fingerprint = pass->engine.fingerprint();
+  result.events = pass->engine.events_fired();
   result.notes = assumption_notes(w);
-  result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
-  if (flow) {
+  if (full) {
+    result.mode = "full";
+    result.notes.front() = fmt::format(
+        "full mode: all {} (tp, cp, dp) replicas of the {}-stage pipeline simulated ({} ranks); collectives start "
+        "when every member rank reaches them",
+        instances, par.pp, instances * par.pp);
+    const ReplicaIndex r = replica_of(par, critical_instance);
+    result.notes.push_back(fmt::format("critical rank: pipeline stage {} of {}, tp {} cp {} dp {} (global rank {})",
+                                       critical, par.pp, r.t, r.c, r.d, builder.layout().rank(r.t, r.c, r.d, critical)));
+  } else {
+    result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
+  }
+  if (pass->flow) {
     result.fidelity = "flow";
-    result.network_tiers =
-        tier_utilisation(setup.topology, step_traffic ? *step_traffic : flow->traffic(), result.step_time_s);
+    result.network_tiers = tier_utilisation(setup.topology, pass->step_traffic ? *pass->step_traffic : pass->flow->traffic(),
+                                            result.step_time_s);
     if (setup.background.gpus > 0) {
       result.notes.push_back(fmt::format(
           "background job: {} on the last {} accelerators, {} bytes per collective, repeated through the step",
@@ -832,9 +1046,10 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
           setup.background.gpus, setup.background.bytes));
     }
     result.notes.push_back(fmt::format(
-        "network fidelity: flow (collectives as max-min fair flows on one shared network; every replica "
-        "group's collectives run, except replicas inside one scale-up domain; {} flows)",
-        flow->flows_started()));
+        "network fidelity: flow (collectives as max-min fair flows on one shared network; {}; {} flows)",
+        full ? "each group's collective starts its own flows"
+             : "every replica group's collectives run, except replicas inside one scale-up domain",
+        pass->flow->flows_started()));
   } else {
     result.notes.push_back("network fidelity: analytical (closed-form collectives as the tuner picks them, no contention between them)");
     if (setup.background.gpus > 0) {

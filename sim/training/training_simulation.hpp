@@ -32,9 +32,19 @@ struct TrainingSetup {
   /// the same GPU (overlapped DP/TP/CP collectives and pipeline sends occupy SMs), in (0, 1]:
   /// 1 - communication SMs / compute units. 1: no slowdown.
   double compute_rate_while_communicating = 1.0;
+  /// `symmetric`: one representative rank per pipeline stage; `full`: every rank (see
+  /// simulate_training_step).
+  SimulationMode mode = SimulationMode::symmetric;
+  /// Per accelerator: compute speed relative to nominal (0.9: a straggler 10 % slow); empty:
+  /// all nominal. Needs full mode.
+  std::vector<double> accelerator_speed{};
 };
 
-/// Simulates one optimizer step (symmetric mode: one representative rank per pipeline stage;
+/// Simulates one optimizer step. Full mode runs every (tp, cp, dp) replica of the pipeline as
+/// an instance of the same task graph (exec::Replication): every rank has its own streams and
+/// each collective starts when all its member ranks reach it, so a straggler holds up its
+/// groups; on a homogeneous cluster it reproduces symmetric mode. Symmetric mode (the
+/// description below) simulates one representative rank per pipeline stage;
 /// collectives are costed on the real rank groups). With the flow fidelity, every collective
 /// of the representative ranks is started together with the same collective of every other
 /// replica group (so the network carries the whole job's traffic), except replica groups

@@ -44,12 +44,17 @@ TEST_CASE("the runner builds the models the scenario names and simulates a step"
   CHECK(runner::run_training(faster).step_time_s < result.step_time_s);
 }
 
-TEST_CASE("fidelities and modes the runner cannot honestly simulate are errors, not numbers") {
+TEST_CASE("full mode reproduces symmetric mode; a straggler node slows the step in full mode") {
   auto scenario = two_node_scenario();
+  const double symmetric = runner::run_training(scenario).step_time_s;
   scenario.simulation.mode = scenario::SimulationMode::full;
-  CHECK_THROWS_WITH_AS(runner::run_training(scenario),
-                       "simulation.mode 'full' is not implemented yet; use 'symmetric'",
-                       SimulationError);
+  const auto full = runner::run_training(scenario);
+  CHECK(full.mode == "full");
+  CHECK(full.step_time_s == doctest::Approx(symmetric).epsilon(0.01));
+  // Node 1 holds the second pipeline stage; at 90 % speed the step is longer.
+  scenario.cluster.stragglers.nodes = {1};
+  scenario.cluster.stragglers.compute_speed = 0.9;
+  CHECK(runner::run_training(scenario).step_time_s > full.step_time_s * 1.02);
 }
 
 TEST_CASE("a network the topology builder rejects is reported as a configuration error") {

@@ -339,8 +339,21 @@ TEST_CASE("loader: bad input, unsupported features") {
   CHECK(load(kBase, {"cluster.placement=scattered"}).cluster.placement == Placement::scattered);
   CHECK(one_problem(kBase, {"cluster.placement=spread"}).find(
             "cluster.placement: invalid value 'spread' (valid choices: packed, scattered") != std::string::npos);
-  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})) ==
-        "t.yaml:30:29: simulation.mode: mode 'full' is not implemented yet (symmetric is)");
+  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})).simulation.mode == SimulationMode::full);
+}
+
+TEST_CASE("loader: stragglers need full mode and name nodes of the cluster") {
+  const std::string full = edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}});
+  const auto scenario = load(edit(full, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [1], compute_speed: 0.9}\n"}}));
+  CHECK(scenario.cluster.stragglers.nodes == std::vector<int>{1});
+  CHECK(scenario.cluster.stragglers.compute_speed == doctest::Approx(0.9));
+  CHECK(one_problem(edit(kBase, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [1], compute_speed: 0.9}\n"}})) ==
+        "t.yaml:21:15: cluster.stragglers: stragglers need simulation.mode: full (symmetric mode simulates one "
+        "representative rank per stage, which cannot be slower than its replicas)");
+  CHECK(one_problem(edit(full, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [0, 2], compute_speed: 0.9}\n"}})) ==
+        "t.yaml:21:27: cluster.stragglers.nodes: straggler node must be an integer in [0, 1], got \"2\"");
+  CHECK(one_problem(edit(full, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [0], compute_speed: 1.5}\n"}}))
+            .find("cluster.stragglers.compute_speed") != std::string::npos);
 }
 
 TEST_CASE("loader: bad input, missing keys, files, includes, syntax") {

@@ -437,7 +437,7 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
   // One expert per rank (8 experts over ep 8), 1024 tokens x top-2 = 2048 copies over 8
   // experts: 256 per expert when balanced. Model FLOPs of the layer = flop_count's per token.
   const double per_token = models::layer_flops_per_token_fwd(w.model, w.seq_len, models::LayerKind::moe);
-  CHECK(model_flops(program.moe.forward) == doctest::Approx(per_token * w.seq_len).epsilon(1e-9));
+  CHECK(model_flops(program.moe.forward) == doctest::Approx(per_token * static_cast<double>(w.seq_len)).epsilon(1e-9));
   CHECK(program.moe.expert_parameters == doctest::Approx(w.model.routed_expert_parameters() / 8));
   // Expert parallel all-to-all shows up as exposed EP time; imbalance slows the experts.
   const auto balanced = bench.run();
@@ -458,4 +458,63 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
   dense.parallelism.ep = 2;
   CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 8), dense).run(),
                        "expert parallelism (ep = 2) needs a mixture-of-experts model", ConfigError);
+}
+
+TEST_CASE("full mode simulates every rank and reproduces symmetric mode on a homogeneous cluster") {
+  // tp2 pp2 dp4 on 2 x 8 GPUs with overlapped DP: 4 replica instances of each stage graph.
+  auto w = workload(small_gpt(), 2, 2, 4, 16);
+  w.overlap_grad_reduce = true;
+  const Bench bench(test_cluster(2, 8), w);
+  for (const auto fidelity : {NetworkFidelity::analytical, NetworkFidelity::flow}) {
+    CAPTURE(static_cast<int>(fidelity));
+    TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+    setup.fidelity = fidelity;
+    const auto symmetric = simulate_training_step(setup);
+    setup.mode = SimulationMode::full;
+    const auto full = simulate_training_step(setup);
+    CHECK(symmetric.mode == "symmetric");
+    CHECK(full.mode == "full");
+    CHECK(full.step_time_s == doctest::Approx(symmetric.step_time_s).epsilon(0.01));
+    CHECK(breakdown_sum(full.breakdown) == doctest::Approx(full.step_time_s).epsilon(1e-9));
+    CHECK(full.model_flops_per_step == doctest::Approx(symmetric.model_flops_per_step).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot see it") {
+  for (const int pp : {1, 2}) {
+    CAPTURE(pp);
+    auto w = workload(small_gpt(), 2, pp, 8 / pp, 32);
+    const Bench bench(test_cluster(2, 8), w);
+    TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+    setup.mode = SimulationMode::full;
+    const auto nominal = simulate_training_step(setup);
+    // One accelerator of the last stage at 80 % speed: its TP group waits on it every layer,
+    // its pipeline peers wait on its sends and its DP groups wait at the gradient reduction,
+    // so the step goes at the straggler's pace: its compute is 1/0.8 of nominal.
+    setup.accelerator_speed.assign(16, 1.0);
+    setup.accelerator_speed[15] = 0.8;
+    const auto slowed = simulate_training_step(setup);
+    const double extra_compute = nominal.breakdown.compute_s * (1 / 0.8 - 1);
+    CHECK(slowed.step_time_s - nominal.step_time_s > 0.9 * extra_compute);
+    CHECK(slowed.step_time_s < nominal.step_time_s / 0.8 * 1.001);
+    CHECK(breakdown_sum(slowed.breakdown) == doctest::Approx(slowed.step_time_s).epsilon(1e-9));
+    // A straggler on the first stage delays the pipeline less when the last stage is the
+    // heavier one (it holds the LM head), but never speeds it up.
+    setup.accelerator_speed.assign(16, 1.0);
+    setup.accelerator_speed[0] = 0.8;
+    CHECK(simulate_training_step(setup).step_time_s > nominal.step_time_s);
+  }
+  // Speeds need full mode, one entry per accelerator, each in (0, 1].
+  const Bench bench(test_cluster(2, 8), workload(small_gpt(), 2, 2, 4, 16));
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  setup.accelerator_speed.assign(16, 1.0);
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup),
+                       doctest::Contains("need simulation mode 'full'"), ConfigError);
+  setup.mode = SimulationMode::full;
+  setup.accelerator_speed.assign(3, 1.0);
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator_speed lists 3 accelerators, the topology has 16",
+                       ConfigError);
+  setup.accelerator_speed.assign(16, 1.5);
+  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator compute speed must be in (0, 1], got 1.5",
+                       ConfigError);
 }
