@@ -13,6 +13,8 @@ std::string_view activation_name(Activation activation) {
       return "gelu";
     case Activation::swiglu:
       return "swiglu";
+    case Activation::relu2:
+      return "relu2";
   }
   throw ConfigError("activation_name: invalid Activation value");
 }
@@ -20,9 +22,10 @@ std::string_view activation_name(Activation activation) {
 Activation parse_activation(std::string_view name) {
   if (name == "gelu" || name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu;
   if (name == "silu" || name == "swiglu") return Activation::swiglu;
+  if (name == "relu2" || name == "squared_relu" || name == "squared-relu") return Activation::relu2;
   throw ConfigError("unknown hidden_act '" + std::string(name) +
-                    "'; valid: gelu, gelu_new, gelu_pytorch_tanh (2-matrix MLP), silu, swiglu "
-                    "(gated 3-matrix MLP)");
+                    "'; valid: gelu, gelu_new, gelu_pytorch_tanh, relu2, squared_relu (2-matrix MLP), "
+                    "silu, swiglu (gated 3-matrix MLP)");
 }
 
 namespace {

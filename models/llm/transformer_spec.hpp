@@ -11,13 +11,17 @@
 
 namespace clustersim::models {
 
-/// MLP activation: "gelu" (two matrices, 4h typical) or "swiglu" (gate, up, down).
-enum class Activation { gelu, swiglu };
+/// MLP activation: "gelu" (two matrices, 4h typical), "swiglu" (gate, up, down) or "relu2"
+/// (squared ReLU, max(x, 0)^2, as Nemotron-4 uses: two matrices like gelu, one elementwise
+/// pass over the up-projection like gelu).
+enum class Activation { gelu, swiglu, relu2 };
 
-/// "gelu" or "swiglu".
+/// "gelu", "swiglu" or "relu2".
 std::string_view activation_name(Activation activation);
 /// Parses a Hugging Face `hidden_act`: "gelu" (also "gelu_new", "gelu_pytorch_tanh") -> gelu;
-/// "silu" or "swiglu" -> swiglu (Llama's gated MLP). Throws ConfigError listing valid names.
+/// "silu" or "swiglu" -> swiglu (Llama's gated MLP); "relu2" (Hugging Face's Nemotron name,
+/// also "squared_relu" and NeMo's "squared-relu") -> relu2. Throws ConfigError listing valid
+/// names.
 Activation parse_activation(std::string_view name);
 
 /// A decoder-only transformer. Field names follow Hugging Face configs. A default `moe`
@@ -72,7 +76,7 @@ struct TransformerSpec {
   double attention_norm_parameters() const;
   /// Projections of one MLA layer. Throws ConfigError for an MHA/GQA model.
   MlaProjectionParameters mla_projections() const;
-  /// MLP matrices of a dense layer: 2 h x intermediate_size (gelu) or 3 (swiglu).
+  /// MLP matrices of a dense layer: 2 h x intermediate_size (gelu, relu2) or 3 (swiglu).
   double dense_mlp_parameters() const;
   /// Matrices of one expert (routed or shared): 2 or 3 x h x moe_intermediate_size. 0 when dense.
   double expert_parameters() const;

@@ -252,11 +252,15 @@ std::vector<training::StageProgram> stage_programs(const scenario::Scenario& sce
 }
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
+  return run_training(scenario, MemoryFit::enforce);
+}
+
+training::TrainingResult run_training(const scenario::Scenario& scenario, MemoryFit fit) {
   // Memory first: a scenario that does not fit is an error, never simulated.
   const models::FootprintInputs inputs = footprint_inputs(scenario);
   const models::TrainingFootprint footprint = models::training_footprint(inputs);
   const double capacity = scenario.cluster.accelerator.hbm_capacity_bytes;
-  models::check_fits(footprint, capacity);
+  if (fit == MemoryFit::enforce) models::check_fits(footprint, capacity);
   const models::MemoryHierarchy memory(scenario.cluster.memory_levels, scenario.cluster.host_link);
 
   const auto topology = topologies::Topology::build(scenario.cluster.network);

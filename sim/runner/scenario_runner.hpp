@@ -42,6 +42,15 @@ std::vector<training::StageProgram> stage_programs(const scenario::Scenario& sce
 /// SimulationError.
 training::TrainingResult run_training(const scenario::Scenario& scenario);
 
+/// What run_training does with a footprint larger than device memory.
+enum class MemoryFit {
+  enforce,      ///< throw models::DoesNotFitError before simulating (run_training(scenario))
+  report_only,  ///< simulate anyway; result.memory.total_bytes > capacity_bytes tells. For
+                ///< `validate`, whose published runs did fit: time is compared on its own.
+};
+/// run_training with the memory check as `fit` says.
+training::TrainingResult run_training(const scenario::Scenario& scenario, MemoryFit fit);
+
 /// Copies the peak stage of a footprint into a result's memory report (used by the runner and
 /// the parallelism search).
 void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report);

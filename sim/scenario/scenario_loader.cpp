@@ -316,7 +316,7 @@ models::TransformerSpec read_model(const ConfigNode& entry, const std::string& p
   spec.vocab_size = i("vocab_size");
   spec.max_position_embeddings = i("max_position_embeddings");
   const std::string act = reader.string(base + "hidden_act").value_or("gelu");
-  spec.hidden_act = (act == "silu" || act == "swiglu") ? models::Activation::swiglu : models::Activation::gelu;
+  spec.hidden_act = models::parse_activation(act);  // the schema has already limited `act` to valid names
   spec.tie_word_embeddings = reader.boolean(base + "tie_word_embeddings").value_or(false);
   if (reader.has(base + "intermediate_size")) {
     spec.intermediate_size = i("intermediate_size");

@@ -118,8 +118,9 @@ std::vector<Field> model_fields() {
       positive_int("intermediate_size", "MLP width; unset: 4 x hidden_size (gelu only)"),
       positive_int("vocab_size", "vocabulary size").need(),
       positive_int("max_position_embeddings", "longest supported sequence"),
-      enum_field("hidden_act", {"gelu", "gelu_new", "silu", "swiglu"},
-                 "MLP activation: silu/swiglu = gated 3-matrix MLP, gelu = 2-matrix MLP")
+      enum_field("hidden_act", {"gelu", "gelu_new", "relu2", "silu", "swiglu"},
+                 "MLP activation: silu/swiglu = gated 3-matrix MLP, gelu = 2-matrix MLP, "
+                 "relu2 = squared-ReLU 2-matrix MLP (Nemotron-4)")
           .def("gelu"),
       boolean_field("tie_word_embeddings", "LM head shares the embedding matrix").def("false"),
       integer_field("num_local_experts",

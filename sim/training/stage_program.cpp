@@ -283,7 +283,9 @@ class OpCoster {
       elementwise_pair(prefix + "swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
     } else {
       gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev);
-      elementwise_pair(prefix + "gelu", ffn_bytes, ffn_bytes, fwd, bwd_rev);
+      // gelu and relu2 (squared ReLU): one elementwise pass over the up-projection output.
+      elementwise_pair(prefix + std::string(models::activation_name(model.hidden_act)), ffn_bytes, ffn_bytes, fwd,
+                       bwd_rev);
     }
     gemm_pair(prefix + "fc2", tokens, h, ffn_local, fwd, bwd_rev);
   }

@@ -1,6 +1,8 @@
 #pragma once
 /// `clustersim validate --dataset`: map rows of published training measurements to scenarios,
-/// predict each row's metric, and report per-row error and MAPE / median / worst.
+/// predict each row's metric, and report per-row error and MAPE / median / worst, overall and
+/// per source.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,27 +15,93 @@
 namespace clustersim::validate {
 
 /// Settings a source leaves unstated, filled from that source's documented framework defaults
-/// of its era (never chosen per row). One entry per source family, keyed by row-id prefix.
+/// of its era (never chosen per row). One entry per source family, keyed by row-id prefix and,
+/// where one source mixes schemes (SC21 Table 2: ZeRO-3 and PTD-P), by how the notes start.
 struct SourceConventions {
-  std::string id_prefix;      ///< rows whose id starts with this use these conventions
-  std::string description;    ///< framework, era and where the defaults come from
-  std::string system;         ///< system preset (models/data/systems) for the row's gpu_type
+  std::string name{};           ///< key in the report, e.g. "meg21_t2 ZeRO-3"
+  std::string id_prefix{};      ///< rows whose id starts with this use these conventions
+  std::string notes_marker{};   ///< "" or text the row's notes must start with
+  std::string description{};    ///< framework, era and where the defaults come from
+  /// System preset (models/data/systems) for the row's gpu_type, or "" when `cluster_yaml`
+  /// describes the cluster inline.
+  std::string system{};
+  /// Inline `cluster:` body (node and network, without `nodes:`) for a system that has no
+  /// 8-NIC library preset; used when `system` is "".
+  std::string cluster_yaml{};
+  /// Vocabulary of the GPT built from the row's layers / hidden / heads; unused when the model
+  /// comes from a named preset.
   std::int64_t vocab_size = 0;
-  std::int64_t micro_batch = 1;
-  std::string recompute;      ///< none | selective | full
-  std::string attention;      ///< flash | unfused
+  std::int64_t micro_batch = 1;  ///< when the notes state no "MBS n" / "microbatch n"
+  std::string recompute{};      ///< none | selective | full; "" = the named model's recipe
+  std::string attention{};      ///< flash | unfused
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   int zero = 0;
-  std::string precision;      ///< bf16 | fp16 | fp8
+  std::string precision{};      ///< bf16 | fp16 | fp8
   /// How the source counts `tflops_per_gpu`: "hardware" (recompute counted, SC21 Eq. 3) or
   /// "model" (Megatron-Core / NeMo model FLOPs).
-  std::string tflops_counting;
-  bool tp_comm_overlap = false;  ///< Transformer Engine TP-communication overlap
+  std::string tflops_counting{};
+  bool tp_comm_overlap = false;  ///< Transformer Engine TP-communication overlap (when tp > 1)
+  /// The model is the library preset named for the row's `model` column (named_models()), not a
+  /// GPT built from the row's layers / hidden / heads.
+  bool named_models = false;
+  /// > 0: a row without tp/pp takes them from "model-parallel size N" in its notes: N == 1 gives
+  /// tp = pp = 1; otherwise tp = this and pp = N / tp.
+  int tp_for_model_parallel_size = 0;
+  /// Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`: the embedding and
+  /// the tied LM head each count as one layer when layers are spread evenly over the stages, so
+  /// the first and last stages hold one transformer layer fewer (workload.stage_layers).
+  bool embedding_counts_as_stage_layer = false;
 };
 
 /// The documented conventions, in match order.
 const std::vector<SourceConventions>& source_conventions();
+
+/// A row's named model mapped to a library preset, with the setting its framework recipe fixes.
+struct NamedModel {
+  std::string conventions;  ///< SourceConventions::name it belongs to
+  std::string row_model;    ///< the dataset's `model` column, e.g. "LLAMA2-7B"
+  std::string preset;       ///< library preset (models/data/llms), e.g. "llama-2-7b"
+  std::string recompute;    ///< none | selective | full, as the recipe sets it
+  std::string recipe;       ///< the recipe file the settings come from
+};
+
+/// Named models of the sources whose rows give a model name instead of its shape.
+const std::vector<NamedModel>& named_models();
+
+/// Sources (or parts of one) that cannot be mapped, with the precise reason.
+struct SourceSkip {
+  std::string id_prefix;
+  std::string notes_marker;  ///< "" or text the row's notes must start with (first match wins)
+  std::string reason;
+};
+const std::vector<SourceSkip>& source_skips();
+
+/// A time-to-train metric, `est_days_<N>_tokens`, `est_hours_<N>_tokens` or
+/// `gpu_hours_<N>_tokens`, N a number with an optional K / M / B / T suffix (e.g. 300B, 10T).
+struct TimeToTrainMetric {
+  enum class Unit { days, hours, gpu_hours };
+  double tokens = 0;
+  Unit unit = Unit::days;
+};
+/// Parses a time-to-train metric name; nullopt for any other name.
+std::optional<TimeToTrainMetric> parse_time_to_train_metric(const std::string& metric);
+
+/// What one simulated step gives a metric conversion.
+struct StepMeasures {
+  double step_time_s = 0;
+  double tokens_per_step = 0;  ///< global_batch x seq_len
+  double gpus = 0;
+  double model_flops_per_step = 0;     ///< Megatron model FLOPs (no recompute)
+  double hardware_flops_per_step = 0;  ///< model FLOPs + recomputed FLOPs
+  double peak_flops_per_s = 0;         ///< dense peak of the run's precision, one GPU
+};
+
+/// The predicted value of `metric` (docs/validation.md defines each), in the row's unit ("%"
+/// gives mfu / hfu in percent). `tflops_counting` is the source's convention for
+/// `tflops_per_gpu`, `pct_of_peak` and `aggregate_pflops`. nullopt for an unknown metric.
+std::optional<double> predict_metric(const std::string& metric, const std::string& unit,
+                                     const std::string& tflops_counting, const StepMeasures& step);
 
 /// One compared row.
 struct ValidationRow {
@@ -44,7 +112,10 @@ struct ValidationRow {
   double predicted = 0;
   double error_pct = 0;  ///< (predicted - measured) / measured x 100
   double step_time_s = 0;
-  std::string conventions;  ///< id_prefix of the conventions used
+  std::string conventions;  ///< SourceConventions::name of the conventions used
+  /// "" or what the comparison should be read with, e.g. that the memory model puts the
+  /// published (and so fitting) run above device memory.
+  std::string note;
 };
 
 /// A row that could not be mapped, with the reason.
@@ -54,6 +125,7 @@ struct SkippedRow {
 };
 
 struct ValidationSummary {
+  std::string conventions;  ///< "" for the whole dataset, else a SourceConventions::name
   int rows = 0;
   double mape_pct = 0;
   double median_pct = 0;  ///< median of absolute errors
@@ -66,7 +138,8 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<SkippedRow> skipped;
   ValidationSummary summary;
-  std::vector<std::string> assumptions;  ///< conventions applied, one line per source family
+  std::vector<ValidationSummary> per_source;  ///< in source_conventions() order, compared sources only
+  std::vector<std::string> assumptions;  ///< conventions applied, one line per source family / named model
 };
 
 /// Builds the scenario YAML for a row, or returns the reason it cannot be mapped.
@@ -74,15 +147,18 @@ struct RowMapping {
   std::optional<std::string> scenario_yaml;
   std::string skip_reason;
   const SourceConventions* conventions = nullptr;
+  const NamedModel* named_model = nullptr;  ///< set when the model is a named preset
 };
 RowMapping map_training_row(const CsvRow& row);
 
 /// Runs every row of the dataset. Rows are never dropped silently: each is compared or skipped.
 ValidationReport validate_training_dataset(const std::filesystem::path& dataset);
 
-/// Text table: per-row measured, predicted, error; then skipped rows; then MAPE/median/max.
+/// Text table: per-row measured, predicted, error; then skipped rows; then the assumptions;
+/// then MAPE/median/max per source and overall.
 std::string render_validation_table(const ValidationReport& report);
-/// JSON: {summary{mape_pct, median_pct, max_pct, rows}, rows[], skipped[], assumptions[]}.
+/// JSON: {summary{mape_pct, median_pct, max_pct, worst_id, rows}, per_source[], rows[],
+/// skipped[], assumptions[]}.
 nlohmann::json validation_json(const ValidationReport& report);
 
 }  // namespace clustersim::validate

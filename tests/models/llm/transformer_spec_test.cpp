@@ -93,6 +93,31 @@ TEST_CASE("activation names follow Hugging Face hidden_act") {
         0);
 }
 
+TEST_CASE("relu2 (squared ReLU, Nemotron-4) is a 2-matrix MLP like gelu") {
+  CHECK(parse_activation("relu2") == Activation::relu2);          // Hugging Face Nemotron config
+  CHECK(parse_activation("squared-relu") == Activation::relu2);   // NeMo's `activation`
+  CHECK(parse_activation("squared_relu") == Activation::relu2);
+  CHECK(activation_name(Activation::relu2) == "relu2");
+  // Nemotron-4 340B shape (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml):
+  // ffn 4h = 73728, GQA with 8 groups.
+  TransformerSpec spec;
+  spec.name = "nemotron-4-340b";
+  spec.hidden_size = 18432;
+  spec.num_hidden_layers = 96;
+  spec.num_attention_heads = 96;
+  spec.num_key_value_heads = 8;
+  spec.intermediate_size = 73728;
+  spec.vocab_size = 256000;
+  spec.hidden_act = Activation::relu2;
+  CHECK(spec.dense_mlp_parameters() == 2.0 * 18432.0 * 73728.0);
+  // 96 x (attention 2 h^2 (1 + 8/96) + 2 h ffn + 2 h) + untied 2 V h + h = 341.0 B; Nemotron-4
+  // 340B technical report (arXiv:2406.11704): 341B parameters.
+  CHECK(spec.total_parameters() == doctest::Approx(341.0e9).epsilon(0.002));
+  TransformerSpec gelu = spec;
+  gelu.hidden_act = Activation::gelu;
+  CHECK(gelu.total_parameters() == spec.total_parameters());
+}
+
 TEST_CASE("invalid transformer specs are rejected with the field named") {
   TransformerSpec spec = llama_3_70b();
   spec.num_key_value_heads = 6;

@@ -43,6 +43,15 @@ TEST_CASE("a scenario that does not fit is an error before anything is simulated
   }
 }
 
+TEST_CASE("MemoryFit::report_only simulates a scenario that does not fit and reports the excess") {
+  const auto scenario = gpt_on_a100("megatron-gpt-1t", "{tp: 8, pp: 2, dp: 1}");
+  const auto result = runner::run_training(scenario, runner::MemoryFit::report_only);
+  CHECK(result.step_time_s > 0);
+  REQUIRE(result.memory.computed);
+  CHECK(result.memory.total_bytes > result.memory.capacity_bytes);
+  CHECK_THROWS_AS(runner::run_training(scenario, runner::MemoryFit::enforce), models::DoesNotFitError);
+}
+
 TEST_CASE("the result carries the memory footprint and the power report") {
   const auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
   const auto result = runner::run_training(scenario);

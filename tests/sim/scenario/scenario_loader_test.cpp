@@ -315,6 +315,16 @@ TEST_CASE("loader: bad input, cross-field rules") {
         "scale_up_bandwidth, so set cluster.node.scale_up.bandwidth");
 }
 
+TEST_CASE("loader: hidden_act relu2 is Nemotron-4's squared-ReLU 2-matrix MLP") {
+  const Scenario s = load(edit(kBase, {{"hidden_act: silu", "hidden_act: relu2"}}));
+  CHECK(s.training.model.hidden_act == models::Activation::relu2);
+  CHECK(s.training.model.intermediate_size == 4096);
+  CHECK(s.training.model.dense_mlp_parameters() == 2.0 * 1024 * 4096);
+  CHECK(one_problem(edit(kBase, {{"hidden_act: silu", "hidden_act: relu2"}, {"    intermediate_size: 4096\n", ""}})) ==
+        "t.yaml:12:5: models.tiny.intermediate_size: intermediate_size is required for hidden_act 'relu2' (only "
+        "gelu defaults to 4 x hidden_size)");
+}
+
 TEST_CASE("loader: preset names may contain dots") {
   const Scenario s = load(edit(kBase, {{"  tiny:", "  tiny-1.5b:"}, {"model: tiny", "model: tiny-1.5b"}}));
   CHECK(s.training.model.name == "tiny-1.5b");

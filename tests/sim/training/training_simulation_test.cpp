@@ -369,6 +369,18 @@ TEST_CASE("ZeRO 2 reduces every micro-batch and ZeRO 3 also gathers every layer 
   CHECK(noted);
 }
 
+TEST_CASE("a relu2 (squared-ReLU) MLP costs what a gelu MLP of the same width costs") {
+  // Both are two GEMMs with one elementwise pass over the up-projection in between.
+  auto model = small_gpt(4, 1024, 32768);
+  const Bench gelu(test_cluster(1, 8), workload(model, 2, 1, 4, 16));
+  model.hidden_act = models::Activation::relu2;
+  const Bench relu2(test_cluster(1, 8), workload(model, 2, 1, 4, 16));
+  const auto a = gelu.run();
+  const auto b = relu2.run();
+  CHECK(b.step_time_s == doctest::Approx(a.step_time_s).epsilon(1e-12));
+  CHECK(b.model_flops_per_step == doctest::Approx(a.model_flops_per_step).epsilon(1e-12));
+}
+
 TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM head sit") {
   const auto model = small_gpt(8, 1024, 131072);  // a large vocabulary makes the head heavy
   auto even = workload(model, 1, 4, 1, 16, 1024);

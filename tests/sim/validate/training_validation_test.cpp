@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 using namespace clustersim::validate;
 
@@ -15,6 +16,16 @@ const char* kHeader =
 
 CsvRow row_from(const std::string& line) { return parse_csv(std::string(kHeader) + line + "\n", "t.csv").at(0); }
 
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// The mapped scenario of a row that must map.
+std::string yaml_of(const std::string& line) {
+  const auto mapping = map_training_row(row_from(line));
+  INFO(mapping.skip_reason);
+  REQUIRE(mapping.scenario_yaml.has_value());
+  return *mapping.scenario_yaml;
+}
+
 }  // namespace
 
 TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults") {
@@ -23,20 +34,133 @@ TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults") {
   REQUIRE(mapping.scenario_yaml.has_value());
   REQUIRE(mapping.conventions != nullptr);
   CHECK(mapping.conventions->id_prefix == "meg21_t1");
+  CHECK(mapping.named_model == nullptr);
   const auto& yaml = *mapping.scenario_yaml;
-  CHECK(yaml.find("include: [systems/dgx-a100.yaml]") != std::string::npos);
-  CHECK(yaml.find("nodes: 4\n") != std::string::npos);
-  CHECK(yaml.find("vocab_size: 51200") != std::string::npos);
-  CHECK(yaml.find("intermediate_size: 9216") != std::string::npos);
-  CHECK(yaml.find("recompute: full") != std::string::npos);
-  CHECK(yaml.find("{tp: 1, pp: 1, dp: 32, cp: 1") != std::string::npos);
+  CHECK(has(yaml, "include: [systems/dgx-a100.yaml]"));
+  CHECK(has(yaml, "nodes: 4\n"));
+  CHECK(has(yaml, "vocab_size: 51200"));
+  CHECK(has(yaml, "intermediate_size: 9216"));
+  CHECK(has(yaml, "recompute: full"));
+  CHECK(has(yaml, "micro_batch: 1\n"));
+  CHECK(has(yaml, "precision: fp16"));
+  CHECK(has(yaml, "{tp: 1, pp: 1, dp: 32, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 0}"));
+}
+
+TEST_CASE("a NeMo 24.07 row maps its named model, split, VP, FP8 and MBS with the NeMo defaults") {
+  SUBCASE("LLAMA2-70B: interleaved, TP overlap, recompute none from the Llama recipe") {
+    const auto mapping = map_training_row(row_from(
+        "nemo2407_6_tok,s,LLAMA2-70B,70,,,,4096,128,64,H100,4,4,4,1,,20,fp8,tokens_per_s_per_gpu,1728,tokens/s/GPU,"
+        "pretraining; MBS 1; dp derived"));
+    REQUIRE(mapping.scenario_yaml.has_value());
+    REQUIRE(mapping.named_model != nullptr);
+    CHECK(mapping.conventions->name == "nemo2407");
+    CHECK(mapping.named_model->preset == "llama-2-70b");
+    const auto& yaml = *mapping.scenario_yaml;
+    CHECK(has(yaml, "include: [systems/dgx-h100.yaml]"));
+    CHECK(has(yaml, "model: llama-2-70b\n"));
+    CHECK_FALSE(has(yaml, "models:"));  // the library preset, not an inline GPT
+    CHECK(has(yaml, "nodes: 8\n"));
+    CHECK(has(yaml, "precision: fp8"));
+    CHECK(has(yaml, "micro_batch: 1\n"));
+    CHECK(has(yaml, "{tp: 4, pp: 4, dp: 4, cp: 1, vp: 20, sequence_parallel: true, schedule: interleaved, zero: 1}"));
+    CHECK(has(yaml, "recompute: none"));
+    CHECK(has(yaml, "attention: flash"));
+    CHECK(has(yaml, "overlap_grad_reduce: true"));
+    CHECK(has(yaml, "tp_comm_overlap: true"));
+  }
+  SUBCASE("GPT3-5B: MBS 4 from the notes, selective recompute from the GPT3 FP8 recipe, no TP overlap at tp 1") {
+    const auto yaml = yaml_of(
+        "nemo2407_0_tok,s,GPT3-5B,5,,,,2048,2048,64,H100,1,1,64,1,,1,fp8,tokens_per_s_per_gpu,23406,tokens/s/GPU,"
+        "pretraining; MBS 4; dp derived");
+    CHECK(has(yaml, "model: nemo-gpt3-5b\n"));
+    CHECK(has(yaml, "micro_batch: 4\n"));
+    CHECK(has(yaml, "recompute: selective"));
+    CHECK(has(yaml, "schedule: 1f1b"));
+    CHECK(has(yaml, "tp_comm_overlap: false"));
+  }
+  SUBCASE("LLAMA3-8B: context parallelism from the row") {
+    const auto yaml = yaml_of(
+        "nemo2407_10_tok,s,LLAMA3-8B,8,32,4096,32,8192,128,8,H100,1,1,4,2,,1,fp8,tokens_per_s_per_gpu,12273,t,"
+        "pretraining; MBS 1");
+    CHECK(has(yaml, "model: llama-3-8b\n"));
+    CHECK(has(yaml, "{tp: 1, pp: 1, dp: 4, cp: 2, vp: 1,"));
+  }
+  SUBCASE("Nemotron-340B: the squared-ReLU preset") {
+    const auto mapping = map_training_row(row_from(
+        "nemo2407_9_tok,s,Nemotron-340B,340,,,,4096,32,128,H100,8,8,2,1,,12,fp8,tokens_per_s_per_gpu,326,t,MBS 1"));
+    REQUIRE(mapping.named_model != nullptr);
+    CHECK(mapping.named_model->preset == "nemotron-4-340b");
+  }
+  SUBCASE("a model without a preset is skipped with that reason") {
+    const auto m = map_training_row(
+        row_from("nemo2407_x,s,Mistral-7B,7,,,,4096,128,8,H100,1,1,8,1,,1,fp8,tokens_per_s_per_gpu,1,t,MBS 1"));
+    CHECK_FALSE(m.scenario_yaml);
+    CHECK(m.skip_reason == "model 'Mistral-7B' has no library preset for source 'nemo2407'");
+  }
+}
+
+TEST_CASE("SC21 Table 2 rows: ZeRO-3 and PTD-P take their split and micro-batch from the notes") {
+  SUBCASE("ZeRO-3: model-parallel size 1, dp = GPUs, ZeRO stage 3, micro-batch 4") {
+    const auto mapping = map_training_row(row_from(
+        "meg21_t2_0_days,s,GPT-174.6B,174.6,96,12288,96,2048,1536,384,A100,,,384,,,,mixed,est_days_300B_tokens,90,"
+        "days,ZeRO-3; model-parallel size 1; microbatch 4; tp/pp split not given in table"));
+    REQUIRE(mapping.scenario_yaml.has_value());
+    CHECK(mapping.conventions->name == "meg21_t2 ZeRO-3");
+    const auto& yaml = *mapping.scenario_yaml;
+    CHECK(has(yaml, "{tp: 1, pp: 1, dp: 384, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 3}"));
+    CHECK(has(yaml, "micro_batch: 4\n"));
+    CHECK(has(yaml, "recompute: full"));
+    CHECK(has(yaml, "precision: fp16"));
+    CHECK(has(yaml, "nodes: 48\n"));
+  }
+  SUBCASE("PTD-P: model-parallel size 96 = tp 8 x pp 12, the row's dp") {
+    const auto mapping = map_training_row(row_from(
+        "meg21_t2_6_tflops,s,GPT-174.6B,174.6,96,12288,96,2048,1536,384,A100,,,4,,,,mixed,tflops_per_gpu,153,"
+        "TFLOP/s,PTD-P; model-parallel size 96; microbatch 1; ZeRO-3 row 529.6B@640 GPUs (asterisk in paper)"));
+    REQUIRE(mapping.scenario_yaml.has_value());
+    CHECK(mapping.conventions->name == "meg21_t2 PTD-P");  // the notes start with PTD-P
+    CHECK(has(*mapping.scenario_yaml, "{tp: 8, pp: 12, dp: 4, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 0}"));
+  }
+  SUBCASE("a model-parallel size that 8 does not divide leaves the split unstated") {
+    const auto m = map_training_row(row_from(
+        "meg21_t2_z,s,GPT,1,96,12288,96,2048,1536,384,A100,,,32,,,,mixed,tflops_per_gpu,1,T,PTD-P; model-parallel size 12"));
+    CHECK(m.skip_reason == "row does not state tp, pp");
+  }
+}
+
+TEST_CASE("BLOOM-176B maps with its tr11 settings, Jean Zay's 4 NICs and the embedding-as-layer split") {
+  const auto yaml = yaml_of(
+      "bloom_176b_tflops,s,BLOOM-176B,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,"
+      "TFLOP/s,\"Megatron-DeepSpeed, ZeRO-1\"");
+  CHECK_FALSE(has(yaml, "include:"));
+  CHECK(has(yaml, "nic: {per_node: 4, bandwidth: \"100 Gb/s\""));
+  CHECK(has(yaml, "vocab_size: 250880"));
+  CHECK(has(yaml, "micro_batch: 2\n"));
+  CHECK(has(yaml, "precision: bf16"));
+  CHECK(has(yaml, "recompute: full"));
+  CHECK(has(yaml, "zero: 1, stage_layers: [5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5]}"));
+  CHECK(has(yaml, "overlap_grad_reduce: false"));
 }
 
 TEST_CASE("rows that cannot be mapped say why") {
   SUBCASE("unknown source") {
-    const auto m = map_training_row(row_from("bloom_176b_tflops,s,BLOOM,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,TFLOP/s,"));
+    const auto m = map_training_row(row_from("xyz_1,s,GPT,1,24,2304,24,2048,512,32,A100,1,1,32,,,,bf16,tflops_per_gpu,1,T,"));
     CHECK_FALSE(m.scenario_yaml);
-    CHECK(m.skip_reason == "no documented framework defaults for source 'bloom' yet");
+    CHECK(m.skip_reason == "no documented framework defaults for source 'xyz' yet");
+  }
+  SUBCASE("documented skips") {
+    const auto opt = map_training_row(row_from(
+        "opt_175b_tflops,s,OPT-175B,175,96,12288,96,2048,,992,A100,8,,,,,,fp16,tflops_per_gpu,147,TFLOP/s,FSDP"));
+    CHECK(opt.skip_reason.rfind("OPT-175B (arXiv:2205.01068) states FSDP + TP 8", 0) == 0);
+    const auto base = map_training_row(row_from(
+        "fa2_e2e_0_noFA,s,GPT3-1.3B,1.3,,,,2048,,8,A100,,,,,,,fp16,tflops_per_gpu,142,T,no FlashAttention (Megatron baseline)"));
+    CHECK(has(base.skip_reason, "Megatron-LM baseline"));
+    const auto fa1 = map_training_row(row_from(
+        "fa2_e2e_0_FA1,s,GPT3-1.3B,1.3,,,,2048,,8,A100,,,,,,,fp16,tflops_per_gpu,189,T,FlashAttention"));
+    CHECK(fa1.skip_reason.rfind("FlashAttention-1 rows", 0) == 0);
+    const auto fa2 = map_training_row(row_from(
+        "fa2_e2e_0_FA2,s,GPT3-1.3B,1.3,,,,2048,,8,A100,,,,,,,fp16,tflops_per_gpu,196,T,FlashAttention-2"));
+    CHECK(fa2.skip_reason.rfind("FlashAttention-2 Table 1 runs", 0) == 0);
   }
   SUBCASE("unsupported metric") {
     const auto m = map_training_row(row_from("meg21_t1_0_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,est_days,90,d,"));
@@ -46,9 +170,13 @@ TEST_CASE("rows that cannot be mapped say why") {
     const auto m = map_training_row(row_from("meg21_t1_9_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,,,,,,,m,tflops_per_gpu,1,TFLOP/s,"));
     CHECK(m.skip_reason == "row does not state tp, pp, dp");
   }
-  SUBCASE("interleaved schedule") {
-    const auto m = map_training_row(row_from("mcore_h100_x,s,GPT,1.7,24,2048,16,4096,192,48,H100,1,2,24,1,1,4,bf16,mfu,41,%,"));
-    CHECK(m.skip_reason == "interleaved pipeline schedule (vp=4) is not implemented yet");
+  SUBCASE("a split that does not multiply to the GPUs") {
+    const auto m = map_training_row(row_from("mcore_h100_x,s,GPT,1.7,24,2048,16,4096,192,48,H100,1,2,48,,,,bf16,mfu,41,%,"));
+    CHECK(m.skip_reason == "tp 1 x pp 2 x dp 48 x cp 1 = 96 is not the row's 48 GPUs");
+  }
+  SUBCASE("interleaved schedule maps (the simulator has it)") {
+    const auto yaml = yaml_of("mcore_h100_x,s,GPT,1.7,24,2048,16,4096,192,48,H100,1,2,24,1,1,4,bf16,mfu,41,%,");
+    CHECK(has(yaml, "vp: 4, sequence_parallel: true, schedule: interleaved"));
   }
   SUBCASE("partial node") {
     const auto m = map_training_row(row_from("mcore_h100_y,s,GPT,1.7,24,2048,16,4096,192,12,H100,1,1,12,,,,bf16,mfu,41,%,"));
@@ -56,20 +184,105 @@ TEST_CASE("rows that cannot be mapped say why") {
   }
 }
 
+TEST_CASE("time-to-train metrics parse their token count and unit") {
+  const auto days = parse_time_to_train_metric("est_days_300B_tokens");
+  REQUIRE(days.has_value());
+  CHECK(days->tokens == 300e9);
+  CHECK(days->unit == TimeToTrainMetric::Unit::days);
+  const auto gpu_hours = parse_time_to_train_metric("gpu_hours_10T_tokens");
+  REQUIRE(gpu_hours.has_value());
+  CHECK(gpu_hours->tokens == 10e12);
+  CHECK(gpu_hours->unit == TimeToTrainMetric::Unit::gpu_hours);
+  const auto hours = parse_time_to_train_metric("est_hours_1.5M_tokens");
+  REQUIRE(hours.has_value());
+  CHECK(hours->tokens == 1.5e6);
+  CHECK(hours->unit == TimeToTrainMetric::Unit::hours);
+  CHECK_FALSE(parse_time_to_train_metric("est_days_300X_tokens"));
+  CHECK_FALSE(parse_time_to_train_metric("est_days"));
+  CHECK_FALSE(parse_time_to_train_metric("days_300B_tokens"));
+}
+
+TEST_CASE("metric conversions by hand") {
+  // A 10 s step of 1536 x 2048 tokens on 384 GPUs at 312 TFLOP/s peak.
+  StepMeasures step;
+  step.step_time_s = 10;
+  step.tokens_per_step = 1536.0 * 2048.0;  // 3,145,728 tokens
+  step.gpus = 384;
+  step.model_flops_per_step = 3.0e18;
+  step.hardware_flops_per_step = 4.0e18;
+  step.peak_flops_per_s = 312e12;
+  const auto value = [&](const char* metric, const char* unit = "", const char* counting = "hardware") {
+    const auto v = predict_metric(metric, unit, counting, step);
+    REQUIRE(v.has_value());
+    return *v;
+  };
+  // 300e9 tokens / 314,572.8 tokens/s = 953,674.3 s = 11.0379 days = 264.91 hours; x 384 GPUs.
+  CHECK(value("est_days_300B_tokens") == doctest::Approx(11.03789).epsilon(1e-6));
+  CHECK(value("est_hours_300B_tokens") == doctest::Approx(264.9095).epsilon(1e-6));
+  CHECK(value("gpu_hours_300B_tokens") == doctest::Approx(101725.26).epsilon(1e-6));
+  CHECK(value("tflops_per_gpu") == doctest::Approx(4.0e18 / 3840 / 1e12));                 // 1041.7 (hardware)
+  CHECK(value("tflops_per_gpu", "", "model") == doctest::Approx(3.0e18 / 3840 / 1e12));    // model counting
+  CHECK(value("model_tflops_per_gpu") == doctest::Approx(3.0e18 / 3840 / 1e12));
+  CHECK(value("aggregate_pflops") == doctest::Approx(400.0));
+  CHECK(value("pct_of_peak") == doctest::Approx(100.0 * 4.0e18 / 3840 / 312e12));
+  CHECK(value("mfu", "%") == doctest::Approx(100.0 * 3.0e18 / 3840 / 312e12));
+  CHECK(value("mfu") == doctest::Approx(3.0e18 / 3840 / 312e12));  // a fraction without the % unit
+  CHECK(value("hfu", "%") == doctest::Approx(100.0 * 4.0e18 / 3840 / 312e12));
+  CHECK(value("tokens_per_s_per_gpu") == doctest::Approx(3145728.0 / 3840));
+  CHECK(value("throughput_tokens_per_s") == doctest::Approx(314572.8));
+  CHECK(value("iteration_time_s") == 10);
+  CHECK(value("step_time_s") == 10);
+  CHECK_FALSE(predict_metric("loss", "", "model", step));
+}
+
 TEST_CASE("validate lists skipped rows and rejects bad measured values without simulating") {
   const auto path = std::filesystem::temp_directory_path() / "clustersim_validate_skips.csv";
   std::ofstream(path) << kHeader
-                      << "bloom_x,s,BLOOM,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,TFLOP/s,\n"
+                      << "xyz_x,s,BLOOM,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,TFLOP/s,\n"
                       << "meg21_t1_0_bad,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,tflops_per_gpu,n/a,TFLOP/s,\n";
   const auto report = validate_training_dataset(path);
   CHECK(report.rows.empty());
   REQUIRE(report.skipped.size() == 2);
-  CHECK(report.skipped[0].id == "bloom_x");
+  CHECK(report.skipped[0].id == "xyz_x");
   CHECK(report.skipped[1].reason == "measured value 'n/a' is not a positive number");
   CHECK(report.summary.rows == 0);
+  CHECK(report.per_source.empty());
   const auto json = validation_json(report);
   CHECK(json["summary"]["rows"] == 0);
   CHECK(json["skipped"].size() == 2);
   CHECK(render_validation_table(report).find("no row could be compared") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("validate: a named model must agree with the shape its row states; days follow the step time") {
+  const auto path = std::filesystem::temp_directory_path() / "clustersim_validate_named.csv";
+  std::ofstream(path)
+      << kHeader
+      << "nemo2407_10_tok,s,LLAMA3-8B,8,32,4096,32,8192,128,8,H100,1,1,4,2,,1,fp8,tokens_per_s_per_gpu,12273,t,MBS 1\n"
+      << "nemo2407_10_bad,s,LLAMA3-8B,8,30,4096,32,8192,128,8,H100,1,1,4,2,,1,fp8,tokens_per_s_per_gpu,12273,t,MBS 1\n"
+      << "meg21_t1_0_days,s,GPT-1.7B,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,est_days_1B_tokens,1,days,\n";
+  const auto report = validate_training_dataset(path);
+  REQUIRE(report.rows.size() == 2);
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].id == "nemo2407_10_bad");
+  CHECK(report.skipped[0].reason ==
+        "row's layers/hidden/heads 30/4096/32 disagree with preset 'llama-3-8b' (32/4096/32)");
+  const auto& tok = report.rows[0];
+  CHECK(tok.conventions == "nemo2407");
+  CHECK(tok.predicted == doctest::Approx(128.0 * 8192.0 / tok.step_time_s / 8.0));
+  const auto& days = report.rows[1];
+  CHECK(days.metric == "est_days_1B_tokens");
+  CHECK(days.predicted == doctest::Approx(1e9 / (512.0 * 2048.0 / days.step_time_s) / 86400.0));
+  REQUIRE(report.per_source.size() == 2);  // in source_conventions() order
+  CHECK(report.per_source[0].conventions == "meg21_t1");
+  CHECK(report.per_source[1].conventions == "nemo2407");
+  CHECK(report.per_source[1].rows == 1);
+  bool listed = false;
+  for (const auto& a : report.assumptions) listed = listed || a.rfind("nemo2407: LLAMA3-8B = library preset llama-3-8b", 0) == 0;
+  CHECK(listed);
+  const auto json = validation_json(report);
+  CHECK(json["per_source"].size() == 2);
+  CHECK(json["per_source"][1]["conventions"] == "nemo2407");
+  CHECK(json["rows"][0].contains("note"));
   std::filesystem::remove(path);
 }
