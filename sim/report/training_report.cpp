@@ -99,6 +99,16 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     line("activations", fmt::format("{} (+ {} embedding/logits, {} recompute buffer)", gib(m.activations_bytes),
                                     gib(m.embedding_logits_bytes), gib(m.recompute_buffer_bytes)));
     line("workspace / fragmentation", fmt::format("{} / {}", gib(m.workspace_bytes), gib(m.fragmentation_bytes)));
+    if (m.stages.size() > 1) {
+      out += "memory per pipeline stage (per device)\n";
+      out += fmt::format("  {:<7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "stage", "total", "weights", "gradients",
+                         "optimizer", "activations");
+      for (const auto& s : m.stages) {
+        out += fmt::format("  {:<7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", s.stage, gib(s.total_bytes),
+                           gib(s.weights_bytes), gib(s.gradients_bytes), gib(s.optimizer_bytes),
+                           gib(s.activations_bytes));
+      }
+    }
   }
   if (const auto& pw = result.power; pw.computed) {
     out += "power and energy\n";
@@ -114,6 +124,15 @@ std::string training_summary_table(const scenario::Scenario& scenario,
       line("cost", fmt::format("${:.2f} per step, ${:.4f} per million tokens", pw.cost_per_step_usd,
                                pw.usd_per_million_tokens));
     }
+  }
+  if (const auto& run = result.run; run.computed) {
+    out += fmt::format("training run of {:.4g} tokens (every step as simulated; no restarts or checkpoints)\n",
+                       run.tokens);
+    line("steps", fmt::format("{}", run.steps));
+    line("time", fmt::format("{:.2f} days ({:.1f} h)", run.time_s / 86400.0, run.time_s / 3600.0));
+    line("GPU-hours", fmt::format("{:.4g}", run.gpu_hours));
+    if (run.energy_j > 0) line("energy", fmt::format("{:.4g} MWh (cluster IT energy)", run.energy_j / 3.6e9));
+    if (run.cost_computed) line("cost", fmt::format("${:.4g}", run.cost_usd));
   }
   if (!result.network_tiers.empty()) {
     out += fmt::format("network link utilisation ({} fidelity; bytes / (capacity x step time), per directed link)\n",
@@ -137,6 +156,15 @@ nlohmann::json breakdown_json(const training::StepBreakdown& b) {
 }
 
 nlohmann::json memory_json(const training::MemoryReport& m) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : m.stages) {
+    stages.push_back({{"stage", s.stage},
+                      {"total_bytes", s.total_bytes},
+                      {"weights_bytes", s.weights_bytes},
+                      {"gradients_bytes", s.gradients_bytes},
+                      {"optimizer_bytes", s.optimizer_bytes},
+                      {"activations_bytes", s.activations_bytes}});
+  }
   return {{"peak_stage", m.peak_stage},
           {"capacity_bytes", m.capacity_bytes},
           {"total_bytes", m.total_bytes},
@@ -147,7 +175,8 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
           {"embedding_logits_bytes", m.embedding_logits_bytes},
           {"recompute_buffer_bytes", m.recompute_buffer_bytes},
           {"workspace_bytes", m.workspace_bytes},
-          {"fragmentation_bytes", m.fragmentation_bytes}};
+          {"fragmentation_bytes", m.fragmentation_bytes},
+          {"stages", stages}};
 }
 
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
@@ -177,6 +206,11 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
     if (pw.cost_computed) {
       power["cost"] = {{"per_step_usd", pw.cost_per_step_usd}, {"per_million_tokens_usd", pw.usd_per_million_tokens}};
     }
+  }
+  nlohmann::json run = nullptr;
+  if (const auto& r = result.run; r.computed) {
+    run = {{"tokens", r.tokens}, {"steps", r.steps}, {"time_s", r.time_s}, {"gpu_hours", r.gpu_hours},
+           {"energy_j", r.energy_j}, {"cost_usd", r.cost_computed ? nlohmann::json(r.cost_usd) : nlohmann::json(nullptr)}};
   }
   nlohmann::json tiers = nlohmann::json::array();
   for (const auto& t : result.network_tiers) {
@@ -215,6 +249,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"breakdown", breakdown},
       {"memory", memory},
       {"power", power},
+      {"training_run", run},
       {"network", network},
       {"notes", result.notes},
       {"events", result.events},

@@ -1,6 +1,7 @@
 #include "sim/runner/scenario_runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "models/accelerator/compute_model.hpp"
@@ -150,6 +151,23 @@ void fill_memory_report(const models::StageFootprint& peak, double capacity_byte
   report.fragmentation_bytes = peak.fragmentation_bytes;
 }
 
+void fill_run_report(double train_tokens, training::TrainingResult& result) {
+  if (!(train_tokens > 0)) return;
+  const double tokens_per_step = result.tokens_per_s * result.step_time_s;
+  training::TrainingRunReport& run = result.run;
+  run.computed = true;
+  run.tokens = train_tokens;
+  run.steps = static_cast<std::int64_t>(std::ceil(train_tokens / tokens_per_step - 1e-9));
+  const double steps = static_cast<double>(run.steps);
+  run.time_s = steps * result.step_time_s;
+  run.gpu_hours = run.time_s * result.gpus / 3600.0;
+  if (result.power.computed) run.energy_j = steps * result.power.energy_per_step_j;
+  if (result.power.cost_computed) {
+    run.cost_computed = true;
+    run.cost_usd = steps * result.power.cost_per_step_usd;
+  }
+}
+
 std::vector<int> placement_map(scenario::Placement placement, const topologies::ClusterNetworkSpec& network) {
   if (placement == scenario::Placement::packed) return {};
   const int nodes = network.nodes;
@@ -270,6 +288,11 @@ training::TrainingResult run_training(const scenario::Scenario& scenario, Memory
   const training::TrainingSetup setup = training_setup(scenario, scenario.training, compute, collectives, topology);
   training::TrainingResult result = training::simulate_training_step(setup);
   fill_memory_report(footprint.peak(), capacity, result.memory);
+  for (const models::StageFootprint& stage : footprint.stages) {
+    result.memory.stages.push_back({stage.stage, stage.total_bytes, stage.weights_bytes, stage.gradients_bytes,
+                                    stage.optimizer_bytes,
+                                    stage.activations_bytes + stage.embedding_head_bytes + stage.recompute_buffer_bytes});
+  }
 
   const double offload_s = offload_time_s(scenario, inputs, memory, result);
   if (offload_s > 0) {
@@ -277,6 +300,7 @@ training::TrainingResult run_training(const scenario::Scenario& scenario, Memory
     result.breakdown.offload_s = offload_s;
   }
   fill_power_report(scenario, topology, inputs, memory, result);
+  fill_run_report(scenario.training.train_tokens, result);
   return result;
 }
 

@@ -51,6 +51,10 @@ enum class MemoryFit {
 /// run_training with the memory check as `fit` says.
 training::TrainingResult run_training(const scenario::Scenario& scenario, MemoryFit fit);
 
+/// Fills result.run for a run of train_tokens tokens (nothing when train_tokens <= 0) from the
+/// step time, throughput, GPUs and (when computed) the power and cost reports.
+void fill_run_report(double train_tokens, training::TrainingResult& result);
+
 /// Copies the peak stage of a footprint into a result's memory report (used by the runner and
 /// the parallelism search).
 void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, training::MemoryReport& report);

@@ -258,6 +258,10 @@ Schema scenario_schema() {
                     "Transformer Engine TP-communication overlap: each layer's all-gather / reduce-scatter "
                     "pipelined with its GEMM in tp chunks (needs sequence parallelism)")
           .def("false"),
+      number_field("train_tokens",
+                   "tokens of a whole training run (e.g. 15e12): the report adds its steps, days, GPU-hours, "
+                   "energy and cost; unset: not reported")
+          .positive(),
       enum_field("gradient_reduce_dtype", {"bf16", "fp32"}, "gradient element type in the DP reduction")
           .def("bf16"),
       object_field("moe",

@@ -62,6 +62,8 @@ struct TrainingWorkload {
   /// that consumes or produces it; one chunk stays exposed.
   bool tp_comm_overlap = false;
   double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
+  /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
+  double train_tokens = 0;
 
   /// Micro-batches each pipeline runs per step: global_batch / (dp * micro_batch).
   std::int64_t microbatches_per_pipeline() const {

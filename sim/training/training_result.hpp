@@ -20,7 +20,18 @@ struct StepBreakdown {
   double offload_s = 0;       ///< exposed host-link transfers of offloaded optimizer state / activations
 };
 
-/// Device memory of the largest pipeline stage (models/memory/memory_footprint.hpp), bytes.
+/// Device memory of one pipeline stage's devices, bytes (the main terms).
+struct StageMemory {
+  int stage = 0;
+  double total_bytes = 0;
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  ///< with the embedding/logits and recompute buffers
+};
+
+/// Device memory of the largest pipeline stage (models/memory/memory_footprint.hpp), bytes,
+/// and the main terms of every stage.
 struct MemoryReport {
   bool computed = false;
   double capacity_bytes = 0;   ///< HBM per device
@@ -34,6 +45,21 @@ struct MemoryReport {
   double recompute_buffer_bytes = 0;
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
+  std::vector<StageMemory> stages;  ///< every pipeline stage, in order
+};
+
+/// A whole training run of `tokens` tokens at the simulated step (workload.train_tokens):
+/// steps = ceil(tokens / tokens per step), every step as simulated (no restarts, failures,
+/// evaluation or checkpoint time).
+struct TrainingRunReport {
+  bool computed = false;
+  double tokens = 0;
+  std::int64_t steps = 0;
+  double time_s = 0;
+  double gpu_hours = 0;
+  double energy_j = 0;      ///< cluster energy (devices, NICs, switches), no facility overhead
+  bool cost_computed = false;
+  double cost_usd = 0;
 };
 
 /// Power, energy and cost of one step (models/power). Device figures are for an average
@@ -90,6 +116,7 @@ struct TrainingResult {
   std::uint64_t events = 0;            ///< events fired
   MemoryReport memory;                 ///< filled by the runner before simulating
   PowerReport power;                   ///< filled by the runner after simulating
+  TrainingRunReport run;               ///< filled by the runner when train_tokens is set
   std::vector<std::string> notes;      ///< assumptions the run made (shown in reports)
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full

@@ -57,6 +57,27 @@ TEST_CASE("the summary table carries units, the breakdown shares and the fingerp
   CHECK(table.find("fingerprint 0000000000abcdef (42 events)") != std::string::npos);
 }
 
+TEST_CASE("memory per pipeline stage and a training run appear in the table and the JSON") {
+  auto r = sample_result();
+  r.memory.computed = true;
+  r.memory.capacity_bytes = 80.0 * (1 << 30);
+  r.memory.total_bytes = 40.0 * (1 << 30);
+  r.memory.stages = {{0, 40.0 * (1 << 30), 4.0 * (1 << 30), 8.0 * (1 << 30), 1.0 * (1 << 30), 20.0 * (1 << 30)},
+                     {1, 30.0 * (1 << 30), 4.0 * (1 << 30), 8.0 * (1 << 30), 1.0 * (1 << 30), 10.0 * (1 << 30)}};
+  r.run = {true, 1e12, 30518, 30518 * 2.0, 30518 * 2.0 * 8 / 3600, 0, false, 0};
+  const auto table = report::training_summary_table(small_scenario(), r);
+  CHECK(table.find("memory per pipeline stage (per device)") != std::string::npos);
+  CHECK(table.find("  1         30.00 GiB    4.00 GiB    8.00 GiB    1.00 GiB   10.00 GiB") != std::string::npos);
+  CHECK(table.find("training run of 1e+12 tokens") != std::string::npos);
+  CHECK(table.find("0.71 days (17.0 h)") != std::string::npos);
+  const auto json = report::training_result_json(small_scenario(), r);
+  CHECK(json["memory"]["stages"].size() == 2);
+  CHECK(json["memory"]["stages"][1]["activations_bytes"].get<double>() == doctest::Approx(10.0 * (1 << 30)));
+  CHECK(json["training_run"]["steps"].get<std::int64_t>() == 30518);
+  CHECK(json["training_run"]["cost_usd"].is_null());
+  CHECK(report::training_result_json(small_scenario(), sample_result())["training_run"].is_null());
+}
+
 TEST_CASE("a zero step time prints no shares instead of dividing by zero") {
   auto r = sample_result();
   r.step_time_s = 0;

@@ -71,6 +71,27 @@ TEST_CASE("the result carries the memory footprint and the power report") {
   CHECK(p.device_peak_w <= 400.0);
   REQUIRE(p.cost_computed);
   CHECK(p.cost_per_step_usd == doctest::Approx(16 * 2.0 * result.step_time_s / 3600));
+  // Every pipeline stage's memory, the peak one matching the headline figures.
+  REQUIRE(m.stages.size() == 2);
+  CHECK(m.stages[1].stage == 1);
+  CHECK(m.stages[static_cast<std::size_t>(m.peak_stage)].total_bytes == doctest::Approx(m.total_bytes));
+  for (const auto& s : m.stages) CHECK(s.total_bytes <= m.total_bytes);
+  CHECK(m.stages[0].activations_bytes >= m.stages[1].activations_bytes);  // 1F1B: stage 0 holds more in flight
+  CHECK_FALSE(result.run.computed);
+}
+
+TEST_CASE("workload.train_tokens: steps, days, GPU-hours, energy and cost of a whole run") {
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  scenario.training.train_tokens = 1e9;  // 1e9 / (32 x 2048 tokens per step) = 15258.8 -> 15259 steps
+  const auto result = runner::run_training(scenario);
+  const auto& run = result.run;
+  REQUIRE(run.computed);
+  CHECK(run.steps == 15259);
+  CHECK(run.time_s == doctest::Approx(15259 * result.step_time_s));
+  CHECK(run.gpu_hours == doctest::Approx(run.time_s * 16 / 3600));
+  CHECK(run.energy_j == doctest::Approx(15259 * result.power.energy_per_step_j));
+  REQUIRE(run.cost_computed);
+  CHECK(run.cost_usd == doctest::Approx(run.gpu_hours * 2.0));  // $2 per accelerator-hour, no electricity price
 }
 
 TEST_CASE("throttling is reported by default and applied on request") {

@@ -153,6 +153,9 @@ TEST_CASE("loader: dp is derived when omitted; --set overrides take effect") {
   CHECK(set.simulation.comm.tuner.simple_step_latency_s == doctest::Approx(5e-6));
   CHECK(set.simulation.comm.algorithm == models::Algorithm::tree);
   CHECK(set.cluster.network.scale_up.efficiency == doctest::Approx(0.7));
+  CHECK(load(kBase).training.train_tokens == 0);
+  CHECK(load(kBase, {"workload.train_tokens=15e12"}).training.train_tokens == doctest::Approx(15e12));
+  CHECK(one_problem(kBase, {"workload.train_tokens=-1"}).find("workload.train_tokens") != std::string::npos);
 }
 
 TEST_CASE("loader: library presets by name, included system, one field overridden") {
