@@ -35,6 +35,8 @@ CLI::App* add_search_command(CLI::App& app, SearchCommandOptions& options) {
       ->default_str("0");
   cmd->add_option("--max-pp", options.max_pp, "largest pipeline-parallel degree (0: no limit)")->default_str("0");
   cmd->add_option("--max-cp", options.max_cp, "largest context-parallel degree")->default_str("8");
+  cmd->add_option("--max-ep", options.max_ep, "largest expert-parallel degree (MoE models; 0: the model's experts)")
+      ->default_str("0");
   cmd->add_option("--max-vp", options.max_vp, "most virtual stages per pipeline stage")->default_str("8");
   cmd->add_option("--max-micro-batch", options.max_micro_batch, "largest micro-batch, sequences (0: no limit)")
       ->default_str("0");
@@ -53,6 +55,7 @@ int search_command(const SearchCommandOptions& options, std::ostream& out) {
   search.space.max_tp = options.max_tp;
   search.space.max_pp = options.max_pp;
   search.space.max_cp = options.max_cp;
+  search.space.max_ep = options.max_ep;
   search.space.max_vp = options.max_vp;
   search.space.max_micro_batch = options.max_micro_batch;
   search.space.zero_stages = options.zero;

@@ -18,6 +18,7 @@ struct SearchCommandOptions {
   int max_tp = 0;                        ///< 0: the scale-up domain
   int max_pp = 0;                        ///< 0: unlimited
   int max_cp = 8;
+  int max_ep = 0;
   int max_vp = 8;
   std::int64_t max_micro_batch = 0;      ///< 0: unlimited
   std::vector<int> zero = {0, 1, 2, 3};  ///< ZeRO stages to try

@@ -32,8 +32,9 @@ std::string search_table(const SearchResult& result) {
   if (!result.does_not_fit_example.empty()) out += fmt::format("  e.g. {}\n", result.does_not_fit_example);
   if (!result.invalid_example.empty()) out += fmt::format("  e.g. {}\n", result.invalid_example);
   out += "\n";
-  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} {:>9} {:>12}\n",
-                     "rank", "tp", "pp", "dp", "cp", "vp", "mb", "zero", "recompute", "step an. s", "step sim. s",
+  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} {:>9} "
+                     "{:>12}\n",
+                     "rank", "tp", "pp", "dp", "cp", "ep", "vp", "mb", "zero", "recompute", "step an. s", "step sim. s",
                      "tokens/s", "MFU %", "mem GiB", objective_name(result.objective));
   for (const RankedCandidate& c : result.top) {
     const Candidate& k = c.candidate;
@@ -41,9 +42,9 @@ std::string search_table(const SearchResult& result) {
     const std::string simulated = c.simulated ? fmt::format("{:.5g}", c.simulated->step_time_s)
                                   : c.simulation_error.empty() ? std::string("-")
                                                                : std::string("failed");
-    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12.5g} {:>12} {:>12.4g} {:>6.1f} "
-                       "{:>9.2f} {:>12}\n",
-                       c.rank, k.tp, k.pp, k.dp, k.cp, k.vp, k.micro_batch, k.zero, recompute_name(k.recompute),
+    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12.5g} {:>12} {:>12.4g} "
+                       "{:>6.1f} {:>9.2f} {:>12}\n",
+                       c.rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.micro_batch, k.zero, recompute_name(k.recompute),
                        a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
                        fmt::format("{:.4g}", c.analytical.objective_value));
   }
@@ -87,6 +88,7 @@ nlohmann::json search_json(const SearchResult& result) {
                      {"pp", k.pp},
                      {"dp", k.dp},
                      {"cp", k.cp},
+                     {"ep", k.ep},
                      {"vp", k.vp},
                      {"micro_batch", k.micro_batch},
                      {"zero", k.zero},

@@ -31,6 +31,7 @@ void check_options(const SearchSpaceOptions& o) {
   non_negative(o.max_tp, "max_tp");
   non_negative(o.max_pp, "max_pp");
   non_negative(o.max_micro_batch, "max_micro_batch");
+  non_negative(o.max_ep, "max_ep");
   if (o.max_cp < 1) throw ConfigError(fmt::format("search: max_cp must be >= 1, got {}", o.max_cp));
   if (o.max_vp < 1) throw ConfigError(fmt::format("search: max_vp must be >= 1, got {}", o.max_vp));
   if (o.zero_stages.empty()) throw ConfigError("search: the list of ZeRO stages is empty");
@@ -51,8 +52,8 @@ bool tp_divides_heads(const models::TransformerSpec& model, int tp) {
 }  // namespace
 
 std::string Candidate::label() const {
-  return fmt::format("tp{} pp{} dp{} cp{} vp{} mb{} zero{} {}", tp, pp, dp, cp, vp, micro_batch, zero,
-                     recompute_name(recompute));
+  return fmt::format("tp{} pp{} dp{} cp{} vp{} mb{} zero{} {}{}", tp, pp, dp, cp, vp, micro_batch, zero,
+                     recompute_name(recompute), ep > 1 ? fmt::format(" ep{}", ep) : std::string());
 }
 
 const char* recompute_name(training::Recompute recompute) {
@@ -99,6 +100,13 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
         const std::int64_t dp = accelerators / tp_pp_cp;
         if (w.global_batch % dp != 0) continue;
         const std::int64_t per_replica = w.global_batch / dp;
+        std::vector<int> eps{1};
+        if (model.is_moe()) {
+          const std::int64_t ep_limit = options.max_ep > 0 ? options.max_ep : model.moe.num_experts;
+          for (int ep : divisors_up_to(model.moe.num_experts, ep_limit)) {
+            if (ep > 1 && (dp * cp) % ep == 0) eps.push_back(ep);
+          }
+        }
         std::vector<int> vps{1};
         if (pp > 1) {
           for (int vp : divisors_up_to(model.num_hidden_layers / pp, options.max_vp)) {
@@ -110,9 +118,12 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
           for (std::int64_t mb : powers_of_two_dividing(per_replica, mb_limit)) {
             const std::int64_t microbatches = per_replica / mb;
             if (vp > 1 && microbatches % pp != 0) continue;
-            for (int zero : zero_stages) {
-              for (training::Recompute recompute : policies) {
-                out.push_back(Candidate{tp, pp, static_cast<int>(dp), static_cast<int>(cp), vp, mb, zero, recompute});
+            for (int ep : eps) {
+              for (int zero : zero_stages) {
+                for (training::Recompute recompute : policies) {
+                  out.push_back(
+                      Candidate{tp, pp, static_cast<int>(dp), static_cast<int>(cp), vp, mb, zero, recompute, ep});
+                }
               }
             }
           }
@@ -131,6 +142,7 @@ training::TrainingWorkload apply_candidate(const training::TrainingWorkload& bas
   p.pp = candidate.pp;
   p.dp = candidate.dp;
   p.cp = candidate.cp;
+  p.ep = candidate.ep;
   p.vp = candidate.vp;
   p.zero = candidate.zero;
   if (candidate.vp > 1) {

@@ -18,13 +18,16 @@ struct Candidate {
   std::int64_t micro_batch = 1;  ///< sequences per micro-batch
   int zero = 0;                  ///< ZeRO stage 0..3
   training::Recompute recompute = training::Recompute::none;
+  int ep = 1;  ///< expert parallelism (MoE models), carved out of dp x cp
 
-  /// The stable ordering key (tp, pp, dp, cp, vp, micro_batch, zero, recompute): ties in the
-  /// ranking are broken by it, so the output order never depends on thread scheduling.
-  auto key() const { return std::tuple(tp, pp, dp, cp, vp, micro_batch, zero, static_cast<int>(recompute)); }
+  /// The stable ordering key (tp, pp, dp, cp, ep, vp, micro_batch, zero, recompute): ties in
+  /// the ranking are broken by it, so the output order never depends on thread scheduling.
+  auto key() const {
+    return std::tuple(tp, pp, dp, cp, ep, vp, micro_batch, zero, static_cast<int>(recompute));
+  }
   friend bool operator==(const Candidate& a, const Candidate& b) { return a.key() == b.key(); }
   friend bool operator<(const Candidate& a, const Candidate& b) { return a.key() < b.key(); }
-  /// "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective".
+  /// "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective" (" ep8" appended when ep > 1).
   std::string label() const;
 };
 
@@ -34,6 +37,7 @@ struct SearchSpaceOptions {
   int max_pp = 0;   ///< 0: no limit beyond layers and accelerators
   int max_cp = 8;   ///< context-parallel degrees 1..max_cp (powers of two dividing seq_len)
   int max_vp = 8;   ///< virtual stages per pipeline stage
+  int max_ep = 0;   ///< 0: up to the model's experts (MoE models only; dense models use ep 1)
   std::int64_t max_micro_batch = 0;  ///< 0: no limit beyond global_batch / dp
   /// ZeRO stages to try (each with its own communication: sim/training/training_simulation.cpp).
   std::vector<int> zero_stages = {0, 1, 2, 3};
@@ -57,6 +61,7 @@ int training_accelerators(const scenario::Scenario& scenario);
 ///   dp = training_accelerators / (tp pp cp) is a whole number;
 ///   vp = 1, or (pp > 1) a divisor of layers / pp up to max_vp with the micro-batch count a
 ///      multiple of pp (Megatron's interleaved-schedule requirement);
+///   ep (MoE models) divides num_experts and dp x cp, at most max_ep; 1 for dense models;
 ///   micro_batch is a power of two dividing global_batch / dp;
 ///   every listed ZeRO stage and recompute policy.
 /// Throws ConfigError for non-positive limits, an empty stage or policy list, or a ZeRO stage

@@ -82,19 +82,27 @@ struct DataParallelCost {
   double per_cycle_s = 0;        ///< ZeRO 2/3: stall added to every micro-batch's fwd + bwd
 };
 
+/// One set of parameters reduced over one group: the dense part over the gradient (dp x cp)
+/// group, or (MoE) the routed experts over the expert-data-parallel group, on its own
+/// streams as in the event simulation.
+struct DataParallelPart {
+  std::vector<int> group;
+  std::vector<double> units;    ///< parameters per unit (embedding, layers, head), forward order
+  double stage_parameters = 0;
+};
+
 DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
-                                    const RankLayout& layout) {
+                                    const std::vector<DataParallelPart>& parts) {
   DataParallelCost cost;
   const TrainingWorkload& w = setup.workload;
-  const std::vector<int> group = layout.gradient_group(program.stage);
-  if (group.size() < 2) return cost;
+  if (parts.empty()) return cost;
   const bool distributed_optimizer = w.parallelism.zero >= 1;
   const double param_bytes =
       (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
   const auto reduce_kind = distributed_optimizer ? models::CollectiveKind::reduce_scatter
                                                  : models::CollectiveKind::all_reduce;
-  auto comm_s = [&](models::CollectiveKind kind, double bytes) {
-    return setup.collectives.time_s(kind, group, bytes);
+  auto part_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
+    return bytes > 0 ? setup.collectives.time_s(kind, part.group, bytes) : 0.0;
   };
   const double rate = setup.compute_rate_while_communicating;
   // Unit compute times (forward order) of one micro-batch.
@@ -111,73 +119,149 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     unit_forward_s.push_back(total_s(program.head_forward, rate));
     unit_backward_s.push_back(total_s(program.head_backward, rate));
   }
-  const std::vector<double> forward_units = parameter_units_forward(program);
   if (w.parallelism.zero == 3) {
-    // Each pass gathers unit i+1 while unit i runs: a pass takes the sum of max(compute(i-1),
-    // gather(i)), where the first unit's gather overlaps the last unit of the pass before (the
-    // other direction); only the step's very first gather has nothing to hide behind.
-    const auto pass_stall = [&](const std::vector<double>& compute_s, bool reverse, double before_s) {
-      const std::size_t n = compute_s.size();
+    // Each part gathers on its own stream, prefetching one unit ahead: the gather of unit u
+    // starts when the part's previous unit (the last one with parameters of that part, maybe
+    // in the pass before) starts computing, so it hides behind the compute from there to u.
+    // A unit waits for the slower part.
+    const std::size_t n = unit_forward_s.size();
+    const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
+      return part_comm_s(part, models::CollectiveKind::all_gather, part.units[u] * param_bytes);
+    };
+    // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
+    const auto pass_stall = [&](bool backward) {
+      std::vector<std::size_t> order;
+      std::vector<double> compute;
+      for (std::size_t k = 0; k < n; ++k) {  // the pass before
+        const std::size_t u = backward ? k : n - 1 - k;
+        order.push_back(u);
+        compute.push_back(backward ? unit_forward_s[u] : unit_backward_s[u]);
+      }
+      for (std::size_t k = 0; k < n; ++k) {  // this pass
+        const std::size_t u = backward ? n - 1 - k : k;
+        order.push_back(u);
+        compute.push_back(backward ? unit_backward_s[u] : unit_forward_s[u]);
+      }
       double stall = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t u = reverse ? n - 1 - k : k;
-        const double gather = comm_s(models::CollectiveKind::all_gather, forward_units[u] * param_bytes);
-        const double overlap_with = k == 0 ? before_s : compute_s[reverse ? u + 1 : u - 1];
-        stall += std::max(0.0, gather - overlap_with);
+      for (std::size_t position = n; position < 2 * n; ++position) {
+        double wait = 0;
+        for (const auto& part : parts) {
+          if (part.units[order[position]] <= 0) continue;
+          double window = 0;
+          for (std::size_t j = position; j-- > 0;) {
+            window += compute[j];
+            if (part.units[order[j]] > 0) break;
+          }
+          wait = std::max(wait, gather_s(part, order[position]) - window);
+        }
+        stall += std::max(0.0, wait);
       }
       return stall;
     };
-    cost.per_cycle_s = pass_stall(unit_forward_s, false, unit_backward_s.front()) +
-                       pass_stall(unit_backward_s, true, unit_forward_s.back());
-    cost.before_forward_s = comm_s(models::CollectiveKind::all_gather, forward_units.front() * param_bytes);
-    double reduce_s = 0, backward_s = 0;
-    for (std::size_t u = 0; u < forward_units.size(); ++u) {
-      reduce_s += comm_s(reduce_kind, forward_units[u] * w.grad_bytes_per_param);
-      backward_s += unit_backward_s[u];
+    cost.per_cycle_s = pass_stall(false) + pass_stall(true);
+    const auto unit_gather_s = [&](std::size_t u) {
+      double t = 0;
+      for (const auto& part : parts) t = std::max(t, gather_s(part, u));
+      return t;
+    };
+    cost.before_forward_s = unit_gather_s(0);
+    double backward_s = 0;
+    for (const double unit_s : unit_backward_s) backward_s += unit_s;
+    for (const auto& part : parts) {
+      double reduce_s = 0;
+      for (const double unit : part.units) reduce_s += part_comm_s(part, reduce_kind, unit * w.grad_bytes_per_param);
+      // The last unit's reduction (the first layer) is left after the last backward, more if
+      // the stream falls behind.
+      cost.after_backward_s =
+          std::max({cost.after_backward_s, part_comm_s(part, reduce_kind, part.units.front() * w.grad_bytes_per_param),
+                    reduce_s - backward_s});
     }
-    // The last unit's reduction (the first layer) is left after the last backward, more if
-    // the stream falls behind.
-    cost.after_backward_s =
-        std::max(comm_s(reduce_kind, forward_units.front() * w.grad_bytes_per_param), reduce_s - backward_s);
     return cost;
   }
-  if (!w.overlap_grad_reduce && w.parallelism.zero != 2) {
-    cost.after_backward_s = comm_s(reduce_kind, program.stage_parameters * w.grad_bytes_per_param);
-    if (distributed_optimizer) {
-      cost.after_optimizer_s = comm_s(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes);
+  std::vector<double> ready_s(unit_forward_s.size(), 0.0);  // unit u's parameters gathered (ZeRO >= 1)
+  const auto cost_of = [&](const DataParallelPart& part) {
+    DataParallelCost part_cost;
+    if (!w.overlap_grad_reduce && w.parallelism.zero != 2) {
+      part_cost.after_backward_s = part_comm_s(part, reduce_kind, part.stage_parameters * w.grad_bytes_per_param);
+      if (distributed_optimizer) {
+        part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_parameters * param_bytes);
+      }
+      return part_cost;
     }
-    return cost;
+    // Gradients become ready unit by unit during the (last) micro-batch's backward pass; the
+    // buckets queue on one data-parallel stream, as in the event simulation.
+    std::vector<double> backward_params(part.units.rbegin(), part.units.rend());
+    std::vector<double> backward_s(unit_backward_s.rbegin(), unit_backward_s.rend());
+    const auto buckets = form_gradient_buckets(backward_params, megatron_bucket_parameters(static_cast<int>(part.group.size())));
+    // Time 0 is the start of the last backward pass; it ends at `pass_s`.
+    const double pass_s = std::accumulate(backward_s.begin(), backward_s.end(), 0.0);
+    std::vector<double> gradient_ready_s(backward_s.size());
+    std::partial_sum(backward_s.begin(), backward_s.end(), gradient_ready_s.begin());
+    double stream_free_s = 0, reduce_s = 0;
+    for (const GradientBucket& bucket : buckets) {
+      const double ready = gradient_ready_s[static_cast<std::size_t>(bucket.units.back())];
+      const double bucket_s = part_comm_s(part, reduce_kind, bucket.parameters * w.grad_bytes_per_param);
+      stream_free_s = std::max(stream_free_s, ready) + bucket_s;
+      reduce_s += bucket_s;
+    }
+    part_cost.after_backward_s = std::max(0.0, stream_free_s - pass_s);
+    if (w.parallelism.zero == 2) {
+      // Every micro-batch reduces; the stream keeps up unless a micro-batch's reductions take
+      // longer than its forward and backward.
+      const double cycle_s = std::accumulate(unit_forward_s.begin(), unit_forward_s.end(), 0.0) + pass_s;
+      part_cost.per_cycle_s = std::max(0.0, reduce_s - cycle_s);
+      part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_parameters * param_bytes);
+      return part_cost;
+    }
+    if (distributed_optimizer && !buckets.empty()) {
+      // The step's parameter all-gathers go out bucket by bucket in forward order (the last
+      // bucket in backward order holds the stage's first layers) on the part's stream at the
+      // step's start; a unit's first forward waits for its bucket.
+      double gathered_s = 0;
+      for (std::size_t b = buckets.size(); b-- > 0;) {
+        gathered_s += part_comm_s(part, models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes);
+        for (const int i : buckets[b].units) {
+          const std::size_t u = part.units.size() - 1 - static_cast<std::size_t>(i);
+          ready_s[u] = std::max(ready_s[u], gathered_s);
+        }
+      }
+    }
+    return part_cost;
+  };
+  for (const auto& part : parts) {
+    const DataParallelCost c = cost_of(part);
+    cost.after_backward_s = std::max(cost.after_backward_s, c.after_backward_s);
+    cost.after_optimizer_s = std::max(cost.after_optimizer_s, c.after_optimizer_s);
+    cost.per_cycle_s = std::max(cost.per_cycle_s, c.per_cycle_s);
   }
-  // Gradients become ready unit by unit during the (last) micro-batch's backward pass; the
-  // buckets queue on one data-parallel stream, as in the event simulation.
-  std::vector<double> backward_params(forward_units.rbegin(), forward_units.rend());
-  std::vector<double> backward_s(unit_backward_s.rbegin(), unit_backward_s.rend());
-  const auto buckets = form_gradient_buckets(backward_params, megatron_bucket_parameters(static_cast<int>(group.size())));
-  // Time 0 is the start of the last backward pass; it ends at `pass_s`.
-  const double pass_s = std::accumulate(backward_s.begin(), backward_s.end(), 0.0);
-  std::vector<double> ready_s(backward_s.size());
-  std::partial_sum(backward_s.begin(), backward_s.end(), ready_s.begin());
-  double stream_free_s = 0, reduce_s = 0;
-  for (const GradientBucket& bucket : buckets) {
-    const double ready = ready_s[static_cast<std::size_t>(bucket.units.back())];
-    const double bucket_s = comm_s(reduce_kind, bucket.parameters * w.grad_bytes_per_param);
-    stream_free_s = std::max(stream_free_s, ready) + bucket_s;
-    reduce_s += bucket_s;
+  // The first forward pass runs unit by unit, each when its parameters are gathered: what it
+  // waits in all delays the step's start.
+  double t = 0, compute = 0;
+  for (std::size_t u = 0; u < unit_forward_s.size(); ++u) {
+    t = std::max(t, ready_s[u]) + unit_forward_s[u];
+    compute += unit_forward_s[u];
   }
-  cost.after_backward_s = std::max(0.0, stream_free_s - pass_s);
-  if (w.parallelism.zero == 2) {
-    // Every micro-batch reduces; the stream keeps up unless a micro-batch's reductions take
-    // longer than its forward and backward.
-    const double cycle_s = std::accumulate(unit_forward_s.begin(), unit_forward_s.end(), 0.0) + pass_s;
-    cost.per_cycle_s = std::max(0.0, reduce_s - cycle_s);
-    cost.after_optimizer_s = comm_s(models::CollectiveKind::all_gather, program.stage_parameters * param_bytes);
-    return cost;
-  }
-  if (distributed_optimizer && !buckets.empty()) {
-    // Forward order: the last bucket in backward order holds the stage's first layers.
-    cost.before_forward_s = comm_s(models::CollectiveKind::all_gather, buckets.back().parameters * param_bytes);
-  }
+  cost.before_forward_s = t - compute;
   return cost;
+}
+
+/// The stage's data-parallel parts: dense parameters over the gradient group, routed experts
+/// over the expert-data-parallel group; groups of one rank reduce nothing and are left out.
+std::vector<DataParallelPart> data_parallel_parts(const StageProgram& program, const RankLayout& layout) {
+  std::vector<DataParallelPart> parts;
+  DataParallelPart dense{layout.gradient_group(program.stage), parameter_units_forward(program),
+                         program.stage_parameters};
+  if (dense.group.size() >= 2) parts.push_back(dense);
+  if (program.stage_expert_parameters > 0) {
+    DataParallelPart experts{layout.expert_gradient_group(program.stage),
+                             std::vector<double>(dense.units.size(), 0.0), program.stage_expert_parameters};
+    const std::size_t base = program.embedding_forward.empty() ? 0 : 1;
+    for (int l = 0; l < program.local_layers(); ++l) {
+      experts.units[base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
+    }
+    if (experts.group.size() >= 2) parts.push_back(std::move(experts));
+  }
+  return parts;
 }
 
 }  // namespace
@@ -196,7 +280,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   std::vector<DataParallelCost> dp;
   for (const StageProgram& program : programs) {
     times.push_back(stage_times(program, setup.compute_rate_while_communicating));
-    dp.push_back(data_parallel_cost(setup, program, layout));
+    dp.push_back(data_parallel_cost(setup, program, data_parallel_parts(program, layout)));
   }
   double max_cycle_s = 0, sum_cycle_s = 0;
   for (std::size_t p = 0; p < stages; ++p) {

@@ -141,6 +141,39 @@ TEST_CASE("apply_candidate sets the split, schedule, micro-batch, ZeRO and recom
         "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective");
 }
 
+TEST_CASE("MoE models add the expert-parallel degrees that divide the experts and dp x cp") {
+  auto scenario = tiny();
+  scenario.training.model.moe.num_experts = 4;
+  scenario.training.model.moe.num_experts_per_tok = 2;
+  scenario.training.model.moe.moe_intermediate_size = 512;
+  REQUIRE(scenario.training.model.is_moe());
+  const auto dense = sweep::enumerate_candidates(tiny(), narrow_space());
+  const auto moe = sweep::enumerate_candidates(scenario, narrow_space());
+  // Each dense candidate once with ep 1, plus ep 2 / ep 4 where they divide dp x cp (4 experts).
+  std::size_t expected = 0;
+  for (const auto& c : dense) {
+    CHECK(c.ep == 1);
+    for (const int ep : {1, 2, 4}) expected += (c.dp * c.cp) % ep == 0 ? 1 : 0;
+  }
+  CHECK(moe.size() == expected);
+  CHECK(std::any_of(moe.begin(), moe.end(), [](const sweep::Candidate& c) { return c.ep == 4 && c.dp * c.cp == 4; }));
+  for (const auto& c : moe) CHECK((c.dp * c.cp) % c.ep == 0);
+  auto space = narrow_space();
+  space.max_ep = 2;
+  for (const auto& c : sweep::enumerate_candidates(scenario, space)) CHECK(c.ep <= 2);
+  // The candidate's ep reaches the workload, and the label names it.
+  sweep::Candidate c{1, 1, 4, 1, 1, 1, 1, Recompute::none, 4};
+  CHECK(sweep::apply_candidate(scenario.training, c).parallelism.ep == 4);
+  CHECK(c.label() == "tp1 pp1 dp4 cp1 vp1 mb1 zero1 none ep4");
+  // And the search runs them: every ranked candidate is a feasible MoE split.
+  sweep::SearchOptions options;
+  options.space = narrow_space();
+  options.resimulate = 0;
+  const auto result = sweep::search_parallelism(scenario, options);
+  CHECK(result.enumerated == static_cast<std::int64_t>(expected));
+  CHECK(result.feasible > 0);
+}
+
 TEST_CASE("candidates that do not fit in memory are counted and excluded") {
   const auto scenario = gpt_on_16();
   sweep::SearchOptions options;

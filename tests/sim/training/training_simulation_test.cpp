@@ -413,17 +413,6 @@ TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM
 namespace {
 
 /// 4 layers, the first dense, then 3 MoE layers of 8 experts (top-2, one shared expert).
-models::TransformerSpec small_moe() {
-  auto model = small_gpt(4, 1024, 32768);
-  model.name = "test-moe";
-  model.moe.num_experts = 8;
-  model.moe.num_experts_per_tok = 2;
-  model.moe.n_shared_experts = 1;
-  model.moe.moe_intermediate_size = 1024;
-  model.moe.first_k_dense_replace = 1;
-  return model;
-}
-
 std::vector<std::string> names(const std::vector<StageOp>& ops) {
   std::vector<std::string> out;
   for (const auto& op : ops) out.push_back(op.name);

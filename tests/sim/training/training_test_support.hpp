@@ -89,6 +89,18 @@ struct Bench {
   models::CollectiveModel collectives;
 };
 
+/// small_gpt with 8 routed experts (top-2, one shared expert) in every layer but the first.
+inline models::TransformerSpec small_moe() {
+  auto model = small_gpt(4, 1024, 32768);
+  model.name = "test-moe";
+  model.moe.num_experts = 8;
+  model.moe.num_experts_per_tok = 2;
+  model.moe.n_shared_experts = 1;
+  model.moe.moe_intermediate_size = 1024;
+  model.moe.first_k_dense_replace = 1;
+  return model;
+}
+
 inline TrainingWorkload workload(models::TransformerSpec model, int tp, int pp, int dp,
                                  std::int64_t global_batch, std::int64_t seq_len = 2048) {
   TrainingWorkload w;
