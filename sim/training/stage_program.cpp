@@ -83,24 +83,53 @@ class OpCoster {
   bool sequence_parallel() const { return sequence_parallel_; }
   std::int64_t tokens() const { return tokens_; }
 
-  StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k) const {
+  StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype,
+               std::int64_t batch = 1) const {
     models::GemmShape shape;
+    shape.batch = batch;
     shape.m = m;
     shape.n = n;
     shape.k = k;
-    shape.dtype = gemm_dtype_;
+    shape.dtype = dtype;
     const auto estimate = compute_.gemm(shape);
     return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
             estimate.flops};
   }
 
-  /// Forward GEMM followed by its backward pair, appended to the two lists.
+  bool low_precision_gemms() const { return gemm_dtype_ == Dtype::fp8 || gemm_dtype_ == Dtype::fp4; }
+
+  /// Forward GEMM followed by its backward pair, appended to the two lists. `quantized`: the
+  /// GEMM runs in the workload's fp8/fp4 precision (Transformer Engine's linear layers);
+  /// otherwise in bf16 (Megatron's LM head and router are not TE layers). A quantized GEMM
+  /// adds Transformer Engine's cast kernels: before the forward, the bf16 input (m x k) cast
+  /// to fp8 with its transposed copy for the wgrad (Hopper's fp8 GEMMs take only K-major
+  /// operands): 2 bytes read, 2 written per element; before the dgrad, the same for the output
+  /// gradient (m x n). Costed as memory-bound elementwise kernels; the weight casts (once per
+  /// step with fp8 weight caching) and amax reductions are left out.
   void gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
-                 std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
-    forward.push_back(gemm(name, m, n, k));
-    // Reversed list: appended in reverse execution order (wgrad after dgrad when executed).
-    backward_reversed.push_back(gemm(name + " wgrad", k, n, m));
-    backward_reversed.push_back(gemm(name + " dgrad", m, k, n));
+                 std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
+                 bool quantized = true, std::int64_t batch = 1) const {
+    const bool cast = quantized && low_precision_gemms();
+    const Dtype dtype = quantized ? gemm_dtype_ : Dtype::bf16;
+    const double copies = static_cast<double>(batch);
+    if (cast) {
+      // Before the TP all-gather that feeds the GEMM, if there is one (TE gathers fp8), so
+      // that an overlapped all-gather stays next to its GEMM.
+      auto at = forward.end();
+      while (at != forward.begin() && std::prev(at)->kind == exec::TaskKind::tp_comm) --at;
+      const double input = copies * static_cast<double>(m) * static_cast<double>(k) * 2.0;
+      forward.insert(at, elementwise(name + " fp8 cast", input, input));
+    }
+    forward.push_back(gemm(name, m, n, k, dtype, batch));
+    // Reversed list: appended in reverse execution order (dgrad, then wgrad when executed).
+    // The output-gradient cast is placed between them rather than before the dgrad, so that
+    // an all-gather overlapped with the dgrad stays next to it; the sum is the same.
+    backward_reversed.push_back(gemm(name + " wgrad", k, n, m, dtype, batch));
+    if (cast) {
+      const double grad = copies * static_cast<double>(m) * static_cast<double>(n) * 2.0;
+      backward_reversed.push_back(elementwise(name + " grad fp8 cast", grad, grad));
+    }
+    backward_reversed.push_back(gemm(name + " dgrad", m, k, n, dtype, batch));
   }
 
   StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {
@@ -316,7 +345,7 @@ class OpCoster {
     const double act = sharded_hidden_bytes();
     elementwise_pair("ln2", act, act, fwd, bwd_rev);
     const std::int64_t routed_tokens = sequence_parallel_ ? tokens_ / tp_ : tokens_;
-    gemm_pair("router", routed_tokens, moe.num_experts, h, fwd, bwd_rev);
+    gemm_pair("router", routed_tokens, moe.num_experts, h, fwd, bwd_rev, /*quantized=*/false);
     elementwise_pair("router softmax+top-k",
                      static_cast<double>(routed_tokens * moe.num_experts) * 4.0,
                      static_cast<double>(routed_tokens * moe.num_experts_per_tok) * 8.0, fwd, bwd_rev);
@@ -357,28 +386,19 @@ class OpCoster {
                             std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();
     gemm_pair(name, m, n, k, forward, backward_reversed);
-    forward[f].flops /= tp_;
+    for (std::size_t i = f; i < forward.size(); ++i) forward[i].flops /= tp_;
     for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops /= tp_;
   }
 
-  /// `batch` equal GEMMs (an expert group) and their backward; FLOPs scaled by `flop_share`.
+  /// `batch` equal GEMMs (an expert group) and their backward (with fp8 casts as gemm_pair);
+  /// FLOPs scaled by `flop_share`.
   void grouped_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
                          double flop_share, std::vector<StageOp>& forward,
                          std::vector<StageOp>& backward_reversed) const {
-    const auto make = [&](std::string op_name, std::int64_t gm, std::int64_t gn, std::int64_t gk) {
-      models::GemmShape shape;
-      shape.m = gm;
-      shape.n = gn;
-      shape.k = gk;
-      shape.batch = batch;
-      shape.dtype = gemm_dtype_;
-      const auto estimate = compute_.gemm(shape);
-      return StageOp{std::move(op_name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
-                     estimate.flops * flop_share};
-    };
-    forward.push_back(make(name, m, n, k));
-    backward_reversed.push_back(make(name + " wgrad", k, n, m));
-    backward_reversed.push_back(make(name + " dgrad", m, k, n));
+    const std::size_t f = forward.size(), b = backward_reversed.size();
+    gemm_pair(name, m, n, k, forward, backward_reversed, true, batch);
+    for (std::size_t i = f; i < forward.size(); ++i) forward[i].flops *= flop_share;
+    for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops *= flop_share;
   }
 
   /// An expert-parallel all-to-all of `bytes` per rank in the forward pass and its mirror in
@@ -512,7 +532,7 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     std::vector<StageOp> hfwd, hbwd_rev;
     cost.elementwise_pair("final ln", act, act, hfwd, hbwd_rev);
     cost.tp_pair(TpPoint::before_column_parallel, hfwd, hbwd_rev);
-    cost.gemm_pair("lm head", tokens, vocab_local, h, hfwd, hbwd_rev);
+    cost.gemm_pair("lm head", tokens, vocab_local, h, hfwd, hbwd_rev, /*quantized=*/false);
     const double logit_bytes = static_cast<double>(tokens * vocab_local) * 4.0;
     cost.elementwise_pair("cross-entropy", 3 * logit_bytes, 3 * logit_bytes, hfwd, hbwd_rev);
     program.head_forward = std::move(hfwd);

@@ -2,8 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include "sim/engine/time.hpp"
 
 #include "tests/sim/training/training_test_support.hpp"
 
@@ -67,6 +70,52 @@ TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
   CHECK(program.dense.backward.back().name == "ln1 bwd");
   CHECK(program.dense.backward[program.dense.backward.size() - 2].name == "tp all-reduce");
   CHECK(program.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2));
+}
+
+TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and router stay bf16") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);
+  w.parallelism.sequence_parallel = true;
+  const auto bf16 = Programs(w).stage(1);
+  w.precision = models::Dtype::fp8;
+  const auto fp8 = Programs(w).stage(1);
+  using V = std::vector<std::string>;
+  const auto compute = names_of_kind(fp8.dense.forward, exec::TaskKind::compute);
+  // The cast precedes the TP all-gather that feeds the GEMM (TE gathers fp8), so the
+  // all-gather stays next to the GEMM it may overlap.
+  CHECK(fp8.dense.forward[1].name == "qkv fp8 cast");
+  CHECK(fp8.dense.forward[2].name == "tp all-gather");
+  CHECK(fp8.dense.forward[3].name == "qkv");
+  for (const char* gemm : {"qkv", "proj", "fc1", "fc2"}) {
+    CAPTURE(gemm);
+    CHECK(std::count(compute.begin(), compute.end(), std::string(gemm) + " fp8 cast") == 1);
+    const auto backward = names_of_kind(fp8.dense.backward, exec::TaskKind::compute);
+    CHECK(std::count(backward.begin(), backward.end(), std::string(gemm) + " grad fp8 cast") == 1);
+  }
+  // Cast bytes: the input m x k at 2 bytes read and 2 written (fp8 and its transpose); the
+  // proj input is 2048 tokens x 1024 / t (t = 2) wide.
+  const auto proj_cast = std::find_if(fp8.dense.forward.begin(), fp8.dense.forward.end(),
+                                      [](const StageOp& op) { return op.name == "proj fp8 cast"; });
+  REQUIRE(proj_cast != fp8.dense.forward.end());
+  const auto& c = Programs(w).bench.compute;
+  models::ElementwiseShape shape;
+  shape.bytes_read = shape.bytes_written = 2048.0 * 512 * 2;
+  CHECK(proj_cast->duration_ps == engine::seconds_to_ps(c.elementwise(shape).time_s));
+  CHECK(proj_cast->flops == 0);
+  // Model FLOPs are unchanged; the layer GEMMs get faster, the LM head does not.
+  auto flops = [](const std::vector<StageOp>& ops) {
+    double sum = 0;
+    for (const auto& op : ops) sum += op.flops;
+    return sum;
+  };
+  CHECK(flops(fp8.dense.forward) == doctest::Approx(flops(bf16.dense.forward)));
+  const auto head_time = [](const StageProgram& p, const std::string& name) {
+    for (const auto& op : p.head_forward) {
+      if (op.name == name) return op.duration_ps;
+    }
+    return engine::TimePs{-1};
+  };
+  CHECK(head_time(fp8, "lm head") == head_time(bf16, "lm head"));
+  CHECK(names_of_kind(fp8.head_forward, exec::TaskKind::compute) == V{"final ln", "lm head", "cross-entropy"});
 }
 
 TEST_CASE("recompute policies") {

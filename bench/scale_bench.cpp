@@ -1,0 +1,36 @@
+// The scale target (issue 5): one step of Llama-3.1-405B on 16,384 H100s (TP8 PP16 DP128,
+// 3-tier fat-tree) at flow fidelity, in symmetric mode (target < 10 s on one core, < 4 GiB
+// peak memory) and in full mode (every rank simulated; target < 120 s). Peak memory is not a
+// Google Benchmark figure: docs/performance.md measures it with /usr/bin/time -v on the CLI.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+
+namespace {
+
+void run_405b(benchmark::State& state, const std::string& mode) {
+  const auto file = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios/scale/llama-3.1-405b-16k-h100.yaml";
+  std::uint64_t events = 0;
+  double step_s = 0;
+  for (auto _ : state) {
+    const auto scenario = clustersim::scenario::load_scenario(file, {"simulation.mode=" + mode});
+    const auto result = clustersim::runner::run_training(scenario);
+    events = result.events;
+    step_s = result.step_time_s;
+    benchmark::DoNotOptimize(result.step_time_s);
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["step_s"] = step_s;
+}
+
+void BM_Llama405b16kSymmetricFlow(benchmark::State& state) { run_405b(state, "symmetric"); }
+void BM_Llama405b16kFullFlow(benchmark::State& state) { run_405b(state, "full"); }
+
+}  // namespace
+
+BENCHMARK(BM_Llama405b16kSymmetricFlow)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_Llama405b16kFullFlow)->Unit(benchmark::kSecond)->Iterations(1);
