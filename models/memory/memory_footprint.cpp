@@ -135,6 +135,14 @@ struct StageParameters {
   double experts = 0;
 };
 
+/// Parameters of the last stage's head on one device: final norm and (untied, or pp > 1) the
+/// LM head's vocabulary shard.
+double parameters_head(const models::TransformerSpec& model, int pp, double t) {
+  const double h = static_cast<double>(model.hidden_size);
+  const bool shared = model.tie_word_embeddings && pp == 1;
+  return h + (shared ? 0.0 : static_cast<double>(model.vocab_size) * h / t);
+}
+
 StageParameters moe_stage_layer_parameters(const FootprintInputs& in, const LayerCounts& counts) {
   const auto& m = in.model;
   const double t = in.tp;
@@ -318,6 +326,24 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     }
   }
 
+  if (in.zero >= 3) {
+    // ZeRO-3 / FSDP with one unit per layer (as the step simulates it): the unit being
+    // computed and the one being prefetched are held whole (bf16 weights), and the unit's
+    // whole gradient until its reduce-scatter. The largest unit of the stage: a layer (the
+    // mean of the stage's layers, experts included), the embedding or the LM head. DeepSpeed
+    // gathers per parameter under a live-parameter cap (stage3_max_live_parameters), which
+    // needs less for very wide layers; that is not modelled.
+    double unit = stage_layers > 0 ? (parameters - (first ? v * h / t : 0.0) - (last ? parameters_head(model, in.pp, t) : 0.0) +
+                                      (moe ? moe_parameters.experts : 0.0)) /
+                                         stage_layers
+                                   : 0.0;
+    if (first) unit = std::max(unit, v * h / t);
+    if (last) unit = std::max(unit, parameters_head(model, in.pp, t));
+    // The unit's gradient is produced in the working precision before it is reduce-scattered
+    // into the sharded fp32 main gradient.
+    fp.zero3_gathered_bytes = unit * 3.0 * in.weight_bytes_per_param;
+  }
+
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
   fp.stored_layer_activations = static_cast<double>(inflight) * layers_per_chunk(in, stage);
   const double per_layer = moe ? mean_layer_bytes(in, in.recompute, counts) : layer_bytes(in, in.recompute, LayerKind::dense);
@@ -358,7 +384,8 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     fp.moe_dispatch_bytes = 2.0 * act_scale * token_share * h * (k / sp_div + expert_copies_per_token(in));
   }
   const double allocated = fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes + fp.activations_bytes +
-                           fp.embedding_head_bytes + fp.recompute_buffer_bytes + fp.moe_dispatch_bytes;
+                           fp.embedding_head_bytes + fp.recompute_buffer_bytes + fp.moe_dispatch_bytes +
+                           fp.zero3_gathered_bytes;
   fp.fragmentation_bytes = allocated * (in.fragmentation - 1.0);
   fp.workspace_bytes = in.workspace_bytes;
   fp.total_bytes = allocated + fp.fragmentation_bytes + fp.workspace_bytes;
@@ -373,6 +400,7 @@ std::vector<FootprintTerm> StageFootprint::terms_largest_first() const {
                                    {"embedding/logits", embedding_head_bytes},
                                    {"recompute buffer", recompute_buffer_bytes},
                                    {"MoE dispatch buffers", moe_dispatch_bytes},
+                                   {"ZeRO-3 gathered units", zero3_gathered_bytes},
                                    {"workspace", workspace_bytes},
                                    {"fragmentation", fragmentation_bytes}};
   std::stable_sort(terms.begin(), terms.end(),

@@ -103,6 +103,9 @@ struct StageFootprint {
   /// One MoE layer's dispatch/combine buffers: the permuted token copies before and after the
   /// expert-parallel all-to-all, live while the layer runs (0 without MoE layers).
   double moe_dispatch_bytes = 0;
+  /// ZeRO-3: the gathered (whole) bf16 weights of the unit computed and the unit prefetched,
+  /// and the unit's whole bf16 gradient before its reduce-scatter (0 below ZeRO-3).
+  double zero3_gathered_bytes = 0;
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
   double total_bytes = 0;

@@ -98,6 +98,8 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     line("optimizer state", gib(m.optimizer_bytes));
     line("activations", fmt::format("{} (+ {} embedding/logits, {} recompute buffer)", gib(m.activations_bytes),
                                     gib(m.embedding_logits_bytes), gib(m.recompute_buffer_bytes)));
+    if (m.moe_dispatch_bytes > 0) line("MoE dispatch buffers", gib(m.moe_dispatch_bytes));
+    if (m.zero3_gathered_bytes > 0) line("ZeRO-3 gathered units", gib(m.zero3_gathered_bytes));
     line("workspace / fragmentation", fmt::format("{} / {}", gib(m.workspace_bytes), gib(m.fragmentation_bytes)));
     if (m.stages.size() > 1) {
       out += "memory per pipeline stage (per device)\n";
@@ -176,6 +178,8 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
           {"recompute_buffer_bytes", m.recompute_buffer_bytes},
           {"workspace_bytes", m.workspace_bytes},
           {"fragmentation_bytes", m.fragmentation_bytes},
+          {"moe_dispatch_bytes", m.moe_dispatch_bytes},
+          {"zero3_gathered_bytes", m.zero3_gathered_bytes},
           {"stages", stages}};
 }
 

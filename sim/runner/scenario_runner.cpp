@@ -149,6 +149,8 @@ void fill_memory_report(const models::StageFootprint& peak, double capacity_byte
   report.recompute_buffer_bytes = peak.recompute_buffer_bytes;
   report.workspace_bytes = peak.workspace_bytes;
   report.fragmentation_bytes = peak.fragmentation_bytes;
+  report.moe_dispatch_bytes = peak.moe_dispatch_bytes;
+  report.zero3_gathered_bytes = peak.zero3_gathered_bytes;
 }
 
 void fill_run_report(double train_tokens, training::TrainingResult& result) {

@@ -45,6 +45,8 @@ struct MemoryReport {
   double recompute_buffer_bytes = 0;
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
+  double moe_dispatch_bytes = 0;    ///< one MoE layer's all-to-all buffers
+  double zero3_gathered_bytes = 0;  ///< ZeRO-3: whole weights/gradient of the units in use
   std::vector<StageMemory> stages;  ///< every pipeline stage, in order
 };
 

@@ -154,9 +154,17 @@ TEST_CASE("weights, gradients and optimizer state under ZeRO 0-3") {
   fp = stage_footprint(in, 0);
   CHECK(fp.weights_bytes == doctest::Approx(2 * params));
   CHECK(fp.gradients_bytes == doctest::Approx(params));
+  CHECK(fp.zero3_gathered_bytes == 0);
   in.zero = 3;
   fp = stage_footprint(in, 0);
   CHECK(fp.weights_bytes == doctest::Approx(params / 2));
+  // ZeRO-3 holds two whole units' bf16 weights (computed + prefetched) and one unit's bf16
+  // gradient before its reduce-scatter; here the largest unit is a layer (h 1024 > vocab 1000).
+  CHECK(fp.zero3_gathered_bytes == doctest::Approx(in.model.layer_parameters() * 3 * 2));
+  CHECK(fp.total_bytes == doctest::Approx(fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes +
+                                          fp.activations_bytes + fp.embedding_head_bytes +
+                                          fp.recompute_buffer_bytes + fp.moe_dispatch_bytes +
+                                          fp.zero3_gathered_bytes));
   // Optimizer offload empties the device's optimizer state.
   in.offload_optimizer = true;
   CHECK(stage_footprint(in, 0).optimizer_bytes == 0);
