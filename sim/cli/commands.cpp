@@ -11,6 +11,7 @@
 #include "models/comm/collective_sweep.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/report/collective_report.hpp"
+#include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
 #include "sim/report/training_report.hpp"
@@ -98,6 +99,26 @@ int describe_command(const std::string& name, std::ostream& out) {
 }
 
 int validate_command(const ValidateOptions& options, std::ostream& out) {
+  if (!options.scenario_row.empty()) {
+    const auto rows = validate::read_csv_file(options.dataset);
+    std::vector<std::string> ids;
+    for (const auto& row : rows) {
+      if (row.get("id") != options.scenario_row) {
+        ids.push_back(row.get("id"));
+        continue;
+      }
+      const auto mapping = validate::map_training_row(row);
+      if (!mapping.scenario_yaml) {
+        throw ConfigError(fmt::format("{}: row '{}' is skipped: {}", options.dataset, options.scenario_row,
+                                      mapping.skip_reason));
+      }
+      out << *mapping.scenario_yaml;
+      return 0;
+    }
+    throw ConfigError(fmt::format("{}: no row with id '{}' (the file has {} rows{})", options.dataset,
+                                  options.scenario_row, ids.size(),
+                                  ids.empty() ? "" : fmt::format(", e.g. '{}'", ids.front())));
+  }
   const auto report = validate::validate_training_dataset(options.dataset);
   if (options.format == "json") {
     out << validate::validation_json(report).dump(2) << '\n';

@@ -17,6 +17,9 @@ struct RunOptions {
 struct ValidateOptions {
   std::string dataset;
   std::string format = "table";
+  /// Row id: print the scenario YAML that row maps to (or why it is skipped) instead of
+  /// validating, so the row can be run, inspected and varied with `clustersim run`.
+  std::string scenario_row;
 };
 
 /// `clustersim collective`: an nccl-tests-style sweep on a scenario's cluster, or (with

@@ -122,6 +122,21 @@ TEST_CASE("validate prints per-row errors and the MAPE, and JSON with the docume
   CHECK(table.output.find("MAPE") != std::string::npos);
 }
 
+TEST_CASE("validate --scenario prints the scenario a row maps to, and it runs") {
+  const std::string dataset = source_path("validation/data/ground_truth_training.csv");
+  const auto shown = run_clustersim("validate --dataset " + dataset + " --scenario mcore_h100_0_mfu");
+  REQUIRE(shown.exit_code == 0);
+  CHECK(shown.output.find("seq_len: 4096") != std::string::npos);
+  CHECK(shown.output.find("global_batch: 192") != std::string::npos);
+  CHECK(shown.output.find("tp: 1, pp: 1, dp: 48") != std::string::npos);
+  const auto missing = run_clustersim("validate --dataset " + dataset + " --scenario no_such_row");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.output.find("no row with id 'no_such_row'") != std::string::npos);
+  const auto skipped = run_clustersim("validate --dataset " + dataset + " --scenario opt_175b_tflops");
+  CHECK(skipped.exit_code != 0);
+  CHECK(skipped.output.find("is skipped: OPT-175B") != std::string::npos);
+}
+
 TEST_CASE("docs scenario-reference matches the committed docs/scenario-reference.md") {
   const auto generated = run_clustersim("docs scenario-reference");
   REQUIRE(generated.exit_code == 0);
