@@ -156,7 +156,16 @@ OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
   kernel.n = shape.n;
   kernel.k = shape.k;
   kernel.batch = shape.batch;
-  return estimate(kernel);
+  OpEstimate result = estimate(kernel);
+  if (shape.accumulate_bytes > 0) {
+    const double elements = static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+                            static_cast<double>(shape.batch);
+    const double extra_bytes =
+        std::max(0.0, elements * (2.0 * shape.accumulate_bytes - output_dtype_bytes(shape.dtype)));
+    result.time_s += extra_bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
+    result.bytes += extra_bytes;
+  }
+  return result;
 }
 
 GemmSchedule ComputeModel::gemm_schedule(const GemmShape& shape) const {
@@ -270,8 +279,9 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
   if (!shape.backward) {
     accumulate(total, batched_gemm(shape.seq_q, shape.seq_kv, shape.head_dim),  // S = Q K^T
                compute_bound_time_s);
-    accumulate(total, score_pass(1, 2), compute_bound_time_s);  // scale + mask
-    accumulate(total, score_pass(1, 5), compute_bound_time_s);  // softmax: max, sub, exp, sum, div
+    // Megatron's FusedScaleMaskSoftmax: scale, mask and softmax (max, sub, exp, sum, div) in
+    // one pass over the scores.
+    accumulate(total, score_pass(1, 7), compute_bound_time_s);
     accumulate(total, score_pass(1, 2), compute_bound_time_s);  // dropout: rng compare, scale
     accumulate(total, batched_gemm(shape.seq_q, shape.head_dim, shape.seq_kv),  // O = P V
                compute_bound_time_s);
@@ -281,8 +291,8 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
     accumulate(total, batched_gemm(shape.seq_q, shape.seq_kv, shape.head_dim),  // dP = dO V^T
                compute_bound_time_s);
     accumulate(total, score_pass(1, 1), compute_bound_time_s);  // dropout grad
-    accumulate(total, score_pass(2, 4), compute_bound_time_s);  // softmax grad: P, dP -> dS
-    accumulate(total, score_pass(1, 1), compute_bound_time_s);  // scale grad
+    // Fused softmax backward with the scale folded in: P, dP -> dS.
+    accumulate(total, score_pass(2, 4), compute_bound_time_s);
     accumulate(total, batched_gemm(shape.seq_q, shape.head_dim, shape.seq_kv),  // dQ = dS K
                compute_bound_time_s);
     accumulate(total, batched_gemm(shape.seq_kv, shape.head_dim, shape.seq_q),  // dK = dS^T Q

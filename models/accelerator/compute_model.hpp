@@ -173,7 +173,10 @@ class ComputeModel {
   const std::map<std::string, LinearTimeFit>& fits() const { return fits_; }
 
   /// Batched GEMM. flops = 2 m n k batch; bytes = A and B once and C (see GemmShape).
-  /// Roofline: gemm_schedule() + kernel_launch_s. Throws ConfigError naming a non-positive
+  /// Roofline: gemm_schedule() + kernel_launch_s. An accumulating GEMM
+  /// (shape.accumulate_bytes > 0) adds, to whichever estimate the plain GEMM gets, the extra
+  /// epilogue traffic m n batch (2 accumulate_bytes - output_dtype_bytes) at the HBM rate: the
+  /// epilogue runs after the k-loop (gemm_schedule.hpp), so it is not hidden by the math. Throws ConfigError naming a non-positive
   /// dimension or a dtype the accelerator lacks.
   OpEstimate gemm(const GemmShape& shape) const;
 
@@ -191,9 +194,10 @@ class ComputeModel {
   /// Unfused (Megatron before FlashAttention): gemm() for QK^T ([seq_q x head_dim] x
   /// [head_dim x seq_kv] per q head) and PV, plus elementwise passes over the
   /// batch x q_heads x seq_q x seq_kv score matrix stored in the output format
-  /// (output_dtype_bytes): forward = scale+mask, softmax, dropout (each read + write once);
-  /// backward = 4 GEMMs (dV, dP, dQ, dK) and dropout-grad (read, write), softmax-grad
-  /// (read P and dP, write dS), scale-grad (read, write). Causal masking is applied
+  /// (output_dtype_bytes): forward = fused scale+mask+softmax (Megatron's
+  /// FusedScaleMaskSoftmax, default since 2020), dropout (each read + write once);
+  /// backward = 4 GEMMs (dV, dP, dQ, dK) and dropout-grad (read, write), fused softmax-grad
+  /// with the scale folded in (read P and dP, write dS). Causal masking is applied
   /// elementwise, so the GEMMs compute the full matrices; K/V are expanded to q_heads
   /// (repeat_kv) so GQA does not save unfused traffic.
   OpEstimate attention(const AttentionShape& shape) const;

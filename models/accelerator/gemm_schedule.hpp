@@ -50,6 +50,11 @@ struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch = 1;
   Dtype dtype = Dtype::bf16;
+  /// 0: the epilogue writes C (output_dtype_bytes per element). > 0: C += A x B into an
+  /// existing accumulator of this many bytes per element (beta = 1), which the epilogue reads
+  /// and writes back: a weight-gradient GEMM accumulating into the framework's gradient
+  /// buffer (Megatron's gradient_accumulation_fusion, fp32 main_grad with bf16).
+  double accumulate_bytes = 0;
 };
 
 

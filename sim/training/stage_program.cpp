@@ -6,6 +6,10 @@
 // * Elementwise backward moves 1.5x the bytes of its forward (reads the saved input and the
 //   incoming gradient, writes the input gradient; fused kernels save part of the traffic).
 // * Elementwise ops are memory bound: their vector FLOPs are neither timed nor counted.
+// * Weight-gradient GEMMs accumulate into the gradient buffer (grad_bytes_per_param per
+//   element: fp32 main_grad or the bf16/fp16 buffer), reading and writing it in the epilogue
+//   every micro-batch, as Megatron's gradient_accumulation_fusion (and, without it, the
+//   separate main_grad.add_) does; the first micro-batch accumulates into the zeroed buffer.
 // * Cross-entropy (vocab-parallel) works on b*s*V/t fp32 logits in ~3 passes (max, sum of
 //   exponentials, loss/softmax), each reading and writing 4 bytes per logit. The three small
 //   all-reduces of per-token statistics are not modelled.
@@ -84,13 +88,14 @@ class OpCoster {
   std::int64_t tokens() const { return tokens_; }
 
   StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype,
-               std::int64_t batch = 1) const {
+               std::int64_t batch = 1, double accumulate_bytes = 0) const {
     models::GemmShape shape;
     shape.batch = batch;
     shape.m = m;
     shape.n = n;
     shape.k = k;
     shape.dtype = dtype;
+    shape.accumulate_bytes = accumulate_bytes;
     const auto estimate = compute_.gemm(shape);
     return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
             estimate.flops};
@@ -124,7 +129,9 @@ class OpCoster {
     // Reversed list: appended in reverse execution order (dgrad, then wgrad when executed).
     // The output-gradient cast is placed between them rather than before the dgrad, so that
     // an all-gather overlapped with the dgrad stays next to it; the sum is the same.
-    backward_reversed.push_back(gemm(name + " wgrad", k, n, m, dtype, batch));
+    // The weight gradient accumulates into the gradient buffer across micro-batches
+    // (GemmShape::accumulate_bytes): its epilogue reads and writes grad_bytes_per_param.
+    backward_reversed.push_back(gemm(name + " wgrad", k, n, m, dtype, batch, workload_.grad_bytes_per_param));
     if (cast) {
       const double grad = copies * static_cast<double>(m) * static_cast<double>(n) * 2.0;
       backward_reversed.push_back(elementwise(name + " grad fp8 cast", grad, grad));

@@ -79,6 +79,24 @@ TEST_CASE("large square GEMM is compute bound at peak x efficiency, plus its epi
   CHECK(model.gemm_schedule(gemm_shape(8192, 8192, 8192)).describe() == "128x256");
 }
 
+TEST_CASE("an accumulating GEMM reads and writes its fp32 accumulator in the epilogue") {
+  // The 8192^3 GEMM above, accumulating into fp32 (weight gradient into main_grad): the
+  // epilogue moves 8192^2 x (4 + 4) bytes instead of writing 8192^2 x 2 bytes, i.e. 6 extra
+  // bytes per element at 1.8e12 B/s = 223.696 us more.
+  const ComputeModel model(test_accelerator(128));
+  const OpEstimate plain = model.gemm(gemm_shape(8192, 8192, 8192));
+  GemmShape shape = gemm_shape(8192, 8192, 8192);
+  shape.accumulate_bytes = 4;
+  const OpEstimate accumulating = model.gemm(shape);
+  const double extra_bytes = 8192.0 * 8192.0 * 6.0;
+  CHECK(accumulating.time_s - plain.time_s == doctest::Approx(extra_bytes / 1.8e12).epsilon(1e-9));
+  CHECK(accumulating.bytes - plain.bytes == doctest::Approx(extra_bytes));
+  CHECK(accumulating.flops == plain.flops);
+  // A bf16 accumulator: read 2 + write 2 instead of write 2.
+  shape.accumulate_bytes = 2;
+  CHECK(model.gemm(shape).time_s - plain.time_s == doctest::Approx(8192.0 * 8192.0 * 2.0 / 1.8e12).epsilon(1e-9));
+}
+
 TEST_CASE("skinny m=1 GEMM is memory bound") {
   // bytes = (1*8192 + 8192*8192 + 1*8192) * 2 = 134250496; time = bytes / (2e12 * 0.9) + 4 us.
   const ComputeModel model(test_accelerator(128));
@@ -214,20 +232,20 @@ TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over th
   shape.fused = false;
   // Forward: QK^T (8 x 2048x2048x128: main loop 16.11 us, then the 67.1 MB score store,
   // 37.28 us: 53.39 us) and PV (8 x 2048x128x2048: 71.3 MB of operands, 39.61 us, + store
-  // 2.33 us: 41.94 us), each + 4 us launch; scale+mask, softmax, dropout over 33.5M bf16
-  // scores (134 MB each: 78.57 us).
+  // 2.33 us: 41.94 us), each + 4 us launch; fused scale+mask+softmax and dropout over 33.5M
+  // bf16 scores (134 MB each: 74.57 us + 4 us launch = 78.57 us).
   const OpEstimate forward = model.attention(shape);
   CHECK(forward.flops == doctest::Approx(17481859072.0));  // causal is not halved unfused
-  CHECK(forward.bytes == doctest::Approx(553648128.0));
-  CHECK(forward.time_s == doctest::Approx(3.3902808291555556e-4).epsilon(1e-9));
+  CHECK(forward.bytes == doctest::Approx(419430400.0));
+  CHECK(forward.time_s == doctest::Approx(2.6046267847111112e-4).epsilon(1e-9));
   CHECK_FALSE(forward.compute_bound);
-  // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad, softmax grad (reads P
-  // and dP), scale grad.
+  // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad (78.57 us) and the
+  // fused softmax grad with the scale folded in (reads P and dP: 201 MB, 115.85 us).
   shape.backward = true;
   const OpEstimate backward = model.attention(shape);
-  CHECK(backward.flops == doctest::Approx(34561064960.0));
-  CHECK(backward.bytes == doctest::Approx(771751936.0));
-  CHECK(backward.time_s == doctest::Approx(4.681968651377778e-4).epsilon(1e-9));
+  CHECK(backward.flops == doctest::Approx(34527510528.0));
+  CHECK(backward.bytes == doctest::Approx(637534208.0));
+  CHECK(backward.time_s == doctest::Approx(3.8963146069333336e-4).epsilon(1e-9));
   // The fused kernel never writes the score matrix.
   shape.fused = true;
   shape.backward = false;

@@ -38,8 +38,14 @@ TEST_CASE("single GPU: the step is the sum of every op time times micro-batches 
   auto gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     return ps(c.gemm({m, n, k, 1, models::Dtype::bf16}));
   };
+  // The wgrad accumulates into the bf16 gradient buffer (GemmShape::accumulate_bytes 2).
+  auto wgrad = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    models::GemmShape shape{m, n, k, 1, models::Dtype::bf16};
+    shape.accumulate_bytes = 2;
+    return ps(c.gemm(shape));
+  };
   auto train_gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
-    return gemm(m, n, k) + gemm(m, k, n) + gemm(k, n, m);  // forward, dgrad, wgrad
+    return gemm(m, n, k) + gemm(m, k, n) + wgrad(k, n, m);  // forward, dgrad, wgrad
   };
   auto elem = [&](double read, double written) {
     return ps(c.elementwise({read, written, 0})) + ps(c.elementwise({1.5 * read, 1.5 * written, 0}));
