@@ -39,6 +39,12 @@ struct AcceleratorSpec {
   double memory_efficiency = 0.85;
   /// Fixed cost of one kernel launch, seconds.
   double kernel_launch_s = 4e-6;
+  /// K elements between promotions of the fp8 matrix-unit accumulator into fp32 registers on
+  /// the vector cores, when a GEMM asks for precise ("split") accumulation; 0 = the matrix
+  /// unit accumulates fp8 products at full precision, or never needs promotion. Hopper's fp8
+  /// MMA keeps ~14 bits of its running sum (DeepSeek-V3 report, arXiv:2412.19437 sec. 3.3.2),
+  /// so precise fp8 GEMMs add one fp32 add per output element per interval.
+  int fp8_promotion_interval = 0;
   /// GEMM output tile handled by one compute unit (for tile and wave quantization).
   int gemm_tile_m = 128;
   int gemm_tile_n = 256;

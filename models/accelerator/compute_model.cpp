@@ -165,6 +165,13 @@ OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
     result.time_s += extra_bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
     result.bytes += extra_bytes;
   }
+  if (shape.split_accumulation && shape.dtype == Dtype::fp8 && spec_.fp8_promotion_interval > 0 &&
+      spec_.vector_flops_per_s > 0) {
+    const double promotions = std::ceil(static_cast<double>(shape.k) / spec_.fp8_promotion_interval);
+    const double adds = static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+                        static_cast<double>(shape.batch) * promotions;
+    result.time_s += adds / (spec_.vector_flops_per_s / 2.0);
+  }
   return result;
 }
 

@@ -176,7 +176,11 @@ class ComputeModel {
   /// Roofline: gemm_schedule() + kernel_launch_s. An accumulating GEMM
   /// (shape.accumulate_bytes > 0) adds, to whichever estimate the plain GEMM gets, the extra
   /// epilogue traffic m n batch (2 accumulate_bytes - output_dtype_bytes) at the HBM rate: the
-  /// epilogue runs after the k-loop (gemm_schedule.hpp), so it is not hidden by the math. Throws ConfigError naming a non-positive
+  /// epilogue runs after the k-loop (gemm_schedule.hpp), so it is not hidden by the math.
+  /// An fp8 GEMM with shape.split_accumulation on an accelerator with an
+  /// fp8_promotion_interval I adds m n batch ceil(k / I) fp32 adds on the vector cores
+  /// (vector_flops_per_s / 2 adds per second: the vector peak counts an FMA as two FLOPs),
+  /// serialised with the MMAs of the tile they drain. Throws ConfigError naming a non-positive
   /// dimension or a dtype the accelerator lacks.
   OpEstimate gemm(const GemmShape& shape) const;
 

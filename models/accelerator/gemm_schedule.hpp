@@ -55,6 +55,10 @@ struct GemmShape {
   /// and writes back: a weight-gradient GEMM accumulating into the framework's gradient
   /// buffer (Megatron's gradient_accumulation_fusion, fp32 main_grad with bf16).
   double accumulate_bytes = 0;
+  /// fp8 with precise ("split") accumulation: the running sums are promoted to fp32 every
+  /// AcceleratorSpec::fp8_promotion_interval K elements (Transformer Engine's dgrad and wgrad
+  /// GEMMs; its forward GEMMs use fast accumulation). Ignored for other formats.
+  bool split_accumulation = false;
 };
 
 

@@ -155,6 +155,7 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   if (reader.has(base + "memory.l2_bandwidth")) spec.l2_bytes_per_s = q("memory.l2_bandwidth");
   spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
   spec.kernel_launch_s = q("kernel_launch");
+  spec.fp8_promotion_interval = static_cast<int>(reader.integer(base + "fp8_promotion_interval").value_or(0));
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
   spec.gemm_tile_n = static_cast<int>(reader.integer(base + "gemm_tile.n").value_or(256));
   spec.scale_up_bytes_per_s = q("scale_up_bandwidth");

@@ -87,6 +87,11 @@ std::vector<Field> accelerator_preset_fields() {
                     number_field("memory", "STREAM fraction of HBM peak").positive().range(0, 1).def("0.85")},
                    "achievable fractions of peak (public microbenchmarks)"),
       quantity_field("kernel_launch", Dimension::seconds, "fixed cost of one kernel launch").def("4 us"),
+      integer_field("fp8_promotion_interval",
+                    "K elements between promotions of the fp8 MMA accumulator to fp32 on the vector cores in "
+                    "precise-accumulation GEMMs; 0: full-precision fp8 accumulation")
+          .range(0, 1048576)
+          .def("0"),
       object_field("gemm_tile",
                    {integer_field("m", "GEMM output tile rows per compute unit").range(1, 65536).def("128"),
                     integer_field("n", "GEMM output tile columns per compute unit").range(1, 65536).def("256")},

@@ -10,6 +10,9 @@
 //   element: fp32 main_grad or the bf16/fp16 buffer), reading and writing it in the epilogue
 //   every micro-batch, as Megatron's gradient_accumulation_fusion (and, without it, the
 //   separate main_grad.add_) does; the first micro-batch accumulates into the zeroed buffer.
+// * fp8: forward GEMMs use fast accumulation, dgrad and wgrad precise (split) accumulation, as
+//   Transformer Engine's defaults set them; on Hopper that promotes the fp8 MMA accumulator
+//   to fp32 every 128 K elements (ComputeModel::gemm).
 // * Cross-entropy (vocab-parallel) works on b*s*V/t fp32 logits in ~3 passes (max, sum of
 //   exponentials, loss/softmax), each reading and writing 4 bytes per logit. The three small
 //   all-reduces of per-token statistics are not modelled.
@@ -88,7 +91,7 @@ class OpCoster {
   std::int64_t tokens() const { return tokens_; }
 
   StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype,
-               std::int64_t batch = 1, double accumulate_bytes = 0) const {
+               std::int64_t batch = 1, double accumulate_bytes = 0, bool split_accumulation = false) const {
     models::GemmShape shape;
     shape.batch = batch;
     shape.m = m;
@@ -96,6 +99,7 @@ class OpCoster {
     shape.k = k;
     shape.dtype = dtype;
     shape.accumulate_bytes = accumulate_bytes;
+    shape.split_accumulation = split_accumulation;
     const auto estimate = compute_.gemm(shape);
     return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
             estimate.flops};
@@ -131,12 +135,16 @@ class OpCoster {
     // an all-gather overlapped with the dgrad stays next to it; the sum is the same.
     // The weight gradient accumulates into the gradient buffer across micro-batches
     // (GemmShape::accumulate_bytes): its epilogue reads and writes grad_bytes_per_param.
-    backward_reversed.push_back(gemm(name + " wgrad", k, n, m, dtype, batch, workload_.grad_bytes_per_param));
+    // Transformer Engine runs the fp8 backward GEMMs with precise (split) accumulation
+    // (_2X_ACC_DGRAD = _2X_ACC_WGRAD = True, _2X_ACC_FPROP = False): GemmShape::split_accumulation.
+    const bool split = dtype == Dtype::fp8;
+    backward_reversed.push_back(
+        gemm(name + " wgrad", k, n, m, dtype, batch, workload_.grad_bytes_per_param, split));
     if (cast) {
       const double grad = copies * static_cast<double>(m) * static_cast<double>(n) * 2.0;
       backward_reversed.push_back(elementwise(name + " grad fp8 cast", grad, grad));
     }
-    backward_reversed.push_back(gemm(name + " dgrad", m, k, n, dtype, batch));
+    backward_reversed.push_back(gemm(name + " dgrad", m, k, n, dtype, batch, 0, split));
   }
 
   StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {

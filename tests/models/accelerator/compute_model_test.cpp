@@ -134,6 +134,29 @@ TEST_CASE("fp8 GEMM reads 1-byte operands, writes bf16, and uses the fp8 peak") 
   CHECK(fp8.time_s == doctest::Approx(fp8_schedule.time_s + 4e-6));
 }
 
+TEST_CASE("precise fp8 accumulation promotes the accumulator every interval on the vector cores") {
+  // 8192^3 fp8 with promotion every 128 K elements: 8192^2 x 64 fp32 adds at 50e12 / 2 =
+  // 25e12 adds/s = 171.8 us more than the fast-accumulation GEMM; nothing without an interval,
+  // for a format other than fp8, or without split accumulation.
+  AcceleratorSpec spec = test_accelerator(128);
+  const OpEstimate fast = ComputeModel(spec).gemm(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8));
+  GemmShape precise = gemm_shape(8192, 8192, 8192, 1, Dtype::fp8);
+  precise.split_accumulation = true;
+  CHECK(ComputeModel(spec).gemm(precise).time_s == doctest::Approx(fast.time_s));  // interval 0
+  spec.fp8_promotion_interval = 128;
+  const ComputeModel model(spec);
+  CHECK(model.gemm(precise).time_s - fast.time_s == doctest::Approx(8192.0 * 8192.0 * 64.0 / 25e12).epsilon(1e-9));
+  CHECK(model.gemm(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8)).time_s == doctest::Approx(fast.time_s));
+  GemmShape bf16 = gemm_shape(8192, 8192, 8192);
+  bf16.split_accumulation = true;
+  CHECK(model.gemm(bf16).time_s == doctest::Approx(model.gemm(gemm_shape(8192, 8192, 8192)).time_s));
+  // K = 1000 needs ceil(1000 / 128) = 8 promotions per output element.
+  GemmShape odd_k = gemm_shape(4096, 4096, 1000, 1, Dtype::fp8);
+  const double fast_odd = model.gemm(odd_k).time_s;
+  odd_k.split_accumulation = true;
+  CHECK(model.gemm(odd_k).time_s - fast_odd == doctest::Approx(4096.0 * 4096.0 * 8.0 / 25e12).epsilon(1e-9));
+}
+
 TEST_CASE("GEMM rejects bad shapes and missing formats, naming them") {
   const ComputeModel model(test_accelerator(128));
   CHECK(message_of([&] { model.gemm(gemm_shape(0, 8, 8)); }) ==

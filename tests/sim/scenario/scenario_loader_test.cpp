@@ -246,6 +246,15 @@ TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
         "t.yaml:30:43: simulation.comm.overlap_sms: out of range: must be between 0 and 1000000, got -1");
 }
 
+TEST_CASE("loader: the fp8 accumulator promotion interval is read and range-checked") {
+  CHECK(load(kBase).cluster.accelerator.fp8_promotion_interval == 0);  // schema default
+  const std::string with = edit(kBase, {{"compute_units: 100", "compute_units: 100\n    fp8_promotion_interval: 128"}});
+  CHECK(load(with).cluster.accelerator.fp8_promotion_interval == 128);
+  CHECK(one_problem(edit(with, {{"fp8_promotion_interval: 128", "fp8_promotion_interval: -4"}})) ==
+        "t.yaml:9:29: accelerators.test-gpu.fp8_promotion_interval: out of range: must be between 0 and 1048576, "
+        "got -4");
+}
+
 TEST_CASE("loader: per-stage layer counts are checked against pp and the model") {
   const std::string with = edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, stage_layers: [3, 5]}"}});
   CHECK(load(with).training.parallelism.stage_layers == std::vector<int>{3, 5});
