@@ -70,10 +70,11 @@ struct FootprintInputs {
   /// fp8 weight and fp8 transposed weight cached across micro-batches (2 B per parameter).
   bool fp8 = false;
   /// DeepSpeed ZeRO-3's gathered-parameter limits, in parameters (elements):
-  /// stage3_max_live_parameters (default 1e9) caps the whole parameters held at once beyond the
-  /// module being computed, stage3_prefetch_bucket_size (default 5e8) the parameters
-  /// prefetched ahead, reduce_bucket_size (default 5e8) the gradient bucket reduce-scattered
-  /// at once. See docs/models.md ("Memory", ZeRO-3).
+  /// stage3_max_live_parameters (default 1e9) caps the gathered parameters live at once (the
+  /// module being computed is held whole even above it), stage3_prefetch_bucket_size (default
+  /// 5e8) the parameters prefetched ahead, reduce_bucket_size (default 5e8) the gradient
+  /// bucket reduce-scattered at once. See docs/models.md ("Memory", ZeRO-3); the scenario keys
+  /// are workload.memory.zero3_*.
   double zero3_max_live_parameters = 1e9;
   double zero3_prefetch_bucket_parameters = 5e8;
   double zero3_reduce_bucket_parameters = 5e8;

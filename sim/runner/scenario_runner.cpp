@@ -227,6 +227,9 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.offload_activations = scenario.memory.offload_activations;
   in.workspace_bytes = scenario.memory.workspace_bytes;
   in.fragmentation = scenario.memory.fragmentation;
+  in.zero3_max_live_parameters = scenario.memory.zero3_max_live_parameters;
+  in.zero3_prefetch_bucket_parameters = scenario.memory.zero3_prefetch_bucket_parameters;
+  in.zero3_reduce_bucket_parameters = scenario.memory.zero3_reduce_bucket_parameters;
   return in;
 }
 

@@ -174,3 +174,33 @@ workload:
   CHECK(inputs.fp8);
   CHECK(models::stage_footprint(inputs, 0).fp8_weight_cache_bytes > 0);
 }
+
+TEST_CASE("ZeRO-3 working-set keys reach the footprint, DeepSpeed's defaults when unset") {
+  const std::string yaml = R"(schema_version: 1
+name: zero3-caps
+include: [systems/dgx-a100.yaml]
+cluster: {nodes: 1}
+workload:
+  model: gpt3-175b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {dp: 8, zero: 3}
+  recompute: full
+)";
+  auto scenario = scenario::load_scenario_from_string(yaml, "zero3-caps.yaml");
+  models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.zero3_max_live_parameters == 1e9);
+  CHECK(inputs.zero3_prefetch_bucket_parameters == 5e8);
+  CHECK(inputs.zero3_reduce_bucket_parameters == 5e8);
+  scenario = scenario::load_scenario_from_string(
+      yaml, "zero3-caps.yaml",
+      {"workload.memory.zero3_max_live_parameters=3e9", "workload.memory.zero3_prefetch_bucket_parameters=2e9",
+       "workload.memory.zero3_reduce_bucket_parameters=1e8"});
+  inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.zero3_max_live_parameters == 3e9);
+  CHECK(inputs.zero3_prefetch_bucket_parameters == 2e9);
+  CHECK(inputs.zero3_reduce_bucket_parameters == 1e8);
+  CHECK_THROWS_WITH(scenario::load_scenario_from_string(yaml, "zero3-caps.yaml",
+                                                         {"workload.memory.zero3_reduce_bucket_parameters=-1"}),
+                    doctest::Contains("zero3_reduce_bucket_parameters"));
+}
