@@ -25,10 +25,14 @@ struct LayerActivationCoefficients {
 };
 
 /// Per s*b*h of an MLP of width `width` (its input is in the sp_only term): GELU input and fc2
-/// input (4 f / h); SwiGLU gate and up outputs and the down-projection input (6 f / h).
-double mlp_coefficient(const TransformerSpec& m, std::int64_t width) {
+/// input (4 f / h); SwiGLU gate and up outputs and the down-projection input (6 f / h). With
+/// FP8 the fc2 input is saved as Transformer Engine's fp8 cast (1 B instead of 2: TE's Linear
+/// saves the fp8 [transposed] input for its wgrad GEMM, and Megatron-Core's activation function,
+/// outside TE, saves only its own input, the fc1 output, in bf16).
+double mlp_coefficient(const TransformerSpec& m, std::int64_t width, bool fp8) {
   const double f = static_cast<double>(width) / static_cast<double>(m.hidden_size);
-  return m.hidden_act == Activation::swiglu ? 6.0 * f : 4.0 * f;
+  const double fc2_input = fp8 ? 1.0 * f : 2.0 * f;
+  return (m.hidden_act == Activation::swiglu ? 4.0 * f : 2.0 * f) + fc2_input;
 }
 
 /// Token copies the busiest EP rank's experts take per token routed on this rank, relative to
@@ -50,6 +54,9 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
     const double qk = static_cast<double>(m.mla.qk_head_dim());
     const double v = static_cast<double>(m.mla.v_head_dim);
     c.tp_split = (4.0 * a * qk + 4.0 * a * v) / h;
+    // FP8: the output projection saves its own fp8 copy of its input; the attention core keeps
+    // its bf16 output for its backward.
+    if (in.fp8) c.tp_split += a * v / h;
     // c_q and c_kv before and after their RMSNorm, and the RoPE key before rotation.
     c.replicated = (4.0 * static_cast<double>(m.mla.q_lora_rank) + 4.0 * static_cast<double>(m.mla.kv_lora_rank) +
                     2.0 * static_cast<double>(m.mla.qk_rope_head_dim)) /
@@ -59,20 +66,26 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
     // projection's input (2).
     const double g = static_cast<double>(m.num_key_value_heads) / static_cast<double>(m.num_attention_heads);
     c.tp_split = 2.0 + 4.0 * g + 2.0;
+    // FP8: the fused attention keeps its bf16 output O for its backward and the output
+    // projection (a TE Linear) saves its fp8 cast of the same tensor for the wgrad, 1 B more.
+    if (in.fp8) c.tp_split += 1.0;
   }
-  c.sp_only = 10.0;
+  // Layer-norm inputs (4), dropout masks (2), QKV and MLP inputs (2 + 2). FP8: the QKV and
+  // MLP inputs are the outputs of TE's LayerNormLinear, saved as their fp8 casts (1 + 1).
+  c.sp_only = in.fp8 ? 8.0 : 10.0;
   if (kind == LayerKind::dense) {
-    c.tp_split += mlp_coefficient(m, m.intermediate_size);
+    c.tp_split += mlp_coefficient(m, m.intermediate_size, in.fp8);
   } else {
     // Router logits and scores, 2 x E elements per token, on the rank's own tokens.
     c.sp_only += 2.0 * 2.0 * static_cast<double>(m.moe.num_experts) / h;
     // Routed copies on the busiest EP rank: the expert input (gathered over the expert-TP
     // group, so in full on every TP rank) and the expert MLP's intermediates (sharded over tp).
     const double copies = expert_copies_per_token(in);
-    c.replicated += 2.0 * copies;
-    c.tp_split += copies * mlp_coefficient(m, m.moe.moe_intermediate_size);
+    // FP8: the experts' fc1 (a TE grouped linear) saves the fp8 cast of its input.
+    c.replicated += (in.fp8 ? 1.0 : 2.0) * copies;
+    c.tp_split += copies * mlp_coefficient(m, m.moe.moe_intermediate_size, in.fp8);
     // Shared experts: a dense MLP of n_shared x moe_intermediate_size on the layer input.
-    c.tp_split += mlp_coefficient(m, m.moe.n_shared_experts * m.moe.moe_intermediate_size);
+    c.tp_split += mlp_coefficient(m, m.moe.n_shared_experts * m.moe.moe_intermediate_size, in.fp8);
   }
   // Softmax output (2), its dropout mask (1), dropout output (2) per a s^2 b.
   c.attention_scores = 5.0 * static_cast<double>(m.num_attention_heads) * s / h;
@@ -156,6 +169,92 @@ StageParameters moe_stage_layer_parameters(const FootprintInputs& in, const Laye
   return p;
 }
 
+/// Most micro-batches one stage holds under its schedule: in all, and of each virtual chunk.
+struct ScheduleHold {
+  std::int64_t total = 0;
+  std::vector<std::int64_t> per_chunk;
+};
+
+ScheduleHold schedule_hold(const FootprintInputs& in, int stage) {
+  const std::int64_t m = in.microbatches;
+  const std::int64_t p = in.pp;
+  ScheduleHold hold;
+  if (in.schedule == ScheduleKind::gpipe) {  // every forward before the first backward
+    hold.total = m;
+    hold.per_chunk = {m};
+    return hold;
+  }
+  if (in.schedule == ScheduleKind::one_f_one_b) {  // warm-up of pp - stage - 1 forwards, then 1F1B
+    hold.total = std::min<std::int64_t>(m, p - stage);
+    hold.per_chunk = {hold.total};
+    return hold;
+  }
+  // Megatron-Core's interleaved 1F1B (forward_backward_pipelining_with_interleaving): a warm-up
+  // of forwards (all of them when m == pp), then one forward and one backward at a time, then
+  // the remaining backwards. Forward k runs chunk (k mod pp vp) / pp, backward k chunk
+  // vp - 1 - (k mod pp vp) / pp. Past the warm-up the per-chunk counts repeat with period
+  // pp vp (both indices advance by one per step), so one period after the warm-up shows every
+  // peak.
+  const std::int64_t v = in.vp;
+  const std::int64_t all = m * v;
+  const std::int64_t group = p * v;
+  const std::int64_t warmup = m == p ? all : std::min(all, 2 * (p - stage - 1) + (v - 1) * p);
+  std::vector<std::int64_t> held(static_cast<std::size_t>(v), 0);
+  hold.per_chunk.assign(static_cast<std::size_t>(v), 0);
+  std::int64_t held_total = 0;
+  std::int64_t forwards = 0;
+  std::int64_t backwards = 0;
+  auto forward = [&] {
+    const auto chunk = static_cast<std::size_t>((forwards++ % group) / p);
+    ++held_total;
+    hold.per_chunk[chunk] = std::max(hold.per_chunk[chunk], ++held[chunk]);
+    hold.total = std::max(hold.total, held_total);
+  };
+  auto backward = [&] {
+    const auto chunk = static_cast<std::size_t>(v - 1 - (backwards++ % group) / p);
+    --held_total;
+    --held[chunk];
+  };
+  while (forwards < warmup) forward();
+  const std::int64_t steady_end = std::min(all, warmup + group);
+  while (forwards < steady_end) {
+    forward();
+    backward();
+  }
+  return hold;
+}
+
+/// Parameters of the largest single module on one device of a stage (DeepSpeed ZeRO-3 gathers
+/// a module's parameters together and must hold the module being computed whole): Megatron's
+/// fused QKV projection, the output projection, fc1 (gate and up fused for SwiGLU), fc2, an
+/// expert's or the shared experts' fc1 / fc2, the router (not tensor-parallel), the embedding,
+/// the LM head; tensor-parallel shards (/ tp). MLA: its projections taken as one module (an
+/// upper bound).
+double largest_module_parameters(const FootprintInputs& in, const LayerCounts& counts, bool first, bool last) {
+  const auto& m = in.model;
+  const double h = static_cast<double>(m.hidden_size);
+  const double t = in.tp;
+  double largest = 0;
+  if (m.attention == AttentionKind::mla) {
+    largest = m.attention_matmul_parameters() / t;
+  } else {
+    const double q_width = static_cast<double>(m.num_attention_heads * m.head_dim());
+    const double kv_width = static_cast<double>(m.num_key_value_heads * m.head_dim());
+    largest = std::max(h * (q_width + 2.0 * kv_width), q_width * h) / t;
+  }
+  const auto fc1 = [&](std::int64_t width) {
+    return (m.hidden_act == Activation::swiglu ? 2.0 : 1.0) * h * static_cast<double>(width) / t;
+  };
+  if (counts.dense > 0) largest = std::max(largest, fc1(m.intermediate_size));
+  if (counts.moe > 0) {
+    largest = std::max({largest, fc1(m.moe.moe_intermediate_size), m.router_parameters(),
+                        fc1(m.moe.n_shared_experts * m.moe.moe_intermediate_size)});
+  }
+  const double vh = static_cast<double>(m.vocab_size) * h / t;
+  if (first || last) largest = std::max(largest, vh);
+  return largest;
+}
+
 int layers_per_chunk(const FootprintInputs& in, int stage) {
   if (!in.stage_layers.empty()) return in.stage_layers[static_cast<std::size_t>(stage)];
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
@@ -195,6 +294,9 @@ void FootprintInputs::validate() const {
           "bytes per parameter must not be negative");
   require(workspace_bytes >= 0, "workspace must not be negative");
   require(fragmentation >= 1.0, fmt::format("fragmentation factor {} must be >= 1 (reserved / allocated)", fragmentation));
+  require(zero3_max_live_parameters >= 0 && zero3_prefetch_bucket_parameters >= 0 &&
+              zero3_reduce_bucket_parameters >= 0,
+          "ZeRO-3 live-parameter, prefetch and reduce bucket sizes must not be negative");
   require(ep >= 1, fmt::format("expert-parallel degree ep {} must be >= 1", ep));
   if (ep > 1) {
     require(model.is_moe(), fmt::format("ep = {} needs a mixture-of-experts model; '{}' has no experts", ep, model.name));
@@ -273,16 +375,14 @@ double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind
 
 int inflight_microbatches(const FootprintInputs& in, int stage) {
   require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
-  const auto m = in.microbatches;
-  switch (in.schedule) {
-    case ScheduleKind::gpipe: return static_cast<int>(m);
-    case ScheduleKind::one_f_one_b: return static_cast<int>(std::min<std::int64_t>(m, in.pp - stage));
-    case ScheduleKind::interleaved: {
-      const std::int64_t warmup = 2LL * (in.pp - stage - 1) + static_cast<std::int64_t>(in.vp - 1) * in.pp + 1;
-      return static_cast<int>(std::min<std::int64_t>(m * in.vp, warmup));
-    }
-  }
-  return 1;
+  return static_cast<int>(schedule_hold(in, stage).total);
+}
+
+int inflight_microbatches_of_chunk(const FootprintInputs& in, int stage, int chunk) {
+  require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
+  const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
+  require(chunk >= 0 && chunk < chunks, fmt::format("virtual chunk {} is outside [0, {})", chunk, chunks));
+  return static_cast<int>(schedule_hold(in, stage).per_chunk.at(static_cast<std::size_t>(chunk)));
 }
 
 StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
@@ -326,22 +426,32 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     }
   }
 
+  // Parameters of the stage's transformer layers on this device (experts included).
+  const double device_layer_parameters = parameters - (first ? v * h / t : 0.0) -
+                                         (last ? parameters_head(model, in.pp, t) : 0.0) +
+                                         (moe ? moe_parameters.experts : 0.0);
   if (in.zero >= 3) {
-    // ZeRO-3 / FSDP with one unit per layer (as the step simulates it): the unit being
-    // computed and the one being prefetched are held whole (bf16 weights), and the unit's
-    // whole gradient until its reduce-scatter. The largest unit of the stage: a layer (the
-    // mean of the stage's layers, experts included), the embedding or the LM head. DeepSpeed
-    // gathers per parameter under a live-parameter cap (stage3_max_live_parameters), which
-    // needs less for very wide layers; that is not modelled.
-    double unit = stage_layers > 0 ? (parameters - (first ? v * h / t : 0.0) - (last ? parameters_head(model, in.pp, t) : 0.0) +
-                                      (moe ? moe_parameters.experts : 0.0)) /
-                                         stage_layers
-                                   : 0.0;
-    if (first) unit = std::max(unit, v * h / t);
-    if (last) unit = std::max(unit, parameters_head(model, in.pp, t));
-    // The unit's gradient is produced in the working precision before it is reduce-scattered
-    // into the sharded fp32 main gradient.
-    fp.zero3_gathered_bytes = unit * 3.0 * in.weight_bytes_per_param;
+    // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/partitioned_param_coordinator.py, defaults in
+    // the DeepSpeed config docs): the module computed is gathered whole; ahead of it the
+    // coordinator prefetches at most min(stage3_max_live_parameters - parameters already
+    // live, stage3_prefetch_bucket_size) parameters, so the whole parameters live at once are
+    // max(module, min(max_live, module + prefetch bucket)), and never more than the device's
+    // own parameters. Gradients: the module's whole gradient as the backward produces it, and
+    // the contiguous reduce bucket (reduce_bucket_size elements) it is copied into before
+    // the reduce-scatter. All in the working precision.
+    const double module = largest_module_parameters(in, counts, first, last);
+    const double device_parameters = parameters + (moe ? moe_parameters.experts : 0.0);
+    const double live =
+        std::min(device_parameters, std::max(module, std::min(in.zero3_max_live_parameters,
+                                                              module + in.zero3_prefetch_bucket_parameters)));
+    fp.zero3_gathered_bytes = (live + module + in.zero3_reduce_bucket_parameters) * in.weight_bytes_per_param;
+  }
+  if (in.fp8) {
+    // Transformer Engine keeps each linear's fp8 weight and fp8 transposed weight between
+    // micro-batches (Megatron-Core passes is_first_microbatch to the TE modules unless
+    // disable_parameter_transpose_cache): 2 B per layer parameter on the device (norm weights,
+    // a negligible part, included). The embedding and LM head are not TE modules.
+    fp.fp8_weight_cache_bytes = 2.0 * device_layer_parameters;
   }
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
@@ -357,12 +467,20 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const double act_scale = precision_scale(in);
   const double token_share = static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch);
   const double sp_div = in.sequence_parallel ? t : 1.0;
-  if (first) fp.embedding_head_bytes += inflight * token_share * h / sp_div;  // embedding dropout mask (1 B)
+  // Embedding dropout mask (1 B), for the micro-batches in flight in the first chunk.
+  if (first) fp.embedding_head_bytes += inflight_microbatches_of_chunk(in, stage, 0) * token_share * h / sp_div;
   if (last) {
-    // Final norm input (2 s b h), LM-head input (2 s b h), fp32 logits (4 s b v / t) for the
-    // cross-entropy backward, for the micro-batches in flight on the last stage.
-    const int last_inflight = inflight_microbatches(in, in.pp - 1);
-    fp.embedding_head_bytes += last_inflight * (4.0 * token_share * h * act_scale / sp_div + 4.0 * token_share * v / t);
+    // For each micro-batch in flight in the last chunk (whose backward has not yet run): the
+    // final norm input (2 s b h), the LM-head input (2 s b h) and the fp32 softmax that
+    // Megatron's vocab-parallel cross-entropy saves for its backward (4 s b v / t:
+    // megatron/core/tensor_parallel/cross_entropy.py casts the logits to fp32 and saves
+    // exp_logits / sum). Under 1F1B and interleaved 1F1B that is one micro-batch: the last
+    // chunk of the last stage runs each backward right after its forward. Plus, for the
+    // micro-batch whose loss is being computed, the bf16 logits next to their fp32 copy in
+    // the forward (the bf16 logit gradient next to the fp32 one in the backward), 2 s b v / t.
+    const int last_inflight = inflight_microbatches_of_chunk(in, in.pp - 1, chunks - 1);
+    fp.embedding_head_bytes += last_inflight * (4.0 * token_share * h * act_scale / sp_div + 4.0 * token_share * v / t) +
+                               2.0 * token_share * v / t;
   }
   if (in.recompute != RecomputePolicy::none) {
     // The backward of one layer rematerializes what the policy dropped.
@@ -385,7 +503,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   }
   const double allocated = fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes + fp.activations_bytes +
                            fp.embedding_head_bytes + fp.recompute_buffer_bytes + fp.moe_dispatch_bytes +
-                           fp.zero3_gathered_bytes;
+                           fp.zero3_gathered_bytes + fp.fp8_weight_cache_bytes;
   fp.fragmentation_bytes = allocated * (in.fragmentation - 1.0);
   fp.workspace_bytes = in.workspace_bytes;
   fp.total_bytes = allocated + fp.fragmentation_bytes + fp.workspace_bytes;
@@ -401,6 +519,7 @@ std::vector<FootprintTerm> StageFootprint::terms_largest_first() const {
                                    {"recompute buffer", recompute_buffer_bytes},
                                    {"MoE dispatch buffers", moe_dispatch_bytes},
                                    {"ZeRO-3 gathered units", zero3_gathered_bytes},
+                                   {"FP8 weight cache", fp8_weight_cache_bytes},
                                    {"workspace", workspace_bytes},
                                    {"fragmentation", fragmentation_bytes}};
   std::stable_sort(terms.begin(), terms.end(),

@@ -60,7 +60,24 @@ struct FootprintInputs {
   bool flash_attention = true;   ///< no s x s score matrices stored
   double activation_bytes_per_element = 2;  ///< bf16/fp16 activations
   double weight_bytes_per_param = 2;        ///< bf16 working weights
-  double gradient_bytes_per_param = 4;      ///< fp32 main gradients (Megatron)
+  /// Main-gradient buffer: Megatron-Core allocates it in fp32 when grad_reduce_in_fp32 (its
+  /// default for bf16) and in the parameter dtype otherwise
+  /// (megatron/core/distributed/distributed_data_parallel.py), so 4 B for an fp32 reduction,
+  /// 2 B for a bf16 one (the runner follows workload.gradient_reduce_dtype).
+  double gradient_bytes_per_param = 4;
+  /// Transformer Engine FP8 (fp8 GEMMs in the layers' linear modules): the GEMM inputs a
+  /// linear saves for its weight gradient are its fp8 casts (1 B), and every linear keeps its
+  /// fp8 weight and fp8 transposed weight cached across micro-batches (2 B per parameter).
+  bool fp8 = false;
+  /// DeepSpeed ZeRO-3's gathered-parameter limits, in parameters (elements):
+  /// stage3_max_live_parameters (default 1e9) caps the gathered parameters live at once (the
+  /// module being computed is held whole even above it), stage3_prefetch_bucket_size (default
+  /// 5e8) the parameters prefetched ahead, reduce_bucket_size (default 5e8) the gradient
+  /// bucket reduce-scattered at once. See docs/models.md ("Memory", ZeRO-3); the scenario keys
+  /// are workload.memory.zero3_*.
+  double zero3_max_live_parameters = 1e9;
+  double zero3_prefetch_bucket_parameters = 5e8;
+  double zero3_reduce_bucket_parameters = 5e8;
   double optimizer_bytes_per_param = 12;    ///< fp32 master weight + Adam m + v
   bool offload_optimizer = false;    ///< optimizer state lives in host memory
   bool offload_activations = false;  ///< stored activations live in host memory
@@ -98,14 +115,20 @@ struct StageFootprint {
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;          ///< transformer layers, all in-flight micro-batches
-  double embedding_head_bytes = 0;       ///< embedding dropout mask / final norm, LM head input, fp32 logits
+  /// Embedding dropout masks (first chunk) / final norm and LM-head inputs and the saved fp32
+  /// softmax of the cross-entropy (last chunk), plus one micro-batch's bf16 logits.
+  double embedding_head_bytes = 0;
   double recompute_buffer_bytes = 0;     ///< one layer recomputed at a time (full / selective)
   /// One MoE layer's dispatch/combine buffers: the permuted token copies before and after the
   /// expert-parallel all-to-all, live while the layer runs (0 without MoE layers).
   double moe_dispatch_bytes = 0;
-  /// ZeRO-3: the gathered (whole) bf16 weights of the unit computed and the unit prefetched,
-  /// and the unit's whole bf16 gradient before its reduce-scatter (0 below ZeRO-3).
+  /// ZeRO-3 (DeepSpeed stage 3): the gathered (whole) weights of the module computed and of
+  /// those prefetched, under the live-parameter and prefetch caps, plus the largest module's
+  /// whole gradient and the reduce bucket (0 below ZeRO-3).
   double zero3_gathered_bytes = 0;
+  /// FP8 (Transformer Engine): the cached fp8 weights and fp8 transposed weights of the
+  /// stage's linear modules (0 without fp8).
+  double fp8_weight_cache_bytes = 0;
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
   double total_bytes = 0;
@@ -143,8 +166,17 @@ double layer_full_activation_bytes(const FootprintInputs& inputs);
 double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind);
 /// Micro-batch (x chunk) activation sets pipeline stage `stage` holds at its peak: 1F1B
 /// min(m, pp - stage); GPipe m; interleaved min(m vp, 2 (pp - stage - 1) + (vp - 1) pp + 1)
-/// chunks (Megatron's warm-up count + 1).
+/// chunks (Megatron's warm-up count + 1; m vp when m == pp, where every forward runs first).
 int inflight_microbatches(const FootprintInputs& inputs, int stage);
+/// Micro-batches of virtual chunk `chunk` (0-based; 0 without interleaving) that stage `stage`
+/// holds at once at most, walking the schedule's order of forwards and backwards: GPipe m;
+/// 1F1B min(m, pp - stage); interleaved as Megatron-Core's schedule
+/// (megatron/core/pipeline_parallel/schedules.py: warm-up of min(m vp, 2 (pp - stage - 1) +
+/// (vp - 1) pp) forwards, then one forward and one backward at a time; forward k runs chunk
+/// (k mod pp vp) / pp, backward k chunk vp - 1 - (k mod pp vp) / pp). On the last stage the
+/// last chunk holds 1 (its backward follows its forward at once). Throws ConfigError for a
+/// stage or chunk out of range.
+int inflight_microbatches_of_chunk(const FootprintInputs& inputs, int stage, int chunk);
 /// Footprint of one stage. Throws ConfigError (validate()) or for a stage out of range.
 StageFootprint stage_footprint(const FootprintInputs& inputs, int stage);
 /// Footprint of all stages.

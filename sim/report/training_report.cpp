@@ -100,6 +100,7 @@ std::string training_summary_table(const scenario::Scenario& scenario,
                                     gib(m.embedding_logits_bytes), gib(m.recompute_buffer_bytes)));
     if (m.moe_dispatch_bytes > 0) line("MoE dispatch buffers", gib(m.moe_dispatch_bytes));
     if (m.zero3_gathered_bytes > 0) line("ZeRO-3 gathered units", gib(m.zero3_gathered_bytes));
+    if (m.fp8_weight_cache_bytes > 0) line("FP8 weight cache", gib(m.fp8_weight_cache_bytes));
     line("workspace / fragmentation", fmt::format("{} / {}", gib(m.workspace_bytes), gib(m.fragmentation_bytes)));
     if (m.stages.size() > 1) {
       out += "memory per pipeline stage (per device)\n";
@@ -180,6 +181,7 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
           {"fragmentation_bytes", m.fragmentation_bytes},
           {"moe_dispatch_bytes", m.moe_dispatch_bytes},
           {"zero3_gathered_bytes", m.zero3_gathered_bytes},
+          {"fp8_weight_cache_bytes", m.fp8_weight_cache_bytes},
           {"stages", stages}};
 }
 

@@ -151,6 +151,7 @@ void fill_memory_report(const models::StageFootprint& peak, double capacity_byte
   report.fragmentation_bytes = peak.fragmentation_bytes;
   report.moe_dispatch_bytes = peak.moe_dispatch_bytes;
   report.zero3_gathered_bytes = peak.zero3_gathered_bytes;
+  report.fp8_weight_cache_bytes = peak.fp8_weight_cache_bytes;
 }
 
 void fill_run_report(double train_tokens, training::TrainingResult& result) {
@@ -218,10 +219,17 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.flash_attention = w.attention == training::AttentionKernel::flash;
   in.activation_bytes_per_element = models::output_dtype_bytes(w.precision);
   in.weight_bytes_per_param = models::dtype_bytes(w.precision) >= 4 ? 4.0 : 2.0;
+  // Megatron-Core's gradient buffer: fp32 when the reduction is in fp32, else the parameter
+  // dtype (docs/models.md "Memory").
+  in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);
+  in.fp8 = w.precision == models::Dtype::fp8;
   in.offload_optimizer = scenario.memory.offload_optimizer;
   in.offload_activations = scenario.memory.offload_activations;
   in.workspace_bytes = scenario.memory.workspace_bytes;
   in.fragmentation = scenario.memory.fragmentation;
+  in.zero3_max_live_parameters = scenario.memory.zero3_max_live_parameters;
+  in.zero3_prefetch_bucket_parameters = scenario.memory.zero3_prefetch_bucket_parameters;
+  in.zero3_reduce_bucket_parameters = scenario.memory.zero3_reduce_bucket_parameters;
   return in;
 }
 

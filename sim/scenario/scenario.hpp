@@ -62,6 +62,11 @@ struct MemoryOptions {
   bool offload_activations = false;  ///< stored activations in host memory
   double workspace_bytes = 0;        ///< per device: CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 1.1;        ///< caching-allocator reserved / allocated
+  /// ZeRO-3 working set, in parameters (elements), DeepSpeed's defaults: cap on gathered
+  /// parameters live at once, parameters prefetched ahead, gradient reduce bucket.
+  double zero3_max_live_parameters = 1e9;
+  double zero3_prefetch_bucket_parameters = 5e8;
+  double zero3_reduce_bucket_parameters = 5e8;
 };
 
 /// Power options (`power`).

@@ -789,6 +789,11 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   scenario.memory.offload_activations = reader.boolean("workload.offload.activations").value_or(false);
   scenario.memory.workspace_bytes = reader.quantity("workload.memory.workspace").value_or(0.0);
   scenario.memory.fragmentation = reader.number("workload.memory.fragmentation").value_or(1.1);
+  scenario.memory.zero3_max_live_parameters = reader.number("workload.memory.zero3_max_live_parameters").value_or(1e9);
+  scenario.memory.zero3_prefetch_bucket_parameters =
+      reader.number("workload.memory.zero3_prefetch_bucket_parameters").value_or(5e8);
+  scenario.memory.zero3_reduce_bucket_parameters =
+      reader.number("workload.memory.zero3_reduce_bucket_parameters").value_or(5e8);
   const bool offloads = scenario.memory.offload_optimizer || scenario.memory.offload_activations;
   const bool has_host = std::any_of(scenario.cluster.memory_levels.begin(), scenario.cluster.memory_levels.end(),
                                     [](const models::MemoryLevel& l) { return l.kind == models::MemoryLevelKind::host; });

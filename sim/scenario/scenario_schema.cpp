@@ -290,7 +290,20 @@ Schema scenario_schema() {
                    {quantity_field("workspace", Dimension::bytes,
                                    "per device: CUDA context, cuBLAS workspace, NCCL buffers")
                         .def("1 GiB"),
-                    number_field("fragmentation", "caching-allocator reserved / allocated").range(1, 10).def("1.1")},
+                    number_field("fragmentation", "caching-allocator reserved / allocated").range(1, 10).def("1.1"),
+                    number_field("zero3_max_live_parameters",
+                                 "ZeRO-3: cap on gathered parameters live at once, prefetch included; the module "
+                                 "computed is held whole even above it (DeepSpeed stage3_max_live_parameters)")
+                        .range(0, 1e15)
+                        .def("1e9"),
+                    number_field("zero3_prefetch_bucket_parameters",
+                                 "ZeRO-3: parameters prefetched ahead (DeepSpeed stage3_prefetch_bucket_size)")
+                        .range(0, 1e15)
+                        .def("5e8"),
+                    number_field("zero3_reduce_bucket_parameters",
+                                 "ZeRO-3: gradient elements reduce-scattered at once (DeepSpeed reduce_bucket_size)")
+                        .range(0, 1e15)
+                        .def("5e8")},
                    "device-memory overheads of the footprint check"),
   };
   std::vector<Field> simulation_fields{

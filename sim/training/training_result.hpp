@@ -46,7 +46,8 @@ struct MemoryReport {
   double workspace_bytes = 0;
   double fragmentation_bytes = 0;
   double moe_dispatch_bytes = 0;    ///< one MoE layer's all-to-all buffers
-  double zero3_gathered_bytes = 0;  ///< ZeRO-3: whole weights/gradient of the units in use
+  double zero3_gathered_bytes = 0;  ///< ZeRO-3: whole weights/gradient of the modules in use
+  double fp8_weight_cache_bytes = 0;  ///< FP8: Transformer Engine's cached fp8 weights and transposes
   std::vector<StageMemory> stages;  ///< every pipeline stage, in order
 };
 

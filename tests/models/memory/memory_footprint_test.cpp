@@ -136,6 +136,36 @@ TEST_CASE("in-flight micro-batches per schedule") {
   CHECK(inflight_microbatches(in, 0) == 11);  // 2 x 3 + 1 x 4 + 1
   CHECK(inflight_microbatches(in, 3) == 5);
   CHECK_THROWS_WITH(inflight_microbatches(in, 4), doctest::Contains("stage 4 is outside [0, 4)"));
+  // Megatron-Core runs every forward first when m == pp (all warm-up): m vp chunks everywhere.
+  in.microbatches = 4;
+  CHECK(inflight_microbatches(in, 0) == 8);
+  CHECK(inflight_microbatches(in, 3) == 8);
+}
+
+TEST_CASE("in-flight micro-batches per virtual chunk walk Megatron's interleaved order") {
+  FootprintInputs in = tiny();
+  in.pp = 4;
+  in.microbatches = 8;
+  // 1F1B and GPipe: one chunk, the stage's count.
+  CHECK(inflight_microbatches_of_chunk(in, 0, 0) == 4);
+  CHECK(inflight_microbatches_of_chunk(in, 3, 0) == 1);
+  CHECK_THROWS_WITH(inflight_microbatches_of_chunk(in, 0, 1), doctest::Contains("virtual chunk 1 is outside [0, 1)"));
+  in.schedule = ScheduleKind::interleaved;
+  in.vp = 2;
+  in.model.num_hidden_layers = 8;
+  // Forwards run chunks 0000 1111 0000 1111, backwards 1111 0000 1111 0000 (groups of pp).
+  // Stage 0: warm-up 2 x 3 + 4 = 10 forwards (chunk 0: 6, chunk 1: 4); then F10 (c0 7), B0
+  // (c1 3), F11 (c0 8), B1 (c1 2), F12..F15 (c1) each undone by B2, B3 (c1) and B4, B5 (c0).
+  CHECK(inflight_microbatches_of_chunk(in, 0, 0) == 8);
+  CHECK(inflight_microbatches_of_chunk(in, 0, 1) == 4);
+  // Stage 3: warm-up of 4 forwards of chunk 0, then each chunk-1 forward is followed by its
+  // own backward: the last chunk (the LM head's) holds one micro-batch at a time.
+  CHECK(inflight_microbatches_of_chunk(in, 3, 0) == 5);
+  CHECK(inflight_microbatches_of_chunk(in, 3, 1) == 1);
+  CHECK_THROWS_WITH(inflight_microbatches_of_chunk(in, 3, 2), doctest::Contains("virtual chunk 2 is outside [0, 2)"));
+  // All warm-up (m == pp): the last chunk of the last stage holds all 4 micro-batches.
+  in.microbatches = 4;
+  CHECK(inflight_microbatches_of_chunk(in, 3, 1) == 4);
 }
 
 TEST_CASE("weights, gradients and optimizer state under ZeRO 0-3") {
@@ -158,9 +188,10 @@ TEST_CASE("weights, gradients and optimizer state under ZeRO 0-3") {
   in.zero = 3;
   fp = stage_footprint(in, 0);
   CHECK(fp.weights_bytes == doctest::Approx(params / 2));
-  // ZeRO-3 holds two whole units' bf16 weights (computed + prefetched) and one unit's bf16
-  // gradient before its reduce-scatter; here the largest unit is a layer (h 1024 > vocab 1000).
-  CHECK(fp.zero3_gathered_bytes == doctest::Approx(in.model.layer_parameters() * 3 * 2));
+  // DeepSpeed ZeRO-3 defaults: the largest module is fc1 (1024 x 4096 = 4,194,304); with the
+  // 5e8 prefetch bucket and the 1e9 live cap the whole (small) model is live at once; plus
+  // fc1's whole gradient and the 5e8-element reduce bucket, all 2 B.
+  CHECK(fp.zero3_gathered_bytes == doctest::Approx((params + 4194304.0 + 5e8) * 2));
   CHECK(fp.total_bytes == doctest::Approx(fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes +
                                           fp.activations_bytes + fp.embedding_head_bytes +
                                           fp.recompute_buffer_bytes + fp.moe_dispatch_bytes +
@@ -182,8 +213,9 @@ TEST_CASE("stage totals: embedding on the first stage, logits on the last, fragm
   CHECK(last.weights_bytes == doctest::Approx(2 * (2 * 12584960.0 + 1024000.0 + 1024.0)));
   // Embedding dropout mask 1 B per token x h / t(SP) for 2 in-flight micro-batches.
   CHECK(first.embedding_head_bytes == doctest::Approx(2 * 512.0 * 1024));
-  // Final norm + LM-head inputs 4 s b h, fp32 logits 4 s b v, 1 micro-batch in flight.
-  CHECK(last.embedding_head_bytes == doctest::Approx(4 * 512.0 * 1024 + 4 * 512.0 * 1000));
+  // Final norm + LM-head inputs 4 s b h and the saved fp32 softmax 4 s b v for the 1 micro-batch
+  // in flight on the last stage, plus the bf16 logits (2 s b v) of the micro-batch in its loss.
+  CHECK(last.embedding_head_bytes == doctest::Approx(4 * 512.0 * 1024 + 4 * 512.0 * 1000 + 2 * 512.0 * 1000));
   // Selective with flash: the stored set is the full set, no recompute buffer.
   CHECK(first.recompute_buffer_bytes == 0);
   in.fragmentation = 1.25;
@@ -192,6 +224,74 @@ TEST_CASE("stage totals: embedding on the first stage, logits on the last, fragm
   const double allocated = first.total_bytes;
   CHECK(padded.fragmentation_bytes == doctest::Approx(0.25 * allocated));
   CHECK(padded.total_bytes == doctest::Approx(1.25 * allocated + 1000));
+}
+
+TEST_CASE("interleaved 1F1B holds the logits of one micro-batch on the last stage") {
+  FootprintInputs in = tiny();
+  in.model.num_hidden_layers = 8;
+  in.pp = 2;
+  in.vp = 2;
+  in.zero = 0;
+  in.microbatches = 8;
+  in.schedule = ScheduleKind::interleaved;
+  // Stage 1 holds 2 x 0 + 1 x 2 + 1 = 3 chunk activation sets, but only one of the last chunk.
+  const StageFootprint last = stage_footprint(in, 1);
+  CHECK(last.inflight_microbatches == 3);
+  CHECK(last.embedding_head_bytes == doctest::Approx(4 * 512.0 * 1024 + 6 * 512.0 * 1000));
+  // Stage 0: chunk 0 holds 4 micro-batches (a warm-up of 4 forwards, 2 of each chunk, then F4
+  // and F5 of chunk 0 before B0 and B1 of chunk 1), each with its 1 B embedding dropout mask.
+  CHECK(inflight_microbatches_of_chunk(in, 0, 0) == 4);
+  CHECK(stage_footprint(in, 0).embedding_head_bytes == doctest::Approx(4 * 512.0 * 1024));
+}
+
+TEST_CASE("FP8: Transformer Engine's fp8 GEMM inputs and cached fp8 weights") {
+  FootprintInputs in = megatron_22b();
+  const double sbh = 2048.0 * 4 * 6144;
+  in.fp8 = true;
+  // Selective with SP, t 8: the 34 of bf16 becomes LN inputs 4 + masks 2 + fp8 QKV and MLP
+  // inputs 1 + 1, Q K V 6, attention output 2 + its fp8 copy 1, GELU input 8 + fp8 fc2 input
+  // 4 = 29.
+  CHECK(layer_activation_bytes(in) == doctest::Approx(sbh * 29.0 / 8));
+  // SwiGLU (f = 16384): gate and up outputs 4 f/h + fp8 down input f/h.
+  in.model.hidden_act = Activation::swiglu;
+  in.model.intermediate_size = 16384;
+  const double f = 16384.0 / 6144;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(sbh * (8.0 + 9.0 + 5.0 * f) / 8));
+  // Full recompute keeps the bf16 layer input whatever the GEMM precision.
+  in.recompute = RecomputePolicy::full;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(2.0 * sbh / 8));
+
+  // fp8 weight + fp8 transposed weight of the 4 layers (12,584,960 parameters each), not of
+  // the embedding or LM head; 0 without fp8.
+  FootprintInputs small = tiny();
+  CHECK(stage_footprint(small, 0).fp8_weight_cache_bytes == 0);
+  small.fp8 = true;
+  const StageFootprint fp = stage_footprint(small, 0);
+  CHECK(fp.fp8_weight_cache_bytes == doctest::Approx(2.0 * 4 * 12584960.0));
+  CHECK(fp.total_bytes == doctest::Approx(fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes +
+                                          fp.activations_bytes + fp.embedding_head_bytes +
+                                          fp.recompute_buffer_bytes + fp.fp8_weight_cache_bytes));
+}
+
+TEST_CASE("ZeRO-3 live parameters follow DeepSpeed's caps for wide layers") {
+  // SC21's 529.6B layer width: h 20480, fc1 4h x h = 1,677,721,600 parameters, above the 1e9
+  // live cap, so nothing is prefetched while it is computed.
+  FootprintInputs in;
+  in.model = gpt(20480, 2, 128, 51200);
+  in.seq_len = 2048;
+  in.micro_batch = 1;
+  in.dp = 8;
+  in.zero = 3;
+  in.recompute = RecomputePolicy::full;
+  in.workspace_bytes = 0;
+  in.fragmentation = 1.0;
+  const double fc1 = 4.0 * 20480 * 20480;
+  CHECK(stage_footprint(in, 0).zero3_gathered_bytes == doctest::Approx((fc1 + fc1 + 5e8) * 2));
+  // A larger live cap admits the 5e8 prefetch up to the cap: live min(2e9, fc1 + 5e8) = 2e9.
+  in.zero3_max_live_parameters = 2e9;
+  CHECK(stage_footprint(in, 0).zero3_gathered_bytes == doctest::Approx((2e9 + fc1 + 5e8) * 2));
+  in.zero3_reduce_bucket_parameters = -1;
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("must not be negative"));
 }
 
 TEST_CASE("full recompute keeps one layer's rematerialized activations as a buffer") {

@@ -145,3 +145,62 @@ workload:
                         2 * 32000.0 * 4096) / 2 + 32 * m.router_parameters() + 4096;
   CHECK(models::stage_footprint(inputs, 0).weights_bytes == doctest::Approx(2 * (dense + experts)));
 }
+
+TEST_CASE("the footprint's gradient buffer follows gradient_reduce_dtype; fp8 turns on TE's terms") {
+  const std::string yaml = R"(schema_version: 1
+name: grad-dtype
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 1}
+workload:
+  model: llama-2-7b
+  seq_len: 4096
+  global_batch: 8
+  parallelism: {tp: 8}
+)";
+  // Megatron-Core's grad buffer is fp32 only when the reduction is (grad_reduce_in_fp32).
+  auto scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml");
+  models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.gradient_bytes_per_param == 2);
+  CHECK_FALSE(inputs.fp8);
+  scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.gradient_reduce_dtype=fp32"});
+  inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.gradient_bytes_per_param == 4);
+  // tf32 training (fp32 parameters) keeps fp32 gradients even with a bf16 reduction: the
+  // buffer takes the parameter dtype.
+  scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.precision=tf32"});
+  CHECK(runner::footprint_inputs(scenario).gradient_bytes_per_param == 4);
+  scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.precision=fp8"});
+  inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.fp8);
+  CHECK(models::stage_footprint(inputs, 0).fp8_weight_cache_bytes > 0);
+}
+
+TEST_CASE("ZeRO-3 working-set keys reach the footprint, DeepSpeed's defaults when unset") {
+  const std::string yaml = R"(schema_version: 1
+name: zero3-caps
+include: [systems/dgx-a100.yaml]
+cluster: {nodes: 1}
+workload:
+  model: gpt3-175b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {dp: 8, zero: 3}
+  recompute: full
+)";
+  auto scenario = scenario::load_scenario_from_string(yaml, "zero3-caps.yaml");
+  models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.zero3_max_live_parameters == 1e9);
+  CHECK(inputs.zero3_prefetch_bucket_parameters == 5e8);
+  CHECK(inputs.zero3_reduce_bucket_parameters == 5e8);
+  scenario = scenario::load_scenario_from_string(
+      yaml, "zero3-caps.yaml",
+      {"workload.memory.zero3_max_live_parameters=3e9", "workload.memory.zero3_prefetch_bucket_parameters=2e9",
+       "workload.memory.zero3_reduce_bucket_parameters=1e8"});
+  inputs = runner::footprint_inputs(scenario);
+  CHECK(inputs.zero3_max_live_parameters == 3e9);
+  CHECK(inputs.zero3_prefetch_bucket_parameters == 2e9);
+  CHECK(inputs.zero3_reduce_bucket_parameters == 1e8);
+  CHECK_THROWS_WITH(scenario::load_scenario_from_string(yaml, "zero3-caps.yaml",
+                                                         {"workload.memory.zero3_reduce_bucket_parameters=-1"}),
+                    doctest::Contains("zero3_reduce_bucket_parameters"));
+}
