@@ -45,7 +45,8 @@ struct AcceleratorSpec {
   int gemm_tile_n = 256;
 
   /// Fused attention (preset `attention`; attention_cost.hpp). The kernel family frameworks
-  /// run here when a workload asks for plain `flash` attention.
+  /// run here when a workload asks for plain `flash` attention, and the most capable one the
+  /// chip runs (fa3 is refused where this is fa2).
   AttentionKernelFamily attention_kernel = AttentionKernelFamily::fa2;
   /// Fraction of the matrix peak that warp-level MMA (mma.sync, the path FlashAttention-2
   /// uses) reaches: 1 where it is the full path (Ampere, AMD MFMA), about 0.5 on Hopper.

@@ -21,6 +21,11 @@ AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKe
     throw ConfigError("accelerator '" + spec.name +
                       "' gives no vector fp32 peak (vector_fp32); the fused-attention model needs it");
   }
+  if (family == AttentionKernelFamily::fa3 && spec.attention_kernel != AttentionKernelFamily::fa3) {
+    throw ConfigError("accelerator '" + spec.name +
+                      "' runs fused attention as fa2 (preset attention.kernel); fa3 needs asynchronous "
+                      "warpgroup MMA with softmax overlap (Hopper and later)");
+  }
   const double matmul_flops = kAttentionForwardMatmulFlopsPerScoreDim * static_cast<double>(head_dim) *
                               (backward ? kAttentionBackwardFlopsRatio : 1.0);
   const double fp32_ops = backward ? kAttentionBackwardFp32OpsPerScore : kAttentionForwardFp32OpsPerScore;

@@ -50,7 +50,9 @@ struct AttentionScoreCost {
 /// and `dtype`, forward or backward (see AttentionKernelFamily and the constants above).
 /// fa2 uses spec.warp_mma_fraction of the matrix peak, fa3 the full peak; both scale it by
 /// spec.matmul_efficiency_for(dtype). Throws ConfigError (naming the accelerator) when the
-/// spec has no special-function rate or no vector peak, or for head_dim <= 0.
+/// spec has no special-function rate or no vector peak, for head_dim <= 0, and for fa3 on
+/// an accelerator whose attention_kernel is fa2 (the preset names the most capable family
+/// the chip runs; FA3-style overlap needs asynchronous warpgroup MMA).
 AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKernelFamily family,
                                         std::int64_t head_dim, Dtype dtype, bool backward);
 

@@ -65,7 +65,7 @@ struct AttentionShape {
   bool fused = true;             ///< FlashAttention-style kernel
   Dtype dtype = Dtype::bf16;
   /// Fused-kernel family; unset: the accelerator's default (AcceleratorSpec::attention_kernel).
-  std::optional<AttentionKernelFamily> kernel;
+  std::optional<AttentionKernelFamily> kernel{};
 };
 
 /// A memory-bound op that reads and writes the given bytes and does `flops` vector math.

@@ -56,7 +56,7 @@ struct KernelShape {
   double flops = 0;  ///< vector FLOPs of a bandwidth op (roofline only; not a table key)
   /// Attention: the fused-kernel family (not a CSV column; `validate kernels
   /// --attention-kernel` sets it); unset: the accelerator's default (AcceleratorSpec).
-  std::optional<AttentionKernelFamily> attention_kernel;
+  std::optional<AttentionKernelFamily> attention_kernel{};
 };
 
 /// One-line human description, e.g. "gemm bf16 8192x8192x8192" or "hbm_copy 4.29e+09 B".

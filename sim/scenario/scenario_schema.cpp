@@ -89,9 +89,10 @@ std::vector<Field> accelerator_preset_fields() {
       quantity_field("kernel_launch", Dimension::seconds, "fixed cost of one kernel launch").def("4 us"),
       object_field("attention",
                    {enum_field("kernel", {"fa2", "fa3"},
-                               "fused-attention family frameworks run here (workload.attention: flash): fa2 = "
-                               "warp-level MMA, softmax not overlapped; fa3 = full-rate MMA overlapped with "
-                               "softmax (FlashAttention-3, cuDNN on Hopper)")
+                               "fused-attention family frameworks run here (workload.attention: flash) and the most "
+                               "capable one the chip runs: fa2 = warp-level MMA, softmax not overlapped; fa3 = "
+                               "full-rate MMA overlapped with softmax (FlashAttention-3, cuDNN on Hopper; also "
+                               "allows fa2)")
                         .def("fa2"),
                     number_field("warp_mma_fraction",
                                  "fraction of the matrix peak warp-level MMA (mma.sync, used by fa2) reaches; 1 "

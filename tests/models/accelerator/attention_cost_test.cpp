@@ -33,6 +33,7 @@ AcceleratorSpec h100() {
   spec.vector_flops_per_s = 67e12;
   spec.special_function_ops_per_s = 3.863e12;
   spec.warp_mma_fraction = 0.5;
+  spec.attention_kernel = AttentionKernelFamily::fa3;
   return spec;
 }
 
@@ -89,6 +90,10 @@ TEST_CASE("attention cost rejects what it cannot model, naming the problem") {
   CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 0, Dtype::bf16, false),
                        "attention dimension head_dim must be positive, got 0", ConfigError);
   CHECK_THROWS_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::fp8, false), ConfigError);
+  CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
+                       "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); fa3 needs "
+                       "asynchronous warpgroup MMA with softmax overlap (Hopper and later)",
+                       ConfigError);
   CHECK_THROWS_WITH_AS(parse_attention_kernel_family("fa4"),
                        "unknown attention kernel family 'fa4'; valid: fa2, fa3", ConfigError);
   CHECK(parse_attention_kernel_family("fa3") == AttentionKernelFamily::fa3);
