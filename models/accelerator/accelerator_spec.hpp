@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "models/accelerator/attention_kernel_family.hpp"
 #include "models/accelerator/dtype.hpp"
 
 namespace clustersim::models {
@@ -48,6 +49,17 @@ struct AcceleratorSpec {
   /// GEMM output tile handled by one compute unit (for tile and wave quantization).
   int gemm_tile_m = 128;
   int gemm_tile_n = 256;
+
+  /// Fused attention (preset `attention`; attention_cost.hpp). The kernel family frameworks
+  /// run here when a workload asks for plain `flash` attention, and the most capable one the
+  /// chip runs (fa3 is refused where this is fa2).
+  AttentionKernelFamily attention_kernel = AttentionKernelFamily::fa2;
+  /// Fraction of the matrix peak that warp-level MMA (mma.sync, the path FlashAttention-2
+  /// uses) reaches: 1 where it is the full path (Ampere, AMD MFMA), about 0.5 on Hopper.
+  double warp_mma_fraction = 1.0;
+  /// Special-function (exp2) results per second, whole chip (0: unknown; fused attention
+  /// then cannot be costed).
+  double special_function_ops_per_s = 0;
 
   /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
   double scale_up_bytes_per_s = 0;

@@ -54,6 +54,7 @@ AttentionShape to_attention_shape(const KernelShape& shape) {
   attention.backward = shape.backward;
   attention.fused = true;
   attention.dtype = shape.dtype;
+  attention.kernel = shape.attention_kernel;
   return attention;
 }
 
@@ -122,6 +123,10 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                "memory_efficiency must be in (0, 1]");
   require_spec(spec_.kernel_launch_s >= 0, spec_, "kernel_launch_s must not be negative");
   require_spec(spec_.vector_flops_per_s >= 0, spec_, "vector_flops_per_s must not be negative");
+  require_spec(spec_.warp_mma_fraction > 0 && spec_.warp_mma_fraction <= 1, spec_,
+               "attention warp_mma_fraction must be in (0, 1]");
+  require_spec(spec_.special_function_ops_per_s >= 0 && std::isfinite(spec_.special_function_ops_per_s), spec_,
+               "attention special_function rate must not be negative");
   for (const auto& [dtype, peak] : spec_.peak_flops_per_s) {
     if (!(peak > 0)) {
       throw ConfigError("accelerator '" + spec_.name + "': peak for " +
@@ -210,6 +215,7 @@ OpEstimate ComputeModel::attention(const AttentionShape& shape) const {
   kernel.head_dim = shape.head_dim;
   kernel.causal = shape.causal;
   kernel.backward = shape.backward;
+  kernel.attention_kernel = shape.kernel;
   return estimate(kernel);
 }
 
@@ -229,20 +235,20 @@ OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {
       4.0 * batch * static_cast<double>(shape.q_heads) * static_cast<double>(shape.seq_q);
 
   double bytes = 0;
-  double pass_efficiency = 0;
   if (!shape.backward) {
     // read Q, K, V; write O, LSE
     bytes = q_elements * in_bytes + 2.0 * kv_elements * in_bytes + q_elements * out_bytes +
             lse_bytes;
-    pass_efficiency = kAttentionForwardEfficiency;
   } else {
     // read Q, K, V, O, dO, LSE; write dQ, dK, dV (gradients in the activation format)
     bytes = q_elements * in_bytes + 2.0 * kv_elements * in_bytes + 2.0 * q_elements * out_bytes +
             lse_bytes + q_elements * out_bytes + 2.0 * kv_elements * out_bytes;
-    pass_efficiency = kAttentionBackwardEfficiency;
   }
-  const double compute_s =
-      flops / (spec_.peak_for(shape.dtype) * spec_.matmul_efficiency * pass_efficiency);
+  const AttentionScoreCost per_score = attention_score_cost(
+      spec_, shape.kernel.value_or(spec_.attention_kernel), shape.head_dim, shape.dtype, shape.backward);
+  const double score_elements =
+      batch * static_cast<double>(shape.q_heads) * attention_score_pairs(shape);
+  const double compute_s = score_elements * per_score.time_s;
   const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
 
   OpEstimate estimate;

@@ -12,7 +12,8 @@
 ///   GEMM: the cheapest kernel configuration of gemm_schedule.hpp (tile shape, waves or
 ///         stream-K; max(main-loop math, operand traffic) + exposed epilogue store), at
 ///         matmul_efficiency_for(dtype), + kernel_launch_s;
-///   attention: max(flops / (peak x matmul_efficiency x pass efficiency), bytes / HBM);
+///   attention: max(score elements x attention_score_cost() (the kernel family's physics:
+///         matrix path, exponentials, fp32 softmax operations), bytes / HBM);
 ///   bandwidth ops: max(bytes / serving bandwidth, flops / vector peak) + kernel_launch_s,
 ///         where the serving level is L2 when the op's working set (bytes read + written)
 ///         fits in L2 and the preset gives an L2 bandwidth (MemoryHierarchy reuse rule), else
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "models/accelerator/accelerator_spec.hpp"
+#include "models/accelerator/attention_cost.hpp"
 #include "models/accelerator/calibration_table.hpp"
 #include "models/accelerator/fitted_model.hpp"
 #include "models/accelerator/gemm_schedule.hpp"
@@ -62,6 +64,8 @@ struct AttentionShape {
   bool backward = false;         ///< the backward pass (dQ, dK, dV)
   bool fused = true;             ///< FlashAttention-style kernel
   Dtype dtype = Dtype::bf16;
+  /// Fused-kernel family; unset: the accelerator's default (AcceleratorSpec::attention_kernel).
+  std::optional<AttentionKernelFamily> kernel{};
 };
 
 /// A memory-bound op that reads and writes the given bytes and does `flops` vector math.
@@ -105,18 +109,6 @@ struct OptimizerShape {
   double bytes_per_parameter = 30;
   double flops_per_parameter = 12;
 };
-
-/// Fused-attention forward efficiency relative to the accelerator's GEMM efficiency.
-/// FlashAttention-2 (Dao, arXiv:2307.08691, abstract) reaches up to 73% of A100 peak in the
-/// forward pass; the best A100 GEMM reaches 81% (cuBLASLt fp16 8192^3 = 253.7 of 312 TFLOP/s,
-/// Azure AI-benchmarking-guide, shared validation README 7a). 0.73 / 0.81 = 0.90.
-inline constexpr double kAttentionForwardEfficiency = 0.90;
-/// Fused-attention backward efficiency relative to GEMM efficiency: FlashAttention-2 backward
-/// reaches up to 63% of A100 peak (same sources): 0.63 / 0.81 = 0.78.
-inline constexpr double kAttentionBackwardEfficiency = 0.78;
-/// Backward FLOPs / forward FLOPs of attention: FlashAttention-2's backward runs 5 matmuls
-/// (S = QK^T recomputed, dV, dP, dQ, dK) against the forward's 2, i.e. 2.5x.
-inline constexpr double kAttentionBackwardFlopsRatio = 2.5;
 
 /// Query-key pairs the attention actually evaluates per (sequence, head).
 /// Non-causal: seq_q x seq_kv. Causal (queries aligned to the end of the keys, as in
@@ -189,12 +181,14 @@ class ComputeModel {
   GemmSchedule gemm_schedule(const GemmShape& shape) const;
 
   /// Attention, forward or backward.
-  /// Fused (FlashAttention-2): flops from attention_flops(); bytes = Q, K, V read and O
+  /// Fused (FlashAttention-style): flops from attention_flops(); compute time = evaluated
+  /// score elements (batch x q_heads x attention_score_pairs()) x attention_score_cost() of
+  /// the shape's kernel family (else the accelerator's); bytes = Q, K, V read and O
   /// written once plus the fp32 log-sum-exp per query row (forward); backward reads Q, K, V,
-  /// O, dO, LSE and writes dQ, dK, dV. K and V are sized by kv_heads. Efficiency =
-  /// matmul_efficiency x kAttentionForward/BackwardEfficiency. Not modelled: wave
+  /// O, dO, LSE and writes dQ, dK, dV. K and V are sized by kv_heads. Throws ConfigError when
+  /// the accelerator lacks the rates the family's model needs. Not modelled: wave
   /// quantization over query blocks, the lower efficiency of causal diagonal blocks, fp32
-  /// dQ accumulation traffic in backward.
+  /// dQ accumulation traffic in backward (beyond the backward pipeline efficiency).
   /// Unfused (Megatron before FlashAttention): gemm() for QK^T ([seq_q x head_dim] x
   /// [head_dim x seq_kv] per q head) and PV, plus elementwise passes over the
   /// batch x q_heads x seq_q x seq_kv score matrix stored in the output format

@@ -77,12 +77,22 @@ std::string pad(std::string text, std::size_t width) {
   return text;
 }
 
-/// Kernel family of an attention row for the cross-accelerator check.
-std::string attention_family(const KernelShape& shape) {
-  std::string family(dtype_name(shape.dtype));
+/// Kernel family of an attention row for the cross-accelerator pooling.
+std::string attention_family(const KernelShape& shape, const AcceleratorSpec& spec) {
+  std::string family(attention_kernel_family_name(shape.attention_kernel.value_or(spec.attention_kernel)));
+  family.append("/");
+  family.append(dtype_name(shape.dtype));
   family.append(shape.backward ? "/bwd" : "/fwd");
   family.append(shape.causal ? "/causal" : "/full");
   return family;
+}
+
+/// Adds a skipped-row reason once (the hold-out comparison and the cross-accelerator check
+/// may both meet the same row).
+void add_skipped(KernelValidationReport& report, const std::string& reason) {
+  if (std::find(report.skipped.begin(), report.skipped.end(), reason) == report.skipped.end()) {
+    report.skipped.push_back(reason);
+  }
 }
 
 }  // namespace
@@ -92,51 +102,63 @@ void attention_across_accelerators(
     const std::function<AcceleratorSpec(const std::string&)>& spec_for,
     KernelValidationReport& report) {
   struct Point {
-    const CalibrationRow* row;
-    double launch_s, roofline_s, scale;
+    AttentionTransfer transfer;
+    std::string family;
+    double launch_s;
   };
   std::vector<Point> points;
-  std::map<std::string, ComputeModel> rooflines;  // uncalibrated, one per accelerator
+  std::map<std::string, ComputeModel> models_by_name;  // uncalibrated, one per accelerator
   for (const auto& row : rows) {
     if (row.shape.op != OpClass::attention) continue;
-    auto model = rooflines.find(row.accelerator);
-    if (model == rooflines.end()) {
-      model = rooflines.emplace(row.accelerator, ComputeModel(spec_for(row.accelerator))).first;
+    auto model = models_by_name.find(row.accelerator);
+    if (model == models_by_name.end()) {
+      model = models_by_name.emplace(row.accelerator, ComputeModel(spec_for(row.accelerator))).first;
     }
-    const double launch_s = model->second.spec().kernel_launch_s;
-    const double roofline_s = model->second.roofline(row.shape).time_s;
-    points.push_back({&row, launch_s, roofline_s, (row.time_s - launch_s) / (roofline_s - launch_s)});
+    const AcceleratorSpec& spec = model->second.spec();
+    Point point;
+    try {
+      point.transfer.model_s = model->second.roofline(row.shape).time_s;
+      point.transfer.per_score =
+          attention_score_cost(spec, row.shape.attention_kernel.value_or(spec.attention_kernel),
+                               row.shape.head_dim, row.shape.dtype, row.shape.backward);
+    } catch (const ConfigError& error) {
+      add_skipped(report, row.file + ":" + std::to_string(row.line) + ": " + error.what());
+      continue;
+    }
+    point.transfer.row = row;
+    point.transfer.family = row.shape.attention_kernel.value_or(spec.attention_kernel);
+    point.family = attention_family(row.shape, spec);
+    point.launch_s = spec.kernel_launch_s;
+    point.transfer.model_error = std::abs(point.transfer.model_s - row.time_s) / row.time_s;
+    point.transfer.own_ratio = (row.time_s - point.launch_s) / (point.transfer.model_s - point.launch_s);
+    points.push_back(std::move(point));
   }
-  std::vector<double> errors, roofline_errors;
-  for (const auto& point : points) {
+  std::vector<double> errors, pooled_errors;
+  for (auto& point : points) {
     double log_sum = 0;
     std::size_t count = 0;
     for (const auto& other : points) {
-      if (other.row->accelerator == point.row->accelerator ||
-          attention_family(other.row->shape) != attention_family(point.row->shape) ||
-          !(other.scale > 0)) {
+      if (other.transfer.row.accelerator == point.transfer.row.accelerator || other.family != point.family ||
+          !(other.transfer.own_ratio > 0)) {
         continue;
       }
-      log_sum += std::log(other.scale);
+      log_sum += std::log(other.transfer.own_ratio);
       ++count;
     }
-    if (count == 0) continue;
-    AttentionTransfer transfer;
-    transfer.row = *point.row;
-    transfer.roofline_s = point.roofline_s;
-    transfer.own_scale = point.scale;
-    transfer.pooled_scale = std::exp(log_sum / static_cast<double>(count));
-    transfer.pooled_rows = count;
-    transfer.predicted_s =
-        point.launch_s + transfer.pooled_scale * (point.roofline_s - point.launch_s);
-    transfer.error = std::abs(transfer.predicted_s - point.row->time_s) / point.row->time_s;
-    transfer.roofline_error = std::abs(point.roofline_s - point.row->time_s) / point.row->time_s;
-    errors.push_back(transfer.error);
-    roofline_errors.push_back(transfer.roofline_error);
-    report.attention_transfer.push_back(std::move(transfer));
+    AttentionTransfer& transfer = point.transfer;
+    errors.push_back(transfer.model_error);
+    if (count > 0) {
+      transfer.pooled_ratio = std::exp(log_sum / static_cast<double>(count));
+      transfer.pooled_rows = count;
+      transfer.pooled_s = point.launch_s + transfer.pooled_ratio * (transfer.model_s - point.launch_s);
+      transfer.pooled_error = std::abs(transfer.pooled_s - transfer.row.time_s) / transfer.row.time_s;
+      pooled_errors.push_back(transfer.pooled_error);
+    }
+    report.attention_transfer.push_back(transfer);
   }
   report.attention_transfer_median = median_of(errors);
-  report.attention_transfer_roofline_median = median_of(roofline_errors);
+  report.attention_transfer_pooled_median = median_of(pooled_errors);
+  report.attention_transfer_pooled_count = pooled_errors.size();
 }
 
 double median_of(std::vector<double> values) {
@@ -191,19 +213,32 @@ HoldoutSplit split_holdout(const std::vector<CalibrationRow>& rows, double fract
 KernelValidationReport validate_kernels(
     const std::vector<CalibrationRow>& rows,
     const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
-    std::uint64_t seed) {
+    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel) {
   KernelValidationReport report;
   report.holdout_fraction = holdout_fraction;
   report.seed = seed;
   std::vector<CalibrationRow> usable;
+  std::map<std::string, ComputeModel> rooflines;  // uncalibrated, one per accelerator
   for (const auto& row : rows) {
     if (row.shape.op == OpClass::layer_fwd || row.shape.op == OpClass::layer_bwd) {
       report.skipped.push_back(row.file + ":" + std::to_string(row.line) + ": " +
                                std::string(op_class_name(row.shape.op)) +
                                " is not costed by the compute model");
-    } else {
-      usable.push_back(row);
+      continue;
     }
+    CalibrationRow usable_row = row;
+    if (row.shape.op == OpClass::attention && attention_kernel) usable_row.shape.attention_kernel = attention_kernel;
+    // A row the analytical model cannot cost (e.g. attention on a chip without a
+    // special-function rate) can neither calibrate nor be predicted: skipped with the reason.
+    auto plain = rooflines.find(row.accelerator);
+    if (plain == rooflines.end()) plain = rooflines.emplace(row.accelerator, ComputeModel(spec_for(row.accelerator))).first;
+    try {
+      plain->second.roofline(usable_row.shape);
+    } catch (const ConfigError& error) {
+      add_skipped(report, row.file + ":" + std::to_string(row.line) + ": " + error.what());
+      continue;
+    }
+    usable.push_back(std::move(usable_row));
   }
   const HoldoutSplit split = split_holdout(usable, holdout_fraction, seed);
   report.fit_rows = split.fit.size();
@@ -219,9 +254,14 @@ KernelValidationReport validate_kernels(
     }
     KernelComparison comparison;
     comparison.row = row;
-    comparison.best = model->second.estimate(row.shape);
-    comparison.roofline_s = model->second.roofline(row.shape).time_s;
-    if (auto fitted = model->second.fitted(row.shape)) comparison.fitted_s = fitted->time_s;
+    try {
+      comparison.best = model->second.estimate(row.shape);
+      comparison.roofline_s = model->second.roofline(row.shape).time_s;
+      if (auto fitted = model->second.fitted(row.shape)) comparison.fitted_s = fitted->time_s;
+    } catch (const ConfigError& error) {  // e.g. attention on a chip without a special-function rate
+      add_skipped(report, row.file + ":" + std::to_string(row.line) + ": " + error.what());
+      continue;
+    }
     const auto error = [&](double predicted) { return std::abs(predicted - row.time_s) / row.time_s; };
     comparison.best_error = error(comparison.best.time_s);
     comparison.roofline_error = error(comparison.roofline_s);
@@ -277,23 +317,36 @@ std::string render_kernel_validation(const KernelValidationReport& report) {
   summary_line("all", report.overall);
   for (const auto& [kind, summary] : report.by_kind) summary_line(kind, summary);
   if (!report.attention_transfer.empty()) {
-    out += "attention, leave one accelerator out (scale measured/roofline pooled over the other "
-           "accelerators of the same dtype, direction and masking):\n";
-    out += pad("accelerator", 15) + pad("kernel", 48) + pad("measured", 12) + pad("own scale", 11) +
-           pad("pooled", 14) + pad("predicted", 12) + pad("err", 8) + pad("roofline", 12) + "err\n";
+    out += "attention across accelerators: fused-attention model from each accelerator's own rates (no "
+           "constant fitted to attention rows); per score element: matmul, exp and fp32 parts in ps; "
+           "'pooled' scales the model by the other accelerators' measured/model ratios (same family, "
+           "dtype, direction, masking):\n";
+    out += pad("accelerator", 15) + pad("kernel", 48) + pad("family", 7) + pad("measured", 12) +
+           pad("matmul/exp/fp32 ps", 20) + pad("model", 12) + pad("err", 8) + pad("ratio", 7) +
+           pad("pooled", 14) + pad("predicted", 12) + "err\n";
     for (const auto& t : report.attention_transfer) {
-      char scale[32], pooled[32];
-      std::snprintf(scale, sizeof scale, "%.3f", t.own_scale);
-      std::snprintf(pooled, sizeof pooled, "%.3f (n=%zu)", t.pooled_scale, t.pooled_rows);
+      char parts[48], ratio[32], pooled[32];
+      std::snprintf(parts, sizeof parts, "%.3f/%.3f/%.3f", t.per_score.matmul_s * 1e12,
+                    t.per_score.exp_s * 1e12, t.per_score.fp32_s * 1e12);
+      std::snprintf(ratio, sizeof ratio, "%.3f", t.own_ratio);
+      if (t.pooled_rows > 0) {
+        std::snprintf(pooled, sizeof pooled, "%.3f (n=%zu)", t.pooled_ratio, t.pooled_rows);
+      } else {
+        std::snprintf(pooled, sizeof pooled, "-");
+      }
       out += pad(t.row.accelerator, 15) + pad(describe_kernel(t.row.shape), 48) +
-             pad(time_text(t.row.time_s), 12) + pad(scale, 11) + pad(pooled, 14) +
-             pad(time_text(t.predicted_s), 12) + pad(percent(t.error), 8) +
-             pad(time_text(t.roofline_s), 12) + percent(t.roofline_error) + "\n";
+             pad(std::string(attention_kernel_family_name(t.family)), 7) + pad(time_text(t.row.time_s), 12) +
+             pad(parts, 20) + pad(time_text(t.model_s), 12) + pad(percent(t.model_error), 8) + pad(ratio, 7) +
+             pad(pooled, 14) + pad(t.pooled_rows > 0 ? time_text(t.pooled_s) : "-", 12) +
+             (t.pooled_rows > 0 ? percent(t.pooled_error) : "-") + "\n";
     }
     std::snprintf(line, sizeof line,
-                  "median error attention across accelerators n=%-3zu predicted %-7s roofline %s\n",
+                  "median error attention across accelerators n=%-3zu model %-7s pooled %s (n=%zu)\n",
                   report.attention_transfer.size(), percent(report.attention_transfer_median).c_str(),
-                  percent(report.attention_transfer_roofline_median).c_str());
+                  report.attention_transfer_pooled_count > 0
+                      ? percent(report.attention_transfer_pooled_median).c_str()
+                      : "-",
+                  report.attention_transfer_pooled_count);
     out += line;
   }
   for (const auto& skipped : report.skipped) out += "skipped " + skipped + "\n";

@@ -51,23 +51,26 @@ struct ErrorSummary {
   double roofline_median = 0;
 };
 
-/// Attention validated across accelerators: the public data has one attention point per
-/// accelerator, so a row is predicted from the *other* accelerators' rows of the same kernel
-/// family (dtype, direction, causal). Each accelerator's roofline already normalises by its
-/// peak and matmul efficiency; the other rows give the scale measured / roofline (above the
-/// launch), pooled as a geometric mean, and the prediction is
-/// launch + scale x (roofline - launch).
+/// Attention validated across accelerators. The public data has one attention point per
+/// accelerator, so no per-accelerator hold-out exists. The fused-attention model
+/// (attention_cost.hpp) predicts each row from that accelerator's own rates (matrix peak x
+/// best-GEMM efficiency x MMA-path fraction, special-function and fp32 vector rates) and the
+/// kernel family, with no constant fitted to attention rows: every row is out of sample.
+/// For comparison, the model is also scaled by a kernel-family efficiency fitted leave one
+/// accelerator out: the geometric mean of the other accelerators' measured / model ratios of
+/// the same family, dtype, direction and masking.
 struct AttentionTransfer {
   CalibrationRow row;
-  double roofline_s = 0;        ///< this accelerator's roofline
-  double own_scale = 0;         ///< (measured - launch) / (roofline - launch) of this row
-  double pooled_scale = 0;      ///< geometric mean of the other accelerators' scales
-  std::size_t pooled_rows = 0;  ///< how many rows it pools
-  double predicted_s = 0;       ///< launch + pooled_scale x (roofline - launch)
-  double error = 0;             ///< |predicted - measured| / measured
-  double roofline_error = 0;    ///< |roofline - measured| / measured
+  AttentionKernelFamily family = AttentionKernelFamily::fa2;  ///< the family the model used
+  AttentionScoreCost per_score;  ///< the model's per-score-element parts on this accelerator
+  double model_s = 0;            ///< the model alone (uncalibrated ComputeModel::roofline)
+  double model_error = 0;        ///< |model - measured| / measured
+  double own_ratio = 0;          ///< (measured - launch) / (model - launch) of this row
+  double pooled_ratio = 0;       ///< geometric mean of the other accelerators' own ratios (0: none)
+  std::size_t pooled_rows = 0;   ///< how many rows it pools
+  double pooled_s = 0;           ///< launch + pooled_ratio x (model - launch) (0: no other rows)
+  double pooled_error = 0;       ///< |pooled - measured| / measured (when pooled_rows > 0)
 };
-
 /// The whole comparison.
 struct KernelValidationReport {
   double holdout_fraction = 0;
@@ -77,24 +80,27 @@ struct KernelValidationReport {
   std::vector<std::string> skipped;           ///< "file:line: why" for rows not compared
   ErrorSummary overall;
   std::map<std::string, ErrorSummary> by_kind;  ///< "gemm", "attention", "bandwidth"
-  /// Leave-one-accelerator-out attention rows (every attention row with at least one other
-  /// accelerator in its family; independent of the hold-out split), in row order.
+  /// Every attention row the model can cost (independent of the hold-out split), in row order.
   std::vector<AttentionTransfer> attention_transfer;
-  double attention_transfer_median = 0;           ///< median error of those predictions
-  double attention_transfer_roofline_median = 0;  ///< median roofline error of the same rows
+  double attention_transfer_median = 0;         ///< median model error over those rows
+  double attention_transfer_pooled_median = 0;  ///< median error with the pooled ratio
+  std::size_t attention_transfer_pooled_count = 0;  ///< rows that have a pooled ratio
 };
 
 /// Calibrates one ComputeModel per accelerator with the fit rows and predicts the compared rows
 /// (the held-out ones, or every row when holdout_fraction is 0). `spec_for` resolves a library
 /// accelerator name (it may throw ConfigError for an unknown one). layer_fwd/layer_bwd rows are
-/// skipped (the compute model does not cost whole layers).
+/// skipped (the compute model does not cost whole layers). `attention_kernel` is the fused
+/// kernel family of the attention rows (the CSV format does not record it); unset: each
+/// accelerator's default.
 KernelValidationReport validate_kernels(
     const std::vector<CalibrationRow>& rows,
     const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
-    std::uint64_t seed);
+    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel = std::nullopt);
 
 /// Fills report.attention_transfer (see AttentionTransfer) from the attention rows of `rows`;
-/// `spec_for` as in validate_kernels (which calls this).
+/// `spec_for` as in validate_kernels (which calls this). A row the model cannot cost (e.g. an
+/// accelerator without a special-function rate) goes to report.skipped with the reason.
 void attention_across_accelerators(
     const std::vector<CalibrationRow>& rows,
     const std::function<AcceleratorSpec(const std::string&)>& spec_for,

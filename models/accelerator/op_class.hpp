@@ -2,9 +2,11 @@
 /// Op classes of the compute model and the shape of one kernel as the calibration tables
 /// describe it (docs/calibration-format.md).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "models/accelerator/attention_kernel_family.hpp"
 #include "models/accelerator/dtype.hpp"
 
 namespace clustersim::models {
@@ -52,6 +54,9 @@ struct KernelShape {
   bool backward = false;
   double bytes = 0;  ///< bytes moved (bandwidth ops), bytes
   double flops = 0;  ///< vector FLOPs of a bandwidth op (roofline only; not a table key)
+  /// Attention: the fused-kernel family (not a CSV column; `validate kernels
+  /// --attention-kernel` sets it); unset: the accelerator's default (AcceleratorSpec).
+  std::optional<AttentionKernelFamily> attention_kernel{};
 };
 
 /// One-line human description, e.g. "gemm bf16 8192x8192x8192" or "hbm_copy 4.29e+09 B".

@@ -32,6 +32,12 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
                                    "fit on the rest, predict this fraction of each group")
       ->check(CLI::Range(0.0, 0.99));
   cli.validate_kernels->add_option("--seed", cli.kernels_options.seed, "hold-out split seed");
+  cli.validate_kernels
+      ->add_option("--attention-kernel", cli.kernels_options.attention_kernel,
+                   "fused-attention family of the attention rows (the CSV does not record it; the default "
+                   "calibration's public rows are FlashAttention-2)")
+      ->check(CLI::IsMember({"fa2", "fa3"}))
+      ->capture_default_str();
 }
 
 models::CalibrationTable read_calibration_dir(const std::filesystem::path& dir,
@@ -118,8 +124,9 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
 int validate_kernels_command(const ValidateKernelsOptions& options, std::ostream& out) {
   const models::CalibrationTable table = read_calibration_dir(options.dir, options.accelerator);
   if (table.rows.empty()) throw ConfigError(fmt::format("no rows to validate in '{}'", options.dir));
-  const auto report = models::validate_kernels(table.rows, library_accelerator,
-                                               options.holdout_fraction, options.seed);
+  const auto report =
+      models::validate_kernels(table.rows, library_accelerator, options.holdout_fraction, options.seed,
+                               models::parse_attention_kernel_family(options.attention_kernel));
   out << models::render_kernel_validation(report);
   return 0;
 }

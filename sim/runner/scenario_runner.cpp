@@ -216,7 +216,7 @@ models::FootprintInputs footprint_inputs(const scenario::Scenario& scenario) {
   in.stage_layers = p.stage_layers;
   in.zero = p.zero;
   in.recompute = recompute_policy(w.recompute);
-  in.flash_attention = w.attention == training::AttentionKernel::flash;
+  in.flash_attention = w.attention != training::AttentionKernel::unfused;
   in.activation_bytes_per_element = models::output_dtype_bytes(w.precision);
   in.weight_bytes_per_param = models::dtype_bytes(w.precision) >= 4 ? 4.0 : 2.0;
   // Megatron-Core's gradient buffer: fp32 when the reduction is in fp32, else the parameter

@@ -156,6 +156,12 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
   spec.kernel_launch_s = q("kernel_launch");
   spec.fp8_promotion_interval = static_cast<int>(reader.integer(base + "fp8_promotion_interval").value_or(0));
+  // The schema reports an invalid name; reading goes on with the default to collect every problem.
+  spec.attention_kernel = reader.string(base + "attention.kernel").value_or("fa2") == "fa3"
+                              ? models::AttentionKernelFamily::fa3
+                              : models::AttentionKernelFamily::fa2;
+  spec.warp_mma_fraction = reader.number(base + "attention.warp_mma_fraction").value_or(1.0);
+  spec.special_function_ops_per_s = q("attention.special_function");
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
   spec.gemm_tile_n = static_cast<int>(reader.integer(base + "gemm_tile.n").value_or(256));
   spec.scale_up_bytes_per_s = q("scale_up_bandwidth");
@@ -594,9 +600,13 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   training.recompute = recompute == "none"   ? training::Recompute::none
                        : recompute == "full" ? training::Recompute::full
                                              : training::Recompute::selective;
-  training.attention = reader.string("workload.attention").value_or("flash") == "unfused"
-                           ? training::AttentionKernel::unfused
-                           : training::AttentionKernel::flash;
+  {
+    const std::string attention = reader.string("workload.attention").value_or("flash");  // schema-checked
+    training.attention = attention == "unfused" ? training::AttentionKernel::unfused
+                         : attention == "fa2"   ? training::AttentionKernel::fa2
+                         : attention == "fa3"   ? training::AttentionKernel::fa3
+                                                : training::AttentionKernel::flash;
+  }
   training.overlap_grad_reduce = reader.boolean("workload.overlap_grad_reduce").value_or(true);
   training.tp_comm_overlap = reader.boolean("workload.tp_comm_overlap").value_or(false);
   training.train_tokens = reader.number("workload.train_tokens").value_or(0);

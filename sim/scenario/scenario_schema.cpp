@@ -92,6 +92,24 @@ std::vector<Field> accelerator_preset_fields() {
                     "precise-accumulation GEMMs; 0: full-precision fp8 accumulation")
           .range(0, 1048576)
           .def("0"),
+      object_field("attention",
+                   {enum_field("kernel", {"fa2", "fa3"},
+                               "fused-attention family frameworks run here (workload.attention: flash) and the most "
+                               "capable one the chip runs: fa2 = warp-level MMA, softmax not overlapped; fa3 = "
+                               "full-rate MMA overlapped with softmax (FlashAttention-3, cuDNN on Hopper; also "
+                               "allows fa2)")
+                        .def("fa2"),
+                    number_field("warp_mma_fraction",
+                                 "fraction of the matrix peak warp-level MMA (mma.sync, used by fa2) reaches; 1 "
+                                 "where it is the full path")
+                        .positive()
+                        .range(0, 1)
+                        .def("1"),
+                    quantity_field("special_function", Dimension::flops_per_s,
+                                   "special-function (exp2) results per second, whole chip; unset: fused "
+                                   "attention cannot be costed")
+                        .positive()},
+                   "fused-attention physics (docs/models.md \"Fused attention\")"),
       object_field("gemm_tile",
                    {integer_field("m", "GEMM output tile rows per compute unit").range(1, 65536).def("128"),
                     integer_field("n", "GEMM output tile columns per compute unit").range(1, 65536).def("256")},
@@ -257,7 +275,11 @@ Schema scenario_schema() {
       enum_field("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "math precision").def("bf16"),
       object_field("parallelism", parallelism_fields, "parallel split"),
       enum_field("recompute", {"none", "selective", "full"}, "activation recomputation").def("selective"),
-      enum_field("attention", {"flash", "unfused"}, "attention kernel").def("flash"),
+      enum_field("attention", {"flash", "fa2", "fa3", "unfused"},
+                 "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); "
+                 "fa2 / fa3 = that fused family (docs/models.md \"Fused attention\"); unfused = score matrix "
+                 "through HBM")
+          .def("flash"),
       boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
       boolean_field("tp_comm_overlap",
                     "Transformer Engine TP-communication overlap: each layer's all-gather / reduce-scatter "

@@ -242,7 +242,9 @@ class OpCoster {
       shape.kv_heads = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
       shape.head_dim = model.head_dim();
     }
-    shape.fused = workload_.attention == AttentionKernel::flash;
+    shape.fused = workload_.attention != AttentionKernel::unfused;
+    if (workload_.attention == AttentionKernel::fa2) shape.kernel = models::AttentionKernelFamily::fa2;
+    if (workload_.attention == AttentionKernel::fa3) shape.kernel = models::AttentionKernelFamily::fa3;
     shape.dtype = attention_dtype_;
     const auto fwd = compute_.attention(shape);
     shape.backward = true;

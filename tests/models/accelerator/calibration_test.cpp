@@ -25,6 +25,7 @@ AcceleratorSpec test_spec() {
   spec.name = "testgpu";
   spec.peak_flops_per_s[Dtype::bf16] = 100e12;
   spec.vector_flops_per_s = 10e12;
+  spec.special_function_ops_per_s = 10e12;
   spec.hbm_bytes_per_s = 1e12;
   spec.compute_units = 100;
   spec.gemm_tile_m = 128;
@@ -337,15 +338,16 @@ TEST_CASE("kernel validation: deterministic hold-out and the report") {
                        "unknown accelerator 'x'", ConfigError);
 }
 
-TEST_CASE("attention is validated across accelerators: each row from the others' scales") {
+TEST_CASE("attention across accelerators: the model alone, and scaled by the others' ratios") {
   // Three accelerators (peaks 100, 200, 400 TFLOP/s) whose fused forward attention runs at
-  // 2x, 2x and 4x their own rooflines; one row each, so nothing could be held out per
-  // accelerator.
+  // 2x, 2x and 4x their own model times; one row each, so nothing could be held out per
+  // accelerator. gpu-d has no special-function rate: its row cannot be costed.
   const auto spec_for = [](const std::string& name) {
     AcceleratorSpec spec = test_spec();
     spec.name = name;
-    const double scale = name == "gpu-a" ? 1.0 : name == "gpu-b" ? 2.0 : 4.0;
+    const double scale = name == "gpu-a" || name == "gpu-d" ? 1.0 : name == "gpu-b" ? 2.0 : 4.0;
     spec.peak_flops_per_s[Dtype::bf16] = 100e12 * scale;
+    if (name == "gpu-d") spec.special_function_ops_per_s = 0;
     return spec;
   };
   KernelShape shape;
@@ -364,23 +366,37 @@ TEST_CASE("attention is validated across accelerators: each row from the others'
     std::snprintf(row, sizeof row, "%s,attention,bf16,,,,2,16,16,8192,8192,128,0,0,,%.17g,0,1,t\n", name, time_s);
     csv += row;
   }
-  // A causal row has no partner in its family and is not predicted.
+  // A causal row has no partner in its family: the model predicts it, nothing is pooled.
+  // fa2 per score element: 512 / 100e12 + max(1 / 10e12, 4 / 5e12) = 5.92 ps; 2 x 16 x 8192^2 / 2
+  // elements: 6.3552 ms against 10 ms measured.
   csv += "gpu-a,attention,bf16,,,,2,16,16,8192,8192,128,1,0,,0.01,0,1,t\n";
+  csv += "gpu-d,attention,bf16,,,,2,16,16,8192,8192,128,0,0,,0.01,0,1,t\n";
   const auto report = validate_kernels(parse_calibration_csv(csv, "a.csv").rows, spec_for, 0, 1);
-  REQUIRE(report.attention_transfer.size() == 3);
+  REQUIRE(report.attention_transfer.size() == 4);
   const auto& a = report.attention_transfer[0];
   CHECK(a.row.accelerator == "gpu-a");
-  CHECK(a.own_scale == doctest::Approx(2.0));
+  CHECK(a.family == AttentionKernelFamily::fa2);
+  CHECK(a.per_score.matmul_s == doctest::Approx(5.12e-12));
+  CHECK(a.per_score.fp32_s == doctest::Approx(0.8e-12));
+  CHECK(a.own_ratio == doctest::Approx(2.0));
+  CHECK(a.model_error == doctest::Approx(0.5));
   CHECK(a.pooled_rows == 2);
-  CHECK(a.pooled_scale == doctest::Approx(std::sqrt(2.0 * 4.0)));  // geometric mean of b, c
-  CHECK(a.error == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
-  CHECK(a.roofline_error == doctest::Approx(0.5));
+  CHECK(a.pooled_ratio == doctest::Approx(std::sqrt(2.0 * 4.0)));  // geometric mean of b, c
+  CHECK(a.pooled_error == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
   const auto& c = report.attention_transfer[2];
-  CHECK(c.pooled_scale == doctest::Approx(2.0));
-  CHECK(c.error == doctest::Approx(0.5));
-  // errors 0.414, 0.414, 0.5
-  CHECK(report.attention_transfer_median == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  CHECK(c.pooled_ratio == doctest::Approx(2.0));
+  CHECK(c.pooled_error == doctest::Approx(0.5));
+  CHECK(c.model_error == doctest::Approx(0.75));
+  const auto& causal = report.attention_transfer[3];
+  CHECK(causal.pooled_rows == 0);
+  CHECK(causal.model_s == doctest::Approx(6.3552e-3).epsilon(1e-4));
+  // model errors 0.5, 0.5, 0.75, 0.364; pooled 0.414, 0.414, 0.5
+  CHECK(report.attention_transfer_median == doctest::Approx(0.5));
+  CHECK(report.attention_transfer_pooled_median == doctest::Approx(std::sqrt(8.0) / 2.0 - 1.0));
+  CHECK(report.attention_transfer_pooled_count == 3);
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].find("a.csv:6: accelerator 'gpu-d' gives no special-function (exp) rate") == 0);
   const std::string text = render_kernel_validation(report);
-  CHECK(text.find("median error attention across accelerators n=3   predicted 41.4%   roofline 50.0%") !=
+  CHECK(text.find("median error attention across accelerators n=4   model 50.0%   pooled 41.4% (n=3)") !=
         std::string::npos);
 }

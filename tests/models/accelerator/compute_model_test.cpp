@@ -17,6 +17,8 @@ AcceleratorSpec test_accelerator(int compute_units) {
   spec.name = "test-gpu";
   spec.peak_flops_per_s = {{Dtype::bf16, 1000e12}, {Dtype::fp8, 2000e12}};
   spec.vector_flops_per_s = 50e12;
+  spec.special_function_ops_per_s = 4e12;
+  spec.attention_kernel = AttentionKernelFamily::fa3;
   spec.hbm_bytes_per_s = 2e12;
   spec.compute_units = compute_units;
   spec.matmul_efficiency = 0.8;
@@ -216,15 +218,22 @@ TEST_CASE("GQA reduces fused attention bytes but not FLOPs") {
   CHECK(gqa_bwd.bytes == doctest::Approx(151519232.0));
 }
 
-TEST_CASE("fused attention time uses the per-pass attention efficiency") {
+TEST_CASE("fused attention time: score elements x the kernel family's cost per element") {
   const ComputeModel model(test_accelerator(128));
-  // causal forward: 1.374e11 / (1e15 * 0.8 * 0.90) + 4 us
+  // fa3 (the accelerator's default), head dim 128: per element max(512 / (1e15 x 0.8),
+  // 1 / 4e12, 4 / 25e12) = 0.64 ps; causal 2 x 16 x 4096^2 / 2 = 268435456 elements: 171.80 us
+  // + 4 us launch.
   const OpEstimate forward = model.attention(attention_shape(16, true, false));
   CHECK(forward.compute_bound);
-  CHECK(forward.time_s == doctest::Approx(1.9488743537777775e-4).epsilon(1e-9));
-  // causal backward: 3.436e11 / (1e15 * 0.8 * 0.78) + 4 us
+  CHECK(forward.time_s == doctest::Approx(1.7579869184e-4).epsilon(1e-9));
+  // backward: 1280 / 8e14 = 1.6 ps per element / (0.63 / 0.73): 497.67 us + 4 us.
   const OpEstimate backward = model.attention(attention_shape(16, true, true));
-  CHECK(backward.time_s == doctest::Approx(5.546368328205128e-4).epsilon(1e-9));
+  CHECK(backward.time_s == doctest::Approx(5.01670813663492e-4).epsilon(1e-9));
+  // fa2 asked for explicitly: warp MMA at the full peak (fraction 1) but softmax not overlapped:
+  // 0.64 + max(0.25, 0.16) = 0.89 ps per element.
+  AttentionShape fa2 = attention_shape(16, true, false);
+  fa2.kernel = AttentionKernelFamily::fa2;
+  CHECK(model.attention(fa2).time_s == doctest::Approx(268435456.0 * 0.89e-12 + 4e-6).epsilon(1e-9));
 }
 
 TEST_CASE("decode attention is memory bound on the KV cache") {

@@ -744,3 +744,35 @@ workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism
   CHECK(deepseek.training.model.total_parameters() == 671026404352.0);
   CHECK(deepseek.training.model.active_parameters() == 37552282624.0);
 }
+
+TEST_CASE("loader: fused-attention keys of the accelerator and the workload's kernel family") {
+  const Scenario s = load(edit(kBase, {{"compute_units: 100",
+                                        "compute_units: 100\n    attention: {kernel: fa3, warp_mma_fraction: 0.5, "
+                                        "special_function: \"3.9 TFLOP/s\"}"},
+                                       {"micro_batch: 2", "micro_batch: 2\n  attention: fa2"}}));
+  CHECK(s.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa3);
+  CHECK(s.cluster.accelerator.warp_mma_fraction == doctest::Approx(0.5));
+  CHECK(s.cluster.accelerator.special_function_ops_per_s == doctest::Approx(3.9e12));
+  CHECK(s.training.attention == training::AttentionKernel::fa2);
+  // Unset: fa2, the full warp-MMA path, no special-function rate (fused attention then throws
+  // when costed, naming the key).
+  const Scenario plain = load(kBase);
+  CHECK(plain.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa2);
+  CHECK(plain.cluster.accelerator.warp_mma_fraction == doctest::Approx(1.0));
+  CHECK(plain.cluster.accelerator.special_function_ops_per_s == 0);
+  CHECK(plain.training.attention == training::AttentionKernel::flash);
+}
+
+TEST_CASE("loader: bad input, fused-attention keys") {
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: fa4}"}}))
+            .find("accelerators.test-gpu.attention.kernel: invalid value 'fa4' (valid choices: fa2, fa3") !=
+        std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {warp_mma_fraction: 1.5}"}}))
+            .find("accelerators.test-gpu.attention.warp_mma_fraction: out of range") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100",
+                                  "compute_units: 100\n    attention: {special_function: \"3 GB/s\"}"}}))
+            .find("accelerators.test-gpu.attention.special_function") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa4"}}))
+            .find("workload.attention: invalid value 'fa4' (valid choices: flash, fa2, fa3, unfused") !=
+        std::string::npos);
+}

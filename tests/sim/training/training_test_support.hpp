@@ -9,13 +9,15 @@
 
 namespace clustersim::training::testing {
 
-/// 1 PFLOP/s bf16, 3 TB/s HBM, 132 units: H100-like round numbers.
+/// 1 PFLOP/s bf16, 3 TB/s HBM, 132 units, fa3 attention: H100-like round numbers.
 inline models::AcceleratorSpec test_accelerator() {
   models::AcceleratorSpec spec;
   spec.name = "test-gpu";
   spec.peak_flops_per_s[models::Dtype::bf16] = 1e15;
   spec.peak_flops_per_s[models::Dtype::fp8] = 2e15;
   spec.vector_flops_per_s = 60e12;
+  spec.special_function_ops_per_s = 4e12;  // exp2 per second (H100: 3.9e12)
+  spec.attention_kernel = models::AttentionKernelFamily::fa3;
   spec.hbm_capacity_bytes = 80e9;
   spec.hbm_bytes_per_s = 3e12;
   spec.compute_units = 132;

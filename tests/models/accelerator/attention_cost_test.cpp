@@ -1,0 +1,107 @@
+#include "models/accelerator/attention_cost.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/accelerator/compute_model.hpp"
+#include "sim/engine/error.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+// The library presets' figures (models/data/accelerators), so each value below can be checked
+// by hand against docs/models.md "Fused attention".
+AcceleratorSpec a100() {
+  AcceleratorSpec spec;
+  spec.name = "a100";
+  spec.peak_flops_per_s = {{Dtype::bf16, 312e12}};
+  spec.matmul_efficiency = 0.81;
+  spec.vector_flops_per_s = 19.5e12;
+  spec.special_function_ops_per_s = 2.436e12;
+  spec.warp_mma_fraction = 1.0;
+  return spec;
+}
+
+AcceleratorSpec h100() {
+  AcceleratorSpec spec;
+  spec.name = "h100";
+  spec.peak_flops_per_s = {{Dtype::bf16, 989e12}};
+  spec.matmul_efficiency = 0.80;
+  spec.vector_flops_per_s = 67e12;
+  spec.special_function_ops_per_s = 3.863e12;
+  spec.warp_mma_fraction = 0.5;
+  spec.attention_kernel = AttentionKernelFamily::fa3;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("FlashAttention-2 on A100 at head dim 64: the softmax is exp-bound and not overlapped") {
+  const AttentionScoreCost cost = attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::bf16, false);
+  CHECK(cost.matmul_s == doctest::Approx(256.0 / (312e12 * 0.81)));  // 1.0130 ps
+  CHECK(cost.exp_s == doctest::Approx(1.0 / 2.436e12));               // 0.4105 ps
+  CHECK(cost.fp32_s == doctest::Approx(4.0 / 9.75e12));               // 0.4103 ps
+  // matmul + max(exp, fp32) = 1.4235 ps per score element, i.e. 256 / 1.4235 ps = 179.8 TFLOP/s
+  CHECK(cost.time_s == doctest::Approx(1.4234878219552548e-12).epsilon(1e-9));
+  CHECK(cost.matmul_bound);
+  // Head dim 128 doubles the matmul part only: the exponential's share of the time halves
+  // (0.288 -> 0.168).
+  const AttentionScoreCost wide = attention_score_cost(a100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, false);
+  CHECK(wide.exp_s == doctest::Approx(cost.exp_s));
+  CHECK(cost.exp_s / cost.time_s == doctest::Approx(0.28838).epsilon(1e-4));
+  CHECK(wide.exp_s / wide.time_s == doctest::Approx(0.16845).epsilon(1e-4));
+}
+
+TEST_CASE("FlashAttention-2 backward on A100: 2.5x the matmul, one exp, / backward pipeline efficiency") {
+  const AttentionScoreCost cost = attention_score_cost(a100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, true);
+  // (1280 / 252.72e12 + max(0.4105, 0.4103) ps) / (0.63 / 0.73) = 6.3445 ps
+  CHECK(cost.time_s == doctest::Approx(6.344514569899231e-12).epsilon(1e-9));
+}
+
+TEST_CASE("on H100 the family decides: fa2 on warp MMA and serial softmax, fa3 MMA-bound") {
+  const AttentionScoreCost fa2 = attention_score_cost(h100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, false);
+  // 512 / (989e12 x 0.8 x 0.5) + max(1 / 3.863e12, 4 / 33.5e12) = 1.2942 + 0.2589 ps: 33.3 % of peak
+  CHECK(fa2.time_s == doctest::Approx(1.5531027688209969e-12).epsilon(1e-9));
+  CHECK(512.0 / fa2.time_s / 989e12 == doctest::Approx(0.33333).epsilon(1e-4));
+  const AttentionScoreCost fa3 = attention_score_cost(h100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false);
+  // max(512 / 791.2e12, 0.2589, 0.1194 ps) = 0.6471 ps: the matmul sets the pace
+  CHECK(fa3.time_s == doctest::Approx(6.471183013144591e-13).epsilon(1e-9));
+  CHECK(fa3.matmul_bound);
+}
+
+TEST_CASE("fa3 at head dim 32 on H100 is exp-bound even with full overlap") {
+  const AttentionScoreCost cost = attention_score_cost(h100(), AttentionKernelFamily::fa3, 32, Dtype::bf16, false);
+  CHECK(cost.matmul_s == doctest::Approx(1.6177957532861477e-13));
+  CHECK(cost.time_s == doctest::Approx(1.0 / 3.863e12));
+  CHECK_FALSE(cost.matmul_bound);
+}
+
+TEST_CASE("attention cost rejects what it cannot model, naming the problem") {
+  AcceleratorSpec spec = a100();
+  spec.special_function_ops_per_s = 0;
+  CHECK_THROWS_WITH_AS(attention_score_cost(spec, AttentionKernelFamily::fa2, 64, Dtype::bf16, false),
+                       "accelerator 'a100' gives no special-function (exp) rate (preset "
+                       "attention.special_function); the fused-attention model needs it (or use "
+                       "workload.attention: unfused)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 0, Dtype::bf16, false),
+                       "attention dimension head_dim must be positive, got 0", ConfigError);
+  CHECK_THROWS_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::fp8, false), ConfigError);
+  CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
+                       "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); fa3 needs "
+                       "asynchronous warpgroup MMA with softmax overlap (Hopper and later)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse_attention_kernel_family("fa4"),
+                       "unknown attention kernel family 'fa4'; valid: fa2, fa3", ConfigError);
+  CHECK(parse_attention_kernel_family("fa3") == AttentionKernelFamily::fa3);
+  CHECK(attention_kernel_family_name(AttentionKernelFamily::fa2) == "fa2");
+  AcceleratorSpec bad = a100();
+  bad.hbm_bytes_per_s = 1e12;
+  bad.compute_units = 108;
+  bad.warp_mma_fraction = 1.5;
+  CHECK_THROWS_WITH_AS(ComputeModel{bad}, "accelerator 'a100': attention warp_mma_fraction must be in (0, 1]",
+                       ConfigError);
+}
