@@ -153,7 +153,30 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
   }
 }
 
+std::size_t ComputeModel::GemmKeyHash::operator()(const GemmKey& key) const {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
+  const auto mix = [&hash](std::uint64_t value) {
+    hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  };
+  mix(static_cast<std::uint64_t>(key.m));
+  mix(static_cast<std::uint64_t>(key.n));
+  mix(static_cast<std::uint64_t>(key.k));
+  mix(static_cast<std::uint64_t>(key.batch));
+  mix(static_cast<std::uint64_t>(key.dtype) * 2 + (key.split_accumulation ? 1 : 0));
+  mix(static_cast<std::uint64_t>(std::llround(key.accumulate_bytes * 1024.0)));
+  return static_cast<std::size_t>(hash);
+}
+
 OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
+  const GemmKey key{shape.m, shape.n, shape.k, shape.batch, static_cast<int>(shape.dtype), shape.accumulate_bytes,
+                    shape.split_accumulation};
+  if (const auto it = gemm_memo_.find(key); it != gemm_memo_.end()) return it->second;
+  OpEstimate result = gemm_uncached(shape);
+  gemm_memo_.emplace(key, result);
+  return result;
+}
+
+OpEstimate ComputeModel::gemm_uncached(const GemmShape& shape) const {
   KernelShape kernel;
   kernel.op = shape.batch > 1 ? OpClass::batched_gemm : OpClass::gemm;
   kernel.dtype = shape.dtype;

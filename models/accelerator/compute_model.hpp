@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <vector>
 
@@ -222,6 +223,7 @@ class ComputeModel {
   OpEstimate fused_attention(const AttentionShape& shape) const;
   OpEstimate unfused_attention(const AttentionShape& shape) const;
   OpEstimate gemm_roofline(const GemmShape& shape) const;
+  OpEstimate gemm_uncached(const GemmShape& shape) const;
   OpEstimate bandwidth_roofline(OpClass op, double bytes, double flops) const;
   /// Fit features of a kernel (see fitted_model.hpp).
   std::vector<double> fit_features(const KernelShape& shape) const;
@@ -231,7 +233,23 @@ class ComputeModel {
   /// What the table's ratios are relative to: fitted() where a fit exists, else roofline().
   double reference_time_s(const KernelShape& shape) const;
 
+  /// A GEMM shape as the memo key: every field of GemmShape.
+  struct GemmKey {
+    std::int64_t m, n, k, batch;
+    int dtype;
+    double accumulate_bytes;
+    bool split_accumulation;
+    bool operator==(const GemmKey&) const = default;
+  };
+  struct GemmKeyHash {
+    std::size_t operator()(const GemmKey& key) const;
+  };
+
   AcceleratorSpec spec_;
+  /// gemm() results by shape: a training step costs the same few shapes for every layer and
+  /// every candidate of a search. Never iterated. This makes ComputeModel, like
+  /// CollectiveModel, one per simulation or thread.
+  mutable std::unordered_map<GemmKey, OpEstimate, GemmKeyHash> gemm_memo_;
   /// HBM and, when the preset gives both its size and bandwidth, L2 (for the reuse rule).
   std::optional<MemoryHierarchy> memory_;
   MeasuredTable table_;

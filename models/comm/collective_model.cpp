@@ -1,5 +1,6 @@
 #include "models/comm/collective_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -27,9 +28,20 @@ CollectiveModel::CollectiveModel(const topologies::Topology& topology, CommConfi
 
 const std::vector<CollectiveModel::Line>& CollectiveModel::lines(CollectiveKind kind,
                                                                  std::span<const int> group) const {
-  auto key = std::make_pair(static_cast<int>(kind), std::vector<int>(group.begin(), group.end()));
-  if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(kind);
+  for (const int rank : group) {
+    hash ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)) + 0x9e3779b97f4a7c15ULL + (hash << 6) +
+            (hash >> 2);
+  }
+  auto& bucket = cache_[hash];
+  for (const CachedLines& entry : bucket) {
+    if (entry.kind == kind && std::equal(entry.group.begin(), entry.group.end(), group.begin(), group.end())) {
+      return entry.lines;
+    }
+  }
+  // A group is validated once, when it is first costed.
   const CollectiveLowering& lowering = tuner_.lowering();
+  lowering.check_group(kind, group, kReferenceBytes);
   std::vector<Algorithm> algorithms;
   if (config_.algorithm && lowering.inapplicable_reason(kind, *config_.algorithm, group).empty()) {
     algorithms.push_back(*config_.algorithm);
@@ -50,7 +62,8 @@ const std::vector<CollectiveModel::Line>& CollectiveModel::lines(CollectiveKind 
       result.push_back({algorithm, protocol, latency_s, (total_s - latency_s) / kReferenceBytes});
     }
   }
-  return cache_.emplace(std::move(key), std::move(result)).first->second;
+  bucket.push_back({kind, std::vector<int>(group.begin(), group.end()), std::move(result)});
+  return bucket.back().lines;
 }
 
 const CollectiveModel::Line& CollectiveModel::best_line(CollectiveKind kind, std::span<const int> group,
@@ -78,9 +91,11 @@ double CollectiveModel::time_s(CollectiveKind kind, std::span<const int> group, 
     }
     return 0.0;
   }
-  tuner_.lowering().check_group(kind, group, bytes > 0 ? bytes : 1.0);
-  if (bytes == 0) return 0.0;
-  const Line& line = best_line(kind, group, bytes);
+  if (bytes == 0) {
+    tuner_.lowering().check_group(kind, group, 1.0);
+    return 0.0;
+  }
+  const Line& line = best_line(kind, group, bytes);  // validates the group when it is new
   return line.latency_s + bytes * line.seconds_per_byte;
 }
 

@@ -12,7 +12,8 @@
 /// time(S) = latency + S x seconds_per_byte; time_s is then a minimum over a few lines.
 /// Other collectives' traffic is not seen (no contention between collectives: that is the
 /// `flow` fidelity's job).
-#include <map>
+#include <cstdint>
+#include <unordered_map>
 #include <optional>
 #include <span>
 #include <utility>
@@ -68,9 +69,19 @@ class CollectiveModel {
   const std::vector<Line>& lines(CollectiveKind kind, std::span<const int> group) const;
   const Line& best_line(CollectiveKind kind, std::span<const int> group, double bytes) const;
 
+  /// The costed lines of one (kind, group), in the bucket of their hash.
+  struct CachedLines {
+    CollectiveKind kind;
+    std::vector<int> group;
+    std::vector<Line> lines;
+  };
+
   CollectiveTuner tuner_;
   CommConfig config_;
-  mutable std::map<std::pair<int, std::vector<int>>, std::vector<Line>> cache_;
+  /// Hash of (kind, group) -> the entries with that hash. Looked up without copying the group
+  /// (the search costs the same groups millions of times); never iterated, so its order
+  /// cannot reach a result.
+  mutable std::unordered_map<std::uint64_t, std::vector<CachedLines>> cache_;
 };
 
 }  // namespace clustersim::models
