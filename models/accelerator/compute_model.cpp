@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
 
 namespace clustersim::models {
 
@@ -154,10 +155,8 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
 }
 
 std::size_t ComputeModel::GemmKeyHash::operator()(const GemmKey& key) const {
-  std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
-  const auto mix = [&hash](std::uint64_t value) {
-    hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-  };
+  std::uint64_t hash = 0;
+  const auto mix = [&hash](std::uint64_t value) { hash = engine::splitmix64(hash ^ value); };
   mix(static_cast<std::uint64_t>(key.m));
   mix(static_cast<std::uint64_t>(key.n));
   mix(static_cast<std::uint64_t>(key.k));

@@ -5,17 +5,13 @@
 #include <cstdio>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
 
 namespace clustersim::models {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+using engine::splitmix64;
 
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 0xCBF29CE484222325ULL;

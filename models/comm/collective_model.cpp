@@ -7,6 +7,7 @@
 
 #include "models/comm/plan_evaluators.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -28,11 +29,8 @@ CollectiveModel::CollectiveModel(const topologies::Topology& topology, CommConfi
 
 const std::vector<CollectiveModel::Line>& CollectiveModel::lines(CollectiveKind kind,
                                                                  std::span<const int> group) const {
-  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(kind);
-  for (const int rank : group) {
-    hash ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)) + 0x9e3779b97f4a7c15ULL + (hash << 6) +
-            (hash >> 2);
-  }
+  std::uint64_t hash = engine::splitmix64(static_cast<std::uint64_t>(kind));
+  for (const int rank : group) hash = engine::splitmix64(hash ^ static_cast<std::uint32_t>(rank));
   auto& bucket = cache_[hash];
   for (const CachedLines& entry : bucket) {
     if (entry.kind == kind && std::equal(entry.group.begin(), entry.group.end(), group.begin(), group.end())) {
