@@ -124,6 +124,9 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                "memory_efficiency must be in (0, 1]");
   require_spec(spec_.kernel_launch_s >= 0, spec_, "kernel_launch_s must not be negative");
   require_spec(spec_.vector_flops_per_s >= 0, spec_, "vector_flops_per_s must not be negative");
+  require_spec(spec_.fp8_promotion_interval >= 0, spec_, "fp8_promotion_interval must not be negative");
+  require_spec(spec_.fp8_promotion_interval == 0 || spec_.vector_flops_per_s > 0, spec_,
+               "fp8_promotion_interval needs the vector fp32 peak (vector_fp32) that drains the accumulator");
   require_spec(spec_.warp_mma_fraction > 0 && spec_.warp_mma_fraction <= 1, spec_,
                "attention warp_mma_fraction must be in (0, 1]");
   require_spec(spec_.special_function_ops_per_s >= 0 && std::isfinite(spec_.special_function_ops_per_s), spec_,
@@ -192,8 +195,7 @@ OpEstimate ComputeModel::gemm_uncached(const GemmShape& shape) const {
     result.time_s += extra_bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
     result.bytes += extra_bytes;
   }
-  if (shape.split_accumulation && shape.dtype == Dtype::fp8 && spec_.fp8_promotion_interval > 0 &&
-      spec_.vector_flops_per_s > 0) {
+  if (shape.split_accumulation && shape.dtype == Dtype::fp8 && spec_.fp8_promotion_interval > 0) {
     const double promotions = std::ceil(static_cast<double>(shape.k) / spec_.fp8_promotion_interval);
     const double adds = static_cast<double>(shape.m) * static_cast<double>(shape.n) *
                         static_cast<double>(shape.batch) * promotions;

@@ -191,6 +191,12 @@ TEST_CASE("ComputeModel validates the accelerator spec") {
   spec.hbm_bytes_per_s = 0;
   CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
         "accelerator 'test-gpu': hbm_bytes_per_s must be positive");
+  spec = test_accelerator(128);
+  spec.fp8_promotion_interval = 128;
+  spec.vector_flops_per_s = 0;
+  CHECK(message_of([&] { const ComputeModel bad(spec); }) ==
+        "accelerator 'test-gpu': fp8_promotion_interval needs the vector fp32 peak (vector_fp32) that drains the "
+        "accumulator");
 }
 
 TEST_CASE("attention FLOPs: 4 b h s s d forward, causal halves, backward 2.5x") {
