@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "models/llm/pipeline_split.hpp"
+
 namespace clustersim::models {
 namespace {
 
@@ -170,23 +172,34 @@ StageParameters moe_stage_layer_parameters(const FootprintInputs& in, const Laye
 }
 
 /// Most micro-batches one stage holds under its schedule: in all, and of each virtual chunk.
+PipelineSplit split_of(const FootprintInputs& in) {
+  return PipelineSplit(in.model.num_hidden_layers, in.pp, in.schedule == ScheduleKind::interleaved ? in.vp : 1,
+                       in.stage_layers);
+}
+
 struct ScheduleHold {
   std::int64_t total = 0;
   std::vector<std::int64_t> per_chunk;
+  /// Peak over the schedule of the layer activation sets held: sum over chunks of the chunk's
+  /// micro-batches in flight x its layers (total x layers when the chunks are equal).
+  std::int64_t layer_sets = 0;
 };
 
 ScheduleHold schedule_hold(const FootprintInputs& in, int stage) {
   const std::int64_t m = in.microbatches;
   const std::int64_t p = in.pp;
   ScheduleHold hold;
+  const PipelineSplit split = split_of(in);
   if (in.schedule == ScheduleKind::gpipe) {  // every forward before the first backward
     hold.total = m;
     hold.per_chunk = {m};
+    hold.layer_sets = m * split.layers(stage, 0);
     return hold;
   }
   if (in.schedule == ScheduleKind::one_f_one_b) {  // warm-up of pp - stage - 1 forwards, then 1F1B
     hold.total = std::min<std::int64_t>(m, p - stage);
     hold.per_chunk = {hold.total};
+    hold.layer_sets = hold.total * split.layers(stage, 0);
     return hold;
   }
   // Megatron-Core's interleaved 1F1B (forward_backward_pipelining_with_interleaving): a warm-up
@@ -202,17 +215,21 @@ ScheduleHold schedule_hold(const FootprintInputs& in, int stage) {
   std::vector<std::int64_t> held(static_cast<std::size_t>(v), 0);
   hold.per_chunk.assign(static_cast<std::size_t>(v), 0);
   std::int64_t held_total = 0;
+  std::int64_t held_layers = 0;
   std::int64_t forwards = 0;
   std::int64_t backwards = 0;
   auto forward = [&] {
     const auto chunk = static_cast<std::size_t>((forwards++ % group) / p);
     ++held_total;
+    held_layers += split.layers(stage, static_cast<int>(chunk));
     hold.per_chunk[chunk] = std::max(hold.per_chunk[chunk], ++held[chunk]);
     hold.total = std::max(hold.total, held_total);
+    hold.layer_sets = std::max(hold.layer_sets, held_layers);
   };
   auto backward = [&] {
     const auto chunk = static_cast<std::size_t>(v - 1 - (backwards++ % group) / p);
     --held_total;
+    held_layers -= split.layers(stage, static_cast<int>(chunk));
     --held[chunk];
   };
   while (forwards < warmup) forward();
@@ -255,12 +272,6 @@ double largest_module_parameters(const FootprintInputs& in, const LayerCounts& c
   return largest;
 }
 
-int layers_per_chunk(const FootprintInputs& in, int stage) {
-  if (!in.stage_layers.empty()) return in.stage_layers[static_cast<std::size_t>(stage)];
-  const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  return static_cast<int>(in.model.num_hidden_layers / (static_cast<std::int64_t>(in.pp) * chunks));
-}
-
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 }  // namespace
@@ -273,22 +284,7 @@ void FootprintInputs::validate() const {
   require(tp >= 1 && pp >= 1 && dp >= 1 && cp >= 1 && vp >= 1, "parallel degrees tp, pp, dp, cp, vp must be >= 1");
   require(zero >= 0 && zero <= 3, fmt::format("ZeRO stage {} is not one of 0, 1, 2, 3", zero));
   require(seq_len % cp == 0, fmt::format("seq_len {} is not divisible by cp {}", seq_len, cp));
-  const int chunks = schedule == ScheduleKind::interleaved ? vp : 1;
-  if (stage_layers.empty()) {
-    require(model.num_hidden_layers % (static_cast<std::int64_t>(pp) * chunks) == 0,
-            fmt::format("{} layers are not divisible by pp x vp = {}", model.num_hidden_layers, pp * chunks));
-  } else {
-    require(chunks == 1, "per-stage layer counts need a schedule without virtual stages");
-    require(stage_layers.size() == static_cast<std::size_t>(pp),
-            fmt::format("{} per-stage layer counts for {} pipeline stages", stage_layers.size(), pp));
-    std::int64_t sum = 0;
-    for (const int layers : stage_layers) {
-      require(layers >= 1, fmt::format("a pipeline stage needs >= 1 layer, got {}", layers));
-      sum += layers;
-    }
-    require(sum == model.num_hidden_layers,
-            fmt::format("per-stage layer counts sum to {}, the model has {} layers", sum, model.num_hidden_layers));
-  }
+  (void)split_of(*this);  // throws when the layers do not split over the (virtual) stages as given
   require(activation_bytes_per_element > 0, "activation bytes per element must be positive");
   require(weight_bytes_per_param >= 0 && gradient_bytes_per_param >= 0 && optimizer_bytes_per_param >= 0,
           "bytes per parameter must not be negative");
@@ -318,21 +314,7 @@ int expert_data_parallel_size(const FootprintInputs& inputs) {
 std::vector<std::int64_t> stage_layer_indices(const FootprintInputs& in, int stage) {
   in.validate();
   require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
-  const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const std::int64_t per_chunk = layers_per_chunk(in, stage);
-  std::vector<std::int64_t> layers;
-  layers.reserve(static_cast<std::size_t>(per_chunk * chunks));
-  if (!in.stage_layers.empty()) {  // uneven split: one chunk, after the earlier stages' layers
-    std::int64_t first = 0;
-    for (int p = 0; p < stage; ++p) first += in.stage_layers[static_cast<std::size_t>(p)];
-    for (std::int64_t l = 0; l < per_chunk; ++l) layers.push_back(first + l);
-    return layers;
-  }
-  for (int c = 0; c < chunks; ++c) {
-    const std::int64_t first = (static_cast<std::int64_t>(c) * in.pp + stage) * per_chunk;
-    for (std::int64_t l = 0; l < per_chunk; ++l) layers.push_back(first + l);
-  }
-  return layers;
+  return split_of(in).layer_indices(stage);
 }
 
 namespace {
@@ -395,7 +377,8 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const bool first = stage == 0;
   const bool last = stage == in.pp - 1;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const int stage_layers = layers_per_chunk(in, stage) * chunks;
+  const PipelineSplit split = split_of(in);
+  const int stage_layers = split.stage_layers(stage);
   const bool moe = model.is_moe();
   const LayerCounts counts = moe ? count_layers(in, stage_layer_indices(in, stage)) : LayerCounts{stage_layers, 0};
 
@@ -455,12 +438,15 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   }
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
-  fp.stored_layer_activations = static_cast<double>(inflight) * layers_per_chunk(in, stage);
+  // (at the schedule's peak; chunk c's sets are its in-flight micro-batches x its layers).
+  fp.stored_layer_activations = static_cast<double>(schedule_hold(in, stage).layer_sets);
+  int largest_chunk = 0;
+  for (int c = 0; c < chunks; ++c) largest_chunk = std::max(largest_chunk, split.layers(stage, c));
   const double per_layer = moe ? mean_layer_bytes(in, in.recompute, counts) : layer_bytes(in, in.recompute, LayerKind::dense);
   // Offloaded activations: only the micro-batch being computed and the one being transferred
   // stay on the device (double buffering).
   const double held_sets = in.offload_activations
-                               ? std::min(fp.stored_layer_activations, 2.0 * layers_per_chunk(in, stage))
+                               ? std::min(fp.stored_layer_activations, 2.0 * largest_chunk)
                                : fp.stored_layer_activations;
   fp.activations_bytes = held_sets * per_layer;
 
@@ -569,8 +555,7 @@ double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
   const StageFootprint fp = stage_footprint(in, stage);
   const double mbs = static_cast<double>(in.microbatches);
   const double weight_reads = in.recompute == RecomputePolicy::full ? 4.0 : 3.0;
-  const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const double layers = static_cast<double>(layers_per_chunk(in, stage) * chunks);
+  const double layers = static_cast<double>(split_of(in).stage_layers(stage));
   if (in.model.is_moe()) {
     // Device parameters before ZeRO: the dense part (with the embedding / head of the end
     // stages) and the local experts.

@@ -52,8 +52,8 @@ struct FootprintInputs {
   MoeRuntime moe;
   bool sequence_parallel = true;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
-  /// Transformer layers of each pipeline stage (uneven split); empty: num_hidden_layers / pp
-  /// on every stage (/ vp per chunk when interleaved).
+  /// Uneven split (models::PipelineSplit): pp counts, one per stage (split evenly over its
+  /// chunks when interleaved), or pp x vp counts, one per virtual stage; empty: an even split.
   std::vector<int> stage_layers;
   int zero = 1;  ///< 0..3; ZeRO shards over the dp x cp group
   RecomputePolicy recompute = RecomputePolicy::selective;
@@ -96,7 +96,7 @@ int expert_data_parallel_size(const FootprintInputs& inputs);
 
 /// Global indices (0-based) of the transformer layers pipeline stage `stage` holds, chunk by
 /// chunk: 1F1B / GPipe [stage L/p, (stage+1) L/p); interleaved, chunk c holds model chunk
-/// c p + stage of L/(p v) layers (Megatron's assignment). Throws ConfigError for a stage out of
+/// c p + stage of L/(p v) layers (Megatron's assignment); an uneven split as PipelineSplit lays it. Throws ConfigError for a stage out of
 /// range or invalid inputs.
 std::vector<std::int64_t> stage_layer_indices(const FootprintInputs& inputs, int stage);
 

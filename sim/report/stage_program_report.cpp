@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/engine/time.hpp"
 
@@ -38,8 +39,8 @@ double seconds_of(const std::vector<training::StageOp>& ops) {
 
 std::string stage_program_table(const training::StageProgram& program) {
   std::string out = fmt::format(
-      "pipeline stage {} of {}: {} layer(s) per chunk x {} chunk(s); times per micro-batch\n", program.stage,
-      program.stages, program.layers, program.chunks);
+      "pipeline stage {} of {}: {} layer(s) in {} chunk(s) ({}); times per micro-batch\n", program.stage,
+      program.stages, program.local_layers(), program.chunks, fmt::join(program.chunk_layers, " + "));
   for (const auto& [name, ops] : sections(program)) {
     if (ops->empty()) continue;
     out += fmt::format("{}\n  {:<34} {:<10} {:>12} {:>12} {:>10}  {}\n", name, "op", "kind", "time (us)", "GFLOP",
@@ -69,7 +70,8 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
   nlohmann::json out{{"schema_version", 1},
                      {"stage", program.stage},
                      {"stages", program.stages},
-                     {"layers_per_chunk", program.layers},
+                     {"chunk_layers", program.chunk_layers},
+                     {"chunk_first_layer", program.chunk_first_layer},
                      {"chunks", program.chunks},
                      {"p2p_forward_s", engine::ps_to_seconds(program.p2p_forward_ps)},
                      {"optimizer_s", engine::ps_to_seconds(program.optimizer_ps)}};

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "models/llm/pipeline_split.hpp"
 #include "sim/scenario/scenario_schema.hpp"
 #include "sim/scenario/schema.hpp"
 #include "sim/scenario/units.hpp"
@@ -687,28 +688,17 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
                          std::to_string(par.tp) + " must divide one another");
       }
     }
-    if (reader.has("workload.parallelism.stage_layers")) {
-      const std::string key = "workload.parallelism.stage_layers";
-      if (problems.bad(key)) {
-        // an entry was already reported
-      } else if (!problems.bad(pp) && par.stage_layers.size() != static_cast<std::size_t>(par.pp)) {
-        problems.add(at(key), key,
-                     "stage_layers lists " + std::to_string(par.stage_layers.size()) + " stages, but pp is " +
-                         std::to_string(par.pp));
-      } else if (const std::int64_t sum = std::accumulate(par.stage_layers.begin(), par.stage_layers.end(), 0LL);
-                 sum != model.num_hidden_layers) {
-        problems.add(at(key), key,
-                     "stage_layers sum to " + std::to_string(sum) + ", but the model has " +
-                         std::to_string(model.num_hidden_layers) + " layers");
+    const std::string key = "workload.parallelism.stage_layers";
+    const bool uneven = reader.has(key);
+    if (!problems.any_bad(pp, vp, key)) {
+      const int chunks = par.schedule == training::PipelineSchedule::interleaved ? par.vp : 1;
+      try {
+        (void)models::PipelineSplit(model.num_hidden_layers, par.pp, chunks, par.stage_layers);
+      } catch (const ConfigError& e) {
+        // An even split that does not divide is pp's (or vp's) fault; a listed split, its own.
+        const std::string where = uneven ? key : reader.has(pp) || !reader.has(vp) ? pp : vp;
+        problems.add(at(where), where, e.what());
       }
-      if (par.schedule == training::PipelineSchedule::interleaved) {
-        problems.add(at(key), key, "stage_layers (an uneven split) needs schedule 1f1b or gpipe, not interleaved");
-      }
-    } else if (!problems.any_bad(pp, vp) && model.num_hidden_layers % (par.pp * par.vp) != 0) {
-      const std::string key = reader.has(pp) || !reader.has(vp) ? pp : vp;
-      problems.add(at(key), key,
-                   "num_hidden_layers " + std::to_string(model.num_hidden_layers) +
-                       " is not divisible by pp x vp = " + std::to_string(par.pp * par.vp));
     }
   }
   if (!problems.any_bad(dp, "workload.micro_batch", "workload.global_batch", tp, pp, cp) && training.global_batch > 0 &&

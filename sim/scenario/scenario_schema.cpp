@@ -259,9 +259,11 @@ Schema scenario_schema() {
       enum_field("schedule", {"1f1b", "gpipe", "interleaved"}, "pipeline schedule").def("1f1b"),
       integer_field("zero", "ZeRO stage").range(0, 3).def("1"),
       list_field("stage_layers",
-                 "transformer layers of each pipeline stage, pp integers >= 1 summing to the model's layers "
-                 "(e.g. fewer on the first and last stage, which also hold the embedding and LM head); unset: "
-                 "an even split"),
+                 "transformer layers of each pipeline stage, integers >= 1 summing to the model's layers (e.g. "
+                 "fewer on the first and last stage, which also hold the embedding and LM head): pp counts, one "
+                 "per stage (interleaved: each divisible by vp, split evenly over the stage's chunks), or, "
+                 "interleaved, pp x vp counts, one per virtual stage (chunk c of stage p is entry c x pp + p); "
+                 "unset: an even split"),
   };
   std::vector<Field> workload_fields{
       enum_field("kind", {"training", "serving"}, "workload kind").def("training"),

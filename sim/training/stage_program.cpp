@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "models/llm/pipeline_split.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::training {
@@ -484,15 +485,11 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   program.stage = stage;
   program.stages = par.pp;
   program.chunks = par.schedule == PipelineSchedule::interleaved ? par.vp : 1;
-  if (par.stage_layers.empty()) {
-    program.layers = static_cast<int>(model.num_hidden_layers / (par.pp * program.chunks));
-    program.layer_offset = stage * program.layers;
-  } else {
-    program.layers = par.stage_layers[static_cast<std::size_t>(stage)];
-    for (int p = 0; p < stage; ++p) program.layer_offset += par.stage_layers[static_cast<std::size_t>(p)];
-  }
+  const models::PipelineSplit split(model.num_hidden_layers, par.pp, program.chunks, par.stage_layers);
   for (int c = 0; c < program.chunks; ++c) {
-    for (int l = 0; l < program.layers; ++l) program.kinds.push_back(model.layer_kind(program.first_layer(c) + l));
+    program.chunk_layers.push_back(split.layers(stage, c));
+    program.chunk_first_layer.push_back(split.first_layer(stage, c));
+    for (int l = 0; l < program.layers(c); ++l) program.kinds.push_back(model.layer_kind(program.first_layer(c) + l));
   }
 
   // One layer of each kind the stage holds. Backward ops are collected in reverse and flipped.

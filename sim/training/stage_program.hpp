@@ -60,17 +60,23 @@ struct StageProgram {
   int stage = 0;
   int stages = 1;  ///< pipeline depth
   int chunks = 1;  ///< model chunks (virtual stages) on this stage: vp when interleaved, else 1
-  int layers = 0;  ///< transformer layers per chunk
-  int layer_offset = 0;  ///< global index of the stage's first layer (chunk 0)
-  /// Global index of the first layer of `chunk` (virtual stage chunk x stages + stage, whose
-  /// chunks all have `layers` layers; uneven splits have one chunk).
-  int first_layer(int chunk) const { return chunk == 0 ? layer_offset : (chunk * stages + stage) * layers; }
+  /// Transformer layers of each chunk, and the global index of each chunk's first layer
+  /// (chunk c is virtual stage c x stages + stage; models::PipelineSplit).
+  std::vector<int> chunk_layers, chunk_first_layer;
+  int layers(int chunk) const { return chunk_layers[static_cast<std::size_t>(chunk)]; }
+  int first_layer(int chunk) const { return chunk_first_layer[static_cast<std::size_t>(chunk)]; }
+  /// Stage-local index of chunk `chunk`'s first layer (the layers of the chunks before it).
+  int local_offset(int chunk) const {
+    int offset = 0;
+    for (int c = 0; c < chunk; ++c) offset += layers(c);
+    return offset;
+  }
   std::vector<StageOp> embedding_forward, embedding_backward;  ///< first stage only
   LayerProgram dense;  ///< a dense layer (empty when the stage has none)
   LayerProgram moe;    ///< a mixture-of-experts layer (empty when the stage has none)
-  /// Kind of each of the stage's layers, chunk by chunk (chunk c's layer l at c x layers + l).
+  /// Kind of each of the stage's layers, chunk by chunk (chunk c's layer l at local_offset(c) + l).
   std::vector<models::LayerKind> kinds;
-  int local_layers() const { return chunks * layers; }
+  int local_layers() const { return static_cast<int>(kinds.size()); }
   /// The program of the stage's `local`-th layer.
   const LayerProgram& layer(int local) const {
     return kinds[static_cast<std::size_t>(local)] == models::LayerKind::moe ? moe : dense;

@@ -32,6 +32,7 @@
 
 #include <fmt/format.h>
 
+#include "models/llm/pipeline_split.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/exec/executor.hpp"
@@ -295,7 +296,7 @@ class StepBuilder {
     stage.forward_last = stage.backward_first = stage.backward_last = stage.forward_first;
     const bool has_embedding = !program.embedding_forward.empty();
     const bool has_head = !program.head_forward.empty();
-    // Unit index of layer l of chunk c: layer_base + c * layers + l.
+    // Unit index of layer l of chunk c: layer_base + local_offset(c) + l.
     const std::size_t layer_base = has_embedding ? 1 : 0;
     stage.unit_parameters = parameter_units_forward(program);
     const std::size_t head_unit = stage.unit_parameters.size() - 1;
@@ -321,15 +322,14 @@ class StepBuilder {
         if (record_ready) stage.unit_grad_ready[unit] = span.second;
         stage.step_units[step_index].push_back({unit, span.first, span.second});
       };
-      auto layer_unit = [&](int l) {
-        return layer_base + c * static_cast<std::size_t>(program.layers) + static_cast<std::size_t>(l);
-      };
+      const int chunk_offset = program.local_offset(step.chunk);
+      auto layer_unit = [&](int l) { return layer_base + static_cast<std::size_t>(chunk_offset + l); };
       const std::string chunk_label = chunks > 1 ? fmt::format(" chunk{}", step.chunk) : "";
       if (!step.backward) {
         const std::string prefix = fmt::format("fwd mb{}{}", step.microbatch, chunk_label);
         if (embedding_here) note(emit(stage, program.embedding_forward, prefix), 0);
-        for (int l = 0; l < program.layers; ++l) {
-          note(emit(stage, program.layer(step.chunk * program.layers + l).forward,
+        for (int l = 0; l < program.layers(step.chunk); ++l) {
+          note(emit(stage, program.layer(chunk_offset + l).forward,
                     fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
                layer_unit(l));
         }
@@ -339,8 +339,8 @@ class StepBuilder {
       } else {
         const std::string prefix = fmt::format("bwd mb{}{}", step.microbatch, chunk_label);
         if (head_here) note(emit(stage, program.head_backward, prefix), head_unit);
-        for (int l = program.layers - 1; l >= 0; --l) {
-          note(emit(stage, program.layer(step.chunk * program.layers + l).backward,
+        for (int l = program.layers(step.chunk) - 1; l >= 0; --l) {
+          note(emit(stage, program.layer(chunk_offset + l).backward,
                     fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
                layer_unit(l));
         }
@@ -704,29 +704,9 @@ void validate_training_setup(const TrainingSetup& setup) {
     throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
                                   w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
   }
-  if (!p.stage_layers.empty()) {
-    if (p.stage_layers.size() != static_cast<std::size_t>(p.pp)) {
-      throw ConfigError(fmt::format("stage_layers lists {} stages, pp is {}", p.stage_layers.size(), p.pp));
-    }
-    if (p.schedule == PipelineSchedule::interleaved) {
-      throw ConfigError("stage_layers (an uneven split) needs the 1f1b or gpipe schedule, not interleaved");
-    }
-    std::int64_t sum = 0;
-    for (const int layers : p.stage_layers) {
-      if (layers < 1) throw ConfigError(fmt::format("every pipeline stage needs >= 1 layer, got {}", layers));
-      sum += layers;
-    }
-    if (sum != w.model.num_hidden_layers) {
-      throw ConfigError(fmt::format("stage_layers sum to {}, the model has {} layers", sum, w.model.num_hidden_layers));
-    }
-  } else if (w.model.num_hidden_layers % p.pp != 0) {
-    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp {}",
-                                  w.model.num_hidden_layers, p.pp));
-  }
-  if (p.schedule == PipelineSchedule::interleaved && w.model.num_hidden_layers % (p.pp * p.vp) != 0) {
-    throw ConfigError(fmt::format("num_hidden_layers {} is not divisible by pp * vp = {} * {} = {}",
-                                  w.model.num_hidden_layers, p.pp, p.vp, p.pp * p.vp));
-  }
+  // Throws when the layers do not split over the (virtual) stages as given.
+  (void)models::PipelineSplit(w.model.num_hidden_layers, p.pp,
+                              p.schedule == PipelineSchedule::interleaved ? p.vp : 1, p.stage_layers);
   if (w.model.num_attention_heads % p.tp != 0) {
     throw ConfigError(fmt::format("num_attention_heads {} is not divisible by tp {}",
                                   w.model.num_attention_heads, p.tp));

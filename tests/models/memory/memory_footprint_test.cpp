@@ -333,13 +333,39 @@ TEST_CASE("KV cache per device") {
   CHECK_THROWS_WITH(kv_cache_bytes(m, 1, 0, 1), doctest::Contains("bytes per element must be positive"));
 }
 
+TEST_CASE("interleaved with uneven virtual stages: activation sets at the schedule's peak") {
+  // pp 2, vp 2, 4 micro-batches, virtual stages of 1, 3, 3, 1 layers (stage 0 holds virtual
+  // stages 0 and 2: 1 + 3 layers; stage 1 virtual stages 1 and 3: 3 + 1). Hand-run of the
+  // interleaved order (forward k runs chunk (k mod 4) / 2, backward k chunk 1 - (k mod 4) / 2):
+  // stage 0 warms up with 4 forwards (chunks 0 0 1 1: 2 x 1 + 2 x 3 = 8 sets), then forward k 4
+  // (chunk 0, 9 sets) before its first backward: peak 9. Stage 1 warms up with 2 forwards
+  // (chunk 0: 6 sets), and holds 9 after forward 4 (chunk 0) before backward 2 frees one: 9.
+  FootprintInputs in = tiny();
+  in.model.num_hidden_layers = 8;
+  in.pp = 2;
+  in.vp = 2;
+  in.dp = 2;
+  in.schedule = ScheduleKind::interleaved;
+  in.stage_layers = {1, 3, 3, 1};
+  CHECK(stage_footprint(in, 0).stored_layer_activations == 9);
+  CHECK(stage_footprint(in, 1).stored_layer_activations == 9);
+  CHECK(stage_layer_indices(in, 0) == std::vector<std::int64_t>{0, 4, 5, 6});
+  CHECK(stage_layer_indices(in, 1) == std::vector<std::int64_t>{1, 2, 3, 7});
+  // Even chunks: the peak count of micro-batch chunks x the chunk's layers, as before.
+  in.stage_layers = {4, 4};  // per stage: 2 + 2
+  const StageFootprint even = stage_footprint(in, 0);
+  CHECK(even.stored_layer_activations == even.inflight_microbatches * 2);
+  in.stage_layers = {3, 5};
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("stage 0 has 3 layers, which do not split evenly"));
+}
+
 TEST_CASE("invalid footprint inputs are rejected with the field named") {
   FootprintInputs in = tiny();
   in.zero = 4;
   CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("ZeRO stage 4 is not one of 0, 1, 2, 3"));
   in = tiny();
   in.pp = 3;
-  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("4 layers are not divisible by pp x vp = 3"));
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("4 layers do not divide evenly over pp x vp = 3 x 1 virtual stages"));
   in = tiny();
   in.fragmentation = 0.9;
   CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("fragmentation factor 0.9 must be >= 1"));

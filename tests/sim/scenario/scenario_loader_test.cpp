@@ -259,9 +259,18 @@ TEST_CASE("loader: per-stage layer counts are checked against pp and the model")
   const std::string with = edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, stage_layers: [3, 5]}"}});
   CHECK(load(with).training.parallelism.stage_layers == std::vector<int>{3, 5});
   CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 3, 2]"}})) ==
-        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers lists 3 stages, but pp is 2");
+        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers lists 3 counts, pp is 2");
   CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 4]"}})) ==
-        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers sum to 7, but the model has 8 layers");
+        "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers sum to 7, the model has 8 layers");
+  const std::string interleaved =
+      edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, schedule: interleaved, vp: 2, stage_layers: "
+                                             "[1, 3, 3, 1]}"}});
+  CHECK(load(interleaved).training.parallelism.stage_layers == std::vector<int>{1, 3, 3, 1});
+  CHECK(load(edit(interleaved, {{"[1, 3, 3, 1]", "[4, 4]"}})).training.parallelism.stage_layers ==
+        std::vector<int>{4, 4});
+  CHECK(one_problem(edit(interleaved, {{"[1, 3, 3, 1]", "[3, 5]"}})) ==
+        "t.yaml:29:82: workload.parallelism.stage_layers: stage 0 has 3 layers, which do not split evenly over its "
+        "vp = 2 chunks; give pp x vp = 4 counts, one per virtual stage, instead");
   CHECK(one_problem(edit(with, {{"[3, 5]", "[0, 8]"}})) ==
         "t.yaml:29:53: workload.parallelism.stage_layers: layers of a pipeline stage must be an integer in [1, "
         "1000000], got \"0\"");
@@ -298,7 +307,7 @@ TEST_CASE("loader: bad input, cross-field rules") {
   CHECK(one_problem(edit(kBase, {{"num_key_value_heads: 4", "num_key_value_heads: 6"}})) ==
         "t.yaml:29:21: workload.parallelism.tp: num_key_value_heads 6 and tp 4 must divide one another");
   CHECK(one_problem(edit(kBase, {{"num_hidden_layers: 8", "num_hidden_layers: 9"}})) ==
-        "t.yaml:29:28: workload.parallelism.pp: num_hidden_layers 9 is not divisible by pp x vp = 2");
+        "t.yaml:29:28: workload.parallelism.pp: 9 layers do not divide evenly over pp x vp = 2 x 1 virtual stages; give stage_layers for an uneven split");
   CHECK(one_problem(edit(kBase, {{"global_batch: 64", "global_batch: 30"}})) ==
         "t.yaml:27:17: workload.global_batch: global_batch 30 is not divisible by dp x micro_batch = 2 x 2");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, vp: 2}"}})) ==

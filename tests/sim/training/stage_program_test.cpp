@@ -55,7 +55,7 @@ TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirror
   CHECK(first.p2p_forward_ps > 0);
   CHECK(first.p2p_backward_ps == 0);
   CHECK(last.p2p_backward_ps > 0);
-  CHECK(first.layers == 2);
+  CHECK(first.chunk_layers == std::vector<int>{2});
   CHECK(last.first_layer(0) == 2);
 }
 

@@ -222,7 +222,7 @@ TEST_CASE("invalid splits are rejected with a message naming the numbers") {
     CHECK_THROWS_WITH_AS(bench.run(), message.c_str(), ConfigError);
   };
   expect(workload(model, 2, 2, 4, 10), "global_batch 10 is not divisible by dp * micro_batch = 4 * 1 = 4");
-  expect(workload(small_gpt(6), 2, 4, 2, 16), "num_hidden_layers 6 is not divisible by pp 4");
+  expect(workload(small_gpt(6), 2, 4, 2, 16), "6 layers do not divide evenly over pp x vp = 4 x 1 virtual stages; give stage_layers for an uneven split");
   auto heads = workload(model, 16, 1, 1, 16);
   heads.model.num_attention_heads = 8;
   heads.model.num_key_value_heads = 8;
@@ -269,7 +269,10 @@ TEST_CASE("interleaved on a real network, with data parallelism, adds up") {
   CHECK(result.breakdown.exposed_pp_s > 0);
   w.parallelism.vp = 3;
   const Bench uneven(test_cluster(2, 8), w);
-  CHECK_THROWS_WITH_AS(uneven.run(), "num_hidden_layers 8 is not divisible by pp * vp = 2 * 3 = 6", ConfigError);
+  CHECK_THROWS_WITH_AS(uneven.run(),
+                       "8 layers do not divide evenly over pp x vp = 2 x 3 virtual stages; give stage_layers for an "
+                       "uneven split",
+                       ConfigError);
 }
 
 TEST_CASE("Llama-3-70B on 1024 GPUs (tp8 pp4 dp32, 32 micro-batches) simulates with a plausible MFU") {
@@ -397,10 +400,10 @@ TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM
   TrainingSetup setup{b.workload, b.compute, b.collectives, b.topology, 1};
   const auto programs = build_stage_programs(setup);
   REQUIRE(programs.size() == 4);
-  CHECK(programs[0].layers == 1);
-  CHECK(programs[1].layers == 3);
+  CHECK(programs[0].layers(0) == 1);
+  CHECK(programs[1].layers(0) == 3);
   CHECK(programs[2].first_layer(0) == 4);
-  CHECK(programs[3].layer_offset == 7);
+  CHECK(programs[3].first_layer(0) == 7);
   CHECK(programs[1].stage_parameters == doctest::Approx(3 * programs[1].dense.parameters));
   const auto even_result = a.run();
   const auto uneven_result = b.run();
@@ -413,7 +416,71 @@ TEST_CASE("an uneven pipeline split puts fewer layers where the embedding and LM
   CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers sum to 7, the model has 8 layers",
                        ConfigError);
   wrong.parallelism.stage_layers = {4, 4};
-  CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers lists 2 stages, pp is 4", ConfigError);
+  CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), wrong).run(), "stage_layers lists 2 counts, pp is 4", ConfigError);
+}
+
+TEST_CASE("interleaved with an uneven split: per-stage or per-virtual-stage counts") {
+  const auto model = small_gpt(16, 1024, 131072);  // a large vocabulary makes the head heavy
+  auto even = workload(model, 1, 4, 1, 16, 1024);
+  even.parallelism.schedule = PipelineSchedule::interleaved;
+  even.parallelism.vp = 2;
+  const Bench even_bench(test_cluster(1, 4), even);
+  const auto even_result = even_bench.run();
+
+  SUBCASE("the even split written out is the even split") {
+    auto same = even;
+    same.parallelism.stage_layers = {4, 4, 4, 4};
+    const auto a = Bench(test_cluster(1, 4), same).run();
+    CHECK(a.step_time_s == even_result.step_time_s);
+    same.parallelism.stage_layers = std::vector<int>(8, 2);
+    const auto b = Bench(test_cluster(1, 4), same).run();
+    CHECK(b.step_time_s == even_result.step_time_s);
+  }
+  SUBCASE("Llama 3's split: one layer fewer on the first and the last virtual stage") {
+    auto w = even;
+    w.model.num_hidden_layers = 14;
+    w.parallelism.stage_layers = {1, 2, 2, 2, 2, 2, 2, 1};  // virtual stage k = chunk x pp + stage
+    const Bench bench(test_cluster(1, 4), w);
+    TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+    const auto programs = build_stage_programs(setup);
+    REQUIRE(programs.size() == 4);
+    CHECK(programs[0].chunk_layers == std::vector<int>{1, 2});
+    CHECK(programs[0].chunk_first_layer == std::vector<int>{0, 7});
+    CHECK(programs[1].chunk_first_layer == std::vector<int>{1, 9});
+    CHECK(programs[3].chunk_layers == std::vector<int>{2, 1});
+    CHECK(programs[3].chunk_first_layer == std::vector<int>{5, 13});
+    CHECK(programs[0].local_layers() == 3);
+    CHECK(programs[0].local_offset(1) == 1);
+    CHECK(programs[0].stage_parameters ==
+          doctest::Approx(programs[0].embedding_parameters + 3 * programs[0].dense.parameters));
+    const auto result = bench.run();
+    CHECK(breakdown_sum(result.breakdown) == doctest::Approx(result.step_time_s).epsilon(1e-9));
+    // The same 14 layers under 1F1B, as evenly as they go: the same work, a larger bubble.
+    auto plain = w;
+    plain.parallelism.schedule = PipelineSchedule::one_f_one_b;
+    plain.parallelism.vp = 1;
+    plain.parallelism.stage_layers = {3, 4, 4, 3};
+    const auto one_f_one_b = Bench(test_cluster(1, 4), plain).run();
+    CHECK(result.model_flops_per_step == doctest::Approx(one_f_one_b.model_flops_per_step).epsilon(1e-12));
+    CHECK(result.breakdown.bubble_s < one_f_one_b.breakdown.bubble_s);
+    CHECK(result.step_time_s < one_f_one_b.step_time_s);
+    setup.mode = SimulationMode::full;
+    const auto full = simulate_training_step(setup);
+    CHECK(full.step_time_s == doctest::Approx(result.step_time_s).epsilon(0.01));
+  }
+  SUBCASE("a per-stage count that does not split over the chunks, or a wrong length, is an error") {
+    auto w = even;
+    w.parallelism.stage_layers = {3, 5, 4, 4};
+    CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), w).run(),
+                         "stage 0 has 3 layers, which do not split evenly over its vp = 2 chunks; give pp x vp = 8 "
+                         "counts, one per virtual stage, instead",
+                         ConfigError);
+    w.parallelism.stage_layers = {4, 4, 8};
+    CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 4), w).run(),
+                         "stage_layers lists 3 counts; give pp = 4 (one per pipeline stage) or pp x vp = 8 (one per "
+                         "virtual stage, chunk-major: chunk c of stage p is entry c x pp + p)",
+                         ConfigError);
+  }
 }
 
 namespace {
