@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "models/llm/flop_count.hpp"
+#include "models/llm/transformer_spec.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -397,10 +398,33 @@ RowMapping map_training_row(const CsvRow& row) {
     model_name = mapping.named_model->preset;  // resolved from the library by name
   } else {
     model_name = id + "-model";
+    // Tied or untied embeddings: the row's stated parameter count decides when it has one
+    // (whichever of the two counts is nearer it); otherwise tied, Megatron GPT's default.
+    models::TransformerSpec spec;
+    spec.name = model_name;
+    spec.hidden_size = *hidden;
+    spec.num_hidden_layers = *layers;
+    spec.num_attention_heads = *heads;
+    spec.num_key_value_heads = *heads;
+    spec.intermediate_size = 4 * *hidden;
+    spec.vocab_size = conv.vocab_size;
+    spec.hidden_act = models::Activation::gelu;
+    spec.tie_word_embeddings = true;
+    bool tied = true;
+    std::string tie_source;
+    if (const auto stated = parse_number(row.get("params_b")); stated && *stated > 0) {
+      const double tied_b = spec.total_parameters() / 1e9;
+      spec.tie_word_embeddings = false;
+      const double untied_b = spec.total_parameters() / 1e9;
+      tied = std::abs(tied_b - *stated) <= std::abs(untied_b - *stated);
+      tie_source = fmt::format("; {} embeddings: the row's {}B is nearer the {} count ({:.2f}B) than the {} ({:.2f}B)",
+                               tied ? "tied" : "untied", row.get("params_b"), tied ? "tied" : "untied",
+                               tied ? tied_b : untied_b, tied ? "untied" : "tied", tied ? untied_b : tied_b);
+    }
     model_yaml = fmt::format(
         R"(models:
   {name}:
-    source: "dataset row {id}"
+    source: "dataset row {id}{tie_source}"
     hidden_size: {h}
     num_hidden_layers: {L}
     num_attention_heads: {a}
@@ -408,10 +432,11 @@ RowMapping map_training_row(const CsvRow& row) {
     vocab_size: {V}
     max_position_embeddings: {s}
     hidden_act: gelu
-    tie_word_embeddings: true
+    tie_word_embeddings: {tied}
 )",
-        fmt::arg("name", model_name), fmt::arg("id", id), fmt::arg("h", *hidden), fmt::arg("L", *layers),
-        fmt::arg("a", *heads), fmt::arg("ffn", 4 * *hidden), fmt::arg("V", conv.vocab_size), fmt::arg("s", *seq));
+        fmt::arg("name", model_name), fmt::arg("id", id), fmt::arg("tie_source", tie_source), fmt::arg("h", *hidden),
+        fmt::arg("L", *layers), fmt::arg("a", *heads), fmt::arg("ffn", 4 * *hidden), fmt::arg("V", conv.vocab_size),
+        fmt::arg("s", *seq), fmt::arg("tied", tied ? "true" : "false"));
   }
   const std::string include = conv.system.empty() ? "" : fmt::format("include: [systems/{}.yaml]\n", conv.system);
   const std::string cluster = fmt::format("cluster:\n  nodes: {}\n{}", *gpus / kAcceleratorsPerNode, conv.cluster_yaml);
