@@ -1,5 +1,7 @@
 #include "sim/sweep/search_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "models/memory/memory_footprint.hpp"
@@ -32,9 +34,10 @@ std::string search_table(const SearchResult& result) {
   if (!result.does_not_fit_example.empty()) out += fmt::format("  e.g. {}\n", result.does_not_fit_example);
   if (!result.invalid_example.empty()) out += fmt::format("  e.g. {}\n", result.invalid_example);
   out += "\n";
-  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} {:>9} "
-                     "{:>12}\n",
-                     "rank", "tp", "pp", "dp", "cp", "ep", "vp", "mb", "zero", "recompute", "step an. s", "step sim. s",
+  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} "
+                     "{:>9} {:>12}\n",
+                     "rank", "tp", "pp", "dp", "cp", "ep", "vp", "layers", "mb", "zero", "recompute", "step an. s",
+                     "step sim. s",
                      "tokens/s", "MFU %", "mem GiB", objective_name(result.objective));
   for (const RankedCandidate& c : result.top) {
     const Candidate& k = c.candidate;
@@ -42,11 +45,16 @@ std::string search_table(const SearchResult& result) {
     const std::string simulated = c.simulated ? fmt::format("{:.5g}", c.simulated->step_time_s)
                                   : c.simulation_error.empty() ? std::string("-")
                                                                : std::string("failed");
-    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>4} {:<9} {:>12.5g} {:>12} {:>12.4g} "
-                       "{:>6.1f} {:>9.2f} {:>12}\n",
-                       c.rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.micro_batch, k.zero, recompute_name(k.recompute),
+    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12.5g} {:>12} "
+                       "{:>12.4g} {:>6.1f} {:>9.2f} {:>12}\n",
+                       c.rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.ends_lighter ? "ends-1" : "even", k.micro_batch,
+                       k.zero, recompute_name(k.recompute),
                        a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
                        fmt::format("{:.4g}", c.analytical.objective_value));
+  }
+  if (std::any_of(result.top.begin(), result.top.end(), [](const RankedCandidate& c) { return c.candidate.ends_lighter; })) {
+    out += "layers ends-1: the embedding and the loss each take a layer's place, so the first and the last virtual "
+           "stage hold one layer fewer\n";
   }
   out += "\nanalytical time breakdown, s (critical pipeline stage):\n";
   out += fmt::format("{:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute", "TP", "CP", "EP",
@@ -90,6 +98,7 @@ nlohmann::json search_json(const SearchResult& result) {
                      {"cp", k.cp},
                      {"ep", k.ep},
                      {"vp", k.vp},
+                     {"layers", k.ends_lighter ? "ends-1" : "even"},
                      {"micro_batch", k.micro_batch},
                      {"zero", k.zero},
                      {"recompute", recompute_name(k.recompute)},

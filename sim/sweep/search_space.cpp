@@ -1,6 +1,7 @@
 #include "sim/sweep/search_space.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
@@ -52,8 +53,9 @@ bool tp_divides_heads(const models::TransformerSpec& model, int tp) {
 }  // namespace
 
 std::string Candidate::label() const {
-  return fmt::format("tp{} pp{} dp{} cp{} vp{} mb{} zero{} {}{}", tp, pp, dp, cp, vp, micro_batch, zero,
-                     recompute_name(recompute), ep > 1 ? fmt::format(" ep{}", ep) : std::string());
+  return fmt::format("tp{} pp{} dp{} cp{} vp{} mb{} zero{} {}{}{}", tp, pp, dp, cp, vp, micro_batch, zero,
+                     recompute_name(recompute), ep > 1 ? fmt::format(" ep{}", ep) : std::string(),
+                     ends_lighter ? " ends-1" : "");
 }
 
 const char* recompute_name(training::Recompute recompute) {
@@ -92,8 +94,33 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
   std::vector<Candidate> out;
   for (int tp : divisors_up_to(model.num_attention_heads, max_tp)) {
     if (!tp_divides_heads(model, tp) || accelerators % tp != 0) continue;
-    for (int pp : divisors_up_to(model.num_hidden_layers, max_pp)) {
+    // Pipeline depths: even splits (pp divides the layers), and layouts where the embedding
+    // and the loss each take a layer's place ((layers + 2) divides over pp x vp virtual stages).
+    std::vector<int> depths = divisors_up_to(model.num_hidden_layers, max_pp);
+    for (int pp : divisors_up_to(model.num_hidden_layers + 2, max_pp)) {
+      if (pp > 1) depths.push_back(pp);
+    }
+    std::sort(depths.begin(), depths.end());
+    depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
+    for (int pp : depths) {
       if (accelerators % (static_cast<std::int64_t>(tp) * pp) != 0) continue;
+      // (vp, ends_lighter) layouts of this depth. The lighter ends need >= 2 layer slots per
+      // virtual stage, and differ from the even split only past 2 virtual stages.
+      std::vector<std::pair<int, bool>> layouts;
+      if (model.num_hidden_layers % pp == 0) {
+        layouts.emplace_back(1, false);
+        if (pp > 1) {
+          for (int vp : divisors_up_to(model.num_hidden_layers / pp, options.max_vp)) {
+            if (vp > 1) layouts.emplace_back(vp, false);
+          }
+        }
+      }
+      if (pp > 1 && (model.num_hidden_layers + 2) % pp == 0) {
+        const std::int64_t slots = (model.num_hidden_layers + 2) / pp;
+        for (int vp : divisors_up_to(slots, options.max_vp)) {
+          if (slots / vp >= 2 && pp * vp > 2) layouts.emplace_back(vp, true);
+        }
+      }
       for (std::int64_t cp : powers_of_two_dividing(w.seq_len, options.max_cp)) {
         const std::int64_t tp_pp_cp = static_cast<std::int64_t>(tp) * pp * cp;
         if (accelerators % tp_pp_cp != 0) continue;
@@ -107,13 +134,7 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
             if (ep > 1 && (dp * cp) % ep == 0) eps.push_back(ep);
           }
         }
-        std::vector<int> vps{1};
-        if (pp > 1) {
-          for (int vp : divisors_up_to(model.num_hidden_layers / pp, options.max_vp)) {
-            if (vp > 1) vps.push_back(vp);
-          }
-        }
-        for (int vp : vps) {
+        for (const auto& [vp, ends_lighter] : layouts) {
           const std::int64_t mb_limit = options.max_micro_batch > 0 ? options.max_micro_batch : per_replica;
           for (std::int64_t mb : powers_of_two_dividing(per_replica, mb_limit)) {
             const std::int64_t microbatches = per_replica / mb;
@@ -121,8 +142,8 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
             for (int ep : eps) {
               for (int zero : zero_stages) {
                 for (training::Recompute recompute : policies) {
-                  out.push_back(
-                      Candidate{tp, pp, static_cast<int>(dp), static_cast<int>(cp), vp, mb, zero, recompute, ep});
+                  out.push_back(Candidate{tp, pp, static_cast<int>(dp), static_cast<int>(cp), vp, mb, zero, recompute,
+                                          ep, ends_lighter});
                 }
               }
             }
@@ -149,6 +170,16 @@ training::TrainingWorkload apply_candidate(const training::TrainingWorkload& bas
     p.schedule = training::PipelineSchedule::interleaved;
   } else if (p.schedule == training::PipelineSchedule::interleaved) {
     p.schedule = training::PipelineSchedule::one_f_one_b;
+  }
+  // The search lays layers out itself: evenly, or with the ends one layer lighter (one count
+  // per virtual stage). A scenario's own stage_layers belong to its own pp and vp.
+  p.stage_layers.clear();
+  if (candidate.ends_lighter) {
+    const int virtual_stages = candidate.pp * candidate.vp;
+    const auto slots = static_cast<int>((w.model.num_hidden_layers + 2) / virtual_stages);
+    p.stage_layers.assign(static_cast<std::size_t>(virtual_stages), slots);
+    p.stage_layers.front() -= 1;
+    p.stage_layers.back() -= 1;
   }
   w.micro_batch = candidate.micro_batch;
   w.recompute = candidate.recompute;

@@ -19,15 +19,22 @@ struct Candidate {
   int zero = 0;                  ///< ZeRO stage 0..3
   training::Recompute recompute = training::Recompute::none;
   int ep = 1;  ///< expert parallelism (MoE models), carved out of dp x cp
+  /// Layer layout: false, even (layers / (pp vp) per virtual stage); true, the embedding and
+  /// the loss each take one layer's place (Megatron-Core's --account-for-embedding-in-pipeline-
+  /// split and --account-for-loss-in-pipeline-split): (layers + 2) / (pp vp) per virtual
+  /// stage, one fewer on the very first and the very last.
+  bool ends_lighter = false;
 
-  /// The stable ordering key (tp, pp, dp, cp, ep, vp, micro_batch, zero, recompute): ties in
-  /// the ranking are broken by it, so the output order never depends on thread scheduling.
+  /// The stable ordering key (tp, pp, dp, cp, ep, vp, layout, micro_batch, zero, recompute):
+  /// ties in the ranking are broken by it, so the output order never depends on thread
+  /// scheduling.
   auto key() const {
-    return std::tuple(tp, pp, dp, cp, ep, vp, micro_batch, zero, static_cast<int>(recompute));
+    return std::tuple(tp, pp, dp, cp, ep, vp, ends_lighter, micro_batch, zero, static_cast<int>(recompute));
   }
   friend bool operator==(const Candidate& a, const Candidate& b) { return a.key() == b.key(); }
   friend bool operator<(const Candidate& a, const Candidate& b) { return a.key() < b.key(); }
-  /// "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective" (" ep8" appended when ep > 1).
+  /// "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective" (" ep8" appended when ep > 1, " ends-1" when
+  /// the first and last virtual stage hold one layer fewer).
   std::string label() const;
 };
 

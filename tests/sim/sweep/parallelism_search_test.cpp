@@ -141,6 +141,42 @@ TEST_CASE("apply_candidate sets the split, schedule, micro-batch, ZeRO and recom
         "tp8 pp4 dp32 cp1 vp1 mb1 zero1 selective");
 }
 
+TEST_CASE("pipeline depths the layers do not divide: the embedding and the loss take a layer's place") {
+  // 6 layers: even splits over pp 1, 2 (vp 1, 3 > max_vp) and pp 3 (4 % 3: not on 4 GPUs);
+  // (6 + 2) = 8 slots: pp 4 x vp 1 (1, 2, 2, 1 layers) and pp 2 x vp 2 (1, 2, 2, 1 per virtual
+  // stage); pp 2 x vp 1 would be the even split again, pp 4 x vp 2 leaves a virtual stage empty.
+  const auto six = tiny("", "80 GiB", {"models.tiny-llm.num_hidden_layers=6", "workload.parallelism.pp=2", "workload.parallelism.dp=2"});
+  const auto candidates = sweep::enumerate_candidates(six, narrow_space());
+  std::vector<std::pair<int, int>> lighter;
+  for (const auto& c : candidates) {
+    if (c.ends_lighter) lighter.emplace_back(c.pp, c.vp);
+    if (!c.ends_lighter) CHECK(6 % (c.pp * c.vp) == 0);
+  }
+  std::sort(lighter.begin(), lighter.end());
+  lighter.erase(std::unique(lighter.begin(), lighter.end()), lighter.end());
+  CHECK(lighter == std::vector<std::pair<int, int>>{{2, 2}, {4, 1}});
+  sweep::Candidate deep{1, 4, 1, 1, 1, 1, 1, Recompute::selective, 1, true};
+  const auto w = sweep::apply_candidate(six.training, deep);
+  CHECK(w.parallelism.stage_layers == std::vector<int>{1, 2, 2, 1});
+  CHECK(deep.label() == "tp1 pp4 dp1 cp1 vp1 mb1 zero1 selective ends-1");
+  sweep::Candidate interleaved{1, 2, 2, 1, 2, 1, 1, Recompute::selective, 1, true};
+  const auto wi = sweep::apply_candidate(six.training, interleaved);
+  CHECK(wi.parallelism.stage_layers == std::vector<int>{1, 2, 2, 1});
+  CHECK(wi.parallelism.schedule == training::PipelineSchedule::interleaved);
+  // An even candidate drops a layout the scenario gave for its own split.
+  auto custom = six.training;
+  custom.parallelism.stage_layers = {2, 4};
+  CHECK(sweep::apply_candidate(custom, sweep::Candidate{1, 2, 2, 1, 1, 1, 1, Recompute::selective})
+            .parallelism.stage_layers.empty());
+  // The search runs them and ranks them with the rest.
+  sweep::SearchOptions options;
+  options.space = narrow_space();
+  options.resimulate = 1;
+  const auto result = sweep::search_parallelism(six, options);
+  CHECK(result.invalid == 0);
+  CHECK(result.enumerated == static_cast<std::int64_t>(candidates.size()));
+}
+
 TEST_CASE("MoE models add the expert-parallel degrees that divide the experts and dp x cp") {
   auto scenario = tiny();
   scenario.training.model.moe.num_experts = 4;
