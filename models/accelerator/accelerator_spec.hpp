@@ -57,6 +57,11 @@ struct AcceleratorSpec {
   /// Fraction of the matrix peak that warp-level MMA (mma.sync, the path FlashAttention-2
   /// uses) reaches: 1 where it is the full path (Ampere, AMD MFMA), about 0.5 on Hopper.
   double warp_mma_fraction = 1.0;
+  /// fa3 family: fraction of the softmax time (max of the exp and fp32 parts) hidden under the
+  /// matrix work, in [0, 1]. 1 is the ideal overlap (time = max(matmul, softmax)), 0 none
+  /// (time = matmul + softmax, at the full MMA rate). H100/H200: 0.5, from the
+  /// FlashAttention-3 paper's forward kernel (docs/models.md "Fused attention").
+  double attention_softmax_overlap = 1.0;
   /// Special-function (exp2) results per second, whole chip (0: unknown; fused attention
   /// then cannot be costed).
   double special_function_ops_per_s = 0;

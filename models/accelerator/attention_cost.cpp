@@ -38,8 +38,13 @@ AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKe
   // vector_flops_per_s counts an FMA as two FLOPs; each softmax operation takes one FMA slot.
   cost.fp32_s = fp32_ops / (spec.vector_flops_per_s / 2.0);
   const double softmax_s = std::max(cost.exp_s, cost.fp32_s);
-  const double combined_s = family == AttentionKernelFamily::fa2 ? cost.matmul_s + softmax_s
-                                                                 : std::max(cost.matmul_s, softmax_s);
+  // fa2: the softmax after the matmuls. fa3: the longer of the two, plus the part of the
+  // shorter one the kernel does not hide.
+  const double combined_s =
+      family == AttentionKernelFamily::fa2
+          ? cost.matmul_s + softmax_s
+          : std::max(cost.matmul_s, softmax_s) +
+                (1.0 - spec.attention_softmax_overlap) * std::min(cost.matmul_s, softmax_s);
   cost.matmul_bound = cost.matmul_s >= softmax_s;
   cost.time_s = backward ? combined_s / kAttentionBackwardPipelineEfficiency : combined_s;
   return cost;

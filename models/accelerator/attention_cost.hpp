@@ -49,7 +49,8 @@ struct AttentionScoreCost {
 /// Per-score-element cost of a fused attention kernel of `family` on `spec` for `head_dim`
 /// and `dtype`, forward or backward (see AttentionKernelFamily and the constants above).
 /// fa2 uses spec.warp_mma_fraction of the matrix peak, fa3 the full peak; both scale it by
-/// spec.matmul_efficiency_for(dtype). Throws ConfigError (naming the accelerator) when the
+/// spec.matmul_efficiency_for(dtype). fa3 hides spec.attention_softmax_overlap of the shorter
+/// of matmul and softmax under the longer. Throws ConfigError (naming the accelerator) when the
 /// spec has no special-function rate or no vector peak, for head_dim <= 0, and for fa3 on
 /// an accelerator whose attention_kernel is fa2 (the preset names the most capable family
 /// the chip runs; FA3-style overlap needs asynchronous warpgroup MMA).

@@ -129,6 +129,8 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                "fp8_promotion_interval needs the vector fp32 peak (vector_fp32) that drains the accumulator");
   require_spec(spec_.warp_mma_fraction > 0 && spec_.warp_mma_fraction <= 1, spec_,
                "attention warp_mma_fraction must be in (0, 1]");
+  require_spec(spec_.attention_softmax_overlap >= 0 && spec_.attention_softmax_overlap <= 1, spec_,
+               "attention softmax_overlap must be in [0, 1]");
   require_spec(spec_.special_function_ops_per_s >= 0 && std::isfinite(spec_.special_function_ops_per_s), spec_,
                "attention special_function rate must not be negative");
   for (const auto& [dtype, peak] : spec_.peak_flops_per_s) {

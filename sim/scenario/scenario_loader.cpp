@@ -162,6 +162,7 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
                               ? models::AttentionKernelFamily::fa3
                               : models::AttentionKernelFamily::fa2;
   spec.warp_mma_fraction = reader.number(base + "attention.warp_mma_fraction").value_or(1.0);
+  spec.attention_softmax_overlap = reader.number(base + "attention.softmax_overlap").value_or(1.0);
   spec.special_function_ops_per_s = q("attention.special_function");
   spec.gemm_tile_m = static_cast<int>(reader.integer(base + "gemm_tile.m").value_or(128));
   spec.gemm_tile_n = static_cast<int>(reader.integer(base + "gemm_tile.n").value_or(256));

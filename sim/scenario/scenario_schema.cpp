@@ -105,6 +105,11 @@ std::vector<Field> accelerator_preset_fields() {
                         .positive()
                         .range(0, 1)
                         .def("1"),
+                    number_field("softmax_overlap",
+                                 "fa3: fraction of the softmax time hidden under the matrix work (1: ideal "
+                                 "overlap, time = max; 0: none, time = matmul + softmax)")
+                        .range(0, 1)
+                        .def("1"),
                     quantity_field("special_function", Dimension::flops_per_s,
                                    "special-function (exp2) results per second, whole chip; unset: fused "
                                    "attention cannot be costed")

@@ -757,10 +757,11 @@ workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism
 TEST_CASE("loader: fused-attention keys of the accelerator and the workload's kernel family") {
   const Scenario s = load(edit(kBase, {{"compute_units: 100",
                                         "compute_units: 100\n    attention: {kernel: fa3, warp_mma_fraction: 0.5, "
-                                        "special_function: \"3.9 TFLOP/s\"}"},
+                                        "softmax_overlap: 0.25, special_function: \"3.9 TFLOP/s\"}"},
                                        {"micro_batch: 2", "micro_batch: 2\n  attention: fa2"}}));
   CHECK(s.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa3);
   CHECK(s.cluster.accelerator.warp_mma_fraction == doctest::Approx(0.5));
+  CHECK(s.cluster.accelerator.attention_softmax_overlap == doctest::Approx(0.25));
   CHECK(s.cluster.accelerator.special_function_ops_per_s == doctest::Approx(3.9e12));
   CHECK(s.training.attention == training::AttentionKernel::fa2);
   // Unset: fa2, the full warp-MMA path, no special-function rate (fused attention then throws
@@ -768,6 +769,7 @@ TEST_CASE("loader: fused-attention keys of the accelerator and the workload's ke
   const Scenario plain = load(kBase);
   CHECK(plain.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa2);
   CHECK(plain.cluster.accelerator.warp_mma_fraction == doctest::Approx(1.0));
+  CHECK(plain.cluster.accelerator.attention_softmax_overlap == doctest::Approx(1.0));
   CHECK(plain.cluster.accelerator.special_function_ops_per_s == 0);
   CHECK(plain.training.attention == training::AttentionKernel::flash);
 }
@@ -778,6 +780,8 @@ TEST_CASE("loader: bad input, fused-attention keys") {
         std::string::npos);
   CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {warp_mma_fraction: 1.5}"}}))
             .find("accelerators.test-gpu.attention.warp_mma_fraction: out of range") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {softmax_overlap: -0.1}"}}))
+            .find("accelerators.test-gpu.attention.softmax_overlap: out of range") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"compute_units: 100",
                                   "compute_units: 100\n    attention: {special_function: \"3 GB/s\"}"}}))
             .find("accelerators.test-gpu.attention.special_function") != std::string::npos);
