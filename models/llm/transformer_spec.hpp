@@ -39,6 +39,10 @@ struct TransformerSpec {
   std::int64_t intermediate_size = 0;    ///< MLP width of the dense layers
   std::int64_t vocab_size = 0;
   std::int64_t max_position_embeddings = 0;
+  /// Rotary position embedding base (Hugging Face rope_theta); > 0: every layer rotates its
+  /// queries and keys (a fused elementwise pass over them each way); 0: no RoPE (learned or
+  /// no position embedding, which adds nothing per layer).
+  double rope_theta = 0;
   Activation hidden_act = Activation::gelu;
   bool tie_word_embeddings = false;
   AttentionKind attention = AttentionKind::mha;

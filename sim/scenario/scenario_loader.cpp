@@ -324,6 +324,7 @@ models::TransformerSpec read_model(const ConfigNode& entry, const std::string& p
       reader.has(base + "num_key_value_heads") ? i("num_key_value_heads") : spec.num_attention_heads;
   spec.vocab_size = i("vocab_size");
   spec.max_position_embeddings = i("max_position_embeddings");
+  spec.rope_theta = reader.number(base + "rope_theta").value_or(0.0);
   const std::string act = reader.string(base + "hidden_act").value_or("gelu");
   spec.hidden_act = models::parse_activation(act);  // the schema has already limited `act` to valid names
   spec.tie_word_embeddings = reader.boolean(base + "tie_word_embeddings").value_or(false);

@@ -146,6 +146,10 @@ std::vector<Field> model_fields() {
       positive_int("intermediate_size", "MLP width; unset: 4 x hidden_size (gelu only)"),
       positive_int("vocab_size", "vocabulary size").need(),
       positive_int("max_position_embeddings", "longest supported sequence"),
+      number_field("rope_theta",
+                   "rotary position embedding base; set: every layer rotates queries and keys (a fused "
+                   "elementwise pass each way); unset: no RoPE")
+          .positive(),
       enum_field("hidden_act", {"gelu", "gelu_new", "relu2", "silu", "swiglu"},
                  "MLP activation: silu/swiglu = gated 3-matrix MLP, gelu = 2-matrix MLP, "
                  "relu2 = squared-ReLU 2-matrix MLP (Nemotron-4)")

@@ -285,6 +285,15 @@ class OpCoster {
 
   /// The attention half of a layer: norm, TP gather, Q/K/V projections (MHA/GQA, or MLA's
   /// down- and up-projections), attention core, output projection, TP reduction, residual.
+  /// Rotary position embedding of `qk_bytes` of queries and keys: Megatron-Core / Transformer
+  /// Engine's fused RoPE reads them and writes them rotated; the backward rotates their
+  /// gradients back (the same pass). Nothing when the model has no RoPE.
+  void rotary_embedding(double qk_bytes, std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
+    if (!(workload_.model.rope_theta > 0)) return;
+    fwd.push_back(elementwise("rope", qk_bytes, qk_bytes));
+    bwd_rev.push_back(elementwise("rope bwd", qk_bytes, qk_bytes));
+  }
+
   void attention_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev, bool selective_recompute) const {
     const auto& model = workload_.model;
     const std::int64_t h = model.hidden_size;
@@ -307,11 +316,14 @@ class OpCoster {
       duplicated_gemm_pair("kv down", tokens_, mla.kv_lora_rank + rope, h, fwd, bwd_rev);
       gemm_pair("kv up", tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, fwd, bwd_rev);
       out_proj_k = heads_local * mla.v_head_dim;
+      // RoPE on the rotary slices only: each head's query part and the one shared key.
+      rotary_embedding(static_cast<double>(tokens_ * (heads_local + 1) * rope) * act_bytes_, fwd, bwd_rev);
     } else {
       const std::int64_t d = model.head_dim();
       const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
       gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
       out_proj_k = heads_local * d;
+      rotary_embedding(static_cast<double>(tokens_ * (heads_local + kv_local) * d) * act_bytes_, fwd, bwd_rev);
     }
     attention(fwd, bwd_rev, selective_recompute);
     gemm_pair("proj", tokens_, h, out_proj_k, fwd, bwd_rev);

@@ -118,6 +118,32 @@ TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and 
   CHECK(names_of_kind(fp8.head_forward, exec::TaskKind::compute) == V{"final ln", "lm head", "cross-entropy"});
 }
 
+TEST_CASE("RoPE: one fused pass over the local queries and keys each way, only when the model has it") {
+  auto model = small_gpt(4);  // hidden 1024, 16 heads of 64
+  model.num_key_value_heads = 4;
+  auto w = workload(model, 2, 1, 8, 16);
+  const auto plain = Programs(w).stage(0);
+  const auto names = names_of_kind(plain.dense.forward, exec::TaskKind::compute);
+  CHECK(std::count(names.begin(), names.end(), std::string("rope")) == 0);
+  w.model.rope_theta = 500000;
+  const Programs programs(w);
+  const auto rotary = programs.stage(0);
+  const auto find = [](const std::vector<StageOp>& ops, const std::string& name) {
+    return std::find_if(ops.begin(), ops.end(), [&](const StageOp& op) { return op.name == name; });
+  };
+  const auto fwd = find(rotary.dense.forward, "rope");
+  REQUIRE(fwd != rotary.dense.forward.end());
+  CHECK(std::prev(fwd)->name == "qkv");  // after the projection, before the attention
+  // 2048 tokens x (8 query + 2 key heads per TP rank) x 64 x 2 bytes, read and written.
+  models::ElementwiseShape shape;
+  shape.bytes_read = shape.bytes_written = 2048.0 * (8 + 2) * 64 * 2;
+  CHECK(fwd->duration_ps == engine::seconds_to_ps(programs.bench.compute.elementwise(shape).time_s));
+  const auto bwd = find(rotary.dense.backward, "rope bwd");
+  REQUIRE(bwd != rotary.dense.backward.end());
+  CHECK(bwd->duration_ps == fwd->duration_ps);  // the gradients rotated back: the same pass
+  CHECK(std::next(bwd)->name == "qkv dgrad");
+}
+
 TEST_CASE("recompute policies") {
   auto w = workload(small_gpt(4), 2, 2, 4, 16);
   w.recompute = Recompute::none;
