@@ -43,6 +43,10 @@ struct TransformerSpec {
   /// queries and keys (a fused elementwise pass over them each way); 0: no RoPE (learned or
   /// no position embedding, which adds nothing per layer).
   double rope_theta = 0;
+  /// Linear layers and norms carry bias vectors (GPT-2 / Megatron GPT: add_bias_linear and
+  /// LayerNorm). Parameter counts ignore biases; this only tells how many parameter tensors a
+  /// layer has (per-tensor ZeRO-3 collectives).
+  bool linear_bias = false;
   Activation hidden_act = Activation::gelu;
   bool tie_word_embeddings = false;
   AttentionKind attention = AttentionKind::mha;

@@ -325,6 +325,7 @@ models::TransformerSpec read_model(const ConfigNode& entry, const std::string& p
   spec.vocab_size = i("vocab_size");
   spec.max_position_embeddings = i("max_position_embeddings");
   spec.rope_theta = reader.number(base + "rope_theta").value_or(0.0);
+  spec.linear_bias = reader.boolean(base + "linear_bias").value_or(false);
   const std::string act = reader.string(base + "hidden_act").value_or("gelu");
   spec.hidden_act = models::parse_activation(act);  // the schema has already limited `act` to valid names
   spec.tie_word_embeddings = reader.boolean(base + "tie_word_embeddings").value_or(false);
@@ -571,6 +572,9 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   par.ep = degree("ep");
   par.vp = degree("vp");
   par.zero = static_cast<int>(reader.integer("workload.parallelism.zero").value_or(1));
+  par.zero3_granularity = reader.string("workload.parallelism.zero3_granularity").value_or("layer") == "tensor"
+                              ? training::Zero3Granularity::tensor
+                              : training::Zero3Granularity::layer;
   par.sequence_parallel = reader.boolean("workload.parallelism.sequence_parallel").value_or(true);
   const std::string stage_layers_key = "workload.parallelism.stage_layers";
   if (const ConfigNode* list = reader.node(stage_layers_key); list != nullptr && !problems.bad(stage_layers_key)) {

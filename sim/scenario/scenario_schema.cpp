@@ -146,6 +146,10 @@ std::vector<Field> model_fields() {
       positive_int("intermediate_size", "MLP width; unset: 4 x hidden_size (gelu only)"),
       positive_int("vocab_size", "vocabulary size").need(),
       positive_int("max_position_embeddings", "longest supported sequence"),
+      boolean_field("linear_bias",
+                    "linear layers and norms carry biases (GPT-2, Megatron GPT); only the count of parameter "
+                    "tensors depends on it (per-tensor ZeRO-3 collectives)")
+          .def("false"),
       number_field("rope_theta",
                    "rotary position embedding base; set: every layer rotates queries and keys (a fused "
                    "elementwise pass each way); unset: no RoPE")
@@ -267,6 +271,11 @@ Schema scenario_schema() {
       boolean_field("sequence_parallel", "Megatron sequence parallelism").def("true"),
       enum_field("schedule", {"1f1b", "gpipe", "interleaved"}, "pipeline schedule").def("1f1b"),
       integer_field("zero", "ZeRO stage").range(0, 3).def("1"),
+      enum_field("zero3_granularity", {"layer", "tensor"},
+                 "what ZeRO-3 all-gathers and reduce-scatters at a time: layer = a whole layer (FSDP units, "
+                 "Megatron-FSDP); tensor = each parameter tensor on its own (DeepSpeed stage 3 as of 2021), "
+                 "one collective's latency each")
+          .def("layer"),
       list_field("stage_layers",
                  "transformer layers of each pipeline stage, integers >= 1 summing to the model's layers (e.g. "
                  "fewer on the first and last stage, which also hold the embedding and LM head): pp counts, one "

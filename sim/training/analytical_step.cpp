@@ -88,6 +88,8 @@ struct DataParallelCost {
 struct DataParallelPart {
   std::vector<int> group;
   std::vector<double> units;    ///< parameters per unit (embedding, layers, head), forward order
+  /// ZeRO-3: each unit's collective shares ({1}: one collective per unit).
+  std::vector<std::vector<double>> unit_shares;
   double stage_parameters = 0;
 };
 
@@ -125,8 +127,18 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     // in the pass before) starts computing, so it hides behind the compute from there to u.
     // A unit waits for the slower part.
     const std::size_t n = unit_forward_s.size();
+    // A unit's collectives, one per share, back to back on the part's stream.
+    const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
+                                 double bytes_per_parameter) {
+      if (u >= part.unit_shares.size()) return part_comm_s(part, kind, part.units[u] * bytes_per_parameter);
+      double total = 0;
+      for (const double share : part.unit_shares[u]) {
+        total += part_comm_s(part, kind, part.units[u] * share * bytes_per_parameter);
+      }
+      return total;
+    };
     const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
-      return part_comm_s(part, models::CollectiveKind::all_gather, part.units[u] * param_bytes);
+      return unit_comm_s(part, models::CollectiveKind::all_gather, u, param_bytes);
     };
     // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
     const auto pass_stall = [&](bool backward) {
@@ -169,12 +181,13 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     for (const double unit_s : unit_backward_s) backward_s += unit_s;
     for (const auto& part : parts) {
       double reduce_s = 0;
-      for (const double unit : part.units) reduce_s += part_comm_s(part, reduce_kind, unit * w.grad_bytes_per_param);
+      for (std::size_t u = 0; u < part.units.size(); ++u) {
+        reduce_s += unit_comm_s(part, reduce_kind, u, w.grad_bytes_per_param);
+      }
       // The last unit's reduction (the first layer) is left after the last backward, more if
       // the stream falls behind.
-      cost.after_backward_s =
-          std::max({cost.after_backward_s, part_comm_s(part, reduce_kind, part.units.front() * w.grad_bytes_per_param),
-                    reduce_s - backward_s});
+      cost.after_backward_s = std::max(
+          {cost.after_backward_s, unit_comm_s(part, reduce_kind, 0, w.grad_bytes_per_param), reduce_s - backward_s});
     }
     return cost;
   }
@@ -250,11 +263,11 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
 std::vector<DataParallelPart> data_parallel_parts(const StageProgram& program, const RankLayout& layout) {
   std::vector<DataParallelPart> parts;
   DataParallelPart dense{layout.gradient_group(program.stage), parameter_units_forward(program),
-                         program.stage_parameters};
+                         parameter_unit_tensor_shares(program), program.stage_parameters};
   if (dense.group.size() >= 2) parts.push_back(dense);
   if (program.stage_expert_parameters > 0) {
     DataParallelPart experts{layout.expert_gradient_group(program.stage),
-                             std::vector<double>(dense.units.size(), 0.0), program.stage_expert_parameters};
+                             std::vector<double>(dense.units.size(), 0.0), {}, program.stage_expert_parameters};
     const std::size_t base = program.embedding_forward.empty() ? 0 : 1;
     for (int l = 0; l < program.local_layers(); ++l) {
       experts.units[base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;

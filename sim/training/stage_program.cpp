@@ -457,6 +457,39 @@ class OpCoster {
   double hidden_bytes_ = 0;
 };
 
+/// Each size's share of their sum.
+std::vector<double> shares_of(const std::vector<double>& sizes) {
+  double total = 0;
+  for (const double size : sizes) total += size;
+  std::vector<double> shares;
+  for (const double size : sizes) shares.push_back(size / total);
+  return shares;
+}
+
+/// Parameter tensors of one dense MHA/GQA layer on one TP rank, in forward order: the input
+/// norm, QKV, the output projection, the second norm, fc1 (gate and up fused), fc2, each
+/// followed by its bias when the model has them (Megatron's tensors).
+std::vector<double> dense_layer_tensors(const models::TransformerSpec& m, int tp) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double t = tp;
+  const double d = static_cast<double>(m.head_dim());
+  const double qkv = static_cast<double>(m.num_attention_heads + 2 * m.num_key_value_heads) * d;
+  const double heads = static_cast<double>(m.num_attention_heads) * d;
+  const double ffn = static_cast<double>(m.intermediate_size) * (m.hidden_act == models::Activation::swiglu ? 2.0 : 1.0);
+  std::vector<double> tensors;
+  const auto add = [&](double weight, double bias) {
+    tensors.push_back(weight);
+    if (m.linear_bias) tensors.push_back(bias);
+  };
+  add(h, h);                          // input norm
+  add(qkv * h / t, qkv / t);          // QKV (column-parallel)
+  add(heads * h / t, h);              // output projection (row-parallel: bias whole)
+  add(h, h);                          // pre-MLP norm
+  add(ffn * h / t, ffn / t);          // fc1 (column-parallel)
+  add(static_cast<double>(m.intermediate_size) * h / t, h);  // fc2 (row-parallel)
+  return tensors;
+}
+
 std::vector<StageOp> reversed(std::vector<StageOp> ops) {
   std::reverse(ops.begin(), ops.end());
   return ops;
@@ -529,6 +562,9 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     cost.dense_mlp_block(fwd, bwd_rev);
     finish(program.dense, std::move(fwd), std::move(bwd_rev));
     program.dense.parameters = model.dense_layer_parameters() / par.tp;
+    if (par.zero3_granularity == Zero3Granularity::tensor) {
+      program.dense.tensor_shares = shares_of(dense_layer_tensors(model, par.tp));
+    }
   }
   if (holds(models::LayerKind::moe)) {
     std::vector<StageOp> fwd, bwd_rev;
@@ -566,6 +602,12 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     const bool shares_embedding = model.tie_word_embeddings && par.pp == 1;
     program.head_parameters =
         static_cast<double>(h) + (shares_embedding ? 0.0 : static_cast<double>(model.vocab_size * h) / par.tp);
+    if (par.zero3_granularity == Zero3Granularity::tensor) {
+      std::vector<double> tensors{static_cast<double>(h)};  // final norm
+      if (model.linear_bias) tensors.push_back(static_cast<double>(h));
+      if (!shares_embedding) tensors.push_back(static_cast<double>(model.vocab_size * h) / par.tp);
+      program.head_tensor_shares = shares_of(tensors);
+    }
   }
   program.stage_parameters = program.embedding_parameters + program.head_parameters;
   for (int l = 0; l < program.local_layers(); ++l) {
@@ -603,6 +645,14 @@ double per_microbatch_flops(const StageProgram& program, bool model) {
                  sum(program.head_backward);
   for (int l = 0; l < program.local_layers(); ++l) total += sum(program.layer(l).forward) + sum(program.layer(l).backward);
   return total;
+}
+
+std::vector<std::vector<double>> parameter_unit_tensor_shares(const StageProgram& program) {
+  std::vector<std::vector<double>> units;
+  if (!program.embedding_forward.empty()) units.push_back(program.embedding_tensor_shares);
+  for (int l = 0; l < program.local_layers(); ++l) units.push_back(program.layer(l).tensor_shares);
+  if (!program.head_forward.empty()) units.push_back(program.head_tensor_shares);
+  return units;
 }
 
 std::vector<double> parameter_units_forward(const StageProgram& program) {

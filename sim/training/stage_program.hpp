@@ -46,6 +46,9 @@ struct LayerProgram {
   /// Per rank: the local routed experts (MoE layers), reduced over the expert-data-parallel
   /// group (dp x cp / ep).
   double expert_parameters = 0;
+  /// How `parameters` splits into the collectives ZeRO-3 runs per unit: {1} (one, the whole
+  /// layer), or each parameter tensor's share (Zero3Granularity::tensor).
+  std::vector<double> tensor_shares{1.0};
 };
 
 /// A parameter group whose gradients become ready together (one transformer layer, the
@@ -82,6 +85,8 @@ struct StageProgram {
     return kinds[static_cast<std::size_t>(local)] == models::LayerKind::moe ? moe : dense;
   }
   std::vector<StageOp> head_forward, head_backward;  ///< last stage only: norm, LM head, loss
+  /// ZeRO-3 collective shares of the embedding and head units (as LayerProgram::tensor_shares).
+  std::vector<double> embedding_tensor_shares{1.0}, head_tensor_shares{1.0};
   double embedding_parameters = 0;   ///< per rank, 0 unless first stage
   double head_parameters = 0;        ///< per rank, 0 unless last stage (LM head + final norm)
   double stage_parameters = 0;       ///< per rank, whole stage (all chunks), reduced over dp x cp
@@ -114,5 +119,8 @@ double per_microbatch_flops(const StageProgram& program, bool model);
 /// stage), each layer of each chunk, the LM head with the final norm (last stage); the dense
 /// part (LayerProgram::parameters) of MoE layers.
 std::vector<double> parameter_units_forward(const StageProgram& program);
+
+/// For each unit of parameter_units_forward, the shares its ZeRO-3 collectives split it into.
+std::vector<std::vector<double>> parameter_unit_tensor_shares(const StageProgram& program);
 
 }  // namespace clustersim::training

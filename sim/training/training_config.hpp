@@ -35,11 +35,18 @@ struct BackgroundTraffic {
 };
 
 /// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
+/// ZeRO-3 collective granularity (ParallelismConfig::zero3_granularity).
+enum class Zero3Granularity { layer, tensor };
+
 struct ParallelismConfig {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
   bool sequence_parallel = true;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int zero = 1;  ///< ZeRO stage 0..3
+  /// What ZeRO-3 gathers and reduce-scatters at a time: a whole unit (a layer, the embedding,
+  /// the head: FSDP units, Megatron-FSDP, DeepSpeed's coalesced fetch), or each parameter
+  /// tensor on its own (DeepSpeed stage 3 as of 2021: one collective per parameter).
+  Zero3Granularity zero3_granularity = Zero3Granularity::layer;
   /// Transformer layers per pipeline stage for an uneven split (e.g. fewer on the first and
   /// last stages, which also hold the embedding and the LM head); empty: an even split.
   std::vector<int> stage_layers;

@@ -407,6 +407,7 @@ class StepBuilder {
       DataParallelPart part;
       part.group = layout_.gradient_group(p);
       part.units = stage.unit_parameters;
+      part.unit_shares = parameter_unit_tensor_shares(program);
       part.stage_parameters = program.stage_parameters;
       part.name = "";
       if (symmetric_flows()) {
@@ -458,6 +459,8 @@ class StepBuilder {
   struct DataParallelPart {
     std::vector<int> group;
     std::vector<double> units;
+    /// ZeRO-3: the shares of each unit its collectives carry ({1}: one per unit).
+    std::vector<std::vector<double>> unit_shares;
     double stage_parameters = 0;
     std::string name;
     std::vector<std::vector<int>> replicas;
@@ -522,18 +525,32 @@ class StepBuilder {
         for (const auto& span : stage.step_units[step_index]) {
           const double parameters = part->units[span.unit];
           if (parameters <= 0) continue;
-          const std::string label = fmt::format("{}param all-gather {} mb{} unit {}", n, pass, step.microbatch, span.unit);
-          const TaskId gather = previous_start >= 0
-                                    ? dp_collective(stream, gather_kind, part, parameters * param_bytes, label,
-                                                    {previous_start})
-                                    : dp_collective(stream, gather_kind, part, parameters * param_bytes, label, {});
+          // One collective per share of the unit (one, or one per parameter tensor), queued on
+          // the stream; the first waits for the prefetch point, the unit for the last.
+          const std::vector<double> whole{1.0};
+          const std::vector<double>& shares = span.unit < part->unit_shares.size() ? part->unit_shares[span.unit] : whole;
+          TaskId gather = -1;
+          for (std::size_t i = 0; i < shares.size(); ++i) {
+            const std::string label =
+                shares.size() == 1
+                    ? fmt::format("{}param all-gather {} mb{} unit {}", n, pass, step.microbatch, span.unit)
+                    : fmt::format("{}param all-gather {} mb{} unit {} tensor {}", n, pass, step.microbatch, span.unit, i);
+            const double bytes = parameters * shares[i] * param_bytes;
+            gather = i == 0 && previous_start >= 0
+                         ? dp_collective(stream, gather_kind, part, bytes, label, {previous_start})
+                         : dp_collective(stream, gather_kind, part, bytes, label, {});
+          }
           graph_.add_dependency(span.first, gather);
           previous_start = span.first;
           if (step.backward) {
-            reductions.push_back(dp_collective(reduce_stream, reduce_kind, part, parameters * w.grad_bytes_per_param,
-                                               fmt::format("{}grad reduce-scatter mb{} unit {}", n, step.microbatch,
-                                                           span.unit),
-                                               {span.last}));
+            for (std::size_t i = 0; i < shares.size(); ++i) {
+              const std::string label =
+                  shares.size() == 1
+                      ? fmt::format("{}grad reduce-scatter mb{} unit {}", n, step.microbatch, span.unit)
+                      : fmt::format("{}grad reduce-scatter mb{} unit {} tensor {}", n, step.microbatch, span.unit, i);
+              reductions.push_back(dp_collective(reduce_stream, reduce_kind, part,
+                                                 parameters * shares[i] * w.grad_bytes_per_param, label, {span.last}));
+            }
           }
         }
       }
@@ -694,6 +711,11 @@ void validate_training_setup(const TrainingSetup& setup) {
     }
   }
   if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
+  if (p.zero == 3 && p.zero3_granularity == Zero3Granularity::tensor &&
+      (w.model.is_moe() || w.model.attention == models::AttentionKind::mla)) {
+    throw ConfigError(fmt::format("zero3_granularity tensor is modelled for dense MHA/GQA layers; model '{}' has {}",
+                                  w.model.name, w.model.is_moe() ? "mixture-of-experts layers" : "MLA attention"));
+  }
   if (!(w.grad_bytes_per_param > 0)) {
     throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
   }

@@ -134,14 +134,16 @@ const std::vector<SourceConventions>& source_conventions() {
        .notes_marker = "ZeRO-3",
        .description =
            "Megatron-LM SC21 Table 2, ZeRO-3 rows (DeepSpeed ZeRO-3 with the Megatron GPT, 2021): model-"
-           "parallel size 1 (tp = pp = 1, dp = GPUs); parameters all-gathered per layer before forward "
-           "and backward and gradients reduce-scattered per layer, overlapped with compute (DeepSpeed "
-           "stage 3 overlap_comm / prefetch); fp16; vocabulary 51,200; no FlashAttention; full activation "
+           "parallel size 1 (tp = pp = 1, dp = GPUs); parameters all-gathered before forward and "
+           "backward and gradients reduce-scattered, one collective per parameter tensor (DeepSpeed "
+           "2021's partition_parameters.py gathers a prefetched module parameter by parameter; the "
+           "Megatron GPT's linears and LayerNorms carry biases: 12 tensors a layer), overlapped with "
+           "compute one layer ahead (stage 3 overlap_comm / prefetch); fp16; vocabulary 51,200; no FlashAttention; full activation "
            "recompute (without it the 174.6B model's activations at micro-batch 4 exceed 80 GB, and SC21 "
            "counts these rows' TFLOP/s with the same recompute-inclusive Eq. 3); micro-batch from the notes",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .overlap_grad_reduce = true, .zero = 3, .precision = "fp16", .tflops_counting = "hardware",
-       .tp_for_model_parallel_size = 8},
+       .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .precision = "fp16",
+       .tflops_counting = "hardware", .tp_for_model_parallel_size = 8},
       {.name = "korth_",
        .id_prefix = "korth_",
        .description =
@@ -409,6 +411,7 @@ RowMapping map_training_row(const CsvRow& row) {
     spec.intermediate_size = 4 * *hidden;
     spec.vocab_size = conv.vocab_size;
     spec.hidden_act = models::Activation::gelu;
+    spec.linear_bias = true;
     spec.tie_word_embeddings = true;
     bool tied = true;
     std::string tie_source;
@@ -432,6 +435,7 @@ RowMapping map_training_row(const CsvRow& row) {
     vocab_size: {V}
     max_position_embeddings: {s}
     hidden_act: gelu
+    linear_bias: true
     tie_word_embeddings: {tied}
 )",
         fmt::arg("name", model_name), fmt::arg("id", id), fmt::arg("tie_source", tie_source), fmt::arg("h", *hidden),
@@ -451,7 +455,7 @@ description: "built by clustersim validate from dataset row {id}"
   global_batch: {B}
   micro_batch: {mb}
   precision: {precision}
-  parallelism: {{tp: {tp}, pp: {pp}, dp: {dp}, cp: {cp}, vp: {vp}, sequence_parallel: {sp}, schedule: {schedule}, zero: {zero}{stage_layers}}}
+  parallelism: {{tp: {tp}, pp: {pp}, dp: {dp}, cp: {cp}, vp: {vp}, sequence_parallel: {sp}, schedule: {schedule}, zero: {zero}{zero3}{stage_layers}}}
   recompute: {recompute}
   attention: {attention}
   overlap_grad_reduce: {overlap}
@@ -462,6 +466,7 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("precision", conv.precision), fmt::arg("tp", *tp), fmt::arg("pp", *pp), fmt::arg("dp", *dp),
       fmt::arg("cp", cp), fmt::arg("vp", vp), fmt::arg("sp", conv.sequence_parallel),
       fmt::arg("schedule", vp > 1 ? "interleaved" : "1f1b"), fmt::arg("zero", conv.zero),
+      fmt::arg("zero3", conv.zero == 3 ? fmt::format(", zero3_granularity: {}", conv.zero3_granularity) : std::string()),
       fmt::arg("stage_layers", stage_layers),
       fmt::arg("recompute", recompute), fmt::arg("attention", conv.attention),
       fmt::arg("overlap", conv.overlap_grad_reduce),

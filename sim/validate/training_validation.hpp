@@ -37,6 +37,8 @@ struct SourceConventions {
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   int zero = 0;
+  /// ZeRO-3 collectives: "layer" (one per layer) or "tensor" (one per parameter tensor).
+  std::string zero3_granularity{"layer"};
   std::string precision{};      ///< bf16 | fp16 | fp8
   /// How the source counts `tflops_per_gpu`: "hardware" (recompute counted, SC21 Eq. 3) or
   /// "model" (Megatron-Core / NeMo model FLOPs).

@@ -222,7 +222,7 @@ TEST_CASE("loader: bad input, keys and types") {
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
-        "sequence_parallel, schedule, zero, stage_layers | did you mean 'tp'?)");
+        "sequence_parallel, schedule, zero, zero3_granularity, stage_layers | did you mean 'tp'?)");
   CHECK(one_problem(edit(kBase, {{"seq_len: 2048", "seq_len: eight"}})) ==
         "t.yaml:26:12: workload.seq_len: expected an integer, got \"eight\"");
   CHECK(one_problem(edit(kBase, {{"nodes: 2", "nodes: 0"}})) ==
@@ -274,6 +274,20 @@ TEST_CASE("loader: per-stage layer counts are checked against pp and the model")
   CHECK(one_problem(edit(with, {{"[3, 5]", "[0, 8]"}})) ==
         "t.yaml:29:53: workload.parallelism.stage_layers: layers of a pipeline stage must be an integer in [1, "
         "1000000], got \"0\"");
+}
+
+TEST_CASE("loader: ZeRO-3 granularity and the model's biases") {
+  const Scenario plain = load(kBase);
+  CHECK(plain.training.parallelism.zero3_granularity == training::Zero3Granularity::layer);
+  CHECK_FALSE(plain.training.model.linear_bias);
+  const Scenario s = load(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero: 3, zero3_granularity: tensor}"},
+                                       {"model: tiny", "model: {hidden_size: 1024, num_hidden_layers: 8, "
+                                                       "num_attention_heads: 16, vocab_size: 32000, linear_bias: true}"}}));
+  CHECK(s.training.parallelism.zero3_granularity == training::Zero3Granularity::tensor);
+  CHECK(s.training.model.linear_bias);
+  CHECK(one_problem(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero3_granularity: param}"}}))
+            .find("workload.parallelism.zero3_granularity: invalid value 'param' (valid choices: layer, tensor") !=
+        std::string::npos);
 }
 
 TEST_CASE("loader: bad input, quantities") {

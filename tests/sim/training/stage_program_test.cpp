@@ -144,6 +144,33 @@ TEST_CASE("RoPE: one fused pass over the local queries and keys each way, only w
   CHECK(std::next(bwd)->name == "qkv dgrad");
 }
 
+TEST_CASE("ZeRO-3 per-tensor collectives: a layer's parameter tensors and their shares") {
+  auto model = small_gpt(4);  // hidden 1024, 16 heads, 4h GeLU MLP, MHA
+  auto w = workload(model, 2, 2, 4, 16);
+  w.parallelism.zero = 3;
+  const auto layer = Programs(w).stage(0);
+  CHECK(layer.dense.tensor_shares == std::vector<double>{1.0});  // default: one collective per layer
+  w.parallelism.zero3_granularity = Zero3Granularity::tensor;
+  const auto plain = Programs(w).stage(0);
+  // norm h, QKV 3h^2/t, proj h^2/t, norm h, fc1 4h^2/t, fc2 4h^2/t (t = 2)
+  const double h = 1024, t = 2;
+  const std::vector<double> sizes{h, 3 * h * h / t, h * h / t, h, 4 * h * h / t, 4 * h * h / t};
+  double total = 0;
+  for (const double s : sizes) total += s;
+  REQUIRE(plain.dense.tensor_shares.size() == 6);
+  for (std::size_t i = 0; i < sizes.size(); ++i) CHECK(plain.dense.tensor_shares[i] == doctest::Approx(sizes[i] / total));
+  CHECK(plain.embedding_tensor_shares == std::vector<double>{1.0});
+  const auto last = Programs(w).stage(1);  // pp 2: the head holds the final norm and the LM head
+  CHECK(last.head_tensor_shares.size() == 2);
+  w.model.linear_bias = true;  // Megatron GPT: every linear and norm has a bias: 12 tensors
+  const auto biased = Programs(w).stage(0);
+  CHECK(biased.dense.tensor_shares.size() == 12);
+  CHECK(Programs(w).stage(1).head_tensor_shares.size() == 3);
+  double sum = 0;
+  for (const double share : biased.dense.tensor_shares) sum += share;
+  CHECK(sum == doctest::Approx(1.0));
+}
+
 TEST_CASE("recompute policies") {
   auto w = workload(small_gpt(4), 2, 2, 4, 16);
   w.recompute = Recompute::none;

@@ -8,6 +8,7 @@
 
 #include "models/llm/flop_count.hpp"
 #include "sim/training/analytical_step.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
 #include "tests/sim/training/training_test_support.hpp"
@@ -152,6 +153,42 @@ TEST_CASE("breakdown parts add up to the step time") {
       }
     }
   }
+}
+
+TEST_CASE("ZeRO-3 per tensor: the same bytes in more collectives, each paying its latency") {
+  auto model = small_gpt(4, 1024, 32768);
+  model.linear_bias = true;
+  auto w = workload(model, 1, 1, 16, 32);
+  w.parallelism.zero = 3;
+  const auto layer = Bench(test_cluster(2, 8), w).run();
+  w.parallelism.zero3_granularity = Zero3Granularity::tensor;
+  const Bench bench(test_cluster(2, 8), w);
+  const auto tensor = bench.run();
+  CHECK(breakdown_sum(tensor.breakdown) == doctest::Approx(tensor.step_time_s).epsilon(1e-9));
+  CHECK(tensor.model_flops_per_step == layer.model_flops_per_step);
+  CHECK(tensor.breakdown.compute_s == doctest::Approx(layer.breakdown.compute_s).epsilon(1e-9));
+  CHECK(tensor.breakdown.exposed_dp_s > layer.breakdown.exposed_dp_s);
+  CHECK(tensor.step_time_s > layer.step_time_s);
+  // A lower bound by hand: every layer's 12 tensors are gathered twice per micro-batch (forward,
+  // backward) on one stream; each gather costs at least its collective's time alone.
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
+  const auto programs = build_stage_programs(setup);
+  const auto group = RankLayout(bench.workload.parallelism, setup.placement).gradient_group(0);
+  double layer_gathers_s = 0;
+  for (const double share : programs[0].dense.tensor_shares) {
+    layer_gathers_s +=
+        bench.collectives.time_s(models::CollectiveKind::all_gather, group, programs[0].dense.parameters * share * 2.0);
+  }
+  const double microbatches = 2;  // 32 sequences / dp 16
+  CHECK(tensor.step_time_s > 2 * microbatches * 4 * layer_gathers_s);
+  // MoE layers are not split into tensors: an error that says so.
+  auto moe = workload(small_moe(), 1, 1, 16, 32);
+  moe.parallelism.zero = 3;
+  moe.parallelism.zero3_granularity = Zero3Granularity::tensor;
+  CHECK_THROWS_WITH_AS(Bench(test_cluster(2, 8), moe).run(),
+                       "zero3_granularity tensor is modelled for dense MHA/GQA layers; model 'test-moe' has "
+                       "mixture-of-experts layers",
+                       ConfigError);
 }
 
 TEST_CASE("context parallelism halves each rank's tokens and keeps the breakdown consistent") {

@@ -107,7 +107,8 @@ TEST_CASE("SC21 Table 2 rows: ZeRO-3 and PTD-P take their split and micro-batch 
     REQUIRE(mapping.scenario_yaml.has_value());
     CHECK(mapping.conventions->name == "meg21_t2 ZeRO-3");
     const auto& yaml = *mapping.scenario_yaml;
-    CHECK(has(yaml, "{tp: 1, pp: 1, dp: 384, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 3}"));
+    CHECK(has(yaml, "{tp: 1, pp: 1, dp: 384, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 3, "
+                    "zero3_granularity: tensor}"));
     CHECK(has(yaml, "micro_batch: 4\n"));
     CHECK(has(yaml, "recompute: full"));
     CHECK(has(yaml, "precision: fp16"));
