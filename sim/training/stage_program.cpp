@@ -283,8 +283,6 @@ class OpCoster {
     }
   }
 
-  /// The attention half of a layer: norm, TP gather, Q/K/V projections (MHA/GQA, or MLA's
-  /// down- and up-projections), attention core, output projection, TP reduction, residual.
   /// Rotary position embedding of `qk_bytes` of queries and keys: Megatron-Core / Transformer
   /// Engine's fused RoPE reads them and writes them rotated; the backward rotates their
   /// gradients back (the same pass). Nothing when the model has no RoPE.
@@ -294,6 +292,8 @@ class OpCoster {
     bwd_rev.push_back(elementwise("rope bwd", qk_bytes, qk_bytes));
   }
 
+  /// The attention half of a layer: norm, TP gather, Q/K/V projections (MHA/GQA, or MLA's
+  /// down- and up-projections), RoPE, attention core, output projection, TP reduction, residual.
   void attention_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev, bool selective_recompute) const {
     const auto& model = workload_.model;
     const std::int64_t h = model.hidden_size;
