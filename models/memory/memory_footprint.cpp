@@ -171,12 +171,13 @@ StageParameters moe_stage_layer_parameters(const FootprintInputs& in, const Laye
   return p;
 }
 
-/// Most micro-batches one stage holds under its schedule: in all, and of each virtual chunk.
+/// How the inputs lay the layers over the (virtual) stages; throws when they cannot.
 PipelineSplit split_of(const FootprintInputs& in) {
   return PipelineSplit(in.model.num_hidden_layers, in.pp, in.schedule == ScheduleKind::interleaved ? in.vp : 1,
                        in.stage_layers);
 }
 
+/// Most micro-batches one stage holds under its schedule: in all, and of each virtual chunk.
 struct ScheduleHold {
   std::int64_t total = 0;
   std::vector<std::int64_t> per_chunk;
