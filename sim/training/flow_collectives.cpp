@@ -1,12 +1,14 @@
 #include "sim/training/flow_collectives.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
 #include "sim/engine/time.hpp"
 
 namespace clustersim::training {
@@ -14,13 +16,35 @@ FlowCollectives::FlowCollectives(engine::Engine& engine, const models::Collectiv
     : collectives_(&collectives), network_(engine, collectives.topology()) {}
 
 int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes) {
+  // FNV-1a-style fold (one multiply per rank), finalised with SplitMix64, as CollectiveModel's
+  // line cache; the groups are compared in place on a hit.
+  constexpr std::uint64_t kPrime = 0x100000001B3ULL;
+  std::uint64_t hash = (static_cast<std::uint64_t>(kind) + 1) * kPrime;
+  hash = (hash ^ std::bit_cast<std::uint64_t>(bytes)) * kPrime;
+  for (const auto& g : groups) {
+    for (const int rank : g) hash = (hash ^ static_cast<std::uint32_t>(rank)) * kPrime;
+    hash = (hash ^ 0xFFFFFFFFULL) * kPrime;
+  }
+  std::vector<IndexEntry>& bucket = index_[engine::splitmix64(hash)];
+  const auto same_groups = [&groups](const std::vector<int>& flat) {
+    std::size_t i = 0;
+    for (const auto& g : groups) {
+      if (flat.size() < i + g.size() + 1 || !std::equal(g.begin(), g.end(), flat.begin() + static_cast<std::ptrdiff_t>(i)) ||
+          flat[i + g.size()] != -1) {
+        return false;
+      }
+      i += g.size() + 1;
+    }
+    return i == flat.size();
+  };
+  for (const IndexEntry& entry : bucket) {
+    if (entry.kind == static_cast<int>(kind) && entry.bytes == bytes && same_groups(entry.flat)) return entry.handle;
+  }
   std::vector<int> flat;
   for (const auto& g : groups) {
     flat.insert(flat.end(), g.begin(), g.end());
     flat.push_back(-1);
   }
-  auto key = std::make_tuple(static_cast<int>(kind), bytes, std::move(flat));
-  if (const auto it = index_.find(key); it != index_.end()) return it->second;
 
   Prepared prepared;
   const topologies::Topology& topology = collectives_->topology();
@@ -47,7 +71,7 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   }
   plans_.push_back(std::move(prepared));
   const int handle = static_cast<int>(plans_.size() - 1);
-  index_.emplace(std::move(key), handle);
+  bucket.push_back(IndexEntry{static_cast<int>(kind), bytes, std::move(flat), handle});
   return handle;
 }
 

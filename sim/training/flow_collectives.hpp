@@ -10,8 +10,7 @@
 /// takes the closed-form time, up to picosecond rounding; only contention makes it slower.
 #include <cstdint>
 #include <deque>
-#include <map>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "models/comm/collective_kind.hpp"
@@ -78,7 +77,15 @@ class FlowCollectives {
 
   const models::CollectiveModel* collectives_;
   topologies::FlowNetwork network_;
-  std::map<std::tuple<int, double, std::vector<int>>, int> index_;  // flattened groups, -1 separated
+  /// Prepared plans by (kind, bytes, groups), hashed: full mode looks one up at every group
+  /// collective's start, so the lookup must not allocate or compare long keys in order.
+  struct IndexEntry {
+    int kind = 0;
+    double bytes = 0;
+    std::vector<int> flat;  // the groups' ranks, each group followed by -1
+    int handle = -1;
+  };
+  std::unordered_map<std::uint64_t, std::vector<IndexEntry>> index_;
   std::deque<Prepared> plans_;
   std::deque<Run> runs_;
   std::uint64_t flows_started_ = 0;
