@@ -96,6 +96,14 @@ TransformerShard gpt3_175b_tp8() {
   return {"gpt3-175b", 12288, 96, 96, 49152, false, 8, 2048, 1};
 }
 
+TransformerShard mcore_gpt_1_7b_tp1() {
+  return {"mcore-gpt-1.7b", 2048, 16, 16, 8192, false, 1, 4096, 1};
+}
+
+TransformerShard mcore_gpt_7_1b_tp2() {
+  return {"mcore-gpt-7.1b", 4096, 32, 32, 16384, false, 2, 4096, 1};
+}
+
 std::vector<GemmShape> default_gemm_sweep(bool quick) {
   if (quick) {
     std::vector<GemmShape> shapes = square_gemms({1024, 4096});
@@ -107,7 +115,8 @@ std::vector<GemmShape> default_gemm_sweep(bool quick) {
     return shapes;
   }
   std::vector<GemmShape> shapes = square_gemms({1024, 2048, 4096, 8192, 16384});
-  for (const TransformerShard& shard : {llama3_70b_tp8(), gpt3_175b_tp8()}) {
+  for (const TransformerShard& shard :
+       {llama3_70b_tp8(), gpt3_175b_tp8(), mcore_gpt_1_7b_tp1(), mcore_gpt_7_1b_tp2()}) {
     for (GemmShape& shape : transformer_layer_gemms(shard)) shapes.push_back(std::move(shape));
   }
   for (GemmShape& shape : attention_batched_gemms(gpt3_175b_tp8())) {

@@ -52,8 +52,13 @@ std::vector<GemmShape> square_gemms(const std::vector<std::int64_t>& sizes);
 TransformerShard llama3_70b_tp8();
 /// GPT-3 175B at tp 8, sequence 2048, micro-batch 1 (models/data/llms/gpt3-175b.yaml).
 TransformerShard gpt3_175b_tp8();
+/// The Megatron-Core weak-scaling GPTs that the training validation over-predicts most
+/// (docs/validation.md, "What the H100 rows say"): 1.7B (hidden 2048, 16 heads) at tp 1 and
+/// 7.1B (hidden 4096, 32 heads) at tp 2, sequence 4096, micro-batch 1, 4h GeLU MLP.
+TransformerShard mcore_gpt_1_7b_tp1();
+TransformerShard mcore_gpt_7_1b_tp2();
 
-/// The suite's default sweep: squares 1024..16384, both shards' layer GEMMs and GPT-3's
+/// The suite's default sweep: squares 1024..16384, the four shards' layer GEMMs and GPT-3's
 /// attention batched GEMMs. `quick` keeps squares 1024 and 4096 and GPT-3's forward GEMMs.
 std::vector<GemmShape> default_gemm_sweep(bool quick);
 

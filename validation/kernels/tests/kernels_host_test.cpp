@@ -179,6 +179,16 @@ TEST_CASE("transformer GEMM shapes: Llama-3-70B at tp 8, sequence 8192") {
   CHECK((shapes[11].m == 3584 && shapes[11].n == 8192 && shapes[11].k == 8192));
 }
 
+TEST_CASE("transformer GEMM shapes: the Megatron-Core 1.7B (tp 1) and 7.1B (tp 2) shards") {
+  const std::vector<GemmShape> small = transformer_layer_gemms(mcore_gpt_1_7b_tp1());
+  CHECK(small[0].label == "mcore-gpt-1.7b tp1 s4096 mb1 qkv fwd");
+  CHECK((small[0].m == 4096 && small[0].n == 6144 && small[0].k == 2048));  // 3 x 2048 outputs
+  CHECK((small[9].m == 4096 && small[9].n == 2048 && small[9].k == 8192));  // mlp down fwd
+  const std::vector<GemmShape> mid = transformer_layer_gemms(mcore_gpt_7_1b_tp2());
+  CHECK((mid[0].n == 6144 && mid[0].k == 4096));  // 3 x 4096 / 2
+  CHECK((mid[6].n == 8192 && mid[6].k == 4096));  // 16384 / 2
+}
+
 TEST_CASE("transformer GEMM shapes: GPT-3 175B at tp 8, attention batched GEMMs, sweep") {
   const std::vector<GemmShape> shapes = transformer_layer_gemms(gpt3_175b_tp8());
   CHECK((shapes[0].m == 2048 && shapes[0].n == 4608 && shapes[0].k == 12288));  // 3*12288/8
@@ -188,7 +198,7 @@ TEST_CASE("transformer GEMM shapes: GPT-3 175B at tp 8, attention batched GEMMs,
   REQUIRE(attention.size() == 2);
   CHECK((attention[0].batch == 12 && attention[0].m == 2048 && attention[0].n == 2048 && attention[0].k == 128));
   CHECK((attention[1].m == 2048 && attention[1].n == 128 && attention[1].k == 2048));
-  CHECK(default_gemm_sweep(false).size() == 5 + 12 + 12 + 2);
+  CHECK(default_gemm_sweep(false).size() == 5 + 4 * 12 + 2);
   CHECK(default_gemm_sweep(true).size() == 2 + 4);
   CHECK(square_gemms({1024})[0].k == 1024);
 }
