@@ -32,7 +32,7 @@ const std::vector<CollectiveModel::Line>& CollectiveModel::lines(CollectiveKind 
   // FNV-1a-style fold over the ranks (one multiply each: groups of hundreds of ranks are costed
   // millions of times), finalised with SplitMix64.
   std::uint64_t hash = static_cast<std::uint64_t>(kind) + 1;
-  for (const int rank : group) hash = (hash ^ static_cast<std::uint32_t>(rank)) * 0x100000001B3ULL;
+  for (const int rank : group) hash = engine::fnv_fold(hash, static_cast<std::uint32_t>(rank));
   hash = engine::splitmix64(hash);
   auto& bucket = cache_[hash];
   for (const CachedLines& entry : bucket) {

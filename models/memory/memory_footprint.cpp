@@ -186,11 +186,10 @@ struct ScheduleHold {
   std::int64_t layer_sets = 0;
 };
 
-ScheduleHold schedule_hold(const FootprintInputs& in, int stage) {
+ScheduleHold schedule_hold(const FootprintInputs& in, const PipelineSplit& split, int stage) {
   const std::int64_t m = in.microbatches;
   const std::int64_t p = in.pp;
   ScheduleHold hold;
-  const PipelineSplit split = split_of(in);
   if (in.schedule == ScheduleKind::gpipe) {  // every forward before the first backward
     hold.total = m;
     hold.per_chunk = {m};
@@ -358,19 +357,22 @@ double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind
 
 int inflight_microbatches(const FootprintInputs& in, int stage) {
   require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
-  return static_cast<int>(schedule_hold(in, stage).total);
+  return static_cast<int>(schedule_hold(in, split_of(in), stage).total);
 }
 
 int inflight_microbatches_of_chunk(const FootprintInputs& in, int stage, int chunk) {
   require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
   require(chunk >= 0 && chunk < chunks, fmt::format("virtual chunk {} is outside [0, {})", chunk, chunks));
-  return static_cast<int>(schedule_hold(in, stage).per_chunk.at(static_cast<std::size_t>(chunk)));
+  return static_cast<int>(schedule_hold(in, split_of(in), stage).per_chunk.at(static_cast<std::size_t>(chunk)));
 }
 
 StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   in.validate();
-  const int inflight = inflight_microbatches(in, stage);
+  require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
+  const PipelineSplit split = split_of(in);
+  const ScheduleHold hold = schedule_hold(in, split, stage);  // one walk of the schedule
+  const auto inflight = static_cast<int>(hold.total);
   const auto& model = in.model;
   const double t = in.tp;
   const double h = static_cast<double>(model.hidden_size);
@@ -378,10 +380,9 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const bool first = stage == 0;
   const bool last = stage == in.pp - 1;
   const int chunks = in.schedule == ScheduleKind::interleaved ? in.vp : 1;
-  const PipelineSplit split = split_of(in);
   const int stage_layers = split.stage_layers(stage);
   const bool moe = model.is_moe();
-  const LayerCounts counts = moe ? count_layers(in, stage_layer_indices(in, stage)) : LayerCounts{stage_layers, 0};
+  const LayerCounts counts = moe ? count_layers(in, split.layer_indices(stage)) : LayerCounts{stage_layers, 0};
 
   // Parameters on one device of this stage (tensor-parallel shard; MoE: dense part and experts).
   StageParameters moe_parameters;
@@ -440,7 +441,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
   // (at the schedule's peak; chunk c's sets are its in-flight micro-batches x its layers).
-  fp.stored_layer_activations = static_cast<double>(schedule_hold(in, stage).layer_sets);
+  fp.stored_layer_activations = static_cast<double>(hold.layer_sets);
   int largest_chunk = 0;
   for (int c = 0; c < chunks; ++c) largest_chunk = std::max(largest_chunk, split.layers(stage, c));
   const double per_layer = moe ? mean_layer_bytes(in, in.recompute, counts) : layer_bytes(in, in.recompute, LayerKind::dense);
@@ -455,7 +456,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const double token_share = static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch);
   const double sp_div = in.sequence_parallel ? t : 1.0;
   // Embedding dropout mask (1 B), for the micro-batches in flight in the first chunk.
-  if (first) fp.embedding_head_bytes += inflight_microbatches_of_chunk(in, stage, 0) * token_share * h / sp_div;
+  if (first) fp.embedding_head_bytes += static_cast<double>(hold.per_chunk.front()) * token_share * h / sp_div;
   if (last) {
     // For each micro-batch in flight in the last chunk (whose backward has not yet run): the
     // final norm input (2 s b h), the LM-head input (2 s b h) and the fp32 softmax that
@@ -465,7 +466,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     // chunk of the last stage runs each backward right after its forward. Plus, for the
     // micro-batch whose loss is being computed, the bf16 logits next to their fp32 copy in
     // the forward (the bf16 logit gradient next to the fp32 one in the backward), 2 s b v / t.
-    const int last_inflight = inflight_microbatches_of_chunk(in, in.pp - 1, chunks - 1);
+    const auto last_inflight = static_cast<double>(hold.per_chunk.back());  // this stage is the last
     fp.embedding_head_bytes += last_inflight * (4.0 * token_share * h * act_scale / sp_div + 4.0 * token_share * v / t) +
                                2.0 * token_share * v / t;
   }

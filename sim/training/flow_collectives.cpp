@@ -16,14 +16,11 @@ FlowCollectives::FlowCollectives(engine::Engine& engine, const models::Collectiv
     : collectives_(&collectives), network_(engine, collectives.topology()) {}
 
 int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes) {
-  // FNV-1a-style fold (one multiply per rank), finalised with SplitMix64, as CollectiveModel's
-  // line cache; the groups are compared in place on a hit.
-  constexpr std::uint64_t kPrime = 0x100000001B3ULL;
-  std::uint64_t hash = (static_cast<std::uint64_t>(kind) + 1) * kPrime;
-  hash = (hash ^ std::bit_cast<std::uint64_t>(bytes)) * kPrime;
+  // Hashed as CollectiveModel's line cache; the groups are compared in place on a hit.
+  std::uint64_t hash = engine::fnv_fold(static_cast<std::uint64_t>(kind) + 1, std::bit_cast<std::uint64_t>(bytes));
   for (const auto& g : groups) {
-    for (const int rank : g) hash = (hash ^ static_cast<std::uint32_t>(rank)) * kPrime;
-    hash = (hash ^ 0xFFFFFFFFULL) * kPrime;
+    for (const int rank : g) hash = engine::fnv_fold(hash, static_cast<std::uint32_t>(rank));
+    hash = engine::fnv_fold(hash, 0xFFFFFFFFULL);  // group separator
   }
   std::vector<IndexEntry>& bucket = index_[engine::splitmix64(hash)];
   const auto same_groups = [&groups](const std::vector<int>& flat) {

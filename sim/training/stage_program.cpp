@@ -648,6 +648,11 @@ double per_microbatch_flops(const StageProgram& program, bool model) {
 }
 
 std::vector<std::vector<double>> parameter_unit_tensor_shares(const StageProgram& program) {
+  const auto split = [](const std::vector<double>& shares) { return shares.size() > 1; };
+  if (!split(program.embedding_tensor_shares) && !split(program.dense.tensor_shares) &&
+      !split(program.moe.tensor_shares) && !split(program.head_tensor_shares)) {
+    return {};  // one collective per unit: the callers' default, no per-unit copies
+  }
   std::vector<std::vector<double>> units;
   if (!program.embedding_forward.empty()) units.push_back(program.embedding_tensor_shares);
   for (int l = 0; l < program.local_layers(); ++l) units.push_back(program.layer(l).tensor_shares);

@@ -120,7 +120,8 @@ double per_microbatch_flops(const StageProgram& program, bool model);
 /// part (LayerProgram::parameters) of MoE layers.
 std::vector<double> parameter_units_forward(const StageProgram& program);
 
-/// For each unit of parameter_units_forward, the shares its ZeRO-3 collectives split it into.
+/// For each unit of parameter_units_forward, the shares its ZeRO-3 collectives split it into;
+/// empty when every unit is one collective (the callers then run one per unit).
 std::vector<std::vector<double>> parameter_unit_tensor_shares(const StageProgram& program);
 
 }  // namespace clustersim::training
