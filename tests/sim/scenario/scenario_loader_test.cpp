@@ -288,6 +288,15 @@ TEST_CASE("loader: ZeRO-3 granularity and the model's biases") {
   CHECK(one_problem(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero3_granularity: param}"}}))
             .find("workload.parallelism.zero3_granularity: invalid value 'param' (valid choices: layer, tensor") !=
         std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero3_granularity: param}"}})) == 
+        "t.yaml:29:57: workload.parallelism.zero3_granularity: invalid value 'param' (valid choices: layer, tensor)");
+  CHECK(one_problem(edit(kBase, {{"vocab_size: 32000", "vocab_size: 32000\n    linear_bias: maybe"}})) == 
+        "t.yaml:18:18: models.tiny.linear_bias: expected true or false, got \"maybe\"");
+  CHECK(one_problem(edit(kBase, {{"vocab_size: 32000", "vocab_size: 32000\n    rope_theta: -1"}})) == 
+        "t.yaml:18:17: models.tiny.rope_theta: out of range: must be > 0, got -1");
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {softmax_overlap: -0.1}"}})) == 
+        "t.yaml:9:34: accelerators.test-gpu.attention.softmax_overlap: out of range: must be between 0 and 1, got "
+        "-0.1");
 }
 
 TEST_CASE("loader: bad input, quantities") {
