@@ -21,14 +21,13 @@ AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKe
     throw ConfigError("accelerator '" + spec.name +
                       "' gives no vector fp32 peak (vector_fp32); the fused-attention model needs it");
   }
-  if (family == AttentionKernelFamily::fa3 && spec.attention_kernel != AttentionKernelFamily::fa3) {
-    throw ConfigError("accelerator '" + spec.name +
-                      "' runs fused attention as fa2 (preset attention.kernel); fa3 needs asynchronous "
-                      "warpgroup MMA with softmax overlap (Hopper and later)");
+  if (needs_warpgroup_mma(family) && !needs_warpgroup_mma(spec.attention_kernel)) {
+    throw ConfigError("accelerator '" + spec.name + "' runs fused attention as fa2 (preset attention.kernel); " +
+                      std::string(attention_kernel_family_name(family)) +
+                      " needs asynchronous warpgroup MMA (Hopper and later)");
   }
-  const double matmul_flops = kAttentionForwardMatmulFlopsPerScoreDim * static_cast<double>(head_dim) *
-                              (backward ? kAttentionBackwardFlopsRatio : 1.0);
-  const double fp32_ops = backward ? kAttentionBackwardFp32OpsPerScore : kAttentionForwardFp32OpsPerScore;
+  const double matmul_flops = kAttentionForwardMatmulFlopsPerScoreDim * static_cast<double>(head_dim);
+  const double fp32_ops = kAttentionForwardFp32OpsPerScore;
   const double path_fraction = family == AttentionKernelFamily::fa2 ? spec.warp_mma_fraction : 1.0;
   const double matmul_rate = spec.peak_for(dtype) * spec.matmul_efficiency_for(dtype) * path_fraction;
 
@@ -38,15 +37,15 @@ AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKe
   // vector_flops_per_s counts an FMA as two FLOPs; each softmax operation takes one FMA slot.
   cost.fp32_s = fp32_ops / (spec.vector_flops_per_s / 2.0);
   const double softmax_s = std::max(cost.exp_s, cost.fp32_s);
-  // fa2: the softmax after the matmuls. fa3: the longer of the two, plus the part of the
-  // shorter one the kernel does not hide.
+  // fa2 and cudnn: the softmax after the matmuls. fa3: the longer of the two, plus the part
+  // of the shorter one the kernel does not hide.
   const double combined_s =
-      family == AttentionKernelFamily::fa2
+      family != AttentionKernelFamily::fa3
           ? cost.matmul_s + softmax_s
           : std::max(cost.matmul_s, softmax_s) +
                 (1.0 - spec.attention_softmax_overlap) * std::min(cost.matmul_s, softmax_s);
   cost.matmul_bound = cost.matmul_s >= softmax_s;
-  cost.time_s = backward ? combined_s / kAttentionBackwardPipelineEfficiency : combined_s;
+  cost.time_s = backward ? kAttentionBackwardFlopsRatio * combined_s / kAttentionBackwardRateRatio : combined_s;
   return cost;
 }
 

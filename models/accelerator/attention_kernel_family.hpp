@@ -12,15 +12,23 @@ enum class AttentionKernelFamily {
   /// + softmax, where the exponentials and the fp32 operations of the softmax run in
   /// separate pipes and overlap each other (max).
   fa2,
-  /// FlashAttention-3 / cuDNN fused attention on Hopper and later: asynchronous
-  /// warpgroup MMA at the full matrix rate, softmax overlapped with the GEMMs (warp
-  /// specialisation, ping-pong scheduling): time = max(matmul, exponentials, fp32 ops).
+  /// FlashAttention-3 on Hopper and later: asynchronous warpgroup MMA at the full matrix
+  /// rate, softmax overlapped with the GEMMs (warp specialisation, ping-pong scheduling) by
+  /// the accelerator's attention_softmax_overlap.
   fa3,
+  /// cuDNN fused attention (cudnn-frontend SDPA) on Hopper and later, what Transformer Engine
+  /// (Megatron-Core, NeMo) selects on compute capability 9.0: warpgroup MMA at the full rate,
+  /// softmax not hidden under it: time = matmul + max(exponentials, fp32 ops). Measured: the
+  /// FA3 paper's cuDNN curves (H100, head dim 128) fit this form causal (docs/models.md).
+  cudnn,
 };
 
-/// "fa2" or "fa3".
+/// Whether the family needs asynchronous warpgroup MMA (fa3, cudnn: Hopper and later).
+bool needs_warpgroup_mma(AttentionKernelFamily family);
+
+/// "fa2", "fa3" or "cudnn".
 std::string_view attention_kernel_family_name(AttentionKernelFamily family);
-/// Parses "fa2" or "fa3"; throws ConfigError listing the valid names.
+/// Parses "fa2", "fa3" or "cudnn"; throws ConfigError listing the valid names.
 AttentionKernelFamily parse_attention_kernel_family(std::string_view name);
 
 }  // namespace clustersim::models

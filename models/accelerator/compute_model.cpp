@@ -105,6 +105,23 @@ double attention_score_pairs(const AttentionShape& shape) {
   return seq_q * (seq_kv - seq_q) + seq_q * seq_q / 2.0;
 }
 
+double attention_tile_elements(const AttentionShape& shape) {
+  attention_score_pairs(shape);  // validates
+  const std::int64_t tile = kAttentionTile;
+  const std::int64_t q_tiles = (shape.seq_q + tile - 1) / tile;
+  const std::int64_t kv_tiles = (shape.seq_kv + tile - 1) / tile;
+  const std::int64_t offset = shape.seq_kv - shape.seq_q;  // causal: queries end-aligned
+  double elements = 0;
+  for (std::int64_t i = 0; i < q_tiles; ++i) {
+    const std::int64_t row_end = std::min((i + 1) * tile, shape.seq_q);
+    const std::int64_t rows = row_end - i * tile;
+    const std::int64_t reached = shape.causal ? (offset + row_end + tile - 1) / tile : kv_tiles;
+    elements += static_cast<double>(rows) * static_cast<double>(tile) *
+                (static_cast<double>(reached) + kAttentionCtaOverheadTiles);
+  }
+  return elements;
+}
+
 double attention_flops(const AttentionShape& shape) {
   const double pairs = attention_score_pairs(shape);  // validates
   const double forward_flops = 4.0 * static_cast<double>(shape.batch) *
@@ -273,7 +290,7 @@ OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {
   const AttentionScoreCost per_score = attention_score_cost(
       spec_, shape.kernel.value_or(spec_.attention_kernel), shape.head_dim, shape.dtype, shape.backward);
   const double score_elements =
-      batch * static_cast<double>(shape.q_heads) * attention_score_pairs(shape);
+      batch * static_cast<double>(shape.q_heads) * attention_tile_elements(shape);
   const double compute_s = score_elements * per_score.time_s;
   const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
 

@@ -123,6 +123,15 @@ double attention_score_pairs(const AttentionShape& shape);
 /// GQA (kv_heads < q_heads) does not change it. Throws ConfigError on an invalid shape.
 double attention_flops(const AttentionShape& shape);
 
+/// Score elements a fused attention kernel spends time on per (sequence, head): it works in
+/// kAttentionTile x kAttentionTile tiles (attention_cost.hpp), so a causal kernel evaluates the
+/// diagonal tiles whole, and each query tile (one CTA) pays kAttentionCtaOverheadTiles key
+/// tiles of fixed work. For query tile i with r_i rows, reaching key tile k_i (all of them
+/// non-causal; causal: the tile holding its last row's last visible key, queries aligned to
+/// the end of the keys): sum_i r_i x kAttentionTile x (k_i + kAttentionCtaOverheadTiles).
+/// At least attention_score_pairs(). Throws like attention_score_pairs().
+double attention_tile_elements(const AttentionShape& shape);
+
 /// Compute model for one accelerator: measured table, fitted model, roofline (see top).
 class ComputeModel {
  public:
@@ -183,13 +192,14 @@ class ComputeModel {
 
   /// Attention, forward or backward.
   /// Fused (FlashAttention-style): flops from attention_flops(); compute time = evaluated
-  /// score elements (batch x q_heads x attention_score_pairs()) x attention_score_cost() of
+  /// score elements (batch x q_heads x attention_tile_elements()) x attention_score_cost() of
   /// the shape's kernel family (else the accelerator's); bytes = Q, K, V read and O
   /// written once plus the fp32 log-sum-exp per query row (forward); backward reads Q, K, V,
   /// O, dO, LSE and writes dQ, dK, dV. K and V are sized by kv_heads. Throws ConfigError when
   /// the accelerator lacks the rates the family's model needs. Not modelled: wave
-  /// quantization over query blocks, the lower efficiency of causal diagonal blocks, fp32
-  /// dQ accumulation traffic in backward (beyond the backward pipeline efficiency).
+  /// quantization over query blocks, the masking work and load imbalance of causal kernels
+  /// beyond their whole diagonal tiles, the backward's separate dQ-conversion and
+  /// rowsum(dO x O) passes (inside kAttentionBackwardRateRatio).
   /// Unfused (Megatron before FlashAttention): gemm() for QK^T ([seq_q x head_dim] x
   /// [head_dim x seq_kv] per q head) and PV, plus elementwise passes over the
   /// batch x q_heads x seq_q x seq_kv score matrix stored in the output format

@@ -26,7 +26,7 @@ struct ValidateKernelsOptions {
   std::string accelerator;      ///< only this accelerator's rows; empty: all
   double holdout_fraction = 0;  ///< 0: compare every row in-sample
   std::uint64_t seed = 1;       ///< hold-out split seed
-  /// Fused-kernel family of the attention rows ("fa2", "fa3"; the CSV does not record it).
+  /// Fused-kernel family of the attention rows ("fa2", "fa3", "cudnn"; the CSV does not record it).
   std::string attention_kernel = "fa2";
 };
 

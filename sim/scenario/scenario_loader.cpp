@@ -158,9 +158,12 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   spec.kernel_launch_s = q("kernel_launch");
   spec.fp8_promotion_interval = static_cast<int>(reader.integer(base + "fp8_promotion_interval").value_or(0));
   // The schema reports an invalid name; reading goes on with the default to collect every problem.
-  spec.attention_kernel = reader.string(base + "attention.kernel").value_or("fa2") == "fa3"
-                              ? models::AttentionKernelFamily::fa3
-                              : models::AttentionKernelFamily::fa2;
+  {
+    const std::string kernel = reader.string(base + "attention.kernel").value_or("fa2");
+    spec.attention_kernel = kernel == "fa3"     ? models::AttentionKernelFamily::fa3
+                            : kernel == "cudnn" ? models::AttentionKernelFamily::cudnn
+                                                : models::AttentionKernelFamily::fa2;
+  }
   spec.warp_mma_fraction = reader.number(base + "attention.warp_mma_fraction").value_or(1.0);
   spec.attention_softmax_overlap = reader.number(base + "attention.softmax_overlap").value_or(1.0);
   spec.special_function_ops_per_s = q("attention.special_function");
@@ -612,6 +615,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
     training.attention = attention == "unfused" ? training::AttentionKernel::unfused
                          : attention == "fa2"   ? training::AttentionKernel::fa2
                          : attention == "fa3"   ? training::AttentionKernel::fa3
+                         : attention == "cudnn" ? training::AttentionKernel::cudnn
                                                 : training::AttentionKernel::flash;
   }
   training.overlap_grad_reduce = reader.boolean("workload.overlap_grad_reduce").value_or(true);

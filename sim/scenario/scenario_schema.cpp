@@ -93,11 +93,12 @@ std::vector<Field> accelerator_preset_fields() {
           .range(0, 1048576)
           .def("0"),
       object_field("attention",
-                   {enum_field("kernel", {"fa2", "fa3"},
-                               "fused-attention family frameworks run here (workload.attention: flash) and the most "
-                               "capable one the chip runs: fa2 = warp-level MMA, softmax not overlapped; fa3 = "
-                               "full-rate MMA overlapped with softmax (FlashAttention-3, cuDNN on Hopper; also "
-                               "allows fa2)")
+                   {enum_field("kernel", {"fa2", "fa3", "cudnn"},
+                               "fused-attention family frameworks run here (workload.attention: flash): fa2 = "
+                               "warp-level MMA, softmax not overlapped (FlashAttention-2); fa3 = full-rate MMA "
+                               "overlapped with softmax (FlashAttention-3); cudnn = full-rate MMA, softmax not "
+                               "hidden (cuDNN fused attention, Transformer Engine's choice on Hopper). fa3 or cudnn "
+                               "here also allows the other two")
                         .def("fa2"),
                     number_field("warp_mma_fraction",
                                  "fraction of the matrix peak warp-level MMA (mma.sync, used by fa2) reaches; 1 "
@@ -295,10 +296,10 @@ Schema scenario_schema() {
       enum_field("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "math precision").def("bf16"),
       object_field("parallelism", parallelism_fields, "parallel split"),
       enum_field("recompute", {"none", "selective", "full"}, "activation recomputation").def("selective"),
-      enum_field("attention", {"flash", "fa2", "fa3", "unfused"},
+      enum_field("attention", {"flash", "fa2", "fa3", "cudnn", "unfused"},
                  "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); "
-                 "fa2 / fa3 = that fused family (docs/models.md \"Fused attention\"); unfused = score matrix "
-                 "through HBM")
+                 "fa2 / fa3 / cudnn = that fused family (docs/models.md \"Fused attention\"); unfused = score "
+                 "matrix through HBM")
           .def("flash"),
       boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
       boolean_field("tp_comm_overlap",

@@ -246,6 +246,7 @@ class OpCoster {
     shape.fused = workload_.attention != AttentionKernel::unfused;
     if (workload_.attention == AttentionKernel::fa2) shape.kernel = models::AttentionKernelFamily::fa2;
     if (workload_.attention == AttentionKernel::fa3) shape.kernel = models::AttentionKernelFamily::fa3;
+    if (workload_.attention == AttentionKernel::cudnn) shape.kernel = models::AttentionKernelFamily::cudnn;
     shape.dtype = attention_dtype_;
     const auto fwd = compute_.attention(shape);
     shape.backward = true;

@@ -13,10 +13,10 @@ namespace clustersim::training {
 enum class Recompute { none, selective, full };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 /// `flash`: the FlashAttention-style fused kernel family the accelerator preset names
-/// (models::AcceleratorSpec::attention_kernel); `fa2` / `fa3`: that fused family explicitly
+/// (models::AcceleratorSpec::attention_kernel); `fa2` / `fa3` / `cudnn`: that fused family explicitly
 /// (models/accelerator/attention_cost.hpp); `unfused`: the s x s scores go through HBM
 /// (Megatron before 2022).
-enum class AttentionKernel { flash, fa2, fa3, unfused };
+enum class AttentionKernel { flash, fa2, fa3, cudnn, unfused };
 /// How collectives are timed: `analytical` (closed-form CollectiveModel, no contention between
 /// collectives) or `flow` (phases of flows on one shared max-min fair FlowNetwork).
 enum class NetworkFidelity { analytical, flow };

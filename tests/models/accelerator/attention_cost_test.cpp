@@ -37,45 +37,73 @@ AcceleratorSpec h100() {
   return spec;
 }
 
+// Per-element times are picoseconds: doctest's Approx would compare them with an absolute
+// tolerance of its epsilon (scale 1), so every comparison here is relative.
+doctest::Approx ps_approx(double value) { return doctest::Approx(value).scale(0); }
+
 }  // namespace
 
 TEST_CASE("FlashAttention-2 on A100 at head dim 64: the softmax is exp-bound and not overlapped") {
   const AttentionScoreCost cost = attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::bf16, false);
-  CHECK(cost.matmul_s == doctest::Approx(256.0 / (312e12 * 0.81)));  // 1.0130 ps
-  CHECK(cost.exp_s == doctest::Approx(1.0 / 2.436e12));               // 0.4105 ps
-  CHECK(cost.fp32_s == doctest::Approx(4.0 / 9.75e12));               // 0.4103 ps
+  CHECK(cost.matmul_s == ps_approx(256.0 / (312e12 * 0.81)));  // 1.0130 ps
+  CHECK(cost.exp_s == ps_approx(1.0 / 2.436e12));               // 0.4105 ps
+  CHECK(cost.fp32_s == ps_approx(4.0 / 9.75e12));               // 0.4103 ps
   // matmul + max(exp, fp32) = 1.4235 ps per score element, i.e. 256 / 1.4235 ps = 179.8 TFLOP/s
-  CHECK(cost.time_s == doctest::Approx(1.4234878219552548e-12).epsilon(1e-9));
+  CHECK(cost.time_s == ps_approx(1.4234878219552548e-12).epsilon(1e-9));
   CHECK(cost.matmul_bound);
   // Head dim 128 doubles the matmul part only: the exponential's share of the time halves
   // (0.288 -> 0.168).
   const AttentionScoreCost wide = attention_score_cost(a100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, false);
-  CHECK(wide.exp_s == doctest::Approx(cost.exp_s));
-  CHECK(cost.exp_s / cost.time_s == doctest::Approx(0.28838).epsilon(1e-4));
-  CHECK(wide.exp_s / wide.time_s == doctest::Approx(0.16845).epsilon(1e-4));
+  CHECK(wide.exp_s == ps_approx(cost.exp_s));
+  CHECK(cost.exp_s / cost.time_s == ps_approx(0.28838).epsilon(1e-4));
+  CHECK(wide.exp_s / wide.time_s == ps_approx(0.168485).epsilon(1e-4));
 }
 
-TEST_CASE("FlashAttention-2 backward on A100: 2.5x the matmul, one exp, / backward pipeline efficiency") {
+TEST_CASE("attention backward: 2.5x the forward's FLOPs at 0.863 of its rate, every family") {
   const AttentionScoreCost cost = attention_score_cost(a100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, true);
-  // (1280 / 252.72e12 + max(0.4105, 0.4103) ps) / (0.63 / 0.73) = 6.3445 ps
-  CHECK(cost.time_s == doctest::Approx(6.344514569899231e-12).epsilon(1e-9));
+  // forward 512 / 252.72e12 + max(0.4105, 0.4103) ps = 2.4365 ps; x 2.5 / (0.63 / 0.73) = 7.0580 ps
+  CHECK(cost.time_s == ps_approx(2.5 * (512.0 / 252.72e12 + 1.0 / 2.436e12) / (0.63 / 0.73)).epsilon(1e-9));
+  // The parts are the forward's.
+  CHECK(cost.matmul_s == ps_approx(512.0 / 252.72e12));
+  for (const auto family : {AttentionKernelFamily::fa2, AttentionKernelFamily::fa3, AttentionKernelFamily::cudnn}) {
+    const double forward = attention_score_cost(h100(), family, 128, Dtype::bf16, false).time_s;
+    const double backward = attention_score_cost(h100(), family, 128, Dtype::bf16, true).time_s;
+    // backward rate / forward rate = (2.5 x FLOPs / backward) / (FLOPs / forward) = 0.863
+    CHECK(2.5 * forward / backward == ps_approx(0.63 / 0.73));
+  }
+}
+
+TEST_CASE("cudnn: full-rate warpgroup MMA with the softmax added, not hidden") {
+  const AttentionScoreCost cudnn = attention_score_cost(h100(), AttentionKernelFamily::cudnn, 128, Dtype::bf16, false);
+  // 512 / 791.2e12 + max(1 / 3.863e12, 4 / 33.5e12) = 0.6471 + 0.2589 ps = 0.9060 ps: 565 TFLOP/s
+  CHECK(cudnn.time_s == ps_approx(6.471183013144591e-13 + 1.0 / 3.863e12).epsilon(1e-9));
+  CHECK(cudnn.matmul_bound);
+  // The fa3 overlap does not apply to it.
+  AcceleratorSpec spec = h100();
+  spec.attention_softmax_overlap = 0.5;
+  CHECK(attention_score_cost(spec, AttentionKernelFamily::cudnn, 128, Dtype::bf16, false).time_s == cudnn.time_s);
+  CHECK(attention_score_cost(spec, AttentionKernelFamily::fa3, 128, Dtype::bf16, false).time_s < cudnn.time_s);
+  // A Hopper-class preset may name either warpgroup family and still run the other two.
+  spec.attention_kernel = AttentionKernelFamily::cudnn;
+  CHECK(attention_score_cost(spec, AttentionKernelFamily::fa3, 128, Dtype::bf16, false).time_s > 0);
+  CHECK(attention_score_cost(spec, AttentionKernelFamily::fa2, 128, Dtype::bf16, false).time_s > 0);
 }
 
 TEST_CASE("on H100 the family decides: fa2 on warp MMA and serial softmax, fa3 MMA-bound") {
   const AttentionScoreCost fa2 = attention_score_cost(h100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, false);
   // 512 / (989e12 x 0.8 x 0.5) + max(1 / 3.863e12, 4 / 33.5e12) = 1.2942 + 0.2589 ps: 33.3 % of peak
-  CHECK(fa2.time_s == doctest::Approx(1.5531027688209969e-12).epsilon(1e-9));
-  CHECK(512.0 / fa2.time_s / 989e12 == doctest::Approx(0.33333).epsilon(1e-4));
+  CHECK(fa2.time_s == ps_approx(1.5531027688209969e-12).epsilon(1e-9));
+  CHECK(512.0 / fa2.time_s / 989e12 == ps_approx(0.33333).epsilon(1e-4));
   const AttentionScoreCost fa3 = attention_score_cost(h100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false);
   // max(512 / 791.2e12, 0.2589, 0.1194 ps) = 0.6471 ps: the matmul sets the pace
-  CHECK(fa3.time_s == doctest::Approx(6.471183013144591e-13).epsilon(1e-9));
+  CHECK(fa3.time_s == ps_approx(6.471183013144591e-13).epsilon(1e-9));
   CHECK(fa3.matmul_bound);
 }
 
 TEST_CASE("fa3 at head dim 32 on H100 is exp-bound even with full overlap") {
   const AttentionScoreCost cost = attention_score_cost(h100(), AttentionKernelFamily::fa3, 32, Dtype::bf16, false);
-  CHECK(cost.matmul_s == doctest::Approx(1.6177957532861477e-13));
-  CHECK(cost.time_s == doctest::Approx(1.0 / 3.863e12));
+  CHECK(cost.matmul_s == ps_approx(1.6177957532861477e-13));
+  CHECK(cost.time_s == ps_approx(1.0 / 3.863e12));
   CHECK_FALSE(cost.matmul_bound);
 }
 
@@ -86,18 +114,18 @@ TEST_CASE("fa3 softmax overlap: FlashAttention-3's measured forward and its abla
   const double flops = 512.0;
   spec.attention_softmax_overlap = 0.0;  // nothing hidden: matmul + softmax at the full MMA rate
   const AttentionScoreCost serial = attention_score_cost(spec, AttentionKernelFamily::fa3, 128, Dtype::bf16, false);
-  CHECK(serial.time_s == doctest::Approx(6.471183013144591e-13 + 1.0 / 3.863e12).epsilon(1e-9));
-  CHECK(flops / serial.time_s / 1e12 == doctest::Approx(570.0).epsilon(0.01));  // 565 vs 570
+  CHECK(serial.time_s == ps_approx(6.471183013144591e-13 + 1.0 / 3.863e12).epsilon(1e-9));
+  CHECK(flops / serial.time_s / 1e12 == ps_approx(570.0).epsilon(0.01));  // 565 vs 570
   spec.attention_softmax_overlap = 0.5;  // the presets' value
   const AttentionScoreCost half = attention_score_cost(spec, AttentionKernelFamily::fa3, 128, Dtype::bf16, false);
-  CHECK(half.time_s == doctest::Approx(6.471183013144591e-13 + 0.5 / 3.863e12).epsilon(1e-9));
-  CHECK(flops / half.time_s / 1e12 == doctest::Approx(661.0).epsilon(0.01));
+  CHECK(half.time_s == ps_approx(6.471183013144591e-13 + 0.5 / 3.863e12).epsilon(1e-9));
+  CHECK(flops / half.time_s / 1e12 == ps_approx(661.0).epsilon(0.01));
   // Head dim 256 (the paper's "up to 740 TFLOP/s"): the same overlap, twice the matmul.
   const AttentionScoreCost d256 = attention_score_cost(spec, AttentionKernelFamily::fa3, 256, Dtype::bf16, false);
-  CHECK(2 * flops / d256.time_s / 1e12 == doctest::Approx(740.0).epsilon(0.03));
+  CHECK(2 * flops / d256.time_s / 1e12 == ps_approx(740.0).epsilon(0.03));
   // Where the exp is longer (head dim 32), the unhidden part is of the matmul instead.
   const AttentionScoreCost d32 = attention_score_cost(spec, AttentionKernelFamily::fa3, 32, Dtype::bf16, false);
-  CHECK(d32.time_s == doctest::Approx(1.0 / 3.863e12 + 0.5 * 1.6177957532861477e-13).epsilon(1e-9));
+  CHECK(d32.time_s == ps_approx(1.0 / 3.863e12 + 0.5 * 1.6177957532861477e-13).epsilon(1e-9));
   // fa2 does not use it.
   CHECK(attention_score_cost(spec, AttentionKernelFamily::fa2, 128, Dtype::bf16, false).time_s ==
         attention_score_cost(h100(), AttentionKernelFamily::fa2, 128, Dtype::bf16, false).time_s);
@@ -116,11 +144,17 @@ TEST_CASE("attention cost rejects what it cannot model, naming the problem") {
   CHECK_THROWS_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::fp8, false), ConfigError);
   CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
                        "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); fa3 needs "
-                       "asynchronous warpgroup MMA with softmax overlap (Hopper and later)",
+                       "asynchronous warpgroup MMA (Hopper and later)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::cudnn, 128, Dtype::bf16, false),
+                       "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); cudnn needs "
+                       "asynchronous warpgroup MMA (Hopper and later)",
                        ConfigError);
   CHECK_THROWS_WITH_AS(parse_attention_kernel_family("fa4"),
-                       "unknown attention kernel family 'fa4'; valid: fa2, fa3", ConfigError);
+                       "unknown attention kernel family 'fa4'; valid: fa2, fa3, cudnn", ConfigError);
   CHECK(parse_attention_kernel_family("fa3") == AttentionKernelFamily::fa3);
+  CHECK(parse_attention_kernel_family("cudnn") == AttentionKernelFamily::cudnn);
+  CHECK(attention_kernel_family_name(AttentionKernelFamily::cudnn) == "cudnn");
   CHECK(attention_kernel_family_name(AttentionKernelFamily::fa2) == "fa2");
   AcceleratorSpec bad = a100();
   bad.hbm_bytes_per_s = 1e12;

@@ -227,19 +227,45 @@ TEST_CASE("GQA reduces fused attention bytes but not FLOPs") {
 TEST_CASE("fused attention time: score elements x the kernel family's cost per element") {
   const ComputeModel model(test_accelerator(128));
   // fa3 (the accelerator's default), head dim 128: per element max(512 / (1e15 x 0.8),
-  // 1 / 4e12, 4 / 25e12) = 0.64 ps; causal 2 x 16 x 4096^2 / 2 = 268435456 elements: 171.80 us
-  // + 4 us launch.
+  // 1 / 4e12, 4 / 25e12) = 0.64 ps; causal, 32 query tiles of 128 reaching 1..32 key tiles plus
+  // one tile of fixed work each: 2 x 16 x 128^2 x (528 + 32) = 293601280 elements (268435456
+  // pairs): 187.90 us + 4 us launch.
+  const double elements = 2 * 16 * 16384.0 * 560;
   const OpEstimate forward = model.attention(attention_shape(16, true, false));
   CHECK(forward.compute_bound);
-  CHECK(forward.time_s == doctest::Approx(1.7579869184e-4).epsilon(1e-9));
-  // backward: 1280 / 8e14 = 1.6 ps per element / (0.63 / 0.73): 497.67 us + 4 us.
+  CHECK(forward.time_s == doctest::Approx(elements * 0.64e-12 + 4e-6).epsilon(1e-9));
+  // backward: 2.5 x 0.64 ps per element / (0.63 / 0.73) = 1.854 ps: 544.33 us + 4 us.
   const OpEstimate backward = model.attention(attention_shape(16, true, true));
-  CHECK(backward.time_s == doctest::Approx(5.01670813663492e-4).epsilon(1e-9));
+  CHECK(backward.time_s == doctest::Approx(elements * 2.5 * 0.64e-12 / (0.63 / 0.73) + 4e-6).epsilon(1e-9));
   // fa2 asked for explicitly: warp MMA at the full peak (fraction 1) but softmax not overlapped:
-  // 0.64 + max(0.25, 0.16) = 0.89 ps per element.
+  // 0.64 + max(0.25, 0.16) = 0.89 ps per element; cudnn the same form at the full MMA rate.
   AttentionShape fa2 = attention_shape(16, true, false);
   fa2.kernel = AttentionKernelFamily::fa2;
-  CHECK(model.attention(fa2).time_s == doctest::Approx(268435456.0 * 0.89e-12 + 4e-6).epsilon(1e-9));
+  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9));
+  fa2.kernel = AttentionKernelFamily::cudnn;
+  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9));
+}
+
+TEST_CASE("fused attention works in 128 x 128 tiles: whole diagonal tiles and one tile of fixed work per query tile") {
+  AttentionShape shape = attention_shape(16, false, false);
+  // non-causal 4096: 32 query tiles x (32 + 1) key tiles x 128^2
+  CHECK(attention_tile_elements(shape) == doctest::Approx(32 * 33 * 16384.0));
+  shape.causal = true;  // query tile i reaches i + 1 key tiles: 528 + 32 overhead
+  CHECK(attention_tile_elements(shape) == doctest::Approx(560 * 16384.0));
+  CHECK(attention_tile_elements(shape) > attention_score_pairs(shape));
+  // A chunk of 256 queries at the end of 4096 keys: tile 0 reaches key 3967 (31 tiles), tile 1
+  // the last key (32 tiles).
+  shape.seq_q = 256;
+  CHECK(attention_tile_elements(shape) == doctest::Approx(128 * 128 * (32.0 + 33.0)));
+  // One decode row over 8192 keys: 64 key tiles + 1, for that one row.
+  shape.seq_q = 1;
+  shape.seq_kv = 8192;
+  CHECK(attention_tile_elements(shape) == doctest::Approx(128 * 65.0));
+  // A sequence shorter than a tile still walks one whole key tile per row.
+  shape.causal = false;
+  shape.seq_q = 100;
+  shape.seq_kv = 100;
+  CHECK(attention_tile_elements(shape) == doctest::Approx(100 * 128 * 2.0));
 }
 
 TEST_CASE("decode attention is memory bound on the KV cache") {

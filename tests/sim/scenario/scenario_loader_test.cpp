@@ -571,7 +571,7 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   Scenario plain = load(kBase);
   REQUIRE(plain.cluster.memory_levels.size() == 1);
   CHECK(plain.cluster.memory_levels[0].kind == models::MemoryLevelKind::hbm);
-  CHECK(plain.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12));  // default
+  CHECK(plain.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12).scale(0));  // default
   CHECK(plain.cluster.memory_levels[0].latency_s == doctest::Approx(500e-9));
   CHECK(plain.cluster.power.tdp_w == 0);
   CHECK(plain.memory.workspace_bytes == 1024.0 * 1024 * 1024);
@@ -599,9 +599,9 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::fp16) == doctest::Approx(0.7));
   CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::bf16) == doctest::Approx(0.8));
   CHECK(memory.level(models::MemoryLevelKind::host).bytes_per_s == doctest::Approx(64e9));
-  CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12));
+  CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12).scale(0));
   CHECK(s.cluster.power.tdp_w == 500);
-  CHECK(s.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12));
+  CHECK(s.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12).scale(0));
   // Unset bf16 energy: 0.8 x (500 - 100) W / (0.8 x 300 TFLOP/s).
   CHECK(s.cluster.power.flop_energy_j(models::Dtype::bf16) == doctest::Approx(320.0 / 240e12));
   CHECK(s.cluster.power.nic_w == 30);
@@ -795,11 +795,15 @@ TEST_CASE("loader: fused-attention keys of the accelerator and the workload's ke
   CHECK(plain.cluster.accelerator.attention_softmax_overlap == doctest::Approx(1.0));
   CHECK(plain.cluster.accelerator.special_function_ops_per_s == 0);
   CHECK(plain.training.attention == training::AttentionKernel::flash);
+  const Scenario cudnn = load(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: cudnn}"},
+                                           {"micro_batch: 2", "micro_batch: 2\n  attention: cudnn"}}));
+  CHECK(cudnn.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::cudnn);
+  CHECK(cudnn.training.attention == training::AttentionKernel::cudnn);
 }
 
 TEST_CASE("loader: bad input, fused-attention keys") {
   CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: fa4}"}}))
-            .find("accelerators.test-gpu.attention.kernel: invalid value 'fa4' (valid choices: fa2, fa3") !=
+            .find("accelerators.test-gpu.attention.kernel: invalid value 'fa4' (valid choices: fa2, fa3, cudnn") !=
         std::string::npos);
   CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {warp_mma_fraction: 1.5}"}}))
             .find("accelerators.test-gpu.attention.warp_mma_fraction: out of range") != std::string::npos);
@@ -809,6 +813,6 @@ TEST_CASE("loader: bad input, fused-attention keys") {
                                   "compute_units: 100\n    attention: {special_function: \"3 GB/s\"}"}}))
             .find("accelerators.test-gpu.attention.special_function") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa4"}}))
-            .find("workload.attention: invalid value 'fa4' (valid choices: flash, fa2, fa3, unfused") !=
+            .find("workload.attention: invalid value 'fa4' (valid choices: flash, fa2, fa3, cudnn, unfused") !=
         std::string::npos);
 }
