@@ -155,7 +155,7 @@ const std::vector<SourceConventions>& source_conventions() {
        .id_prefix = "mcore_h100",
        .description =
            "Megatron-Core r0.8 weak scaling (NVIDIA/Megatron-LM README, 2024): GPT, vocabulary 131,072, "
-           "FlashAttention (Transformer Engine), sequence parallelism, distributed optimizer, "
+           "fused attention (Transformer Engine: cuDNN on Hopper), sequence parallelism, distributed optimizer, "
            "--overlap-grad-reduce/--overlap-param-gather/--tp-comm-overlap (the rows' notes), no recompute, "
            "micro-batch 1, bf16; TFLOP/s are model FLOPs",
        .system = "dgx-h100", .vocab_size = 131072, .micro_batch = 1, .recompute = "none", .attention = "flash",
@@ -175,7 +175,7 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "NeMo 24.07 on DGX-H100 at FP8 (NVIDIA/NeMo docs/source/performance/performance_summary.md; "
            "NeMo-Framework-Launcher recipes): Megatron-Core with Transformer Engine FP8 GEMMs (attention in "
-           "bf16, fused/FlashAttention), sequence parallelism, TP-communication overlap (ub_tp_comm_overlap), "
+           "bf16, Transformer Engine's fused attention: cuDNN on Hopper), sequence parallelism, TP-communication overlap (ub_tp_comm_overlap), "
            "distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather "
            "(overlap_grad_sync / overlap_param_sync), bf16 gradient reduction, interleaved 1F1B when VP > 1, "
            "micro-batch from the table's MBS, activation recompute as the model's recipe sets it (below); "
