@@ -4,6 +4,12 @@ with and without GQA) and writes calibration CSV rows (docs/validation.md, "Kern
 
 run.sh uses this instead of attention_bench when `import torch` works and a GPU is visible.
 Shapes match attention_bench: Llama-3-70B and GPT-3 175B at tp 8, plus a sequence sweep.
+
+--backend picks SDPA's kernel, so that a folder of rows is one kernel family (the calibration
+CSV has no family column; `clustersim validate kernels DIR --attention-kernel FAMILY` says it):
+flash = PyTorch's FlashAttention-2 (family fa2), cudnn = cuDNN fused attention (family cudnn,
+what Transformer Engine runs on Hopper), default = whatever SDPA picks (not recorded by torch).
+A backend this torch or GPU cannot run exits with status 3 and writes nothing.
 """
 import argparse
 import datetime
@@ -38,6 +44,8 @@ def parse_args(argv):
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="a small subset of shapes")
     parser.add_argument("--source", default="")
+    parser.add_argument("--backend", choices=["default", "flash", "cudnn"], default="default",
+                        help="SDPA kernel: flash (FlashAttention-2), cudnn, or SDPA's own choice")
     parser.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
     if args.repeats < 3:
@@ -67,7 +75,19 @@ def main(argv):
     metadata += [(key, value) for key, value in defaults if key not in keys]
     date = dict(metadata)["date"][:10]
     source = args.source or f"validation/kernels/attention_sdpa.py {date}"
-    source += f"; torch {torch.__version__} scaled_dot_product_attention, default backend"
+    source += f"; torch {torch.__version__} scaled_dot_product_attention, {args.backend} backend"
+    backend_context = None
+    if args.backend != "default":
+        try:  # torch.nn.attention arrived in torch 2.3, its CUDNN_ATTENTION backend in 2.2-2.3
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            chosen = SDPBackend.FLASH_ATTENTION if args.backend == "flash" else SDPBackend.CUDNN_ATTENTION
+            backend_context = lambda: sdpa_kernel(chosen)
+            probe = torch.zeros(1, 2, 128, 128, device=device, dtype=torch.bfloat16)
+            with backend_context():
+                F.scaled_dot_product_attention(probe, probe, probe, is_causal=True)
+        except (ImportError, AttributeError, RuntimeError) as error:
+            print(f"attention_sdpa.py: backend '{args.backend}' is not available here ({error})", file=sys.stderr)
+            return 3
 
     try:  # enable_gqa arrived in torch 2.5
         probe = torch.zeros(1, 2, 64, 64, device=device, dtype=torch.bfloat16)
@@ -117,6 +137,12 @@ def main(argv):
         else:
             attend = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
+        if backend_context is not None:
+            unpinned = attend
+            def attend(unpinned=unpinned):
+                with backend_context():
+                    return unpinned()
+
         def forward():
             with torch.no_grad():
                 attend()
@@ -125,7 +151,8 @@ def main(argv):
         grad = torch.randn_like(out)
 
         def backward():
-            torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+            with backend_context() if backend_context is not None else torch.enable_grad():
+                torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
 
         flops = 4.0 * batch * heads * seq * seq * head_dim * (0.5 if causal else 1.0)
         for is_backward, launch in ((False, forward), (True, backward)):

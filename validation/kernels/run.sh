@@ -9,7 +9,10 @@
 #   BUILD_DIR    where the benchmarks are (default: build/kernels if built, else build/kernels-run)
 #   CUDA_VISIBLE_DEVICES  pick the GPU (the suite uses the first visible one)
 # Attention comes from attention_sdpa.py (PyTorch SDPA, forward and backward) when torch
-# imports and sees the GPU, else from attention_bench (a simple tiled forward kernel).
+# imports and sees the GPU, else from attention_bench (a simple tiled forward kernel). SDPA runs
+# twice: its FlashAttention-2 backend into attention.csv (family fa2, with the other CSVs) and
+# its cuDNN backend into attention-cudnn/attention.csv (family cudnn: validate that folder with
+# --attention-kernel cudnn), skipped where this torch has no cuDNN attention.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -133,6 +136,7 @@ run_one() {  # name command...
     local rc=$?
     say "run.sh: $name FAILED (exit $rc)"
     [[ $rc -eq 2 ]] && exit 2  # no device
+    [[ $rc -eq 3 ]] && { say "run.sh: $name skipped (not available here)"; return 0; }
     status=1
   fi
 }
@@ -140,7 +144,10 @@ run_one() {  # name command...
 run_one gemm "$BUILD_DIR/gemm_bench" --out "$out_dir/gemm.csv" "${common_args[@]}"
 run_one memory "$BUILD_DIR/memory_bench" --out "$out_dir/memory.csv" "${common_args[@]}"
 if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
-  run_one attention python3 "$here/attention_sdpa.py" --out "$out_dir/attention.csv" "${common_args[@]}"
+  run_one attention python3 "$here/attention_sdpa.py" --backend flash --out "$out_dir/attention.csv" "${common_args[@]}"
+  mkdir -p "$out_dir/attention-cudnn"
+  run_one attention-cudnn python3 "$here/attention_sdpa.py" --backend cudnn \
+    --out "$out_dir/attention-cudnn/attention.csv" "${common_args[@]}"
 else
   say "run.sh: torch unavailable; attention from attention_bench (forward only)"
   run_one attention "$BUILD_DIR/attention_bench" --out "$out_dir/attention.csv" "${common_args[@]}"
