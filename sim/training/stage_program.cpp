@@ -10,6 +10,8 @@
 //   element: fp32 main_grad or the bf16/fp16 buffer), reading and writing it in the epilogue
 //   every micro-batch, as Megatron's gradient_accumulation_fusion (and, without it, the
 //   separate main_grad.add_) does; the first micro-batch accumulates into the zeroed buffer.
+// * The embedding lookup's weight gradient is dense (PyTorch's embedding backward): V/t x h
+//   written in the activation format and added into the gradient buffer every micro-batch.
 // * fp8: forward GEMMs use fast accumulation, dgrad and wgrad precise (split) accumulation, as
 //   Transformer Engine's defaults set them; on Hopper that promotes the fp8 MMA accumulator
 //   to fp32 every 128 K elements (ComputeModel::gemm).
@@ -584,6 +586,14 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   const double full_hidden = cost.hidden_bytes();
   if (first) {
     std::vector<StageOp> efwd, ebwd_rev;
+    // The lookup's weight gradient is dense (torch.nn.functional.embedding, as Megatron's
+    // VocabParallelEmbedding calls it): the backward writes a zeroed [V/t, h] gradient in the
+    // activation format, scatters the token rows into it, and the gradient hook adds it into the
+    // gradient buffer (main_grad.add_: reads both, writes the buffer). Runs last in the backward
+    // (built reversed here).
+    const double table = static_cast<double>(model.vocab_size * h) / par.tp;
+    ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table * (activation_bytes(workload.precision) + workload.grad_bytes_per_param),
+                                        table * (activation_bytes(workload.precision) + workload.grad_bytes_per_param)));
     cost.elementwise_pair("embedding", full_hidden, full_hidden, efwd, ebwd_rev);
     // The vocab-parallel reduction sits where a row-parallel GEMM's would.
     cost.tp_pair(TpPoint::after_row_parallel, efwd, ebwd_rev);

@@ -60,7 +60,10 @@ TEST_CASE("single GPU: the step is the sum of every op time times micro-batches 
                                train_gemm(s, f, h) + elem(act * 4, act * 4) + train_gemm(s, h, f) +
                                elem(2 * act, act);
   const double logits = static_cast<double>(s * V) * 4;
-  const engine::TimePs embedding = elem(act, act);
+  // The lookup's dense weight gradient: a bf16 [V, h] gradient written, then added into the
+  // bf16 gradient buffer (read both, write the buffer).
+  const double table = static_cast<double>(V * h);
+  const engine::TimePs embedding = elem(act, act) + ps(c.elementwise({table * 4, table * 4, 0}));
   const engine::TimePs head = elem(act, act) + train_gemm(s, V, h) + elem(3 * logits, 3 * logits);
   const double params = 4 * model.layer_parameters() + 2.0 * static_cast<double>(V * h) + h;
   const engine::TimePs adam = ps(c.elementwise({params * 14, params * 14, 0}));
