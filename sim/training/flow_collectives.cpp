@@ -47,6 +47,10 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   const topologies::Topology& topology = collectives_->topology();
   const models::CollectiveLowering& lowering = collectives_->tuner().lowering();
   std::optional<models::TunedPlan> representative;
+  // Pipeline sends of different replicas are independent (no replica waits for another's), so
+  // a send-recv run ends with the first group's flows; the others load the network meanwhile.
+  const bool first_group_gates = kind == models::CollectiveKind::send_recv;
+  bool first_group = true;
   for (const auto& group : groups) {
     if (group.size() < 2) continue;
     if (!representative) representative = collectives_->plan(kind, group, bytes);
@@ -64,7 +68,9 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
       for (const models::FlowSpec& f : plan.phases[k].flows) {
         phase.flows.push_back(Flow{&topology.path(f.src, f.dst, f.flow_key), f.bytes, f.rate_cap_bytes_per_s});
       }
+      if (first_group || !first_group_gates) phase.gating_flows = phase.flows.size();
     }
+    first_group = false;
   }
   plans_.push_back(std::move(prepared));
   const int handle = static_cast<int>(plans_.size() - 1);
@@ -103,15 +109,20 @@ void FlowCollectives::start_phase(engine::Engine& engine, Run& run) {
 
 void FlowCollectives::start_flows(engine::Engine& engine, Run& run) {
   const PreparedPhase& phase = run.plan->phases[run.phase];
-  run.pending = phase.flows.size();
+  run.pending = phase.gating_flows;
   if (run.pending == 0) {
     ++run.phase;
     start_phase(engine, run);
     return;
   }
   Run* r = &run;
-  for (const Flow& f : phase.flows) {
+  for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+    const Flow& f = phase.flows[i];
     ++flows_started_;
+    if (i >= phase.gating_flows) {  // load only: its arrival moves no phase
+      network_.start_flow(f.path->links, f.bytes, 0.0, [](engine::Engine&) {}, f.rate_cap_bytes_per_s);
+      continue;
+    }
     network_.start_flow(
         f.path->links, f.bytes, 0.0,
         [this, r](engine::Engine& e) {

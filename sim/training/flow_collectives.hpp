@@ -42,7 +42,10 @@ class FlowCollectives {
 
   /// A start hook for exec::TaskGraph::add_async_task: waits each phase's fixed latency, then
   /// starts its flows; the next phase starts when the last flow arrives; the task ends when
-  /// the last phase is done (at once when the plan has no flows).
+  /// the last phase is done (at once when the plan has no flows). Send-recv is the exception:
+  /// the replicas' pipeline sends are independent (no replica waits for another's), so the
+  /// first group's (the representative's) flow ends it and the other groups' flows only load
+  /// the network; every other kind waits for all groups, as its replicas synchronise.
   exec::AsyncStart starter(int handle);
 
   /// Bytes carried per directed link so far.
@@ -61,6 +64,9 @@ class FlowCollectives {
   struct PreparedPhase {
     engine::TimePs fixed_latency_ps = 0;
     std::vector<Flow> flows;
+    /// The first flows whose arrival ends the phase: all of them, except for send-recv, where
+    /// only the first group's (the representative's) gate it.
+    std::size_t gating_flows = 0;
   };
   struct Prepared {
     engine::TimePs base_latency_ps = 0;
