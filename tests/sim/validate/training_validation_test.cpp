@@ -129,6 +129,25 @@ TEST_CASE("SC21 Table 2 rows: ZeRO-3 and PTD-P take their split and micro-batch 
   }
 }
 
+TEST_CASE("Korthikanti rows: the interleaving their notes state applies to the model sizes it names") {
+  const std::string notes = "\"selective activation recompute + sequence parallelism; interleaving m=3 for 175B/530B (transcription)\"";
+  // 175B: named, so 3 virtual stages and the interleaved schedule.
+  CHECK(has(yaml_of("korth_1_mfu,s,GPT-175B,175,96,12288,96,2048,64,64,A100,8,8,1,,,,mixed,mfu,51.4,%," + notes),
+            "{tp: 8, pp: 8, dp: 1, cp: 1, vp: 3, sequence_parallel: true, schedule: interleaved, zero: 0}"));
+  // 1T: not named, plain 1F1B.
+  CHECK(has(yaml_of("korth_3_mfu,s,GPT-1000B,1000,128,25600,160,2048,512,512,A100,8,64,1,,,,mixed,mfu,56.3,%," + notes),
+            "vp: 1, sequence_parallel: true, schedule: 1f1b"));
+  // A stated vp column wins over the notes.
+  CHECK(has(yaml_of("korth_1_mfu,s,GPT-175B,175,96,12288,96,2048,64,64,A100,8,8,1,,,2,mixed,mfu,51.4,%," + notes),
+            "vp: 2,"));
+  // The Table 5 baseline: full recompute, no sequence parallelism, the same interleaving.
+  const auto full = yaml_of(
+      "korth5full_530b,s,GPT-530B,530,105,20480,128,2048,280,280,A100,8,35,1,,,,mixed,iteration_time_s,49.05,s,"
+      "\"full activation recompute; interleaving m=3 for 175B/530B\"");
+  CHECK(has(full, "{tp: 8, pp: 35, dp: 1, cp: 1, vp: 3, sequence_parallel: false, schedule: interleaved, zero: 0}"));
+  CHECK(has(full, "recompute: full"));
+}
+
 TEST_CASE("BLOOM-176B maps with its tr11 settings, Jean Zay's 4 NICs and the embedding-as-layer split") {
   const auto yaml = yaml_of(
       "bloom_176b_tflops,s,BLOOM-176B,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,"
