@@ -591,9 +591,9 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
     // activation format, scatters the token rows into it, and the gradient hook adds it into the
     // gradient buffer (main_grad.add_: reads both, writes the buffer). Runs last in the backward
     // (built reversed here).
-    const double table = static_cast<double>(model.vocab_size * h) / par.tp;
-    ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table * (activation_bytes(workload.precision) + workload.grad_bytes_per_param),
-                                        table * (activation_bytes(workload.precision) + workload.grad_bytes_per_param)));
+    const double table_bytes = static_cast<double>(model.vocab_size * h) / par.tp *
+                               (activation_bytes(workload.precision) + workload.grad_bytes_per_param);
+    ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table_bytes, table_bytes));
     cost.elementwise_pair("embedding", full_hidden, full_hidden, efwd, ebwd_rev);
     // The vocab-parallel reduction sits where a row-parallel GEMM's would.
     cost.tp_pair(TpPoint::after_row_parallel, efwd, ebwd_rev);
