@@ -126,15 +126,33 @@ constexpr const char* kJeanZayA100Cluster = R"(  node:
 
 const std::vector<SourceConventions>& source_conventions() {
   static const std::vector<SourceConventions> conventions = {
+      // SC21 Table 1 per model: the authors' artifact script NVIDIA/Megatron-LM
+      // examples/sc21/run_table_1.sh (MBS, --num-layers-per-virtual-pipeline-stage, DDP=torch for
+      // the pp = 1 models, DDP=local otherwise; --recompute-method uniform; container
+      // nvcr.io/nvidia/pytorch:20.12-py3 in SRUN.sh).
       {.name = "meg21_t1",
        .id_prefix = "meg21_t1",
        .description =
            "Megatron-LM SC21 (Narayanan et al. 2021), Table 1: GPT, vocabulary 51,200, full activation "
            "recompute, no FlashAttention (fused softmax over s x s scores), no sequence parallelism or "
-           "distributed optimizer (both 2022), gradient all-reduce after the pipeline flush, "
-           "micro-batch 1, 1F1B schedule, fp16 mixed precision",
+           "distributed optimizer (both 2022), fp16 mixed precision; per model the authors' artifact script "
+           "(NVIDIA/Megatron-LM examples/sc21/run_table_1.sh): micro-batch 16 (1.7B, 3.6B, 7.5B), 8 (18.4B), "
+           "4 (39.1B), 2 (76.1B, 145.6B), 1 (larger); interleaved 1F1B with 5 layers per virtual stage "
+           "(76.1B, 145.6B), 3 (310.1B), 1 (529.6B), plain 1F1B otherwise; PyTorch DDP (gradient all-reduce "
+           "overlapped with the last micro-batch's backward) for the pp = 1 models, Megatron's local DDP "
+           "(all-reduce after the pipeline flush) for the others",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .precision = "fp16", .tflops_counting = "hardware"},
+       .precision = "fp16", .tflops_counting = "hardware",
+       .published_runs = {{"GPT-1.7B", 16, 0, true},
+                          {"GPT-3.6B", 16, 0, true},
+                          {"GPT-7.5B", 16, 0, true},
+                          {"GPT-18.4B", 8, 0, true},
+                          {"GPT-39.1B", 4, 0, false},
+                          {"GPT-76.1B", 2, 5, false},
+                          {"GPT-145.6B", 2, 5, false},
+                          {"GPT-310.1B", 1, 3, false},
+                          {"GPT-529.6B", 1, 1, false},
+                          {"GPT-1008.0B", 1, 0, false}}},
       // SC21 Table 2 (Sec. 5.2): the same GPT runs as Table 1; TFLOP/s by the same Eq. 3 (recompute
       // counted) for both schemes; estimated days = 300B tokens / measured tokens per second.
       {.name = "meg21_t2 PTD-P",
@@ -396,8 +414,22 @@ RowMapping map_training_row(const CsvRow& row) {
     mapping.skip_reason = fmt::format("row does not state {}", fmt::join(missing, ", "));
     return mapping;
   }
-  const auto vp =
-      parse_integer(row.get("vp")).value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1));
+  const PublishedRun* published = nullptr;
+  for (const auto& run : conv.published_runs) {
+    if (run.model == row.get("model")) published = &run;
+  }
+  std::optional<std::int64_t> published_vp;
+  if (published && published->layers_per_virtual_stage > 0 && layers) {
+    const std::int64_t per_stage = *layers / *pp;
+    if (*layers % *pp != 0 || per_stage % published->layers_per_virtual_stage != 0) {
+      mapping.skip_reason = fmt::format("{} layers over pp {} do not split into virtual stages of {} layers",
+                                        *layers, *pp, published->layers_per_virtual_stage);
+      return mapping;
+    }
+    published_vp = per_stage / published->layers_per_virtual_stage;
+  }
+  const auto vp = parse_integer(row.get("vp"))
+                      .value_or(published_vp.value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1)));
   const auto cp = parse_integer(row.get("cp")).value_or(1);
   if (*gpus % kAcceleratorsPerNode != 0) {
     mapping.skip_reason = fmt::format("{} GPUs is not a whole number of 8-GPU nodes", *gpus);
@@ -422,7 +454,10 @@ RowMapping map_training_row(const CsvRow& row) {
     per_stage.back() -= 1;
     stage_layers = fmt::format(", stage_layers: [{}]", fmt::join(per_stage, ", "));
   }
-  const std::int64_t micro_batch = integer_after(notes, "MBS|micro-?batch").value_or(conv.micro_batch);
+  const std::int64_t micro_batch = integer_after(notes, "MBS|micro-?batch")
+                                        .value_or(published && published->micro_batch > 0 ? published->micro_batch
+                                                                                          : conv.micro_batch);
+  const bool overlap_grad_reduce = published ? published->overlap_grad_reduce : conv.overlap_grad_reduce;
   const std::string recompute = conv.recompute.empty() ? mapping.named_model->recompute : conv.recompute;
 
   std::string model_yaml;
@@ -500,7 +535,7 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("zero3", conv.zero == 3 ? fmt::format(", zero3_granularity: {}", conv.zero3_granularity) : std::string()),
       fmt::arg("stage_layers", stage_layers),
       fmt::arg("recompute", recompute), fmt::arg("attention", conv.attention),
-      fmt::arg("overlap", conv.overlap_grad_reduce),
+      fmt::arg("overlap", overlap_grad_reduce),
       fmt::arg("tp_overlap", conv.tp_comm_overlap && conv.sequence_parallel && *tp > 1));
   return mapping;
 }

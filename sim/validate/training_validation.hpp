@@ -17,6 +17,16 @@ namespace clustersim::validate {
 /// Settings a source leaves unstated, filled from that source's documented framework defaults
 /// of its era (never chosen per row). One entry per source family, keyed by row-id prefix and,
 /// where one source mixes schemes (SC21 Table 2: ZeRO-3 and PTD-P), by how the notes start.
+/// A run configuration a source published for one of its models (its authors' launch script),
+/// applied to that model's rows instead of the source defaults. A setting the row itself states
+/// ("MBS n" in its notes, its vp column) still wins.
+struct PublishedRun {
+  std::string model{};                         ///< the rows' `model` column, e.g. "GPT-18.4B"
+  std::int64_t micro_batch = 0;                ///< 0: the source default
+  std::int64_t layers_per_virtual_stage = 0;   ///< > 0: interleaved, vp = layers / pp / this
+  bool overlap_grad_reduce = false;            ///< gradient all-reduce overlapped with the backward
+};
+
 struct SourceConventions {
   std::string name{};           ///< key in the report, e.g. "meg21_t2 ZeRO-3"
   std::string id_prefix{};      ///< rows whose id starts with this use these conventions
@@ -54,6 +64,8 @@ struct SourceConventions {
   /// the tied LM head each count as one layer when layers are spread evenly over the stages, so
   /// the first and last stages hold one transformer layer fewer (workload.stage_layers).
   bool embedding_counts_as_stage_layer = false;
+  /// Per-model run configurations the source published (empty: none); see PublishedRun.
+  std::vector<PublishedRun> published_runs{};
 };
 
 /// The documented conventions, in match order.

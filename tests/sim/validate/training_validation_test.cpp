@@ -28,7 +28,7 @@ std::string yaml_of(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults") {
+TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults and the authors' run script") {
   const auto mapping = map_training_row(
       row_from("meg21_t1_0_tflops,src,GPT-1.7B,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,TFLOP/s,"));
   REQUIRE(mapping.scenario_yaml.has_value());
@@ -41,9 +41,24 @@ TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults") {
   CHECK(has(yaml, "vocab_size: 51200"));
   CHECK(has(yaml, "intermediate_size: 9216"));
   CHECK(has(yaml, "recompute: full"));
-  CHECK(has(yaml, "micro_batch: 1\n"));
   CHECK(has(yaml, "precision: fp16"));
   CHECK(has(yaml, "{tp: 1, pp: 1, dp: 32, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 0}"));
+  // examples/sc21/run_table_1.sh: MBS 16, PyTorch DDP (overlapped gradient all-reduce).
+  CHECK(has(yaml, "micro_batch: 16\n"));
+  CHECK(has(yaml, "overlap_grad_reduce: true"));
+  // 145.6B: MBS 2, 5 layers per virtual stage over 80 / 8 = 10 layers a stage: vp 2; local DDP.
+  const auto big = yaml_of(
+      "meg21_t1_6_tflops,src,GPT-145.6B,145.6,80,12288,96,2048,2304,1536,A100,8,8,24,,,,mixed,tflops_per_gpu,148,TFLOP/s,");
+  CHECK(has(big, "micro_batch: 2\n"));
+  CHECK(has(big, "{tp: 8, pp: 8, dp: 24, cp: 1, vp: 2, sequence_parallel: false, schedule: interleaved, zero: 0}"));
+  CHECK(has(big, "overlap_grad_reduce: false"));
+  // A micro-batch the row states wins over the script's.
+  CHECK(has(yaml_of("meg21_t1_0_tflops,src,GPT-1.7B,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,"
+                    "TFLOP/s,MBS 4"),
+            "micro_batch: 4\n"));
+  // A model without a published run keeps the source defaults.
+  CHECK(has(yaml_of("meg21_t1_x,src,GPT-2B,2,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,TFLOP/s,"),
+            "micro_batch: 1\n"));
 }
 
 TEST_CASE("a NeMo 24.07 row maps its named model, split, VP, FP8 and MBS with the NeMo defaults") {
