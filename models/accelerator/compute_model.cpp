@@ -311,14 +311,17 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
   const double score_bytes = score_elements * output_dtype_bytes(shape.dtype);
 
   // Elementwise pass over the score matrix: reads `reads` and writes one score-sized tensor,
-  // doing `flops_per_element` vector operations per score.
-  auto score_pass = [&](double reads, double flops_per_element) {
+  // doing `flops_per_element` vector operations per score, plus `mask_read` / `mask_written`
+  // bytes per score of the dropout mask.
+  auto score_pass = [&](double reads, double flops_per_element, double mask_read = 0, double mask_written = 0) {
     ElementwiseShape pass;
-    pass.bytes_read = reads * score_bytes;
-    pass.bytes_written = score_bytes;
+    pass.bytes_read = reads * score_bytes + mask_read * score_elements;
+    pass.bytes_written = score_bytes + mask_written * score_elements;
     pass.flops = flops_per_element * score_elements;
     return elementwise(pass);
   };
+  // PyTorch's dropout keeps its mask for the backward, one byte per element (uint8 / bool).
+  constexpr double kDropoutMaskBytes = 1.0;
   auto batched_gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     GemmShape gemm_shape;
     gemm_shape.m = m;
@@ -338,7 +341,8 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
     // Megatron's FusedScaleMaskSoftmax: scale, mask and softmax (max, sub, exp, sum, div) in
     // one pass over the scores.
     accumulate(total, score_pass(1, 7), compute_bound_time_s);
-    accumulate(total, score_pass(1, 2), compute_bound_time_s);  // dropout: rng compare, scale
+    // dropout: rng compare, scale; writes its mask
+    accumulate(total, score_pass(1, 2, 0, kDropoutMaskBytes), compute_bound_time_s);
     accumulate(total, batched_gemm(shape.seq_q, shape.head_dim, shape.seq_kv),  // O = P V
                compute_bound_time_s);
   } else {
@@ -346,7 +350,7 @@ OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
                compute_bound_time_s);
     accumulate(total, batched_gemm(shape.seq_q, shape.seq_kv, shape.head_dim),  // dP = dO V^T
                compute_bound_time_s);
-    accumulate(total, score_pass(1, 1), compute_bound_time_s);  // dropout grad
+    accumulate(total, score_pass(1, 1, kDropoutMaskBytes, 0), compute_bound_time_s);  // dropout grad: reads the mask
     // Fused softmax backward with the scale folded in: P, dP -> dS.
     accumulate(total, score_pass(2, 4), compute_bound_time_s);
     accumulate(total, batched_gemm(shape.seq_q, shape.head_dim, shape.seq_kv),  // dQ = dS K

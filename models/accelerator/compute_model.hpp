@@ -204,8 +204,9 @@ class ComputeModel {
   /// [head_dim x seq_kv] per q head) and PV, plus elementwise passes over the
   /// batch x q_heads x seq_q x seq_kv score matrix stored in the output format
   /// (output_dtype_bytes): forward = fused scale+mask+softmax (Megatron's
-  /// FusedScaleMaskSoftmax, default since 2020), dropout (each read + write once);
-  /// backward = 4 GEMMs (dV, dP, dQ, dK) and dropout-grad (read, write), fused softmax-grad
+  /// FusedScaleMaskSoftmax, default since 2020), dropout (each read + write once; dropout
+  /// also writes its 1-byte mask); backward = 4 GEMMs (dV, dP, dQ, dK) and dropout-grad
+  /// (read the gradient and the mask, write), fused softmax-grad
   /// with the scale folded in (read P and dP, write dS). Causal masking is applied
   /// elementwise, so the GEMMs compute the full matrices; K/V are expanded to q_heads
   /// (repeat_kv) so GQA does not save unfused traffic.

@@ -296,20 +296,22 @@ TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over th
   shape.fused = false;
   // Forward: QK^T (8 x 2048x2048x128: main loop 16.11 us, then the 67.1 MB score store,
   // 37.28 us: 53.39 us) and PV (8 x 2048x128x2048: 71.3 MB of operands, 39.61 us, + store
-  // 2.33 us: 41.94 us), each + 4 us launch; fused scale+mask+softmax and dropout over 33.5M
-  // bf16 scores (134 MB each: 74.57 us + 4 us launch = 78.57 us).
+  // 2.33 us: 41.94 us), each + 4 us launch; fused scale+mask+softmax over 33.5M bf16 scores
+  // (134 MB: 74.57 us + 4 us launch = 78.57 us) and dropout, which also writes its 1-byte mask
+  // (168 MB: 93.21 us + 4 us).
   const OpEstimate forward = model.attention(shape);
   CHECK(forward.flops == doctest::Approx(17481859072.0));  // causal is not halved unfused
-  CHECK(forward.bytes == doctest::Approx(419430400.0));
-  CHECK(forward.time_s == doctest::Approx(2.6046267847111112e-4).epsilon(1e-9));
+  CHECK(forward.bytes == doctest::Approx(419430400.0 + 33554432.0));
+  CHECK(forward.time_s == doctest::Approx(2.6046267847111112e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4));
   CHECK_FALSE(forward.compute_bound);
-  // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad (78.57 us) and the
-  // fused softmax grad with the scale folded in (reads P and dP: 201 MB, 115.85 us).
+  // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad (reads the gradient and
+  // the mask: 168 MB, 97.21 us) and the fused softmax grad with the scale folded in (reads P and
+  // dP: 201 MB, 115.85 us).
   shape.backward = true;
   const OpEstimate backward = model.attention(shape);
   CHECK(backward.flops == doctest::Approx(34527510528.0));
-  CHECK(backward.bytes == doctest::Approx(637534208.0));
-  CHECK(backward.time_s == doctest::Approx(3.8963146069333336e-4).epsilon(1e-9));
+  CHECK(backward.bytes == doctest::Approx(637534208.0 + 33554432.0));
+  CHECK(backward.time_s == doctest::Approx(3.8963146069333336e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4));
   // The fused kernel never writes the score matrix.
   shape.fused = true;
   shape.backward = false;
