@@ -638,14 +638,26 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
         program.p2p_bytes));
   }
 
-  // Adam over this rank's optimizer shard: fp32 master weight, m and v read and written
-  // (12 B each way), the gradient read, the bf16 parameter written.
+  // The optimizer step over this rank's shard, as Megatron's mixed-precision optimizers run it
+  // (Float16OptimizerWithFloat16Params, DistributedOptimizer; apex / TE FusedAdam), per
+  // parameter: gradients narrower than fp32 copied into the fp32 main gradients (read g,
+  // write 4); with fp16 the loss-scale unscale and inf check (read 4, write 4); the gradient
+  // norm (read 4); Adam (read parameter, gradient, m, v: 16; write parameter, m, v: 12); and,
+  // when the model's parameters are narrower than the fp32 main ones, their copy back (read 4,
+  // write the model format). fp32 training skips the copies.
   const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
   const double expert_shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) / par.ep : 1.0;
   const double optimizer_parameters = program.stage_parameters / shard + program.stage_expert_parameters / expert_shard;
+  const double grad_bytes = workload.grad_bytes_per_param;
+  const double model_param_bytes = activation_bytes(workload.precision);
+  const bool narrow_grads = grad_bytes < 4.0;
+  const bool loss_scaling = workload.precision == Dtype::fp16;
+  const bool narrow_params = model_param_bytes < 4.0;
   models::ElementwiseShape adam;
-  adam.bytes_read = optimizer_parameters * (12.0 + workload.grad_bytes_per_param);
-  adam.bytes_written = optimizer_parameters * (12.0 + 2.0);
+  adam.bytes_read = optimizer_parameters * ((narrow_grads ? grad_bytes : 0.0) + (loss_scaling ? 4.0 : 0.0) + 4.0 +
+                                            16.0 + (narrow_params ? 4.0 : 0.0));
+  adam.bytes_written = optimizer_parameters * ((narrow_grads ? 4.0 : 0.0) + (loss_scaling ? 4.0 : 0.0) + 12.0 +
+                                               (narrow_params ? model_param_bytes : 0.0));
   program.optimizer_ps = engine::seconds_to_ps(compute.elementwise(adam).time_s);
   return program;
 }

@@ -66,7 +66,9 @@ TEST_CASE("single GPU: the step is the sum of every op time times micro-batches 
   const engine::TimePs embedding = elem(act, act) + ps(c.elementwise({table * 4, table * 4, 0}));
   const engine::TimePs head = elem(act, act) + train_gemm(s, V, h) + elem(3 * logits, 3 * logits);
   const double params = 4 * model.layer_parameters() + 2.0 * static_cast<double>(V * h) + h;
-  const engine::TimePs adam = ps(c.elementwise({params * 14, params * 14, 0}));
+  // bf16: gradients copied into fp32 main gradients (2 + 4), the norm (4), Adam (16 + 12), the
+  // parameters copied back (4 + 2); no fp16 loss scaling.
+  const engine::TimePs adam = ps(c.elementwise({params * 26, params * 18, 0}));
   const engine::TimePs expected = 4 * (embedding + 4 * layer + head) + adam;
 
   const auto result = bench.run();
