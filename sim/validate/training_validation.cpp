@@ -223,7 +223,8 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "NeMo 24.07 on DGX-H100 at FP8 (NVIDIA/NeMo docs/source/performance/performance_summary.md; "
            "NeMo-Framework-Launcher recipes): Megatron-Core with Transformer Engine FP8 GEMMs (attention in "
-           "bf16, Transformer Engine's fused attention: cuDNN on Hopper), sequence parallelism, TP-communication overlap (ub_tp_comm_overlap), "
+           "bf16, Transformer Engine's fused attention: cuDNN on Hopper), sequence parallelism, "
+           "TP-communication overlap (ub_tp_comm_overlap), "
            "distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather "
            "(overlap_grad_sync / overlap_param_sync), bf16 gradient reduction, interleaved 1F1B when VP > 1, "
            "micro-batch from the table's MBS, activation recompute as the model's recipe sets it (below); "
