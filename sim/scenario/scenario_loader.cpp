@@ -157,12 +157,13 @@ models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::str
   spec.memory_efficiency = reader.number(base + "efficiency.memory").value_or(0.85);
   spec.kernel_launch_s = q("kernel_launch");
   spec.fp8_promotion_interval = static_cast<int>(reader.integer(base + "fp8_promotion_interval").value_or(0));
-  // The schema reports an invalid name; reading goes on with the default to collect every problem.
-  {
-    const std::string kernel = reader.string(base + "attention.kernel").value_or("fa2");
-    spec.attention_kernel = kernel == "fa3"     ? models::AttentionKernelFamily::fa3
-                            : kernel == "cudnn" ? models::AttentionKernelFamily::cudnn
-                                                : models::AttentionKernelFamily::fa2;
+  // The schema reports an invalid name; reading goes on with the default (fa2) to collect every
+  // problem.
+  if (const auto kernel = reader.string(base + "attention.kernel")) {
+    try {
+      spec.attention_kernel = models::parse_attention_kernel_family(*kernel);
+    } catch (const ConfigError&) {
+    }
   }
   spec.warp_mma_fraction = reader.number(base + "attention.warp_mma_fraction").value_or(1.0);
   spec.attention_softmax_overlap = reader.number(base + "attention.softmax_overlap").value_or(1.0);

@@ -246,9 +246,13 @@ class OpCoster {
       shape.head_dim = model.head_dim();
     }
     shape.fused = workload_.attention != AttentionKernel::unfused;
-    if (workload_.attention == AttentionKernel::fa2) shape.kernel = models::AttentionKernelFamily::fa2;
-    if (workload_.attention == AttentionKernel::fa3) shape.kernel = models::AttentionKernelFamily::fa3;
-    if (workload_.attention == AttentionKernel::cudnn) shape.kernel = models::AttentionKernelFamily::cudnn;
+    switch (workload_.attention) {  // flash: the accelerator's family; unfused: no kernel family
+      case AttentionKernel::fa2: shape.kernel = models::AttentionKernelFamily::fa2; break;
+      case AttentionKernel::fa3: shape.kernel = models::AttentionKernelFamily::fa3; break;
+      case AttentionKernel::cudnn: shape.kernel = models::AttentionKernelFamily::cudnn; break;
+      case AttentionKernel::flash:
+      case AttentionKernel::unfused: break;
+    }
     shape.dtype = attention_dtype_;
     const auto fwd = compute_.attention(shape);
     shape.backward = true;

@@ -56,6 +56,11 @@ TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults and 
   CHECK(has(yaml_of("meg21_t1_0_tflops,src,GPT-1.7B,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,"
                     "TFLOP/s,MBS 4"),
             "micro_batch: 4\n"));
+  // A published virtual-stage size the row's layers cannot take is a skipped row with the reason.
+  const auto uneven = map_training_row(row_from(
+      "meg21_t1_6_tflops,src,GPT-145.6B,145.6,88,12288,96,2048,2304,1536,A100,8,8,24,,,,mixed,tflops_per_gpu,148,TFLOP/s,"));
+  CHECK_FALSE(uneven.scenario_yaml.has_value());
+  CHECK(uneven.skip_reason == "88 layers over pp 8 do not split into virtual stages of 5 layers");
   // A model without a published run keeps the source defaults.
   CHECK(has(yaml_of("meg21_t1_x,src,GPT-2B,2,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,TFLOP/s,"),
             "micro_batch: 1\n"));
