@@ -180,14 +180,19 @@ const std::vector<SourceConventions>& source_conventions() {
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .precision = "fp16",
        .tflops_counting = "hardware", .tp_for_model_parallel_size = 8},
+      // Korthikanti et al. Table 3 ("Micro Batch" column, as transcribed in the rows' source and in
+      // Calculon's validation/seqsel/tab5/*.json run configurations): micro-batch 4 for the 22B
+      // model (global batch 4 on its single 8-GPU pipeline), 1 for the others.
       {.name = "korth_",
        .id_prefix = "korth_",
        .description =
            "Korthikanti et al. 2022 (Megatron-LM): GPT, vocabulary 51,200, sequence parallelism with "
-           "selective recompute, no FlashAttention, micro-batch 1, fp16 mixed precision; the interleaved "
-           "schedule where the rows' notes give it (\"interleaving m=3 for 175B/530B\", the paper's Table 3)",
+           "selective recompute, no FlashAttention, fp16 mixed precision; the paper's Table 3 run "
+           "configurations: micro-batch 4 (22B) or 1 (larger), the interleaved schedule where the rows' "
+           "notes give it (\"interleaving m=3 for 175B/530B\")",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "selective", .attention = "unfused",
-       .sequence_parallel = true, .precision = "fp16", .tflops_counting = "hardware"},
+       .sequence_parallel = true, .precision = "fp16", .tflops_counting = "hardware",
+       .published_runs = {{"GPT-22B", 4, 0, false}}},
       // Korthikanti et al. Table 5's baseline column: the same four benchmark runs with full
       // activation recompute and plain tensor parallelism (all-reduces, no sequence parallelism).
       {.name = "korth5full",
@@ -195,10 +200,11 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "Korthikanti et al. 2022, Table 5 baseline (the runs of the korth_ rows before their techniques): GPT, "
            "vocabulary 51,200, full activation recompute, tensor parallelism without sequence parallelism, no "
-           "FlashAttention, micro-batch 1, fp16 mixed precision; the interleaved schedule where the rows' notes "
-           "give it (175B, 530B: 3 virtual stages)",
+           "FlashAttention, fp16 mixed precision; the paper's Table 3 run configurations: micro-batch 4 (22B) or "
+           "1 (larger), the interleaved schedule where the rows' notes give it (175B, 530B: 3 virtual stages)",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .precision = "fp16", .tflops_counting = "hardware"},
+       .precision = "fp16", .tflops_counting = "hardware",
+       .published_runs = {{"GPT-22B", 4, 0, false}}},
       {.name = "mcore_h100",
        .id_prefix = "mcore_h100",
        .description =

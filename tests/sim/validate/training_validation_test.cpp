@@ -166,6 +166,12 @@ TEST_CASE("Korthikanti rows: the interleaving their notes state applies to the m
       "\"full activation recompute; interleaving m=3 for 175B/530B\"");
   CHECK(has(full, "{tp: 8, pp: 35, dp: 1, cp: 1, vp: 3, sequence_parallel: false, schedule: interleaved, zero: 0}"));
   CHECK(has(full, "recompute: full"));
+  CHECK(has(full, "micro_batch: 1\n"));
+  // Table 3's micro-batch column: 4 for the 22B model (both the korth_ and korth5full rows).
+  CHECK(has(yaml_of("korth_0_mfu,s,GPT-22B,22,48,6144,64,2048,4,8,A100,8,1,1,,,,mixed,mfu,41.5,%," + notes),
+            "micro_batch: 4\n"));
+  CHECK(has(yaml_of("korth5full_22b,s,GPT-22B,22,48,6144,64,2048,4,8,A100,8,1,1,,,,mixed,iteration_time_s,1.42,s,"),
+            "micro_batch: 4\n"));
 }
 
 TEST_CASE("BLOOM-176B maps with its tr11 settings, Jean Zay's 4 NICs and the embedding-as-layer split") {
