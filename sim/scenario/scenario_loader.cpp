@@ -621,6 +621,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   }
   training.overlap_grad_reduce = reader.boolean("workload.overlap_grad_reduce").value_or(true);
   training.tp_comm_overlap = reader.boolean("workload.tp_comm_overlap").value_or(false);
+  training.tp_async_backward = reader.boolean("workload.tp_async_backward").value_or(true);
   training.train_tokens = reader.number("workload.train_tokens").value_or(0);
   training.grad_bytes_per_param = reader.string("workload.gradient_reduce_dtype").value_or("bf16") == "fp32" ? 4 : 2;
 

@@ -306,6 +306,11 @@ Schema scenario_schema() {
                     "Transformer Engine TP-communication overlap: each layer's all-gather / reduce-scatter "
                     "pipelined with its GEMM in tp chunks (needs sequence parallelism)")
           .def("false"),
+      boolean_field("tp_async_backward",
+                    "Megatron's asynchronous backward TP communication: a column-parallel linear's input-gradient "
+                    "all-reduce (reduce-scatter with sequence parallelism) runs beside its weight-gradient GEMM "
+                    "(Megatron-LM since 2022); false: after it (Megatron-LM 2021, Megatron-DeepSpeed)")
+          .def("true"),
       number_field("train_tokens",
                    "tokens of a whole training run (e.g. 15e12): the report adds its steps, days, GPU-hours, "
                    "energy and cost; unset: not reported")

@@ -31,7 +31,9 @@
 //   userbuffer overlap pipelines it: one chunk exposed, tp - 1 beside the GEMM it feeds or
 //   follows (forward: AG before qkv and fc1, RS after proj and fc2; backward: AG before the
 //   dgrad of proj and fc2, RS after the wgrad of qkv and fc1). The embedding's and LM head's
-//   collectives are not overlapped.
+//   collectives are not split (the LM head's backward reduction is the asynchronous one below).
+// * Megatron's asynchronous backward TP reduction (workload tp_async_backward): a column-parallel
+//   linear's input-gradient all-reduce (reduce-scatter with SP) runs beside its wgrad GEMM.
 // * Sequence-parallel backward re-gathers the input of each wgrad GEMM in Megatron, overlapped
 //   with the dgrad GEMM; that overlapped all-gather is not modelled.
 #include "sim/training/stage_program.hpp"
@@ -182,11 +184,13 @@ class OpCoster {
   /// Transformer Engine pipelines it: tp chunks, one exposed (the first all-gather chunk before
   /// the GEMM, the last reduce-scatter chunk after it), the other tp - 1 beside the GEMM.
   /// `reversed`: the list is built in reverse execution order (backward lists).
+  /// `beside_previous`: without Transformer Engine's overlap, the collective runs beside the op
+  /// before it (Megatron's asynchronous input-gradient reduction beside the wgrad GEMM).
   void tp_at_gemm(CollectiveKind kind, bool before_gemm, bool overlappable, bool reversed,
-                  std::vector<StageOp>& ops) const {
+                  std::vector<StageOp>& ops, bool beside_previous = false) const {
     if (tp_ <= 1) return;
     if (!(overlappable && tp_comm_overlap_)) {
-      ops.push_back(tp_collective(kind, hidden_bytes_));
+      ops.push_back(tp_collective(kind, hidden_bytes_, "", beside_previous ? Overlap::with_previous : Overlap::none));
       return;
     }
     const double chunk = hidden_bytes_ / tp_;
@@ -209,17 +213,24 @@ class OpCoster {
   /// column-parallel all-gather comes after them (reduce-scatter of the dgrad output,
   /// overlapped with wgrad); the mirror of a row-parallel reduce-scatter comes before them
   /// (all-gather of the output gradient, overlapped with dgrad).
+  /// `column_linear`: the collective feeds a column-parallel linear whose backward runs dgrad
+  /// then wgrad right after it in execution order (built before gemm_pair); with
+  /// workload.tp_async_backward its backward reduction (all-reduce, or reduce-scatter with SP)
+  /// then runs beside that wgrad, as Megatron's LinearWithGradAccumulationAndAsyncCommunication
+  /// launches it after the dgrad. Collectives Transformer Engine overlaps are unaffected.
   void tp_pair(TpPoint point, std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
-               bool overlappable = false) const {
+               bool overlappable = false, bool column_linear = false) const {
     if (tp_ <= 1) return;
     const bool column = point == TpPoint::before_column_parallel;
+    const bool async_backward = column && column_linear && workload_.tp_async_backward;
     if (sequence_parallel_) {
       tp_at_gemm(column ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, column, overlappable, false,
                  forward);
       tp_at_gemm(column ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather, !column, overlappable, true,
-                 backward_reversed);
+                 backward_reversed, async_backward);
     } else if (column) {
-      backward_reversed.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_));
+      backward_reversed.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_, "",
+                                                async_backward ? Overlap::with_previous : Overlap::none));
     } else {
       forward.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_));
     }
@@ -307,7 +318,7 @@ class OpCoster {
     const std::int64_t heads_local = model.num_attention_heads / tp_;
     const double act = sharded_hidden_bytes();
     elementwise_pair("ln1", act, act, fwd, bwd_rev);
-    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
+    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
     std::int64_t out_proj_k = 0;
     if (model.attention == models::AttentionKind::mla) {
       // Megatron-Core MLA: the down-projections are duplicated on every TP rank, the
@@ -361,7 +372,7 @@ class OpCoster {
     const auto& model = workload_.model;
     const double act = sharded_hidden_bytes();
     elementwise_pair("ln2", act, act, fwd, bwd_rev);
-    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true);
+    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
     mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev);
     tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
     elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
@@ -608,7 +619,8 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
   if (last) {
     std::vector<StageOp> hfwd, hbwd_rev;
     cost.elementwise_pair("final ln", act, act, hfwd, hbwd_rev);
-    cost.tp_pair(TpPoint::before_column_parallel, hfwd, hbwd_rev);
+    // The LM head is Megatron's ColumnParallelLinear (not a Transformer Engine layer).
+    cost.tp_pair(TpPoint::before_column_parallel, hfwd, hbwd_rev, false, /*column_linear=*/true);
     cost.gemm_pair("lm head", tokens, vocab_local, h, hfwd, hbwd_rev, /*quantized=*/false);
     const double logit_bytes = static_cast<double>(tokens * vocab_local) * 4.0;
     cost.elementwise_pair("cross-entropy", 3 * logit_bytes, 3 * logit_bytes, hfwd, hbwd_rev);

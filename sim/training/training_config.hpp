@@ -70,6 +70,13 @@ struct TrainingWorkload {
   /// layer's TP all-gather and reduce-scatter is split into tp chunks pipelined with the GEMM
   /// that consumes or produces it; one chunk stays exposed.
   bool tp_comm_overlap = false;
+  /// Megatron's asynchronous TP communication in the backward (LinearWithGradAccumulation-
+  /// AndAsyncCommunication, Megatron-LM since 2022): a column-parallel linear launches the
+  /// all-reduce (reduce-scatter with sequence parallelism) of its input gradient right after
+  /// the dgrad GEMM and runs its wgrad GEMM beside it. false: the collective follows the wgrad
+  /// (Megatron-LM 2021 and its forks). Collectives Transformer Engine already overlaps
+  /// (tp_comm_overlap) are not affected.
+  bool tp_async_backward = true;
   double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
   /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
   double train_tokens = 0;

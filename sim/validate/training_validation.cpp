@@ -140,9 +140,10 @@ const std::vector<SourceConventions>& source_conventions() {
            "4 (39.1B), 2 (76.1B, 145.6B), 1 (larger); interleaved 1F1B with 5 layers per virtual stage "
            "(76.1B, 145.6B), 3 (310.1B), 1 (529.6B), plain 1F1B otherwise; PyTorch DDP (gradient all-reduce "
            "overlapped with the last micro-batch's backward) for the pp = 1 models, Megatron's local DDP "
-           "(all-reduce after the pipeline flush) for the others",
+           "(all-reduce after the pipeline flush) for the others; TP all-reduces after the backward GEMMs (the "
+           "asynchronous one beside the wgrad GEMM came in 2022)",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .precision = "fp16", .tflops_counting = "hardware",
+       .precision = "fp16", .tflops_counting = "hardware", .tp_async_backward = false,
        .published_runs = {{"GPT-1.7B", 16, 0, true},
                           {"GPT-3.6B", 16, 0, true},
                           {"GPT-7.5B", 16, 0, true},
@@ -161,10 +162,11 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "Megatron-LM SC21 Table 2, PTD-P rows: as Table 1 (vocabulary 51,200, full recompute, no "
            "FlashAttention, no sequence parallelism or distributed optimizer, gradient all-reduce after "
-           "the flush, 1F1B, fp16); tensor parallelism 8 inside the DGX node (SC21 Sec. 5.1 / Table 1 for "
+           "the flush, TP all-reduces after the backward GEMMs, 1F1B, fp16); tensor parallelism 8 inside the DGX node (SC21 Sec. 5.1 / Table 1 for "
            "these sizes) and pp = model-parallel size / 8; micro-batch from the notes",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .precision = "fp16", .tflops_counting = "hardware", .tp_for_model_parallel_size = 8},
+       .precision = "fp16", .tflops_counting = "hardware", .tp_async_backward = false,
+       .tp_for_model_parallel_size = 8},
       {.name = "meg21_t2 ZeRO-3",
        .id_prefix = "meg21_t2",
        .notes_marker = "ZeRO-3",
@@ -179,7 +181,7 @@ const std::vector<SourceConventions>& source_conventions() {
            "counts these rows' TFLOP/s with the same recompute-inclusive Eq. 3); micro-batch from the notes",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .precision = "fp16",
-       .tflops_counting = "hardware", .tp_for_model_parallel_size = 8},
+       .tflops_counting = "hardware", .tp_async_backward = false, .tp_for_model_parallel_size = 8},
       // Korthikanti et al. Table 3 ("Micro Batch" column, as transcribed in the rows' source and in
       // Calculon's validation/seqsel/tab5/*.json run configurations): micro-batch 4 for the 22B
       // model (global batch 4 on its single 8-GPU pipeline), 1 for the others.
@@ -187,7 +189,8 @@ const std::vector<SourceConventions>& source_conventions() {
        .id_prefix = "korth_",
        .description =
            "Korthikanti et al. 2022 (Megatron-LM): GPT, vocabulary 51,200, sequence parallelism with "
-           "selective recompute, no FlashAttention, fp16 mixed precision; the paper's Table 3 run "
+           "selective recompute, no FlashAttention, fp16 mixed precision, the backward TP reduce-scatter "
+           "beside the wgrad GEMM (Megatron's asynchronous TP communication); the paper's Table 3 run "
            "configurations: micro-batch 4 (22B) or 1 (larger), the interleaved schedule where the rows' "
            "notes give it (\"interleaving m=3 for 175B/530B\")",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "selective", .attention = "unfused",
@@ -199,8 +202,8 @@ const std::vector<SourceConventions>& source_conventions() {
        .id_prefix = "korth5full",
        .description =
            "Korthikanti et al. 2022, Table 5 baseline (the runs of the korth_ rows before their techniques): GPT, "
-           "vocabulary 51,200, full activation recompute, tensor parallelism without sequence parallelism, no "
-           "FlashAttention, fp16 mixed precision; the paper's Table 3 run configurations: micro-batch 4 (22B) or "
+           "vocabulary 51,200, full activation recompute, tensor parallelism without sequence parallelism (its "
+           "backward all-reduce beside the wgrad GEMM), no FlashAttention, fp16 mixed precision; the paper's Table 3 run configurations: micro-batch 4 (22B) or "
            "1 (larger), the interleaved schedule where the rows' notes give it (175B, 530B: 3 virtual stages)",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .precision = "fp16", .tflops_counting = "hardware",
@@ -252,11 +255,12 @@ const std::vector<SourceConventions>& source_conventions() {
            "sharded over DP (ZeRO-1 equivalent); gradients reduced after the pipeline flush; no "
            "FlashAttention or sequence parallelism (2022); 1F1B with --pp-partition-method "
            "'type:transformer|embedding' (embedding and head count as a layer: 5, 6 x 10, 5 layers per stage); "
-           "TFLOP/s by SC21 Eq. 3. Not modelled: the "
+           "TFLOP/s by SC21 Eq. 3; TP all-reduces after the backward GEMMs (the fork's 2021 ColumnParallelLinear). "
+           "Not modelled: the "
            "run's CUDA_LAUNCH_BLOCKING=1 and Omni-Path's own collective performance",
        .system = "", .cluster_yaml = kJeanZayA100Cluster, .vocab_size = 250880, .micro_batch = 2,
        .recompute = "full", .attention = "unfused", .zero = 1, .precision = "bf16",
-       .tflops_counting = "hardware", .embedding_counts_as_stage_layer = true},
+       .tflops_counting = "hardware", .tp_async_backward = false, .embedding_counts_as_stage_layer = true},
   };
   return conventions;
 }
@@ -533,6 +537,7 @@ description: "built by clustersim validate from dataset row {id}"
   attention: {attention}
   overlap_grad_reduce: {overlap}
   tp_comm_overlap: {tp_overlap}
+  tp_async_backward: {tp_async}
 )",
       fmt::arg("id", id), fmt::arg("include", include), fmt::arg("models", model_yaml), fmt::arg("cluster", cluster),
       fmt::arg("model", model_name), fmt::arg("s", *seq), fmt::arg("B", *batch), fmt::arg("mb", micro_batch),
@@ -543,7 +548,8 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("stage_layers", stage_layers),
       fmt::arg("recompute", recompute), fmt::arg("attention", conv.attention),
       fmt::arg("overlap", overlap_grad_reduce),
-      fmt::arg("tp_overlap", conv.tp_comm_overlap && conv.sequence_parallel && *tp > 1));
+      fmt::arg("tp_overlap", conv.tp_comm_overlap && conv.sequence_parallel && *tp > 1),
+      fmt::arg("tp_async", conv.tp_async_backward));
   return mapping;
 }
 

@@ -54,6 +54,9 @@ struct SourceConventions {
   /// "model" (Megatron-Core / NeMo model FLOPs).
   std::string tflops_counting{};
   bool tp_comm_overlap = false;  ///< Transformer Engine TP-communication overlap (when tp > 1)
+  /// Megatron's asynchronous backward TP reduction beside the wgrad GEMM (Megatron-LM 2022 on);
+  /// false for 2021 Megatron-LM and Megatron-DeepSpeed (workload.tp_async_backward).
+  bool tp_async_backward = true;
   /// The model is the library preset named for the row's `model` column (named_models()), not a
   /// GPT built from the row's layers / hidden / heads.
   bool named_models = false;

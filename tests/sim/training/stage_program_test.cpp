@@ -72,6 +72,44 @@ TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
   CHECK(program.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2));
 }
 
+TEST_CASE("asynchronous backward TP reduction: beside the column-parallel wgrad, or after it") {
+  // Megatron (2022 on) launches a column-parallel linear's input-gradient reduction after its
+  // dgrad and runs the wgrad beside it; Megatron 2021 reduced after both GEMMs.
+  const auto reduction_after = [](const std::vector<StageOp>& ops, const std::string& wgrad) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const StageOp& op) { return op.name == wgrad; });
+    REQUIRE(it != ops.end());
+    REQUIRE(std::next(it) != ops.end());
+    REQUIRE(it != ops.begin());
+    CHECK(std::prev(it)->name == wgrad.substr(0, wgrad.size() - 5) + "dgrad");
+    return *std::next(it);
+  };
+  for (const bool sp : {false, true}) {
+    CAPTURE(sp);
+    auto w = workload(small_gpt(4), 2, 2, 4, 16);
+    w.parallelism.sequence_parallel = sp;
+    const std::string reduction = sp ? "tp reduce-scatter" : "tp all-reduce";
+    for (const bool async : {true, false}) {
+      CAPTURE(async);
+      w.tp_async_backward = async;
+      const Programs programs(w);
+      const auto first = programs.stage(0);
+      const Overlap expected = async ? Overlap::with_previous : Overlap::none;
+      for (const char* wgrad : {"qkv wgrad", "fc1 wgrad"}) {
+        const StageOp op = reduction_after(first.dense.backward, wgrad);
+        CHECK(op.name == reduction);
+        CHECK(op.overlap == expected);
+      }
+      // The LM head is a column-parallel linear too; the row-parallel mirrors stay blocking.
+      const StageOp head = reduction_after(programs.stage(1).head_backward, "lm head wgrad");
+      CHECK(head.name == reduction);
+      CHECK(head.overlap == expected);
+      for (const auto& op : first.dense.backward) {
+        if (op.kind == exec::TaskKind::tp_comm && op.name != reduction) CHECK(op.overlap == Overlap::none);
+      }
+    }
+  }
+}
+
 TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and router stay bf16") {
   auto w = workload(small_gpt(4), 2, 2, 4, 16);
   w.parallelism.sequence_parallel = true;

@@ -46,6 +46,8 @@ TEST_CASE("an SC21 row maps to a scenario with the documented SC21 defaults and 
   // examples/sc21/run_table_1.sh: MBS 16, PyTorch DDP (overlapped gradient all-reduce).
   CHECK(has(yaml, "micro_batch: 16\n"));
   CHECK(has(yaml, "overlap_grad_reduce: true"));
+  // 2021 Megatron-LM: the backward TP all-reduce after the wgrad GEMM.
+  CHECK(has(yaml, "tp_async_backward: false"));
   // 145.6B: MBS 2, 5 layers per virtual stage over 80 / 8 = 10 layers a stage: vp 2; local DDP.
   const auto big = yaml_of(
       "meg21_t1_6_tflops,src,GPT-145.6B,145.6,80,12288,96,2048,2304,1536,A100,8,8,24,,,,mixed,tflops_per_gpu,148,TFLOP/s,");
@@ -167,6 +169,7 @@ TEST_CASE("Korthikanti rows: the interleaving their notes state applies to the m
   CHECK(has(full, "{tp: 8, pp: 35, dp: 1, cp: 1, vp: 3, sequence_parallel: false, schedule: interleaved, zero: 0}"));
   CHECK(has(full, "recompute: full"));
   CHECK(has(full, "micro_batch: 1\n"));
+  CHECK(has(full, "tp_async_backward: true"));
   // Table 3's micro-batch column: 4 for the 22B model (both the korth_ and korth5full rows).
   CHECK(has(yaml_of("korth_0_mfu,s,GPT-22B,22,48,6144,64,2048,4,8,A100,8,1,1,,,,mixed,mfu,41.5,%," + notes),
             "micro_batch: 4\n"));
