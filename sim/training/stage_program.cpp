@@ -20,12 +20,18 @@
 //   all-reduces of per-token statistics are not modelled.
 // * Context parallelism (cp > 1): each rank holds s = seq_len/cp queries. Megatron splits the
 //   sequence into 2*cp chunks so every rank does the same causal work, seq_len^2/(2 cp) score
-//   pairs; it is costed as a non-causal kernel of s queries over seq_len/2 keys, which has
-//   exactly that work. Keys and values travel around a ring overlapped with the attention
-//   kernel: the forward exchange is costed as an all-gather of K and V over the CP group
-//   (b * seq_len * 2 * kv/t * d * 2 bytes), the backward as twice that (K, V again and their
-//   gradients); it runs beside the attention kernel (Overlap), so only the part longer than
-//   the kernel is exposed.
+//   pairs, which Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P) runs in cp steps:
+//   step 0 a causal kernel of the local s queries over the local s keys, each of the other
+//   cp - 1 steps a non-causal kernel of s queries over s/2 keys (or s/2 queries over s keys, the
+//   same work); costed as those kernels' sum. The steps' partial outputs are merged with their
+//   softmax statistics (out zeroed, then per step: read the step's output and the running one,
+//   write the running one) after a copy of K and V into the ring buffer; the backward adds each
+//   step's dQ into dQ and dK/dV into the travelling dKV (read both, write one) after copying K
+//   and V into its ring buffer. Keys and values travel around the ring overlapped with the
+//   attention kernels: the forward exchange is costed as an all-gather of K and V over the CP
+//   group (b * seq_len * 2 * kv/t * d * 2 bytes), the backward as twice that (K, V again and their
+//   gradients); it runs beside the attention kernels (Overlap), so only the part longer than
+//   them is exposed.
 // * TP-communication overlap (workload tp_comm_overlap, with sequence parallelism): each
 //   layer's all-gather / reduce-scatter is split into tp chunks as Transformer Engine's
 //   userbuffer overlap pipelines it: one chunk exposed, tp - 1 beside the GEMM it feeds or
@@ -245,8 +251,8 @@ class OpCoster {
     shape.batch = workload_.micro_batch;
     shape.q_heads = model.num_attention_heads / tp_;
     shape.seq_q = local_seq_;
-    shape.seq_kv = cp_ > 1 ? workload_.seq_len / 2 : local_seq_;
-    shape.causal = cp_ == 1;
+    shape.seq_kv = local_seq_;
+    shape.causal = true;  // with cp > 1: ring step 0; the other steps below
     if (model.attention == models::AttentionKind::mla) {
       // MLA after the up-projections is MHA with qk_head_dim-wide scores and v_head_dim-wide
       // values: costed with their mean width, which keeps QK^T + PV FLOPs exact.
@@ -265,19 +271,47 @@ class OpCoster {
       case AttentionKernel::unfused: break;
     }
     shape.dtype = attention_dtype_;
-    const auto fwd = compute_.attention(shape);
-    shape.backward = true;
-    const auto bwd = compute_.attention(shape);
+    // Ring steps 1..cp-1 (cp > 1): s queries over s/2 keys, no mask.
+    models::AttentionShape ring_step = shape;
+    ring_step.causal = false;
+    ring_step.seq_kv = std::max<std::int64_t>(1, local_seq_ / 2);
+    const auto pass_s = [&](bool backward) {
+      models::AttentionShape first = shape;
+      first.backward = backward;
+      double seconds = compute_.attention(first).time_s;
+      if (cp_ > 1) {
+        models::AttentionShape other = ring_step;
+        other.backward = backward;
+        seconds += static_cast<double>(cp_ - 1) * compute_.attention(other).time_s;
+      }
+      return seconds;
+    };
+    const double fwd_s = pass_s(false);
+    const double bwd_s = pass_s(true);
     // Model-FLOP convention: full non-causal QK^T and PV over the whole sequence.
     const double convention_flops = 4.0 * static_cast<double>(shape.batch) *
                                      static_cast<double>(shape.q_heads) *
                                      static_cast<double>(local_seq_) *
                                      static_cast<double>(workload_.seq_len) *
                                      static_cast<double>(shape.head_dim);
-    const auto fwd_ps = engine::seconds_to_ps(fwd.time_s);
-    const auto bwd_ps = engine::seconds_to_ps(bwd.time_s);
+    const auto fwd_ps = engine::seconds_to_ps(fwd_s);
+    const auto bwd_ps = engine::seconds_to_ps(bwd_s);
     forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
     double kv_bytes = 0;
+    // Ring attention's merge passes (cp > 1), see the header: bytes of the local output (the
+    // shape of Q) and of the local K and V.
+    const double local_q_bytes = static_cast<double>(workload_.micro_batch * local_seq_ * shape.q_heads) *
+                                 static_cast<double>(shape.head_dim) * act_bytes_;
+    const double local_kv_bytes = static_cast<double>(workload_.micro_batch * local_seq_) * 2.0 *
+                                  static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
+    const double steps = static_cast<double>(cp_);
+    std::optional<StageOp> merge, accumulate;
+    if (cp_ > 1) {
+      merge = elementwise("cp out correction", steps * 2.0 * local_q_bytes + local_kv_bytes,
+                          (steps + 1.0) * local_q_bytes + local_kv_bytes);
+      accumulate = elementwise("cp grad accumulation", steps * 2.0 * (local_q_bytes + local_kv_bytes) + local_kv_bytes,
+                               steps * (local_q_bytes + local_kv_bytes) + local_kv_bytes);
+    }
     if (cp_ > 1) {
       kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
                  static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
@@ -286,6 +320,8 @@ class OpCoster {
                        0.0, CollectiveKind::all_gather, kv_bytes};
       exchange.overlap = Overlap::with_previous;
       forward.push_back(exchange);
+      forward.push_back(*merge);
+      backward_reversed.push_back(*accumulate);
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
     backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
@@ -297,7 +333,9 @@ class OpCoster {
       backward_reversed.push_back(exchange);
     }
     if (selective_recompute) {
-      backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps, convention_flops});
+      // Megatron recomputes the whole core attention, ring steps and merge included.
+      const engine::TimePs merge_ps = merge ? merge->duration_ps : 0;
+      backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps + merge_ps, convention_flops});
     }
   }
 

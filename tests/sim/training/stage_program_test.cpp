@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/accelerator/compute_model.hpp"
 #include "sim/engine/time.hpp"
 
 #include "tests/sim/training/training_test_support.hpp"
@@ -70,6 +71,50 @@ TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
   CHECK(program.dense.backward.back().name == "ln1 bwd");
   CHECK(program.dense.backward[program.dense.backward.size() - 2].name == "tp all-reduce");
   CHECK(program.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2));
+}
+
+TEST_CASE("context parallelism: Transformer Engine's ring steps and their merge passes") {
+  // seq 8192 over cp 2: 4096 local queries. Step 0: causal 4096 x 4096; step 1: 4096 x 2048.
+  auto w = workload(small_gpt(4), 1, 1, 4, 8, 8192);
+  w.parallelism.cp = 2;
+  const Programs programs(w);
+  const auto program = programs.stage(0);
+  const auto find = [](const std::vector<StageOp>& ops, const std::string& name) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const StageOp& op) { return op.name == name; });
+    REQUIRE(it != ops.end());
+    return it;
+  };
+  models::AttentionShape shape;
+  shape.batch = 1;
+  shape.q_heads = shape.kv_heads = 16;
+  shape.head_dim = 64;
+  shape.seq_q = shape.seq_kv = 4096;
+  shape.causal = true;
+  models::AttentionShape step = shape;
+  step.causal = false;
+  step.seq_kv = 2048;
+  const auto& compute = programs.bench.compute;
+  for (const bool backward : {false, true}) {
+    CAPTURE(backward);
+    shape.backward = step.backward = backward;
+    const double expected = compute.attention(shape).time_s + compute.attention(step).time_s;
+    const auto& ops = backward ? program.dense.backward : program.dense.forward;
+    const auto attn = find(ops, backward ? "attn bwd" : "attn");
+    CHECK(engine::ps_to_seconds(attn->duration_ps) == doctest::Approx(expected).epsilon(1e-6));
+    // The merge runs after the kernels (and the exchange beside them).
+    const auto merge = find(ops, backward ? "cp grad accumulation" : "cp out correction");
+    CHECK(merge > attn);
+    CHECK(merge->duration_ps > 0);
+    CHECK(merge->kind == exec::TaskKind::compute);
+  }
+  // Without context parallelism: one causal kernel and no merge.
+  auto single = w;
+  single.parallelism.cp = 1;
+  single.parallelism.dp = 8;
+  const auto plain = Programs(single).stage(0);
+  CHECK(names_of_kind(plain.dense.forward, exec::TaskKind::cp_comm).empty());
+  for (const auto& op : plain.dense.forward) CHECK(op.name != "cp out correction");
+  for (const auto& op : plain.dense.backward) CHECK(op.name != "cp grad accumulation");
 }
 
 TEST_CASE("asynchronous backward TP reduction: beside the column-parallel wgrad, or after it") {
