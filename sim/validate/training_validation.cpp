@@ -162,8 +162,9 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "Megatron-LM SC21 Table 2, PTD-P rows: as Table 1 (vocabulary 51,200, full recompute, no "
            "FlashAttention, no sequence parallelism or distributed optimizer, gradient all-reduce after "
-           "the flush, TP all-reduces after the backward GEMMs, 1F1B, fp16); tensor parallelism 8 inside the DGX node (SC21 Sec. 5.1 / Table 1 for "
-           "these sizes) and pp = model-parallel size / 8; micro-batch from the notes",
+           "the flush, TP all-reduces after the backward GEMMs, 1F1B, fp16); tensor parallelism 8 inside the "
+           "DGX node (SC21 Sec. 5.1 / Table 1 for these sizes) and pp = model-parallel size / 8; micro-batch "
+           "from the notes",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .precision = "fp16", .tflops_counting = "hardware", .tp_async_backward = false,
        .tp_for_model_parallel_size = 8},
