@@ -6,6 +6,10 @@
 #include <fstream>
 #include <string>
 
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/csv_table.hpp"
+
 using namespace clustersim::validate;
 
 namespace {
@@ -334,4 +338,40 @@ TEST_CASE("validate: a named model must agree with the shape its row states; day
   CHECK(json["per_source"][1]["conventions"] == "nemo2407");
   CHECK(json["rows"][0].contains("note"));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("one 22B layer against Korthikanti Table 4: within 5 % for every recompute / SP setting") {
+  // validation/data/korthikanti_table4_layer.csv (docs/validation.md "Layer times vs Korthikanti
+  // Table 4"; validation/korthikanti_table4.sh prints the same table). One layer is the step of a
+  // 2-layer model minus that of a 1-layer model, less the difference of their optimizer steps.
+  const auto table = read_csv_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
+                                   "korthikanti_table4_layer.csv");
+  REQUIRE(table.size() == 5);
+  const std::string base = yaml_of(
+      "korth5full_22b,s,GPT-22B,22,48,6144,64,2048,4,8,A100,8,1,1,,,,mixed,iteration_time_s,1.42,s,");
+  const auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  for (const auto& row : table) {
+    const std::string recompute = row.get("recompute");
+    const std::string sp = row.get("sequence_parallel");
+    CAPTURE(recompute);
+    CAPTURE(sp);
+    double step[2] = {0, 0}, optimizer[2] = {0, 0};
+    for (const int layers : {1, 2}) {
+      std::string yaml = replace(base, "recompute: full", "recompute: " + recompute);
+      yaml = replace(yaml, "sequence_parallel: false", "sequence_parallel: " + sp);
+      yaml = replace(yaml, "num_hidden_layers: 48", "num_hidden_layers: " + std::to_string(layers));
+      const auto result = clustersim::runner::run_training(
+          clustersim::scenario::load_scenario_from_string(yaml, "korth22b.yaml"));
+      step[layers - 1] = result.step_time_s;
+      optimizer[layers - 1] = result.breakdown.optimizer_s;
+    }
+    const double layer_ms = 1e3 * ((step[1] - step[0]) - (optimizer[1] - optimizer[0]));
+    const double paper_ms = std::stod(row.get("combined_ms"));
+    CAPTURE(layer_ms);
+    CHECK(std::abs(layer_ms / paper_ms - 1) < 0.05);
+  }
 }
