@@ -40,8 +40,10 @@
 //   collectives are not split (the LM head's backward reduction is the asynchronous one below).
 // * Megatron's asynchronous backward TP reduction (workload tp_async_backward): a column-parallel
 //   linear's input-gradient all-reduce (reduce-scatter with SP) runs beside its wgrad GEMM.
-// * Sequence-parallel backward re-gathers the input of each wgrad GEMM in Megatron, overlapped
-//   with the dgrad GEMM; that overlapped all-gather is not modelled.
+// * Sequence-parallel backward: a column-parallel linear (qkv, fc1) keeps only its local input
+//   shard and all-gathers the whole input again for its wgrad GEMM, beside its dgrad GEMM
+//   (Megatron's LinearWithGradAccumulationAndAsyncCommunication launches it before the dgrad;
+//   Transformer Engine's userbuffers run it as the "bulk" qkv_dgrad / fc1_dgrad overlap).
 #include "sim/training/stage_program.hpp"
 
 #include <algorithm>
@@ -242,6 +244,15 @@ class OpCoster {
     }
   }
 
+  /// Sequence parallelism: the all-gather of a column-parallel linear's input for its wgrad GEMM,
+  /// beside its dgrad GEMM. Called right after that linear's gemm_pair, so in the reversed list
+  /// it lands just before the dgrad in execution order.
+  void wgrad_input_gather(std::vector<StageOp>& backward_reversed) const {
+    if (tp_ <= 1 || !sequence_parallel_) return;
+    backward_reversed.push_back(
+        tp_collective(CollectiveKind::all_gather, hidden_bytes_, " (wgrad input)", Overlap::with_next));
+  }
+
   /// Attention core forward and backward (with exposed CP exchange), plus the selective
   /// recompute of the forward kernel just before the backward.
   void attention(std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
@@ -378,6 +389,7 @@ class OpCoster {
       const std::int64_t d = model.head_dim();
       const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
       gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
+      wgrad_input_gather(bwd_rev);
       out_proj_k = heads_local * d;
       rotary_embedding(static_cast<double>(tokens_ * (heads_local + kv_local) * d) * act_bytes_, fwd, bwd_rev);
     }
@@ -388,16 +400,20 @@ class OpCoster {
   }
 
   /// A dense MLP of width `ffn` (whole model; split over TP) on `tokens`; `prefix` names it.
+  /// `regather_input`: fc1 is the layer's column-parallel linear on the sequence-parallel
+  /// input (wgrad_input_gather).
   void mlp(const std::string& prefix, std::int64_t tokens, std::int64_t ffn_local, std::vector<StageOp>& fwd,
-           std::vector<StageOp>& bwd_rev) const {
+           std::vector<StageOp>& bwd_rev, bool regather_input = false) const {
     const auto& model = workload_.model;
     const std::int64_t h = model.hidden_size;
     const double ffn_bytes = static_cast<double>(tokens * ffn_local) * act_bytes_;
     if (model.hidden_act == models::Activation::swiglu) {
       gemm_pair(prefix + "fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev);
+      if (regather_input) wgrad_input_gather(bwd_rev);
       elementwise_pair(prefix + "swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
     } else {
       gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev);
+      if (regather_input) wgrad_input_gather(bwd_rev);
       // gelu and relu2 (squared ReLU): one elementwise pass over the up-projection output.
       elementwise_pair(prefix + std::string(models::activation_name(model.hidden_act)), ffn_bytes, ffn_bytes, fwd,
                        bwd_rev);
@@ -411,7 +427,8 @@ class OpCoster {
     const double act = sharded_hidden_bytes();
     elementwise_pair("ln2", act, act, fwd, bwd_rev);
     tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
-    mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev);
+    mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev,
+        /*regather_input=*/true);
     tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
     elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
   }

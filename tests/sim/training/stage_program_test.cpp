@@ -42,8 +42,20 @@ TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirror
   using V = std::vector<std::string>;
   CHECK(names_of_kind(first.dense.forward, exec::TaskKind::tp_comm) ==
         V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
+  // Backward: each row-parallel GEMM's output gradient gathered; each column-parallel linear's
+  // input gathered again for its wgrad (beside the dgrad) and its input gradient reduce-scattered.
   CHECK(names_of_kind(first.dense.backward, exec::TaskKind::tp_comm) ==
-        V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
+        V{"tp all-gather", "tp all-gather (wgrad input)", "tp reduce-scatter", "tp all-gather",
+          "tp all-gather (wgrad input)", "tp reduce-scatter"});
+  for (const char* dgrad : {"fc1 dgrad", "qkv dgrad"}) {
+    const auto& ops = first.dense.backward;
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const StageOp& op) { return op.name == dgrad; });
+    REQUIRE(it != ops.begin());
+    REQUIRE(it != ops.end());
+    CHECK(std::prev(it)->name == "tp all-gather (wgrad input)");
+    CHECK(std::prev(it)->overlap == Overlap::with_next);
+    CHECK(std::prev(it)->collective_bytes == doctest::Approx(2048.0 * 1024 * 2));  // the whole b*s*h input
+  }
   CHECK(names_of_kind(first.embedding_forward, exec::TaskKind::tp_comm) == V{"tp reduce-scatter"});
   CHECK(first.head_forward.empty());
   const auto last = programs.stage(1);
@@ -149,7 +161,9 @@ TEST_CASE("asynchronous backward TP reduction: beside the column-parallel wgrad,
       CHECK(head.name == reduction);
       CHECK(head.overlap == expected);
       for (const auto& op : first.dense.backward) {
-        if (op.kind == exec::TaskKind::tp_comm && op.name != reduction) CHECK(op.overlap == Overlap::none);
+        if (op.kind != exec::TaskKind::tp_comm || op.name == reduction) continue;
+        // SP's re-gather of a column-parallel input runs beside the dgrad either way.
+        CHECK(op.overlap == (op.name == "tp all-gather (wgrad input)" ? Overlap::with_next : Overlap::none));
       }
     }
   }
@@ -224,7 +238,9 @@ TEST_CASE("RoPE: one fused pass over the local queries and keys each way, only w
   const auto bwd = find(rotary.dense.backward, "rope bwd");
   REQUIRE(bwd != rotary.dense.backward.end());
   CHECK(bwd->duration_ps == fwd->duration_ps);  // the gradients rotated back: the same pass
-  CHECK(std::next(bwd)->name == "qkv dgrad");
+  // Then (sequence parallelism) the re-gather of the qkv input beside its dgrad.
+  CHECK(std::next(bwd)->name == "tp all-gather (wgrad input)");
+  CHECK(std::next(bwd, 2)->name == "qkv dgrad");
 }
 
 TEST_CASE("ZeRO-3 per-tensor collectives: a layer's parameter tensors and their shares") {
