@@ -47,7 +47,6 @@
 #include "sim/training/stage_program.hpp"
 
 #include <algorithm>
-#include <optional>
 
 #include "models/llm/pipeline_split.hpp"
 #include "sim/engine/error.hpp"
@@ -309,21 +308,18 @@ class OpCoster {
     const auto bwd_ps = engine::seconds_to_ps(bwd_s);
     forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
     double kv_bytes = 0;
-    // Ring attention's merge passes (cp > 1), see the header: bytes of the local output (the
-    // shape of Q) and of the local K and V.
-    const double local_q_bytes = static_cast<double>(workload_.micro_batch * local_seq_ * shape.q_heads) *
-                                 static_cast<double>(shape.head_dim) * act_bytes_;
-    const double local_kv_bytes = static_cast<double>(workload_.micro_batch * local_seq_) * 2.0 *
-                                  static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
-    const double steps = static_cast<double>(cp_);
-    std::optional<StageOp> merge, accumulate;
+    engine::TimePs merge_ps = 0;  // ring attention's output merge, recomputed with the kernels
     if (cp_ > 1) {
-      merge = elementwise("cp out correction", steps * 2.0 * local_q_bytes + local_kv_bytes,
-                          (steps + 1.0) * local_q_bytes + local_kv_bytes);
-      accumulate = elementwise("cp grad accumulation", steps * 2.0 * (local_q_bytes + local_kv_bytes) + local_kv_bytes,
-                               steps * (local_q_bytes + local_kv_bytes) + local_kv_bytes);
-    }
-    if (cp_ > 1) {
+      // Ring attention's merge passes, see the header: bytes of the local output (the shape of
+      // Q) and of the local K and V.
+      const double local_q_bytes = static_cast<double>(workload_.micro_batch * local_seq_ * shape.q_heads) *
+                                   static_cast<double>(shape.head_dim) * act_bytes_;
+      const double local_kv_bytes = static_cast<double>(workload_.micro_batch * local_seq_) * 2.0 *
+                                    static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
+      const double steps = static_cast<double>(cp_);
+      const StageOp merge = elementwise("cp out correction", steps * 2.0 * local_q_bytes + local_kv_bytes,
+                                        (steps + 1.0) * local_q_bytes + local_kv_bytes);
+      merge_ps = merge.duration_ps;
       kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
                  static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
       StageOp exchange{"cp kv exchange", exec::TaskKind::cp_comm,
@@ -331,8 +327,10 @@ class OpCoster {
                        0.0, CollectiveKind::all_gather, kv_bytes};
       exchange.overlap = Overlap::with_previous;
       forward.push_back(exchange);
-      forward.push_back(*merge);
-      backward_reversed.push_back(*accumulate);
+      forward.push_back(merge);
+      backward_reversed.push_back(elementwise("cp grad accumulation",
+                                              steps * 2.0 * (local_q_bytes + local_kv_bytes) + local_kv_bytes,
+                                              steps * (local_q_bytes + local_kv_bytes) + local_kv_bytes));
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
     backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
@@ -345,7 +343,6 @@ class OpCoster {
     }
     if (selective_recompute) {
       // Megatron recomputes the whole core attention, ring steps and merge included.
-      const engine::TimePs merge_ps = merge ? merge->duration_ps : 0;
       backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps + merge_ps, convention_flops});
     }
   }

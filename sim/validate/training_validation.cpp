@@ -122,6 +122,12 @@ constexpr const char* kJeanZayA100Cluster = R"(  node:
     nic: {per_node: 4, bandwidth: "100 Gb/s", efficiency: 0.94}
 )";
 
+/// Korthikanti et al. 2022 Table 3's run configurations, shared by both Korthikanti sources (the
+/// same benchmark runs): its "Micro Batch" column, as transcribed in the rows' source and in
+/// Calculon's validation/seqsel/tab5/*.json run files, gives micro-batch 4 for the 22B model
+/// (global batch 4 on its single 8-GPU pipeline) and 1 for the others (the source default).
+std::vector<PublishedRun> korthikanti_table3_runs() { return {{"GPT-22B", 4, 0, false}}; }
+
 }  // namespace
 
 const std::vector<SourceConventions>& source_conventions() {
@@ -183,9 +189,6 @@ const std::vector<SourceConventions>& source_conventions() {
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .precision = "fp16",
        .tflops_counting = "hardware", .tp_async_backward = false, .tp_for_model_parallel_size = 8},
-      // Korthikanti et al. Table 3 ("Micro Batch" column, as transcribed in the rows' source and in
-      // Calculon's validation/seqsel/tab5/*.json run configurations): micro-batch 4 for the 22B
-      // model (global batch 4 on its single 8-GPU pipeline), 1 for the others.
       {.name = "korth_",
        .id_prefix = "korth_",
        .description =
@@ -196,7 +199,7 @@ const std::vector<SourceConventions>& source_conventions() {
            "notes give it (\"interleaving m=3 for 175B/530B\")",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "selective", .attention = "unfused",
        .sequence_parallel = true, .precision = "fp16", .tflops_counting = "hardware",
-       .published_runs = {{"GPT-22B", 4, 0, false}}},
+       .published_runs = korthikanti_table3_runs()},
       // Korthikanti et al. Table 5's baseline column: the same four benchmark runs with full
       // activation recompute and plain tensor parallelism (all-reduces, no sequence parallelism).
       {.name = "korth5full",
@@ -204,11 +207,12 @@ const std::vector<SourceConventions>& source_conventions() {
        .description =
            "Korthikanti et al. 2022, Table 5 baseline (the runs of the korth_ rows before their techniques): GPT, "
            "vocabulary 51,200, full activation recompute, tensor parallelism without sequence parallelism (its "
-           "backward all-reduce beside the wgrad GEMM), no FlashAttention, fp16 mixed precision; the paper's Table 3 run configurations: micro-batch 4 (22B) or "
-           "1 (larger), the interleaved schedule where the rows' notes give it (175B, 530B: 3 virtual stages)",
+           "backward all-reduce beside the wgrad GEMM), no FlashAttention, fp16 mixed precision; the paper's Table 3 "
+           "run configurations: micro-batch 4 (22B) or 1 (larger), the interleaved schedule where the rows' notes "
+           "give it (175B, 530B: 3 virtual stages)",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
        .precision = "fp16", .tflops_counting = "hardware",
-       .published_runs = {{"GPT-22B", 4, 0, false}}},
+       .published_runs = korthikanti_table3_runs()},
       {.name = "mcore_h100",
        .id_prefix = "mcore_h100",
        .description =

@@ -242,6 +242,13 @@ TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
         "t.yaml:30:20: workload.tp_comm_overlap: tp_comm_overlap needs sequence parallelism "
         "(workload.parallelism.sequence_parallel: true), as in Megatron-Core");
   CHECK(load(edit(base, {{"sequence_parallel: false", "sequence_parallel: true"}})).training.tp_comm_overlap);
+  // Megatron's asynchronous backward TP reduction: on unless the scenario says otherwise.
+  CHECK(load(kBase).training.tp_async_backward);
+  const std::string sync = edit(kBase, {{"parallelism: {tp: 4, pp: 2, dp: 2}",
+                                          "parallelism: {tp: 4, pp: 2, dp: 2}\n  tp_async_backward: false"}});
+  CHECK_FALSE(load(sync).training.tp_async_backward);
+  CHECK(one_problem(edit(sync, {{"tp_async_backward: false", "tp_async_backward: later"}})) ==
+        "t.yaml:30:22: workload.tp_async_backward: expected true or false, got \"later\"");
   CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, comm: {overlap_sms: -1}}"}})) ==
         "t.yaml:30:43: simulation.comm.overlap_sms: out of range: must be between 0 and 1000000, got -1");
 }
