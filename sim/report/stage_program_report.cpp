@@ -11,10 +11,13 @@
 namespace clustersim::report {
 namespace {
 
-std::string overlap_name(training::Overlap overlap) {
-  switch (overlap) {
-    case training::Overlap::with_previous: return "beside previous";
-    case training::Overlap::with_next: return "beside next";
+std::string overlap_name(const training::StageOp& op) {
+  const char* engine = op.engine == training::CommEngine::copy_engine    ? " (copy engine)"
+                       : op.engine == training::CommEngine::reserved_sms ? " (reserved SMs)"
+                                                                          : "";
+  switch (op.overlap) {
+    case training::Overlap::with_previous: return std::string("beside previous") + engine;
+    case training::Overlap::with_next: return std::string("beside next") + engine;
     case training::Overlap::none: break;
   }
   return "";
@@ -50,7 +53,7 @@ std::string stage_program_table(const training::StageProgram& program) {
       const double s = engine::ps_to_seconds(op.duration_ps);
       out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {}\n", op.name, exec::task_kind_name(op.kind),
                          s * 1e6, op.flops / 1e9, s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
-                         overlap_name(op.overlap));
+                         overlap_name(op));
     }
     out += fmt::format("  {:<34} {:<10} {:>12.2f}  (overlapped ops counted in full)\n", "total", "", total_s * 1e6);
   }
@@ -83,7 +86,7 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
                       {"kind", exec::task_kind_name(op.kind)},
                       {"time_s", engine::ps_to_seconds(op.duration_ps)},
                       {"flops", op.flops},
-                      {"overlap", overlap_name(op.overlap)}});
+                      {"overlap", overlap_name(op)}});
     }
     sections_json[name] = std::move(list);
   }

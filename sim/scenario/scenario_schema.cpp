@@ -303,8 +303,9 @@ Schema scenario_schema() {
           .def("flash"),
       boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
       boolean_field("tp_comm_overlap",
-                    "Transformer Engine TP-communication overlap: each layer's all-gather / reduce-scatter "
-                    "pipelined with its GEMM in tp chunks (needs sequence parallelism)")
+                    "Transformer Engine TP-communication overlap with its default userbuffer methods: ring-exchange "
+                    "all-gathers, pipelined forward reduce-scatters (4 splits), bulk backward overlap (needs "
+                    "sequence parallelism; docs/models.md)")
           .def("false"),
       boolean_field("tp_async_backward",
                     "Megatron's asynchronous backward TP communication: a column-parallel linear's input-gradient "

@@ -23,12 +23,14 @@ struct PassTimes {
 /// Adds `ops` to `times`. An overlapped communication op (StageOp::overlap) runs beside its
 /// neighbouring compute op c, which runs at `rate` of full speed while they share the GPU:
 /// the pair takes max(comm, c + comm (1 - rate)) when comm < c / rate, else comm; what it adds
-/// beyond c is charged to the op's kind.
-void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double rate, double repeats = 1) {
+/// beyond c is charged to the op's kind. An op that takes no SMs from c (StageOp::engine not
+/// shared_sms) leaves it at full speed (rate 1).
+void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double compute_rate, double repeats = 1) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const StageOp& op = ops[i];
     double seconds = engine::ps_to_seconds(op.duration_ps);
     if (op.overlap != Overlap::none) {
+      const double rate = op.engine == CommEngine::shared_sms ? compute_rate : 1.0;
       const std::size_t n = op.overlap == Overlap::with_previous ? i - 1 : i + 1;
       const bool has_neighbour = op.overlap == Overlap::with_previous ? i > 0 : i + 1 < ops.size();
       const double beside_s = has_neighbour ? engine::ps_to_seconds(ops[n].duration_ps) : 0.0;

@@ -32,12 +32,25 @@
 //   group (b * seq_len * 2 * kv/t * d * 2 bytes), the backward as twice that (K, V again and their
 //   gradients); it runs beside the attention kernels (Overlap), so only the part longer than
 //   them is exposed.
-// * TP-communication overlap (workload tp_comm_overlap, with sequence parallelism): each
-//   layer's all-gather / reduce-scatter is split into tp chunks as Transformer Engine's
-//   userbuffer overlap pipelines it: one chunk exposed, tp - 1 beside the GEMM it feeds or
-//   follows (forward: AG before qkv and fc1, RS after proj and fc2; backward: AG before the
-//   dgrad of proj and fc2, RS after the wgrad of qkv and fc1). The embedding's and LM head's
-//   collectives are not split (the LM head's backward reduction is the asynchronous one below).
+// * TP-communication overlap (workload tp_comm_overlap, with sequence parallelism): Transformer
+//   Engine's userbuffer overlap with the methods its initialize_ub defaults to:
+//   - ring exchange for the all-gathers before qkv and fc1 forward and before proj and fc2
+//     dgrad: tp steps, each the GEMM on one rank's M/tp rows while the next rank's chunk
+//     arrives from the neighbour over the copy engines (num_sm 1, no SM margin); nothing is
+//     exposed before the first step (its chunk is local). Costed as the GEMM in tp M-chunks
+//     (gemm(): concurrent chunks) with the whole all-gather beside it, taking no compute share:
+//     exact when a chunk's GEMM outlasts its transfer, one chunk's GEMM short otherwise.
+//   - pipeline for the reduce-scatters after proj and fc2 forward: the GEMM in 4 M-splits
+//     (num_splits 4), each split's reduce-scatter beside the next split's GEMM, the last one
+//     exposed.
+//   - bulk in the backward: the reduce-scatter of qkv's and fc1's input gradient beside their
+//     wgrad GEMM, the wgrad-input all-gather beside their dgrad (below), nothing exposed.
+//   Pipeline and bulk transfers run on 16 SMs that TE reserves for the GEMM's whole duration
+//   (num_sm 16, set_sm_margin): that GEMM is costed on the other SMs (132 -> 116 on Hopper) and
+//   the transfer does not slow it further (CommEngine::reserved_sms).
+//   With fp8 the all-gathers move 1-byte elements (TE's fp8 userbuffers, fp8_buf, for every
+//   all-gather overlap); reduce-scatters stay bf16. The embedding's and LM head's collectives
+//   are not overlapped this way (the LM head's backward reduction is the asynchronous one below).
 // * Megatron's asynchronous backward TP reduction (workload tp_async_backward): a column-parallel
 //   linear's input-gradient all-reduce (reduce-scatter with SP) runs beside its wgrad GEMM.
 // * Sequence-parallel backward: a column-parallel linear (qkv, fc1) keeps only its local input
@@ -66,6 +79,22 @@ double activation_bytes(Dtype precision) {
 
 // Where a tensor-parallel collective sits around a column/row-parallel GEMM pair.
 enum class TpPoint { before_column_parallel, after_row_parallel };
+
+// Transformer Engine's userbuffer overlap defaults: M-splits of the GEMM before a pipelined
+// reduce-scatter (num_splits) and the SMs its pipelined and bulk transfers reserve (num_sm with
+// set_sm_margin: the GEMM beside them gets the rest).
+constexpr std::int64_t kPipelineSplits = 4;
+constexpr int kUserbufferSms = 16;
+
+// How Transformer Engine's TP overlap runs a GEMM pair: the M-chunks of its forward and dgrad
+// GEMMs, and which of its GEMMs run on the SMs a reserved-SM transfer leaves.
+struct GemmOverlap {
+  std::int64_t forward_chunks = 1;
+  std::int64_t dgrad_chunks = 1;
+  bool forward_margin = false;
+  bool dgrad_margin = false;
+  bool wgrad_margin = false;
+};
 
 class OpCoster {
  public:
@@ -102,8 +131,27 @@ class OpCoster {
   bool sequence_parallel() const { return sequence_parallel_; }
   std::int64_t tokens() const { return tokens_; }
 
+  /// Transformer Engine's TP overlap (tp_comm_overlap) of a column-parallel linear (qkv, fc1):
+  /// forward in tp chunks beside the ring exchange, dgrad beside the bulk wgrad-input gather and
+  /// wgrad beside the bulk reduce-scatter, both on the SMs those leave. Nothing without it.
+  GemmOverlap column_overlap() const {
+    return tp_comm_overlap_ ? GemmOverlap{tp_, 1, false, true, true} : GemmOverlap{};
+  }
+  /// ... of a row-parallel linear (proj, fc2): forward in kPipelineSplits splits beside the
+  /// pipelined reduce-scatter (on the SMs it leaves), dgrad in tp chunks beside the ring exchange.
+  GemmOverlap row_overlap() const {
+    return tp_comm_overlap_ ? GemmOverlap{kPipelineSplits, tp_, true, false, false} : GemmOverlap{};
+  }
+
+  /// A GEMM, run as `chunks` M-chunks when a TP overlap pipeline splits it. Transformer Engine
+  /// issues the chunks round-robin on three compute streams, each waiting only for its own
+  /// input chunk (or, for the pipelined reduce-scatter, for nothing), so consecutive chunks run
+  /// concurrently and fill each other's last waves: costed as the whole GEMM plus one kernel
+  /// launch per extra chunk. `sm_margin`: the GEMM runs on the compute units that
+  /// kUserbufferSms reserved ones leave (cuBLAS's SM-count target), its time scaled by their ratio.
   StageOp gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, Dtype dtype,
-               std::int64_t batch = 1, double accumulate_bytes = 0, bool split_accumulation = false) const {
+               std::int64_t batch = 1, double accumulate_bytes = 0, bool split_accumulation = false,
+               std::int64_t chunks = 1, bool sm_margin = false) const {
     models::GemmShape shape;
     shape.batch = batch;
     shape.m = m;
@@ -113,8 +161,16 @@ class OpCoster {
     shape.accumulate_bytes = accumulate_bytes;
     shape.split_accumulation = split_accumulation;
     const auto estimate = compute_.gemm(shape);
-    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s),
-            estimate.flops};
+    double seconds = estimate.time_s;
+    if (chunks > 1) {
+      name += " (" + std::to_string(chunks) + " chunks)";
+      seconds += static_cast<double>(chunks - 1) * compute_.spec().kernel_launch_s;
+    }
+    const int units = compute_.spec().compute_units;
+    if (sm_margin && units > kUserbufferSms) {
+      seconds *= static_cast<double>(units) / static_cast<double>(units - kUserbufferSms);
+    }
+    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
   }
 
   bool low_precision_gemms() const { return gemm_dtype_ == Dtype::fp8 || gemm_dtype_ == Dtype::fp4; }
@@ -127,9 +183,10 @@ class OpCoster {
   /// operands): 2 bytes read, 2 written per element; before the dgrad, the same for the output
   /// gradient (m x n). Costed as memory-bound elementwise kernels; the weight casts (once per
   /// step with fp8 weight caching) and amax reductions are left out.
+  /// `overlap`: how Transformer Engine's TP overlap splits and confines its GEMMs (gemm()).
   void gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
                  std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
-                 bool quantized = true, std::int64_t batch = 1) const {
+                 bool quantized = true, std::int64_t batch = 1, GemmOverlap overlap = {}) const {
     const bool cast = quantized && low_precision_gemms();
     const Dtype dtype = quantized ? gemm_dtype_ : Dtype::bf16;
     const double copies = static_cast<double>(batch);
@@ -141,7 +198,7 @@ class OpCoster {
       const double input = copies * static_cast<double>(m) * static_cast<double>(k) * 2.0;
       forward.insert(at, elementwise(name + " fp8 cast", input, input));
     }
-    forward.push_back(gemm(name, m, n, k, dtype, batch));
+    forward.push_back(gemm(name, m, n, k, dtype, batch, 0, false, overlap.forward_chunks, overlap.forward_margin));
     // Reversed list: appended in reverse execution order (dgrad, then wgrad when executed).
     // The output-gradient cast is placed between them rather than before the dgrad, so that
     // an all-gather overlapped with the dgrad stays next to it; the sum is the same.
@@ -151,12 +208,13 @@ class OpCoster {
     // (_2X_ACC_DGRAD = _2X_ACC_WGRAD = True, _2X_ACC_FPROP = False): GemmShape::split_accumulation.
     const bool split = dtype == Dtype::fp8;
     backward_reversed.push_back(
-        gemm(name + " wgrad", k, n, m, dtype, batch, workload_.grad_bytes_per_param, split));
+        gemm(name + " wgrad", k, n, m, dtype, batch, workload_.grad_bytes_per_param, split, 1, overlap.wgrad_margin));
     if (cast) {
       const double grad = copies * static_cast<double>(m) * static_cast<double>(n) * 2.0;
       backward_reversed.push_back(elementwise(name + " grad fp8 cast", grad, grad));
     }
-    backward_reversed.push_back(gemm(name + " dgrad", m, k, n, dtype, batch, 0, split));
+    backward_reversed.push_back(
+        gemm(name + " dgrad", m, k, n, dtype, batch, 0, split, overlap.dgrad_chunks, overlap.dgrad_margin));
   }
 
   StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {
@@ -176,20 +234,29 @@ class OpCoster {
   }
 
   StageOp tp_collective(CollectiveKind kind, double bytes, std::string suffix = "",
-                        Overlap overlap = Overlap::none) const {
+                        Overlap overlap = Overlap::none, CommEngine engine = CommEngine::shared_sms) const {
     const double seconds = collectives_.time_s(kind, tp_group_, bytes);
     StageOp op{"tp " + std::string(models::collective_name(kind)) + suffix, exec::TaskKind::tp_comm,
                engine::seconds_to_ps(seconds), 0.0, kind, bytes};
     op.overlap = overlap;
+    op.engine = engine;
     return op;
+  }
+
+  /// Bytes of a TP all-gather of the b*s*h activation: fp8 elements when Transformer Engine's
+  /// userbuffers gather fp8 (tp_comm_overlap with an fp8 recipe), the activation format otherwise.
+  double gathered_bytes() const {
+    return tp_comm_overlap_ && gemm_dtype_ == Dtype::fp8 ? hidden_bytes_ / act_bytes_ : hidden_bytes_;
   }
 
   /// Appends the TP collective `kind` at a GEMM: before it (`before_gemm`, the all-gather that
   /// feeds a column-parallel GEMM forward or a row-parallel dgrad) or after it (the
   /// reduce-scatter of a row-parallel GEMM forward or of a column-parallel wgrad/dgrad). With
-  /// TP-communication overlap (sequence parallelism, layers only) the collective is split as
-  /// Transformer Engine pipelines it: tp chunks, one exposed (the first all-gather chunk before
-  /// the GEMM, the last reduce-scatter chunk after it), the other tp - 1 beside the GEMM.
+  /// TP-communication overlap (sequence parallelism, layers only) it runs as Transformer
+  /// Engine's userbuffers do (header): an all-gather as a ring exchange beside the GEMM it
+  /// feeds (which the caller chunks by ring_chunks()), a forward reduce-scatter pipelined with
+  /// the GEMM before it (chunked by pipeline_chunks(); the last split exposed), a backward one
+  /// in bulk beside the wgrad GEMM.
   /// `reversed`: the list is built in reverse execution order (backward lists).
   /// `beside_previous`: without Transformer Engine's overlap, the collective runs beside the op
   /// before it (Megatron's asynchronous input-gradient reduction beside the wgrad GEMM).
@@ -200,15 +267,20 @@ class OpCoster {
       ops.push_back(tp_collective(kind, hidden_bytes_, "", beside_previous ? Overlap::with_previous : Overlap::none));
       return;
     }
-    const double chunk = hidden_bytes_ / tp_;
-    StageOp exposed = tp_collective(kind, chunk, " (exposed chunk)");
-    StageOp beside = tp_collective(kind, hidden_bytes_ - chunk, " (overlapped)",
-                                   before_gemm ? Overlap::with_next : Overlap::with_previous);
-    // Execution order: before the GEMM [exposed, beside]; after it [beside, exposed].
-    std::vector<StageOp> order = before_gemm ? std::vector<StageOp>{exposed, beside}
-                                             : std::vector<StageOp>{beside, exposed};
-    if (reversed) std::reverse(order.begin(), order.end());
-    ops.insert(ops.end(), order.begin(), order.end());
+    if (before_gemm) {
+      ops.push_back(tp_collective(kind, gathered_bytes(), " (ring exchange)", Overlap::with_next,
+                                  CommEngine::copy_engine));
+      return;
+    }
+    if (reversed) {
+      ops.push_back(
+          tp_collective(kind, hidden_bytes_, " (bulk)", Overlap::with_previous, CommEngine::reserved_sms));
+      return;
+    }
+    const double last_split = hidden_bytes_ / static_cast<double>(kPipelineSplits);
+    ops.push_back(tp_collective(kind, hidden_bytes_ - last_split, " (pipelined)", Overlap::with_previous,
+                                CommEngine::reserved_sms));
+    ops.push_back(tp_collective(kind, last_split, " (last split)"));
   }
 
   /// The collective at `point` in the forward pass and its mirror in the backward pass:
@@ -248,8 +320,9 @@ class OpCoster {
   /// it lands just before the dgrad in execution order.
   void wgrad_input_gather(std::vector<StageOp>& backward_reversed) const {
     if (tp_ <= 1 || !sequence_parallel_) return;
-    backward_reversed.push_back(
-        tp_collective(CollectiveKind::all_gather, hidden_bytes_, " (wgrad input)", Overlap::with_next));
+    backward_reversed.push_back(tp_collective(CollectiveKind::all_gather, gathered_bytes(), " (wgrad input)",
+                                              Overlap::with_next,
+                                              tp_comm_overlap_ ? CommEngine::reserved_sms : CommEngine::shared_sms));
   }
 
   /// Attention core forward and backward (with exposed CP exchange), plus the selective
@@ -371,11 +444,15 @@ class OpCoster {
       // up-projections column-parallel, the output projection row-parallel.
       const auto& mla = model.mla;
       const std::int64_t rope = mla.qk_rope_head_dim;
+      // The first GEMM on the gathered input runs beside the ring exchange; the wgrad beside the
+      // bulk reduce-scatter is the last in execution order, so it takes the SM margin.
+      GemmOverlap mla_first = column_overlap();
+      mla_first.dgrad_margin = false;  // no wgrad-input gather beside it (MLA re-gathers nothing)
       if (mla.q_lora_rank > 0) {
-        duplicated_gemm_pair("q down", tokens_, mla.q_lora_rank, h, fwd, bwd_rev);
+        duplicated_gemm_pair("q down", tokens_, mla.q_lora_rank, h, fwd, bwd_rev, mla_first);
         gemm_pair("q up", tokens_, heads_local * mla.qk_head_dim(), mla.q_lora_rank, fwd, bwd_rev);
       } else {
-        gemm_pair("q proj", tokens_, heads_local * mla.qk_head_dim(), h, fwd, bwd_rev);
+        gemm_pair("q proj", tokens_, heads_local * mla.qk_head_dim(), h, fwd, bwd_rev, true, 1, mla_first);
       }
       duplicated_gemm_pair("kv down", tokens_, mla.kv_lora_rank + rope, h, fwd, bwd_rev);
       gemm_pair("kv up", tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, fwd, bwd_rev);
@@ -385,37 +462,40 @@ class OpCoster {
     } else {
       const std::int64_t d = model.head_dim();
       const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
-      gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev);
+      gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev, true, 1, column_overlap());
       wgrad_input_gather(bwd_rev);
       out_proj_k = heads_local * d;
       rotary_embedding(static_cast<double>(tokens_ * (heads_local + kv_local) * d) * act_bytes_, fwd, bwd_rev);
     }
     attention(fwd, bwd_rev, selective_recompute);
-    gemm_pair("proj", tokens_, h, out_proj_k, fwd, bwd_rev);
+    gemm_pair("proj", tokens_, h, out_proj_k, fwd, bwd_rev, true, 1, row_overlap());
     tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
     elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
   }
 
   /// A dense MLP of width `ffn` (whole model; split over TP) on `tokens`; `prefix` names it.
-  /// `regather_input`: fc1 is the layer's column-parallel linear on the sequence-parallel
-  /// input (wgrad_input_gather).
+  /// `layer_block`: the MLP is the layer's TP block: fc1 is the column-parallel linear on the
+  /// gathered sequence-parallel input (wgrad_input_gather) and fc1/fc2 sit at the layer's
+  /// overlappable TP collectives (their GEMMs chunked under Transformer Engine's overlap).
   void mlp(const std::string& prefix, std::int64_t tokens, std::int64_t ffn_local, std::vector<StageOp>& fwd,
-           std::vector<StageOp>& bwd_rev, bool regather_input = false) const {
+           std::vector<StageOp>& bwd_rev, bool layer_block = false) const {
     const auto& model = workload_.model;
     const std::int64_t h = model.hidden_size;
     const double ffn_bytes = static_cast<double>(tokens * ffn_local) * act_bytes_;
+    const GemmOverlap fc1_overlap = layer_block ? column_overlap() : GemmOverlap{};
+    const GemmOverlap fc2_overlap = layer_block ? row_overlap() : GemmOverlap{};
     if (model.hidden_act == models::Activation::swiglu) {
-      gemm_pair(prefix + "fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev);
-      if (regather_input) wgrad_input_gather(bwd_rev);
+      gemm_pair(prefix + "fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev, true, 1, fc1_overlap);
+      if (layer_block) wgrad_input_gather(bwd_rev);
       elementwise_pair(prefix + "swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
     } else {
-      gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev);
-      if (regather_input) wgrad_input_gather(bwd_rev);
+      gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev, true, 1, fc1_overlap);
+      if (layer_block) wgrad_input_gather(bwd_rev);
       // gelu and relu2 (squared ReLU): one elementwise pass over the up-projection output.
       elementwise_pair(prefix + std::string(models::activation_name(model.hidden_act)), ffn_bytes, ffn_bytes, fwd,
                        bwd_rev);
     }
-    gemm_pair(prefix + "fc2", tokens, h, ffn_local, fwd, bwd_rev);
+    gemm_pair(prefix + "fc2", tokens, h, ffn_local, fwd, bwd_rev, true, 1, fc2_overlap);
   }
 
   /// The MLP half of a dense layer.
@@ -425,7 +505,7 @@ class OpCoster {
     elementwise_pair("ln2", act, act, fwd, bwd_rev);
     tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
     mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev,
-        /*regather_input=*/true);
+        /*layer_block=*/true);
     tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
     elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
   }
@@ -483,9 +563,10 @@ class OpCoster {
   /// A GEMM every TP rank computes in full (duplicated weights): its time is the whole GEMM's,
   /// its per-rank model FLOPs 1/t of it.
   void duplicated_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
-                            std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
+                            std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
+                            GemmOverlap overlap = {}) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();
-    gemm_pair(name, m, n, k, forward, backward_reversed);
+    gemm_pair(name, m, n, k, forward, backward_reversed, true, 1, overlap);
     for (std::size_t i = f; i < forward.size(); ++i) forward[i].flops /= tp_;
     for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops /= tp_;
   }

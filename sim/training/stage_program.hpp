@@ -19,6 +19,14 @@ namespace clustersim::training {
 /// op after that pair waits for it. `none`: it blocks the compute stream.
 enum class Overlap : std::uint8_t { none, with_previous, with_next };
 
+/// Where an overlapped communication op runs, which decides whether the compute beside it slows.
+enum class CommEngine : std::uint8_t {
+  shared_sms,    ///< a kernel on SMs it takes from the compute beside it (NCCL): that compute slows
+  copy_engine,   ///< the GPU's copy engines (Transformer Engine's ring exchange): no SMs taken
+  reserved_sms,  ///< SMs reserved up front (Transformer Engine's SM margin): the GEMM beside it
+                 ///< was costed on the remaining SMs, so it does not slow further
+};
+
 /// One kernel or collective of the stage's compute stream (or overlapped beside it).
 struct StageOp {
   std::string name;                ///< e.g. "qkv", "attn bwd", "tp all-gather"
@@ -34,6 +42,7 @@ struct StageOp {
   models::CollectiveKind collective = models::CollectiveKind::all_reduce;
   double collective_bytes = 0;
   Overlap overlap = Overlap::none;
+  CommEngine engine = CommEngine::shared_sms;  ///< overlapped ops: what the transfer runs on
 };
 
 /// The ops of one transformer layer of one kind, per micro-batch.

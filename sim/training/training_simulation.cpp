@@ -56,6 +56,7 @@ struct StageTasks {
   StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
   StreamId context_parallel = -1;  // cp > 1: KV exchanges beside attention
   StreamId tensor_parallel = -1;   // TP-communication overlap: collectives beside their GEMMs
+  StreamId tensor_userbuffers = -1;  // TE TP transfers that take no SMs from the compute beside them
   StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
   StreamId expert_data_parallel = -1, expert_data_parallel_reduce = -1;  // MoE: the experts' own
   // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
@@ -147,7 +148,7 @@ class StepBuilder {
     for (const StageOp& op : ops) {
       std::string label = fmt::format("{} {}", prefix, op.name);
       if (op.overlap != Overlap::none) {
-        const StreamId side = side_stream(stage, op.kind);
+        const StreamId side = side_stream(stage, op);
         const TaskId prerequisite = op.overlap == Overlap::with_previous ? stage.before_last_task : stage.last_task;
         const TaskId comm = symmetric_flows()
                                 ? graph_.add_async_task(side, op_starter(stage, op), op.kind, std::move(label))
@@ -179,13 +180,19 @@ class StepBuilder {
     return {first, last};
   }
 
-  // The stage's side stream for overlapped communication of `kind`.
-  StreamId side_stream(StageTasks& stage, TaskKind kind) {
+  // The stage's side stream for an overlapped communication op: cp-comm, tp-comm, or
+  // tp-userbuffers for Transformer Engine's transfers that take no SMs from the compute beside
+  // them (copy engines, or SMs the GEMM was already costed without): a stream role that leaves
+  // that compute at full speed.
+  StreamId side_stream(StageTasks& stage, const StageOp& op) {
     const int p = stage_index(stage);
-    StreamId& stream = kind == TaskKind::cp_comm ? stage.context_parallel : stage.tensor_parallel;
+    const bool context = op.kind == TaskKind::cp_comm;
+    const bool unshared = !context && op.engine != CommEngine::shared_sms;
+    StreamId& stream = context ? stage.context_parallel : unshared ? stage.tensor_userbuffers : stage.tensor_parallel;
     if (stream < 0) {
-      stream = graph_.add_stream(fmt::format("stage {} {}", p, kind == TaskKind::cp_comm ? "cp-comm" : "tp-comm"), p,
-                                 exec::StreamRole::communication);
+      stream = graph_.add_stream(
+          fmt::format("stage {} {}", p, context ? "cp-comm" : unshared ? "tp-userbuffers" : "tp-comm"), p,
+          unshared ? exec::StreamRole::other : exec::StreamRole::communication);
     }
     return stream;
   }
@@ -982,7 +989,7 @@ TrainingResult simulate_training_step(const TrainingSetup& setup) {
     const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
     auto& streams = stage_streams[static_cast<std::size_t>(p)];
     for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
-                       stage.tensor_parallel, stage.data_parallel_reduce, stage.expert_data_parallel,
+                       stage.tensor_parallel, stage.tensor_userbuffers, stage.data_parallel_reduce, stage.expert_data_parallel,
                        stage.expert_data_parallel_reduce}) {
       if (s >= 0) streams.push_back(s);
     }
