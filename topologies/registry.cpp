@@ -30,6 +30,11 @@ ParameterDoc link_bandwidth_doc() {
   return {"link_bytes_per_s", "bytes/s", "nic_bytes_per_s",
           "bandwidth of one switch-to-switch link, one direction"};
 }
+ParameterDoc routing_doc() {
+  return {"routing", "", "ecmp",
+          "equal-cost route choice: ecmp (hash of each flow) or d-mod-k (by the destination NIC's index, "
+          "InfiniBand's fat-tree routing)"};
+}
 ParameterDoc leaf_oversubscription_doc() {
   return {"oversubscription", "ratio", "1",
           "leaf downlink:uplink port ratio (>= 1); down ports = floor(radix*o/(1+o)) clamped to "
@@ -65,22 +70,22 @@ const std::vector<TopologyDoc>& topology_registry() {
         link_latency_doc()}},
       {"fat-tree",
        "2- or 3-tier k-ary fat-tree of radix-k switches; NICs fill leaf ports node-major; "
-       "oversubscription per tier (leaf, aggregation); per-flow ECMP over fewest-hop routes",
+       "oversubscription per tier (leaf, aggregation); fewest-hop routes, per-flow ECMP or d-mod-k",
        {{"tiers", "", "2", "switch tiers: 2 (leaf-spine) or 3 (leaf-aggregation-core)"},
         {"radix", "ports", "64", "ports per switch; even and >= 4"},
         leaf_oversubscription_doc(),
         {"aggregation_oversubscription", "ratio", "1",
          "3 tiers only: aggregation downlink:uplink port ratio (>= 1), split like the leaf's"},
-        nics_per_node_doc(), nic_bandwidth_doc(), link_bandwidth_doc(), link_latency_doc()}},
+        nics_per_node_doc(), nic_bandwidth_doc(), link_bandwidth_doc(), link_latency_doc(), routing_doc()}},
       {"rail-optimized",
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one "
-       "spine tier (2 tiers); per-flow ECMP over fewest-hop routes",
+       "spine tier (2 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
        {{"radix", "ports", "64", "ports per switch; even and >= 4"},
         leaf_oversubscription_doc(), nics_per_node_doc(), nic_bandwidth_doc(), link_bandwidth_doc(),
-        link_latency_doc()}},
+        link_latency_doc(), routing_doc()}},
       {"switch",
        "every NIC on one ideal non-blocking switch (no radix limit)",
-       {nics_per_node_doc(), nic_bandwidth_doc(), link_latency_doc()}},
+       {nics_per_node_doc(), nic_bandwidth_doc(), link_latency_doc(), routing_doc()}},
       {"torus",
        "1D/2D/3D torus with wraparound, one accelerator per coordinate (dimension 0 fastest, "
        "so a node's accelerators run along it), neighbour links and no switches (TPU-style "

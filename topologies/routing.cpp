@@ -8,9 +8,10 @@
 
 namespace clustersim::topologies {
 
-SwitchRouter::SwitchRouter(const NetworkGraph& graph, int first_switch_vertex)
+SwitchRouter::SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination)
     : switches_(static_cast<std::size_t>(graph.vertex_count() - first_switch_vertex)),
       first_switch_vertex_(first_switch_vertex),
+      by_destination_(by_destination),
       distances_to_(static_cast<std::size_t>(graph.vertex_count() - first_switch_vertex)) {
   for (const Link& link : graph.links()) {
     if (link.from < first_switch_vertex || link.to < first_switch_vertex) continue;
@@ -59,13 +60,20 @@ void SwitchRouter::append_route(int from, int to, std::uint64_t flow_hash,
   if (distances[current] < 0) {
     throw SimulationError(fmt::format("scale-out switches {} and {} are not connected", from, to));
   }
+  std::uint64_t destination = flow_hash;  // d-mod-k: the destination index, consumed digit by digit
   for (std::uint64_t hop = 0; distances[current] > 0; ++hop) {
     const int wanted = distances[current] - 1;
     std::uint64_t candidates = 0;
     for (const auto edge : boost::make_iterator_range(boost::out_edges(current, switches_))) {
       if (distances[boost::target(edge, switches_)] == wanted) ++candidates;
     }
-    std::uint64_t pick = engine::splitmix64(flow_hash + hop) % candidates;
+    std::uint64_t pick = 0;
+    if (by_destination_) {
+      pick = destination % candidates;
+      destination /= candidates;
+    } else {
+      pick = engine::splitmix64(flow_hash + hop) % candidates;
+    }
     for (const auto edge : boost::make_iterator_range(boost::out_edges(current, switches_))) {
       const auto next = boost::target(edge, switches_);
       if (distances[next] != wanted) continue;

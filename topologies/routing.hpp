@@ -23,7 +23,10 @@ class SwitchRouter final : public FabricRouter {
   /// Routes over the vertices [first_switch_vertex, vertex_count) of `graph`: the fabric
   /// switches of a scale-out fabric, or every vertex (first_switch_vertex = 0) for a custom
   /// network where any vertex may be a transit hop.
-  SwitchRouter(const NetworkGraph& graph, int first_switch_vertex);
+  /// `by_destination`: d-mod-k (ScaleOutSpec::routing): append_route's `flow_hash` is the
+  /// destination endpoint's index, and each hop takes it modulo its candidates (then divides
+  /// it by them) instead of hashing.
+  SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination = false);
 
   /// Appends the links of a fewest-hop route from switch vertex `from` to switch vertex `to`.
   void append_route(int from, int to, std::uint64_t flow_hash,
@@ -44,6 +47,7 @@ class SwitchRouter final : public FabricRouter {
 
   SwitchGraph switches_;
   int first_switch_vertex_ = 0;
+  bool by_destination_ = false;
   mutable std::vector<std::vector<int>> distances_to_;  ///< per destination; empty until used
 };
 

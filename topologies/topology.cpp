@@ -22,6 +22,7 @@ namespace clustersim::topologies {
 
 struct Topology::Impl {
   ClusterNetworkSpec spec;
+  bool route_by_destination = false;  ///< spec.scale_out.routing == "d-mod-k"
   NetworkGraph graph;
   ScaleUpDomains scale_up;
   ScaleOutEndpoints endpoints;
@@ -74,7 +75,9 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
       path.links.push_back(endpoints.nic_cable[es].forward);
     }
     path.links.push_back(fabric->endpoint_cable[es].forward);
-    router->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], flow_hash, path.links);
+    // d-mod-k routes by the destination NIC alone (ScaleOutSpec::routing).
+    const std::uint64_t choice = route_by_destination ? static_cast<std::uint64_t>(ed) : flow_hash;
+    router->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
     path.links.push_back(fabric->endpoint_cable[ed].backward);
     if (endpoints.shared_nics) {
       path.links.push_back(endpoints.nic_cable[ed].backward);
@@ -145,6 +148,7 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
   }
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
+  impl->route_by_destination = spec.scale_out.routing == "d-mod-k";
   if (const DirectBuilder direct_builder = find_direct_builder(spec.scale_out.topology)) {
     impl->direct = direct_builder(impl->graph, spec);
     impl->router = std::move(impl->direct->router);
@@ -158,7 +162,8 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
     impl->fabric = builder(impl->graph, spec.scale_out, impl->endpoints.vertex);
     impl->router = impl->fabric->router
                        ? std::move(impl->fabric->router)
-                       : std::make_unique<SwitchRouter>(impl->graph, impl->fabric->first_switch_vertex);
+                       : std::make_unique<SwitchRouter>(impl->graph, impl->fabric->first_switch_vertex,
+                                                        impl->route_by_destination);
   }
   impl->graph.set_efficiencies(spec.scale_up.efficiency, spec.scale_out.efficiency);
   return Topology(std::move(impl));
@@ -183,6 +188,8 @@ const Path& Topology::path(int src_accelerator, int dst_accelerator, std::uint64
   impl_->check_accelerator(dst_accelerator);
   const std::uint64_t key = (static_cast<std::uint64_t>(src_accelerator) << 32U) |
                             static_cast<std::uint32_t>(dst_accelerator);
+  // Destination routing ignores the flow key: every key shares the per-pair route.
+  if (impl_->route_by_destination) flow_key = 0;
   auto& cache = flow_key == 0 ? impl_->path_cache : impl_->flow_path_cache[flow_key];
   auto it = cache.find(key);
   if (it == cache.end()) {

@@ -50,6 +50,13 @@ struct ScaleOutSpec {
   int dragonfly_terminals_per_router = 0;     ///< dragonfly: NIC ports per router
   int dragonfly_global_links_per_router = 0;  ///< dragonfly: inter-group ports per router
   std::string custom_file;  ///< custom: edge-list file (absolute, or relative to the process)
+  /// How a fewest-hop route picks among equal-cost next hops in a switched scale-out fabric
+  /// (fat-tree, rail-optimized, switch): "ecmp" hashes each flow (source, destination,
+  /// channel), as Ethernet/RoCE switches do; "d-mod-k" takes, at every hop, the destination
+  /// endpoint's index modulo the candidates (then divided by them for the next hop), the
+  /// destination-based routing InfiniBand's subnet manager computes for fat-trees: every flow
+  /// to one NIC takes the same route, and a shift pattern (rings) gets disjoint uplinks.
+  std::string routing = "ecmp";
 
   /// link_bytes_per_s, or nic_bytes_per_s when unset.
   double fabric_link_bytes_per_s() const { return link_bytes_per_s > 0 ? link_bytes_per_s : nic_bytes_per_s; }

@@ -1,5 +1,6 @@
 #include "topologies/routing.hpp"
 
+#include <map>
 #include <set>
 
 #include <doctest/doctest.h>
@@ -130,4 +131,45 @@ TEST_CASE("ECMP per flow: flow keys spread one pair over both spines, determinis
   CHECK(spines_used.size() == 2);
   // Same-leaf and same-node routes have no choice to make.
   CHECK(topology.path(0, 1, 7).links == topology.path(0, 1).links);
+}
+
+TEST_CASE("d-mod-k: a ring's shift pattern gets disjoint uplinks where per-flow ECMP collides") {
+  // 256 nodes x 8 GPUs on a 2-tier radix-64 fat-tree: 64 leaves of 4 nodes (32 NICs), 32
+  // spines. Eight rings (one per GPU index, as data-parallel rings with TP8), each hop node n
+  // -> n + 1: the 8 flows leaving a leaf at its last node go to 8 different NICs.
+  const auto busiest_uplink = [](const Topology& topology) {
+    std::map<LinkId, int> load;
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      for (int node = 0; node < 256; ++node) {
+        const Path& path = topology.path(node * 8 + gpu, ((node + 1) % 256) * 8 + gpu);
+        if (path.links.size() == 4) ++load[path.links[1]];  // leaf -> spine
+      }
+    }
+    int most = 0;
+    for (const auto& [link, flows] : load) most = std::max(most, flows);
+    return most;
+  };
+  auto spec = cluster(256, 8, 8, "fat-tree", 64, 2);
+  const Topology hashed = Topology::build(spec);
+  spec.scale_out.routing = "d-mod-k";
+  const Topology by_destination = Topology::build(spec);
+  CHECK(busiest_uplink(by_destination) == 1);
+  CHECK(busiest_uplink(hashed) > 1);
+  // Every flow to one NIC takes one route, whatever the source or flow key; routes stay chains.
+  const Path& a = by_destination.path(0, 100);
+  CHECK(is_chain(by_destination, a));
+  CHECK(&by_destination.path(0, 100, 5) == &a);  // the flow key is ignored
+  const Path& b = by_destination.path(40, 100);
+  CHECK(link_at(by_destination, a.links[1]).to == link_at(by_destination, b.links[1]).to);  // same spine
+}
+
+TEST_CASE("routing: unknown names and d-mod-k outside switched fabrics are rejected") {
+  auto spec = cluster(8, 1, 1, "fat-tree", 4, 2);
+  spec.scale_out.routing = "random";
+  CHECK_THROWS_WITH_AS((void)Topology::build(spec), doctest::Contains("unknown scale-out routing 'random'; valid: d-mod-k, ecmp"),
+                       clustersim::ConfigError);
+  spec.scale_out.routing = "d-mod-k";
+  spec.scale_out.topology = "dragonfly";
+  CHECK_THROWS_WITH_AS((void)Topology::build(spec), doctest::Contains("routing d-mod-k applies to the fat-tree"),
+                       clustersim::ConfigError);
 }

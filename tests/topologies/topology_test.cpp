@@ -66,7 +66,7 @@ TEST_CASE("registry documents every topology in name order") {
   CHECK(registry[4].name == "switch");
   CHECK(registry[5].name == "torus");
   const TopologyDoc& fat_tree = registry[2];
-  REQUIRE(fat_tree.parameters.size() == 8);
+  REQUIRE(fat_tree.parameters.size() == 9);
   CHECK(fat_tree.parameters[0].name == "tiers");
   CHECK(fat_tree.parameters[0].default_value == "2");
   CHECK(fat_tree.parameters[1].name == "radix");
@@ -75,7 +75,7 @@ TEST_CASE("registry documents every topology in name order") {
   CHECK(fat_tree.parameters[3].name == "aggregation_oversubscription");
   CHECK(fat_tree.parameters[5].name == "nic_bytes_per_s");
   CHECK(fat_tree.parameters[5].unit == "bytes/s");
-  REQUIRE(registry[4].parameters.size() == 3);
+  REQUIRE(registry[4].parameters.size() == 4);
   CHECK(registry[4].parameters[2].name == "link_latency_s");
   CHECK(registry[4].parameters[2].unit == "s");
   CHECK(registry[1].parameters[0].name == "dragonfly_groups");
@@ -86,6 +86,8 @@ TEST_CASE("registry documents every topology in name order") {
   CHECK(fat_tree.parameters[0].default_value == std::to_string(defaults.tiers));
   CHECK(fat_tree.parameters[1].default_value == std::to_string(defaults.radix));
   CHECK(fat_tree.parameters[4].default_value == std::to_string(defaults.nics_per_node));
+  CHECK(fat_tree.parameters[8].name == "routing");
+  CHECK(fat_tree.parameters[8].default_value == defaults.routing);
   for (const TopologyDoc& doc : registry) {
     CHECK(!doc.help.empty());
     for (const ParameterDoc& parameter : doc.parameters) CHECK(!parameter.help.empty());
