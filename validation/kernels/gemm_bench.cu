@@ -36,15 +36,10 @@ std::vector<ck::CalibrationRow> measure(const ck::BenchArgs& args, const std::st
     b_elements = std::max(b_elements, static_cast<std::size_t>(shape.k * shape.n * shape.batch));
     c_elements = std::max(c_elements, static_cast<std::size_t>(shape.m * shape.n * shape.batch));
   }
-  void *a = nullptr, *b = nullptr, *c = nullptr, *workspace = nullptr;
-  ck::check_cuda(cudaMalloc(&a, a_elements * 4), "cudaMalloc A");
-  ck::check_cuda(cudaMalloc(&b, b_elements * 4), "cudaMalloc B");
-  ck::check_cuda(cudaMalloc(&c, c_elements * 4), "cudaMalloc C");
-  ck::check_cuda(cudaMalloc(&workspace, kWorkspaceBytes), "cudaMalloc workspace");
-  cudaStream_t stream = nullptr;
-  ck::check_cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
-  cublasLtHandle_t handle = nullptr;
-  ck::check_cublas(cublasLtCreate(&handle), "cublasLtCreate");
+  const ck::GemmBuffers buffers(a_elements * 4, b_elements * 4, c_elements * 4, kWorkspaceBytes);
+  void *a = buffers.a, *b = buffers.b, *c = buffers.c, *workspace = buffers.workspace;
+  cudaStream_t stream = buffers.stream;
+  cublasLtHandle_t handle = buffers.handle;
 
   std::vector<ck::CalibrationRow> rows;
   for (ck::GemmDtype dtype : dtypes) {
@@ -85,12 +80,6 @@ std::vector<ck::CalibrationRow> measure(const ck::BenchArgs& args, const std::st
                    shape.label.c_str(), timing.median_s * 1e3, flops / timing.median_s * 1e-12);
     }
   }
-  cublasLtDestroy(handle);
-  cudaStreamDestroy(stream);
-  cudaFree(workspace);
-  cudaFree(c);
-  cudaFree(b);
-  cudaFree(a);
   return rows;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the CUDA kernel suite on this machine's GPU (under 5 minutes on an H100/H200) and writes
-# calibration CSVs (docs/validation.md, "Kernel suite") plus the setup they were measured on.
+# Runs the CUDA kernel suite on this machine's GPU (about 7 minutes on an H100/H200, 2 of them the
+# sustained GEMM loop; --quick about 2) and writes calibration CSVs (docs/validation.md, "Kernel
+# suite") plus the setup they were measured on.
 #
 #   validation/kernels/run.sh [--quick] [OUT_DIR]
 #
@@ -12,7 +13,10 @@
 # imports and sees the GPU, else from attention_bench (a simple tiled forward kernel). SDPA runs
 # twice: its FlashAttention-2 backend into attention.csv (family fa2, with the other CSVs) and
 # its cuDNN backend into attention-cudnn/attention.csv (family cudnn: validate that folder with
-# --attention-kernel cudnn), skipped where this torch has no cuDNN attention.
+# --attention-kernel cudnn), skipped where this torch has no cuDNN attention. Last, sustained_bench
+# runs one bf16 8192^3 GEMM back to back for 120 s (15 with --quick) into sustained/gemm.csv (the
+# settled rate) while nvidia-smi logs clocks, power and temperature every second into
+# sustained/smi.csv: what a GPU keeps at its power limit, against the short runs above.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -22,7 +26,7 @@ out_dir=""
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=(--quick) ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg' (valid: --quick)" >&2; exit 64 ;;
     *) [[ -z "$out_dir" ]] || { echo "run.sh: more than one OUT_DIR" >&2; exit 64; }; out_dir=$arg ;;
   esac
@@ -79,7 +83,7 @@ say() { echo "$@" | tee -a "$log" >&2; }
 say "run.sh: $gpu_name (driver $driver, $clocks) as $ACCELERATOR -> $out_dir"
 
 # --- build (if needed) -------------------------------------------------------------------------
-benches=(gemm_bench memory_bench attention_bench layer_bench)
+benches=(gemm_bench memory_bench attention_bench layer_bench sustained_bench)
 have_all() { for b in "${benches[@]}"; do [[ -x "$1/$b" ]] || return 1; done; }
 if [[ -z "${BUILD_DIR:-}" ]]; then
   if have_all "$repo/build/kernels"; then BUILD_DIR=$repo/build/kernels; else BUILD_DIR=$repo/build/kernels-run; fi
@@ -153,6 +157,16 @@ else
   run_one attention "$BUILD_DIR/attention_bench" --out "$out_dir/attention.csv" "${common_args[@]}"
 fi
 run_one layer "$BUILD_DIR/layer_bench" --out "$out_dir/layer.csv" "${common_args[@]}"
+
+mkdir -p "$out_dir/sustained"
+smi_target=()
+[[ "$first_visible" =~ ^[0-9]+$ ]] && smi_target=(-i "$first_visible")
+nvidia-smi "${smi_target[@]}" --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu \
+  --format=csv -lms 1000 >"$out_dir/sustained/smi.csv" 2>>"$log" &
+smi_pid=$!
+run_one sustained "$BUILD_DIR/sustained_bench" --out "$out_dir/sustained/gemm.csv" "${common_args[@]}"
+kill "$smi_pid" 2>/dev/null || true
+wait "$smi_pid" 2>/dev/null || true
 
 say "run.sh: results in $out_dir (total $SECONDS s)"
 exit "$status"

@@ -7,7 +7,7 @@ namespace clustersim::kernels {
 
 std::string bench_usage(const std::string& program) {
   return "usage: " + program +
-         " --out FILE.csv --accelerator NAME [--warmup N] [--repeats N] [--quick]"
+         " --out FILE.csv --accelerator NAME [--warmup N] [--repeats N] [--seconds N] [--quick]"
          " [--source TEXT] [--meta KEY=VALUE]...";
 }
 
@@ -38,7 +38,7 @@ BenchArgs parse_bench_args(const std::vector<std::string>& args) {
       continue;
     }
     if (option != "--out" && option != "--accelerator" && option != "--warmup" &&
-        option != "--repeats" && option != "--source" && option != "--meta") {
+        option != "--repeats" && option != "--seconds" && option != "--source" && option != "--meta") {
       throw std::invalid_argument("unknown option '" + option + "'");
     }
     if (i + 1 >= args.size()) throw std::invalid_argument(option + ": missing value");
@@ -51,6 +51,8 @@ BenchArgs parse_bench_args(const std::vector<std::string>& args) {
       parsed.warmup = parse_int(option, value, 0);
     } else if (option == "--repeats") {
       parsed.repeats = parse_int(option, value, 3);
+    } else if (option == "--seconds") {
+      parsed.seconds = parse_int(option, value, 1);
     } else if (option == "--source") {
       parsed.source = value;
     } else {  // --meta

@@ -15,6 +15,7 @@ struct BenchArgs {
   int warmup = 5;            ///< untimed warm-up executions per shape (--warmup, >= 0)
   int repeats = 30;          ///< timed repeats per shape (--repeats, >= 3)
   bool quick = false;        ///< a small subset of shapes (--quick), for smoke runs
+  int seconds = 0;           ///< sustained_bench: length of the loop (--seconds, >= 1); 0: its default
   std::string source;        ///< row source text (--source); the tool name and date if empty
   CalibrationMetadata metadata;  ///< --meta key=value, in the order given
 };
@@ -22,7 +23,7 @@ struct BenchArgs {
 /// The usage text for a benchmark called `program`.
 std::string bench_usage(const std::string& program);
 
-/// Parses argv[1..]: --out PATH, --accelerator NAME, --warmup N, --repeats N, --quick,
+/// Parses argv[1..]: --out PATH, --accelerator NAME, --warmup N, --repeats N, --seconds N, --quick,
 /// --source TEXT, --meta KEY=VALUE (repeatable). Throws std::invalid_argument naming the
 /// problem for unknown options, missing values, non-integer or out-of-range numbers and
 /// missing required options.

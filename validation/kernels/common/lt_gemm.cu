@@ -173,6 +173,34 @@ void LtGemm::prepare(const LtGemmSpec& spec) {
 
 LtGemm::~LtGemm() { release(); }
 
+GemmBuffers::GemmBuffers(std::size_t a_bytes, std::size_t b_bytes, std::size_t c_bytes,
+                         std::size_t workspace_bytes) {
+  try {
+    check_cuda(cudaMalloc(&a, a_bytes), "cudaMalloc A");
+    check_cuda(cudaMalloc(&b, b_bytes), "cudaMalloc B");
+    check_cuda(cudaMalloc(&c, c_bytes), "cudaMalloc C");
+    check_cuda(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
+    check_cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+    check_cublas(cublasLtCreate(&handle), "cublasLtCreate");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+GemmBuffers::~GemmBuffers() { release(); }
+
+void GemmBuffers::release() {
+  if (handle) cublasLtDestroy(handle);
+  if (stream) cudaStreamDestroy(stream);
+  for (void* buffer : {workspace, c, b, a}) {
+    if (buffer) cudaFree(buffer);
+  }
+  handle = nullptr;
+  stream = nullptr;
+  a = b = c = workspace = nullptr;
+}
+
 void LtGemm::release() {
   if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
   if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);

@@ -71,6 +71,26 @@ class LtGemm {
   cublasLtMatmulAlgo_t algo_{};
 };
 
+/// What a GEMM benchmark holds: device buffers for A, B and C, a cuBLASLt workspace, a stream
+/// and a cuBLASLt handle, released on destruction (also when a later allocation fails).
+class GemmBuffers {
+ public:
+  GemmBuffers(std::size_t a_bytes, std::size_t b_bytes, std::size_t c_bytes, std::size_t workspace_bytes);
+  ~GemmBuffers();
+  GemmBuffers(const GemmBuffers&) = delete;
+  GemmBuffers& operator=(const GemmBuffers&) = delete;
+
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  void* workspace = nullptr;
+  cudaStream_t stream = nullptr;
+  cublasLtHandle_t handle = nullptr;
+
+ private:
+  void release();
+};
+
 /// Fills `count` elements of type `dtype` (input type when `output` is false, else output type)
 /// with deterministic pseudo-random values uniform in [-scale, scale].
 void fill_random(void* data, std::size_t count, GemmDtype dtype, bool output, float scale,

@@ -10,6 +10,7 @@
 #include "common/bench_args.hpp"
 #include "common/calibration_csv.hpp"
 #include "common/gemm_shapes.hpp"
+#include "common/sustained.hpp"
 #include "common/timing_stats.hpp"
 
 using namespace clustersim::kernels;
@@ -149,6 +150,9 @@ TEST_CASE("benchmark arguments") {
   CHECK(defaults.repeats == 30);
   CHECK(defaults.warmup == 5);
   CHECK_FALSE(defaults.quick);
+  CHECK(defaults.seconds == 0);
+  CHECK(parse_bench_args({"--out", "x.csv", "--accelerator", "h200-sxm", "--seconds", "90"}).seconds == 90);
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--seconds", "0"}), "--seconds: must be >= 1, got 0", std::invalid_argument);
 
   CHECK_THROWS_WITH_AS(parse_bench_args({"--accelerator", "h200-sxm"}), "--out is required",
                        std::invalid_argument);
@@ -214,4 +218,33 @@ TEST_CASE("transformer GEMM shapes: invalid shards are rejected") {
   CHECK_THROWS_WITH_AS(transformer_layer_gemms(shard), "transformer shard gpt3-175b: seq_len must be positive, got 0",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(square_gemms({-4}), "square GEMM size must be positive, got -4", std::invalid_argument);
+}
+
+TEST_CASE("sustained run: the first window against the settled tail") {
+  // 10 windows of 1 s: 700 GEMMs each at first, 620 from t = 6 s on (a clock that dropped).
+  std::vector<SustainWindow> windows;
+  for (int i = 0; i < 10; ++i) windows.push_back({static_cast<double>(i), 1.0, i < 6 ? 700 : 620});
+  const SustainedSummary tail4 = summarize_sustained(windows, 4.0);  // 10 s >= 2 x 4 s: last 4 s
+  CHECK(tail4.first_op_s == doctest::Approx(1.0 / 700));
+  CHECK(tail4.settled_op_s == doctest::Approx(1.0 / 620));
+  CHECK(tail4.settled_windows == 4);
+  CHECK(tail4.settled_executions == 4 * 620);
+  CHECK(tail4.settled_from_s == doctest::Approx(6.0));
+  // Shorter than 2 x tail: the second half (windows starting at >= 5 s).
+  const SustainedSummary half = summarize_sustained(windows, 30.0);
+  CHECK(half.settled_windows == 5);
+  CHECK(half.settled_from_s == doctest::Approx(5.0));
+  CHECK(half.settled_op_s == doctest::Approx(1.0 / 620));  // median of 700, 620 x 4
+  // One window: it is both the first and the settled one.
+  const SustainedSummary one = summarize_sustained({{0.0, 2.0, 100}}, 30.0);
+  CHECK(one.settled_windows == 1);
+  CHECK(one.settled_op_s == doctest::Approx(0.02));
+
+  CHECK_THROWS_WITH_AS(summarize_sustained({}, 30.0), "summarize_sustained: no windows", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(summarize_sustained({{0.0, 1.0, 0}}, 30.0),
+                       "summarize_sustained: window 0 needs executions >= 1 and a finite duration > 0",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(summarize_sustained({{1.0, 1.0, 5}, {0.5, 1.0, 5}}, 30.0),
+                       "summarize_sustained: window 1 starts before window 0", std::invalid_argument);
+  CHECK_THROWS_AS(summarize_sustained(windows, 0.0), std::invalid_argument);
 }
