@@ -586,6 +586,7 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   par.zero3_granularity = reader.string("workload.parallelism.zero3_granularity").value_or("layer") == "tensor"
                               ? training::Zero3Granularity::tensor
                               : training::Zero3Granularity::layer;
+  par.zero3_list_gathers = reader.boolean("workload.parallelism.zero3_list_gathers").value_or(false);
   par.sequence_parallel = reader.boolean("workload.parallelism.sequence_parallel").value_or(true);
   const std::string stage_layers_key = "workload.parallelism.stage_layers";
   if (const ConfigNode* list = reader.node(stage_layers_key); list != nullptr && !problems.bad(stage_layers_key)) {

@@ -282,6 +282,10 @@ Schema scenario_schema() {
                  "Megatron-FSDP); tensor = each parameter tensor on its own (DeepSpeed stage 3 as of 2021), "
                  "one collective's latency each")
           .def("layer"),
+      boolean_field("zero3_list_gathers",
+                    "ZeRO-3 parameter all-gathers return one tensor per rank (PyTorch's list-form all_gather, "
+                    "DeepSpeed stage 3 in 2021): one copy kernel per rank after each gather")
+          .def("false"),
       list_field("stage_layers",
                  "transformer layers of each pipeline stage, integers >= 1 summing to the model's layers (e.g. "
                  "fewer on the first and last stage, which also hold the embedding and LM head): pp counts, one "

@@ -140,7 +140,14 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
       return total;
     };
     const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
-      return unit_comm_s(part, models::CollectiveKind::all_gather, u, param_bytes);
+      double copies_s = 0;  // list-form all-gathers: per-rank copies after each collective
+      if (w.parallelism.zero3_list_gathers) {
+        const std::vector<double> whole{1.0};
+        for (const double share : u < part.unit_shares.size() ? part.unit_shares[u] : whole) {
+          copies_s += zero3_gather_copies_s(setup, part.units[u] * share * param_bytes, part.group.size());
+        }
+      }
+      return unit_comm_s(part, models::CollectiveKind::all_gather, u, param_bytes) + copies_s;
     };
     // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
     const auto pass_stall = [&](bool backward) {

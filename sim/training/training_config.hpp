@@ -47,6 +47,11 @@ struct ParallelismConfig {
   /// the head: FSDP units, Megatron-FSDP, DeepSpeed's coalesced fetch), or each parameter
   /// tensor on its own (DeepSpeed stage 3 as of 2021: one collective per parameter).
   Zero3Granularity zero3_granularity = Zero3Granularity::layer;
+  /// ZeRO-3's parameter all-gathers return one tensor per rank (PyTorch's list-form
+  /// all_gather, which DeepSpeed stage 3 called in 2021): after the collective the process
+  /// group copies the flat buffer out into each rank's tensor, one copy kernel per rank on the
+  /// collective's stream (training_simulation.cpp, zero3_gather_copies_s).
+  bool zero3_list_gathers = false;
   /// Transformer layers per pipeline stage for an uneven split (e.g. fewer on the first and
   /// last stages, which also hold the embedding and the LM head); empty: an even split.
   std::vector<int> stage_layers;

@@ -546,6 +546,11 @@ class StepBuilder {
             gather = i == 0 && previous_start >= 0
                          ? dp_collective(stream, gather_kind, part, bytes, label, {previous_start})
                          : dp_collective(stream, gather_kind, part, bytes, label, {});
+            // List-form all-gather: the per-rank copies follow on the same stream.
+            if (const double copies_s = zero3_gather_copies_s(setup_, bytes, part->group.size()); copies_s > 0) {
+              gather = graph_.add_task(stream, engine::seconds_to_ps(copies_s), TaskKind::dp_comm,
+                                       label + " per-rank copies", {gather});
+            }
           }
           graph_.add_dependency(span.first, gather);
           previous_start = span.first;
@@ -795,6 +800,15 @@ void fill_step_metrics(const TrainingSetup& setup, const std::vector<StageProgra
   result.peak_tflops_per_gpu = setup.compute.spec().peak_for(w.precision) / 1e12;
   result.mfu = result.model_tflops_per_gpu / result.peak_tflops_per_gpu;
   result.hfu = result.hardware_tflops_per_gpu / result.peak_tflops_per_gpu;
+}
+
+double zero3_gather_copies_s(const TrainingSetup& setup, double bytes, std::size_t ranks) {
+  const auto& par = setup.workload.parallelism;
+  if (!(par.zero == 3 && par.zero3_list_gathers) || ranks < 2 || !(bytes > 0)) return 0.0;
+  models::ElementwiseShape copy;
+  copy.bytes_read = bytes / static_cast<double>(ranks);
+  copy.bytes_written = copy.bytes_read;
+  return static_cast<double>(ranks) * setup.compute.elementwise(copy).time_s;
 }
 
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {

@@ -64,6 +64,12 @@ void validate_training_setup(const TrainingSetup& setup);
 std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
                                               const topologies::LinkTraffic& traffic, double step_time_s);
 
+/// ZeRO-3 with list-form all-gathers (ParallelismConfig::zero3_list_gathers): the time of the
+/// copies after one all-gather of `bytes` over `ranks`: one copy kernel per rank, each moving
+/// bytes / ranks out of the flat buffer (ComputeModel::elementwise, launch included). 0 when
+/// the setting is off.
+double zero3_gather_copies_s(const TrainingSetup& setup, double bytes, std::size_t ranks);
+
 /// The costed per-micro-batch program of every pipeline stage.
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup);
 

@@ -183,11 +183,14 @@ const std::vector<SourceConventions>& source_conventions() {
            "backward and gradients reduce-scattered, one collective per parameter tensor (DeepSpeed "
            "2021's partition_parameters.py gathers a prefetched module parameter by parameter; the "
            "Megatron GPT's linears and LayerNorms carry biases: 12 tensors a layer), overlapped with "
-           "compute one layer ahead (stage 3 overlap_comm / prefetch); fp16; vocabulary 51,200; no FlashAttention; full activation "
+           "compute one layer ahead (stage 3 overlap_comm / prefetch), each gather in PyTorch 2021's list form "
+           "(all_gather into one tensor per rank: the process group copies the flat result out to each, one "
+           "copy kernel per rank); fp16; vocabulary 51,200; no FlashAttention; full activation "
            "recompute (without it the 174.6B model's activations at micro-batch 4 exceed 80 GB, and SC21 "
            "counts these rows' TFLOP/s with the same recompute-inclusive Eq. 3); micro-batch from the notes",
        .system = "dgx-a100", .vocab_size = 51200, .micro_batch = 1, .recompute = "full", .attention = "unfused",
-       .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .precision = "fp16",
+       .overlap_grad_reduce = true, .zero = 3, .zero3_granularity = "tensor", .zero3_list_gathers = true,
+       .precision = "fp16",
        .tflops_counting = "hardware", .tp_async_backward = false, .tp_for_model_parallel_size = 8},
       {.name = "korth_",
        .id_prefix = "korth_",
@@ -549,7 +552,9 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("precision", conv.precision), fmt::arg("tp", *tp), fmt::arg("pp", *pp), fmt::arg("dp", *dp),
       fmt::arg("cp", cp), fmt::arg("vp", vp), fmt::arg("sp", conv.sequence_parallel),
       fmt::arg("schedule", vp > 1 ? "interleaved" : "1f1b"), fmt::arg("zero", conv.zero),
-      fmt::arg("zero3", conv.zero == 3 ? fmt::format(", zero3_granularity: {}", conv.zero3_granularity) : std::string()),
+      fmt::arg("zero3", conv.zero == 3 ? fmt::format(", zero3_granularity: {}, zero3_list_gathers: {}",
+                                                     conv.zero3_granularity, conv.zero3_list_gathers)
+                                       : std::string()),
       fmt::arg("stage_layers", stage_layers),
       fmt::arg("recompute", recompute), fmt::arg("attention", conv.attention),
       fmt::arg("overlap", overlap_grad_reduce),

@@ -49,6 +49,8 @@ struct SourceConventions {
   int zero = 0;
   /// ZeRO-3 collectives: "layer" (one per layer) or "tensor" (one per parameter tensor).
   std::string zero3_granularity{"layer"};
+  /// ZeRO-3 all-gathers in PyTorch's list form (one copy kernel per rank after each gather).
+  bool zero3_list_gathers = false;
   std::string precision{};      ///< bf16 | fp16 | fp8
   /// How the source counts `tflops_per_gpu`: "hardware" (recompute counted, SC21 Eq. 3) or
   /// "model" (Megatron-Core / NeMo model FLOPs).

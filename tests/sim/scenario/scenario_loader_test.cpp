@@ -222,7 +222,7 @@ TEST_CASE("loader: bad input, keys and types") {
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
-        "sequence_parallel, schedule, zero, zero3_granularity, stage_layers | did you mean 'tp'?)");
+        "sequence_parallel, schedule, zero, zero3_granularity, zero3_list_gathers, stage_layers | did you mean 'tp'?)");
   CHECK(one_problem(edit(kBase, {{"seq_len: 2048", "seq_len: eight"}})) ==
         "t.yaml:26:12: workload.seq_len: expected an integer, got \"eight\"");
   CHECK(one_problem(edit(kBase, {{"nodes: 2", "nodes: 0"}})) ==
@@ -389,6 +389,13 @@ TEST_CASE("loader: topology parameter errors from Topology::build point at clust
   CHECK(diagnostics[0].line == 23);
   CHECK(diagnostics[0].column == 5);
   CHECK(diagnostics[0].message.find("radix") != std::string::npos);
+}
+
+TEST_CASE("loader: ZeRO-3 list-form gathers") {
+  CHECK_FALSE(load(kBase).training.parallelism.zero3_list_gathers);
+  CHECK(load(kBase, {"workload.parallelism.zero3_list_gathers=true"}).training.parallelism.zero3_list_gathers);
+  CHECK(one_problem(kBase, {"workload.parallelism.zero3_list_gathers=maybe"}).find(
+            "workload.parallelism.zero3_list_gathers") != std::string::npos);
 }
 
 TEST_CASE("loader: network routing, its choices and where it applies") {

@@ -134,7 +134,7 @@ TEST_CASE("SC21 Table 2 rows: ZeRO-3 and PTD-P take their split and micro-batch 
     CHECK(mapping.conventions->name == "meg21_t2 ZeRO-3");
     const auto& yaml = *mapping.scenario_yaml;
     CHECK(has(yaml, "{tp: 1, pp: 1, dp: 384, cp: 1, vp: 1, sequence_parallel: false, schedule: 1f1b, zero: 3, "
-                    "zero3_granularity: tensor}"));
+                    "zero3_granularity: tensor, zero3_list_gathers: true}"));
     CHECK(has(yaml, "micro_batch: 4\n"));
     CHECK(has(yaml, "recompute: full"));
     CHECK(has(yaml, "precision: fp16"));
