@@ -32,8 +32,8 @@ ParameterDoc link_bandwidth_doc() {
 }
 ParameterDoc routing_doc() {
   return {"routing", "", "ecmp",
-          "equal-cost route choice: ecmp (hash of each flow) or d-mod-k (by the destination NIC's index, "
-          "InfiniBand's fat-tree routing)"};
+          "equal-cost route choice: ecmp (hash of each flow) or d-mod-k (by the destination alone, "
+          "InfiniBand's routing; in switched fabrics the destination index modulo the candidates per hop)"};
 }
 ParameterDoc leaf_oversubscription_doc() {
   return {"oversubscription", "ratio", "1",

@@ -78,11 +78,6 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
   }
   if (out.routing != "ecmp" && out.routing != "d-mod-k") {
     problems.push_back(fmt::format("unknown scale-out routing '{}'; valid: d-mod-k, ecmp", out.routing));
-  } else if (out.routing == "d-mod-k" && out.topology != "fat-tree" && out.topology != "rail-optimized" &&
-             out.topology != "switch") {
-    problems.push_back(fmt::format("routing d-mod-k applies to the fat-tree, rail-optimized and switch "
-                                   "topologies, not '{}' (which route by their own rules)",
-                                   out.topology));
   }
   if (out.topology == "fat-tree") check_fat_tree_parameters(out, problems);
   if (out.topology == "rail-optimized") check_rail_optimized_parameters(spec, problems);

@@ -63,8 +63,9 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
       engine::splitmix64((static_cast<std::uint64_t>(src) << 32U) | static_cast<std::uint32_t>(dst));
   if (flow_key != 0) flow_hash = engine::splitmix64(flow_hash ^ engine::splitmix64(flow_key));
   if (direct) {
-    router->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d], flow_hash,
-                         path.links);
+    // Destination routing keys the torus's / custom network's equal-cost choice by the destination.
+    router->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
+                         route_by_destination ? static_cast<std::uint64_t>(dst) : flow_hash, path.links);
   } else if (scale_up.domain_of(src) == scale_up.domain_of(dst)) {
     path.links = {scale_up.accelerator_cable[s].forward, scale_up.accelerator_cable[d].backward};
   } else {

@@ -50,12 +50,13 @@ struct ScaleOutSpec {
   int dragonfly_terminals_per_router = 0;     ///< dragonfly: NIC ports per router
   int dragonfly_global_links_per_router = 0;  ///< dragonfly: inter-group ports per router
   std::string custom_file;  ///< custom: edge-list file (absolute, or relative to the process)
-  /// How a fewest-hop route picks among equal-cost next hops in a switched scale-out fabric
-  /// (fat-tree, rail-optimized, switch): "ecmp" hashes each flow (source, destination,
-  /// channel), as Ethernet/RoCE switches do; "d-mod-k" takes, at every hop, the destination
-  /// endpoint's index modulo the candidates (then divided by them for the next hop), the
-  /// destination-based routing InfiniBand's subnet manager computes for fat-trees: every flow
-  /// to one NIC takes the same route, and a shift pattern (rings) gets disjoint uplinks.
+  /// How a route picks among equal-cost choices: "ecmp" hashes each flow (source, destination,
+  /// channel), as Ethernet/RoCE switches do; "d-mod-k" routes by the destination alone, as
+  /// InfiniBand's subnet manager does: in fat-tree, rail-optimized and switch fabrics each hop
+  /// takes the destination endpoint's index modulo the candidates (then divided by them for
+  /// the next hop), so every flow to one NIC takes the same route and a shift pattern (rings)
+  /// gets disjoint uplinks; dragonflies, tori and custom networks key their own equal-cost
+  /// choice by the destination instead of the flow.
   std::string routing = "ecmp";
 
   /// link_bytes_per_s, or nic_bytes_per_s when unset.

@@ -484,12 +484,6 @@ Scenario build_scenario(ConfigNode root, const std::string& source_file,
   topologies::ScaleOutSpec& scale_out = network.scale_out;
   scale_out.topology = reader.string("cluster.network.topology").value_or("fat-tree");
   scale_out.routing = reader.string("cluster.network.routing").value_or("ecmp");
-  if (scale_out.routing == "d-mod-k" && !problems.any_bad("cluster.network.routing", "cluster.network.topology") &&
-      topology_name != "fat-tree" && topology_name != "rail-optimized" && topology_name != "switch") {
-    problems.add(reader.position("cluster.network.routing"), "cluster.network.routing",
-                 "routing d-mod-k applies to the fat-tree, rail-optimized and switch topologies, not " +
-                     topology_name + " (it routes by its own rules); valid there: ecmp");
-  }
   scale_out.tiers = static_cast<int>(reader.integer("cluster.network.tiers").value_or(2));
   scale_out.radix = static_cast<int>(reader.integer("cluster.network.radix").value_or(64));
   scale_out.oversubscription = reader.number("cluster.network.oversubscription").value_or(1.0);

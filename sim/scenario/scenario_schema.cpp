@@ -221,9 +221,9 @@ Schema scenario_schema() {
                  "and custom describe the whole network: no NVSwitch, no NICs")
           .def("fat-tree"),
       enum_field("routing", {"d-mod-k", "ecmp"},
-                 "equal-cost route choice in fat-tree, rail-optimized and switch fabrics: ecmp = hash of "
-                 "each flow (Ethernet/RoCE); d-mod-k = by the destination NIC's index (InfiniBand's "
-                 "fat-tree routing; the DGX presets set it)")
+                 "equal-cost route choice: ecmp = hash of each flow (Ethernet/RoCE); d-mod-k = by the "
+                 "destination alone (InfiniBand): in fat-tree, rail-optimized and switch fabrics the destination "
+                 "NIC's index modulo the candidates at each hop; the DGX presets set it")
           .def("ecmp"),
       integer_field("tiers", "fat-tree tiers (rail-optimized: 2)").range(1, 3).def("2"),
       integer_field("radix", "switch ports (fat-tree, rail-optimized)").range(2, 1e6).def("64"),

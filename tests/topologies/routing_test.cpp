@@ -163,13 +163,20 @@ TEST_CASE("d-mod-k: a ring's shift pattern gets disjoint uplinks where per-flow 
   CHECK(link_at(by_destination, a.links[1]).to == link_at(by_destination, b.links[1]).to);  // same spine
 }
 
-TEST_CASE("routing: unknown names and d-mod-k outside switched fabrics are rejected") {
+TEST_CASE("routing: unknown names are rejected; d-mod-k keys other topologies' choices by destination") {
   auto spec = cluster(8, 1, 1, "fat-tree", 4, 2);
   spec.scale_out.routing = "random";
   CHECK_THROWS_WITH_AS((void)Topology::build(spec), doctest::Contains("unknown scale-out routing 'random'; valid: d-mod-k, ecmp"),
                        clustersim::ConfigError);
-  spec.scale_out.routing = "d-mod-k";
-  spec.scale_out.topology = "dragonfly";
-  CHECK_THROWS_WITH_AS((void)Topology::build(spec), doctest::Contains("routing d-mod-k applies to the fat-tree"),
-                       clustersim::ConfigError);
+  // A 1D torus of 8: 0 -> 4 is 4 hops either way, an equal-cost choice. By destination, every
+  // flow key takes the per-pair route (one cache entry), a chain of 4 links.
+  auto torus = cluster(8, 1, 1, "torus");
+  torus.scale_out.torus_dims = {8};
+  torus.scale_out.routing = "d-mod-k";
+  const Topology by_destination = Topology::build(torus);
+  const Path& route = by_destination.path(0, 4);
+  CHECK(route.links.size() == 4);
+  CHECK(is_chain(by_destination, route));
+  CHECK(&by_destination.path(0, 4, 3) == &route);
+  CHECK(&by_destination.path(0, 4, 11) == &route);
 }

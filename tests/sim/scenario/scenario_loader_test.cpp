@@ -403,13 +403,10 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
   CHECK(load(kBase, {"cluster.network.routing=d-mod-k"}).cluster.network.scale_out.routing == "d-mod-k");
   CHECK(one_problem(kBase, {"cluster.network.routing=adaptive"})
             .find("cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp") != std::string::npos);
-  const auto diagnostics = problems(
-      edit(kBase, {{"  network:\n", "  network:\n    topology: torus\n    dims: [4]\n    routing: d-mod-k\n"}}));
-  REQUIRE(!diagnostics.empty());
-  CHECK(diagnostics[0].key_path == "cluster.network.routing");
-  CHECK(diagnostics[0].line == 25);
-  CHECK(diagnostics[0].message.find("routing d-mod-k applies to the fat-tree, rail-optimized and switch topologies, "
-                                    "not torus") != std::string::npos);
+  // A preset's d-mod-k stays valid when a scenario switches to a topology with its own routing.
+  const Scenario torus = load(
+      edit(kBase, {{"  network:\n", "  network:\n    topology: torus\n    dims: [16]\n    routing: d-mod-k\n"}}));
+  CHECK(torus.cluster.network.scale_out.routing == "d-mod-k");
 }
 
 TEST_CASE("loader: bad input, unsupported features") {
