@@ -33,7 +33,8 @@ ParameterDoc link_bandwidth_doc() {
 ParameterDoc routing_doc() {
   return {"routing", "", "ecmp",
           "equal-cost route choice: ecmp (hash of each flow) or d-mod-k (by the destination alone, "
-          "InfiniBand's routing; in switched fabrics the destination index modulo the candidates per hop)"};
+          "InfiniBand's routing; in fat-tree, rail-optimized and switch fabrics the destination index "
+          "modulo the candidates per hop)"};
 }
 ParameterDoc leaf_oversubscription_doc() {
   return {"oversubscription", "ratio", "1",
@@ -52,7 +53,8 @@ const std::vector<TopologyDoc>& topology_registry() {
        "implicit scale-up switch or NICs; fewest-hop routing with per-flow ECMP, accelerators "
        "may be transit hops; bisection = max-flow between accelerator halves",
        {{"custom_file", "path", "none (required)",
-         "edge-list file; in a scenario, relative to the scenario file"}}},
+         "edge-list file; in a scenario, relative to the scenario file"},
+        routing_doc()}},
       {"dragonfly",
        "groups of routers with all-to-all local links and global links spread over groups; "
        "NICs fill router terminal ports node-major; minimal local-global-local routing with "
@@ -67,7 +69,7 @@ const std::vector<TopologyDoc>& topology_registry() {
         nics_per_node_doc(), nic_bandwidth_doc(),
         {"link_bytes_per_s", "bytes/s", "nic_bytes_per_s",
          "bandwidth of one local or global router link, one direction"},
-        link_latency_doc()}},
+        link_latency_doc(), routing_doc()}},
       {"fat-tree",
        "2- or 3-tier k-ary fat-tree of radix-k switches; NICs fill leaf ports node-major; "
        "oversubscription per tier (leaf, aggregation); fewest-hop routes, per-flow ECMP or d-mod-k",
@@ -94,7 +96,7 @@ const std::vector<TopologyDoc>& topology_registry() {
          "size of each dimension (1 to 3 entries); product = nodes x accelerators_per_node"},
         {"link_bytes_per_s", "bytes/s", "nic_bytes_per_s",
          "bandwidth of one neighbour link, one direction"},
-        {"link_latency_s", "s", "1e-06", "latency of one neighbour hop"}}},
+        {"link_latency_s", "s", "1e-06", "latency of one neighbour hop"}, routing_doc()}},
   };
   return registry;
 }

@@ -129,25 +129,25 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     // in the pass before) starts computing, so it hides behind the compute from there to u.
     // A unit waits for the slower part.
     const std::size_t n = unit_forward_s.size();
-    // A unit's collectives, one per share, back to back on the part's stream.
-    const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
-                                 double bytes_per_parameter) {
-      if (u >= part.unit_shares.size()) return part_comm_s(part, kind, part.units[u] * bytes_per_parameter);
+    // A unit's collectives, one per share (the whole unit without shares), back to back on the
+    // part's stream: the sum of `cost` over their bytes.
+    const auto over_shares = [](const DataParallelPart& part, std::size_t u, double bytes_per_parameter,
+                                const auto& cost) {
+      if (u >= part.unit_shares.size()) return cost(part.units[u] * bytes_per_parameter);
       double total = 0;
-      for (const double share : part.unit_shares[u]) {
-        total += part_comm_s(part, kind, part.units[u] * share * bytes_per_parameter);
-      }
+      for (const double share : part.unit_shares[u]) total += cost(part.units[u] * share * bytes_per_parameter);
       return total;
     };
+    const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
+                                 double bytes_per_parameter) {
+      return over_shares(part, u, bytes_per_parameter, [&](double bytes) { return part_comm_s(part, kind, bytes); });
+    };
+    // A gather and, with list-form all-gathers, the per-rank copies after it (0 otherwise).
     const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
-      double copies_s = 0;  // list-form all-gathers: per-rank copies after each collective
-      if (w.parallelism.zero3_list_gathers) {
-        const std::vector<double> whole{1.0};
-        for (const double share : u < part.unit_shares.size() ? part.unit_shares[u] : whole) {
-          copies_s += zero3_gather_copies_s(setup, part.units[u] * share * param_bytes, part.group.size());
-        }
-      }
-      return unit_comm_s(part, models::CollectiveKind::all_gather, u, param_bytes) + copies_s;
+      return over_shares(part, u, param_bytes, [&](double bytes) {
+        return part_comm_s(part, models::CollectiveKind::all_gather, bytes) +
+               zero3_gather_copies_s(setup, bytes, part.group.size());
+      });
     };
     // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
     const auto pass_stall = [&](bool backward) {

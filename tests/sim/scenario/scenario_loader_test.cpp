@@ -396,6 +396,8 @@ TEST_CASE("loader: ZeRO-3 list-form gathers") {
   CHECK(load(kBase, {"workload.parallelism.zero3_list_gathers=true"}).training.parallelism.zero3_list_gathers);
   CHECK(one_problem(kBase, {"workload.parallelism.zero3_list_gathers=maybe"}).find(
             "workload.parallelism.zero3_list_gathers") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, zero3_list_gathers: maybe}"}})) ==
+        "t.yaml:29:58: workload.parallelism.zero3_list_gathers: expected true or false, got \"maybe\"");
 }
 
 TEST_CASE("loader: network routing, its choices and where it applies") {
@@ -403,6 +405,8 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
   CHECK(load(kBase, {"cluster.network.routing=d-mod-k"}).cluster.network.scale_out.routing == "d-mod-k");
   CHECK(one_problem(kBase, {"cluster.network.routing=adaptive"})
             .find("cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"  network:\n", "  network:\n    routing: adaptive\n"}})) ==
+        "t.yaml:23:14: cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp)");
   // A preset's d-mod-k stays valid when a scenario switches to a topology with its own routing.
   const Scenario torus = load(
       edit(kBase, {{"  network:\n", "  network:\n    topology: torus\n    dims: [16]\n    routing: d-mod-k\n"}}));
