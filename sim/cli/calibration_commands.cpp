@@ -91,7 +91,7 @@ workload:
   parallelism: {{tp: 1, pp: 1, dp: 1}}
 )",
                                        name);
-  return scenario::load_scenario_from_string(yaml, "accelerator-probe.yaml").cluster.accelerator;
+  return scenario::load_scenario_from_string(yaml, "accelerator-probe.yaml").platform.cluster.accelerator;
 }
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out) {

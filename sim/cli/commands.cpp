@@ -14,7 +14,7 @@
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
-#include "sim/report/training_report.hpp"
+#include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/schema.hpp"
@@ -44,12 +44,12 @@ std::string describe_topology(const topologies::TopologyDoc& doc) {
 
 int run_command(const RunOptions& options, std::ostream& out) {
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
-  const auto result = runner::run_training(scenario);
-  const auto json = report::training_result_json(scenario, result);
+  const runner::RunResult result = runner::run_scenario(scenario);
+  const auto json = report::run_result_json(scenario, result);
   if (options.format == "json") {
     out << json.dump(2) << '\n';
   } else {
-    out << report::training_summary_table(scenario, result);
+    out << report::run_summary_table(scenario, result);
   }
   if (!options.out_dir.empty()) {
     const auto path = std::filesystem::path(options.out_dir) / "result.json";
@@ -169,17 +169,15 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   models::sweep_sizes(request.min_bytes, request.max_bytes, request.factor);  // reject a bad range first
 
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
-  const auto topology = topologies::Topology::build(scenario.cluster.network);
-  const int ranks = options.ranks == 0 ? scenario.cluster.network.accelerators_per_node : options.ranks;
-  if (ranks < 2 || ranks > topology.accelerator_count()) {
+  const auto platform = runner::build_platform(scenario);
+  const int ranks = options.ranks == 0 ? scenario.platform.cluster.network.accelerators_per_node : options.ranks;
+  if (ranks < 2 || ranks > platform->accelerator_count()) {
     throw ConfigError(fmt::format("--ranks must be in [2, {}] (the cluster's accelerators), got {}",
-                                  topology.accelerator_count(), ranks));
+                                  platform->accelerator_count(), ranks));
   }
   request.group.resize(static_cast<std::size_t>(ranks));
   std::iota(request.group.begin(), request.group.end(), 0);
-  const models::CollectiveTuner tuner(topology, scenario.simulation.comm.tuner,
-                                      models::collective_hardware(scenario.cluster.accelerator));
-  const auto points = models::run_collective_sweep(tuner, request);
+  const auto points = models::run_collective_sweep(platform->collectives().tuner(), request);
   const report::SweepHeader header{scenario.name, options.op, options.algorithm, options.fidelity, ranks};
   if (options.format == "json") {
     out << report::collective_sweep_json(header, points).dump(2) << '\n';
@@ -190,7 +188,7 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
 }
 
 int docs_command(const std::string& name, std::ostream& out) {
-  if (name == "scenario-reference") out << scenario::scenario_reference_markdown();
+  if (name == "scenario-reference") out << scenario::scenario_reference_markdown(scenario::builtin_workload_kinds());
   return 0;
 }
 

@@ -11,16 +11,16 @@ namespace clustersim::exec {
 std::string_view task_kind_name(TaskKind kind) {
   switch (kind) {
     case TaskKind::compute: return "compute";
-    case TaskKind::recompute: return "recompute";
-    case TaskKind::tp_comm: return "tp_comm";
-    case TaskKind::cp_comm: return "cp_comm";
-    case TaskKind::ep_comm: return "ep_comm";
-    case TaskKind::pp_comm: return "pp_comm";
-    case TaskKind::dp_comm: return "dp_comm";
-    case TaskKind::optimizer: return "optimizer";
-    case TaskKind::other: return "other";
+    case TaskKind::communication: return "communication";
+    case TaskKind::memory_transfer: return "memory_transfer";
+    case TaskKind::host: return "host";
+    case TaskKind::idle: return "idle";
   }
-  return "other";
+  return "compute";
+}
+
+std::string TaskGraph::category_name(std::uint8_t category) const {
+  return category < category_names_.size() ? category_names_[category] : std::to_string(category);
 }
 
 StreamId TaskGraph::add_stream(std::string name, int device, StreamRole role) {
@@ -33,8 +33,14 @@ StreamId TaskGraph::add_stream(std::string name, int device, StreamRole role) {
   return static_cast<StreamId>(stream_names_.size() - 1);
 }
 
-TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskKind kind,
-                           std::string label, std::initializer_list<TaskId> prerequisites) {
+TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+                           std::initializer_list<TaskId> prerequisites) {
+  return add_task(stream, duration_ps, traits, std::move(label),
+                  std::span<const TaskId>(prerequisites.begin(), prerequisites.size()));
+}
+
+TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+                           std::span<const TaskId> prerequisites) {
   if (stream < 0 || static_cast<std::size_t>(stream) >= stream_names_.size()) {
     throw ConfigError(fmt::format("task '{}': unknown stream {} (graph has {} streams)", label,
                                   stream, stream_names_.size()));
@@ -50,18 +56,30 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskKind
                                     label, prerequisite, tasks_.size()));
     }
   }
-  tasks_.push_back(Task{stream, duration_ps, kind, std::move(label), {}});
+  tasks_.push_back(Task{stream, duration_ps, traits, std::move(label), {}});
   stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
   for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
   return id;
 }
 
-TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskKind kind, std::string label,
+TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
                                  std::initializer_list<TaskId> prerequisites) {
+  return add_async_task(stream, std::move(start), traits, std::move(label),
+                        std::span<const TaskId>(prerequisites.begin(), prerequisites.size()));
+}
+
+TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+                                 std::span<const TaskId> prerequisites) {
   if (!start) throw ConfigError(fmt::format("asynchronous task '{}' has no start hook", label));
-  const TaskId id = add_task(stream, 0, kind, std::move(label), prerequisites);
+  const TaskId id = add_task(stream, 0, traits, std::move(label), prerequisites);
   tasks_[static_cast<std::size_t>(id)].start = std::move(start);
   return id;
+}
+
+TaskId TaskGraph::add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
+                           std::initializer_list<TaskId> prerequisites) {
+  if (work.asynchronous()) return add_async_task(stream, std::move(work.start), traits, std::move(label), prerequisites);
+  return add_task(stream, work.duration_ps, traits, std::move(label), prerequisites);
 }
 
 void TaskGraph::set_sync(TaskId task, std::uint8_t sync) {

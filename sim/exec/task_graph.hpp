@@ -22,27 +22,32 @@ using TaskId = std::int32_t;
 /// Index of a stream in its TaskGraph (0-based, in insertion order).
 using StreamId = std::int32_t;
 
-/// What a task does; reports split time by it. The executor itself treats all kinds alike.
+/// What a task does, in workload-neutral terms. The executor's only use of it: a task of kind
+/// `communication` on a compute stream does not slow down while communication shares the device
+/// (it is communication itself). Workloads say more with TaskTraits::category.
 enum class TaskKind : std::uint8_t {
-  compute,    ///< forward/backward kernels
-  recompute,  ///< activation recomputation kernels (hardware FLOPs, not model FLOPs)
-  tp_comm,    ///< tensor-parallel collective
-  cp_comm,    ///< context-parallel exchange
-  ep_comm,    ///< expert-parallel all-to-all (MoE token dispatch / combine)
-  pp_comm,    ///< pipeline point-to-point transfer
-  dp_comm,    ///< data-parallel gradient reduction or parameter gather
-  optimizer,  ///< optimizer step
-  other,
+  compute,          ///< kernels on the device's compute units
+  communication,    ///< a collective or point-to-point transfer between devices
+  memory_transfer,  ///< a copy within the memory hierarchy (device, host, CXL)
+  host,             ///< work on the host CPU (scheduling, launches)
+  idle,             ///< a deliberate wait (a timer, think time)
 };
 
-/// True for the communication kinds (tp, cp, ep, pp, dp).
-constexpr bool is_communication(TaskKind kind) {
-  return kind == TaskKind::tp_comm || kind == TaskKind::cp_comm || kind == TaskKind::ep_comm ||
-         kind == TaskKind::pp_comm || kind == TaskKind::dp_comm;
-}
-
-/// Lower-case name of a kind ("compute", "tp_comm", ...).
+/// Lower-case name of a kind ("compute", "communication", "memory_transfer", "host", "idle").
 std::string_view task_kind_name(TaskKind kind);
+
+/// What observers and reports learn about a task besides its timing: its general kind, the
+/// workload's own class of it (`category`, a code the workload defines and names with
+/// TaskGraph::set_category_names, e.g. training's "tp_comm" or "recompute"), and its work.
+struct TaskTraits {
+  TaskKind kind = TaskKind::compute;
+  std::uint8_t category = 0;
+  double flops = 0;  ///< floating-point operations the task performs
+  double bytes = 0;  ///< bytes it moves (memory traffic, or a collective's nccl-tests size)
+  TaskTraits() = default;
+  TaskTraits(TaskKind kind_, std::uint8_t category_ = 0, double flops_ = 0, double bytes_ = 0)  // NOLINT
+      : kind(kind_), category(category_), flops(flops_), bytes(bytes_) {}
+};
 
 /// How a stream shares its device's compute units (executor.hpp, ExecutionOptions):
 /// fixed-duration tasks on `compute` streams slow down while a task runs on a `communication`
@@ -57,13 +62,21 @@ using DoneCallback = std::function<void(engine::Engine&)>;
 /// flow of a collective arrives on a topologies::FlowNetwork.
 using AsyncStart = std::function<void(engine::Engine& engine, DoneCallback done)>;
 
+/// How a task runs once started: for a fixed time, or asynchronously (`start` set: it ends when
+/// the callback its start hook was given is called). Communication backends answer with one.
+struct Work {
+  engine::TimePs duration_ps = 0;  ///< fixed tasks, picoseconds (>= 0)
+  AsyncStart start;                ///< set: asynchronous
+  bool asynchronous() const { return static_cast<bool>(start); }
+};
+
 /// One unit of work on one stream.
 struct Task {
   StreamId stream = 0;
   /// Fixed-duration tasks: time the task occupies its stream, picoseconds (>= 0). Ignored for
   /// asynchronous tasks (0), whose duration is known only when `start` signals completion.
   engine::TimePs duration_ps = 0;
-  TaskKind kind = TaskKind::other;
+  TaskTraits traits;
   std::string label;  ///< human-readable, used in deadlock messages and traces
   AsyncStart start;   ///< set: asynchronous task (ends when its DoneCallback is called)
   /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
@@ -89,14 +102,31 @@ class TaskGraph {
 
   /// Appends a task to the end of `stream`. Throws ConfigError for an unknown stream, a
   /// negative duration or an unknown prerequisite.
-  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskKind kind, std::string label,
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+                  std::initializer_list<TaskId> prerequisites = {});
+  /// Same with the prerequisites in a span.
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+                  std::span<const TaskId> prerequisites);
+
+  /// Appends a task that runs as `work` says (fixed or asynchronous). Throws as add_task and
+  /// add_async_task.
+  TaskId add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
                   std::initializer_list<TaskId> prerequisites = {});
 
   /// Appends an asynchronous task to the end of `stream`: when it starts, `start` is called
   /// and the task ends when the callback it was given is called. Throws ConfigError for an
   /// unknown stream or prerequisite or an empty `start`.
-  TaskId add_async_task(StreamId stream, AsyncStart start, TaskKind kind, std::string label,
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
                         std::initializer_list<TaskId> prerequisites = {});
+  /// Same with the prerequisites in a span.
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+                        std::span<const TaskId> prerequisites);
+
+  /// Names of the workload's task categories (TaskTraits::category indexes them), for traces
+  /// and reports. Categories without a name print as their number.
+  void set_category_names(std::vector<std::string> names) { category_names_ = std::move(names); }
+  /// The name of `category` ("3" when it has none).
+  std::string category_name(std::uint8_t category) const;
 
   /// Makes `task` wait for `prerequisite`. Both must exist; they may be in either insertion
   /// order (forward references are how cross-stream schedules are wired). Throws ConfigError
@@ -138,6 +168,7 @@ class TaskGraph {
   int device_count_ = 0;
   std::vector<std::vector<TaskId>> stream_tasks_;
   std::vector<Dependency> dependencies_;
+  std::vector<std::string> category_names_;
 };
 
 }  // namespace clustersim::exec

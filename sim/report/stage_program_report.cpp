@@ -51,7 +51,7 @@ std::string stage_program_table(const training::StageProgram& program) {
     const double total_s = seconds_of(*ops);
     for (const auto& op : *ops) {
       const double s = engine::ps_to_seconds(op.duration_ps);
-      out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {}\n", op.name, exec::task_kind_name(op.kind),
+      out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {}\n", op.name, training::op_kind_name(op.kind),
                          s * 1e6, op.flops / 1e9, s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
                          overlap_name(op));
     }
@@ -83,7 +83,7 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& op : *ops) {
       list.push_back({{"name", op.name},
-                      {"kind", exec::task_kind_name(op.kind)},
+                      {"kind", training::op_kind_name(op.kind)},
                       {"time_s", engine::ps_to_seconds(op.duration_ps)},
                       {"flops", op.flops},
                       {"overlap", overlap_name(op)}});

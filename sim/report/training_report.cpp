@@ -64,7 +64,7 @@ std::string fingerprint_hex(std::uint64_t fingerprint) { return fmt::format("{:0
 
 std::string training_summary_table(const scenario::Scenario& scenario,
                                    const training::TrainingResult& result) {
-  const auto& w = scenario.training;
+  const auto& w = scenario.training();
   const auto& p = w.parallelism;
   std::string out;
   auto line = [&out](std::string_view key, const std::string& value) {
@@ -72,9 +72,9 @@ std::string training_summary_table(const scenario::Scenario& scenario,
   };
   out += fmt::format("scenario {}\n", scenario.name);
   line("model", fmt::format("{} ({:.1f} B parameters)", w.model.name, w.model.total_parameters() / 1e9));
-  line("cluster", fmt::format("{} x {} ({} nodes x {}), {}", result.gpus, scenario.cluster.accelerator.name,
-                              scenario.cluster.network.nodes, scenario.cluster.network.accelerators_per_node,
-                              scenario.cluster.network.scale_out.topology));
+  line("cluster", fmt::format("{} x {} ({} nodes x {}), {}", result.gpus, scenario.platform.cluster.accelerator.name,
+                              scenario.platform.cluster.network.nodes, scenario.platform.cluster.network.accelerators_per_node,
+                              scenario.platform.cluster.network.scale_out.topology));
   line("parallelism", fmt::format("tp {} pp {} dp {} cp {}, micro-batch {}, {} micro-batches/pipeline",
                                   p.tp, p.pp, p.dp, p.cp, w.micro_batch, result.microbatches));
   out += "training step\n";
@@ -187,7 +187,7 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
 
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result) {
-  const auto& w = scenario.training;
+  const auto& w = scenario.training();
   const auto& p = w.parallelism;
   const nlohmann::json breakdown = breakdown_json(result.breakdown);
   const nlohmann::json memory = result.memory.computed ? memory_json(result.memory) : nlohmann::json(nullptr);
@@ -235,7 +235,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
        {{"name", scenario.name},
         {"file", scenario.source_file},
         {"model", w.model.name},
-        {"accelerator", scenario.cluster.accelerator.name},
+        {"accelerator", scenario.platform.cluster.accelerator.name},
         {"gpus", result.gpus},
         {"parallelism", {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}}},
         {"micro_batch", w.micro_batch},

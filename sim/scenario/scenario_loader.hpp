@@ -10,21 +10,25 @@
 #include "sim/scenario/diagnostics.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/scenario_schema.hpp"  // scenario_reference_markdown() for the CLI
+#include "sim/scenario/workload_kinds.hpp"
 
 namespace clustersim::scenario {
 
 /// Loads, merges (includes, library presets), applies `set_overrides` ("key.path=value"),
 /// validates and cross-checks a scenario file. Throws ScenarioError carrying every problem.
-/// `data_dir` is the preset library (models/data; env CLUSTERSIM_DATA overrides the default).
+/// `data_dir` is the preset library (models/data; env CLUSTERSIM_DATA overrides the default);
+/// `kinds` the workload kinds the scenario may name.
 Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& set_overrides = {},
-                       const std::filesystem::path& data_dir = library_data_dir());
+                       const std::filesystem::path& data_dir = library_data_dir(),
+                       const WorkloadKinds& kinds = builtin_workload_kinds());
 
 /// Same for YAML text; `virtual_file_name` is used in positions and its folder (if any)
 /// resolves relative includes.
 Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtual_file_name,
                                    const std::vector<std::string>& set_overrides = {},
-                                   const std::filesystem::path& data_dir = library_data_dir());
+                                   const std::filesystem::path& data_dir = library_data_dir(),
+                                   const WorkloadKinds& kinds = builtin_workload_kinds());
 
 /// The three kinds of library presets (folders of the data dir: accelerators, llms, systems).
 enum class LibraryKind { accelerators, models, systems };

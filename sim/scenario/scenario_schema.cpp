@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario_schema.hpp"
 
+#include "sim/scenario/workload_kinds.hpp"
+
 namespace clustersim::scenario {
 
 std::vector<Field> accelerator_preset_fields() {
@@ -189,7 +191,23 @@ std::vector<Field> model_fields() {
   };
 }
 
-Schema scenario_schema() {
+Field workload_field(const WorkloadKinds& kinds, const WorkloadKind& kind, std::string key, std::string help,
+                     bool job) {
+  std::vector<std::string> names;
+  for (const WorkloadKind& k : kinds.all()) {
+    if (job ? k.can_be_job : k.can_be_primary) names.push_back(k.name);
+  }
+  std::vector<Field> fields;
+  Field kind_field = enum_field("kind", names, "workload kind");
+  if (!job) kind_field.default_text = kinds.all().front().name;
+  fields.push_back(std::move(kind_field));
+  fields.insert(fields.end(), kind.fields.begin(), kind.fields.end());
+  return object_field(std::move(key), std::move(fields), std::move(help));
+}
+
+Schema scenario_schema(const WorkloadKinds& kinds, std::string_view primary_kind) {
+  const WorkloadKind* primary = kinds.find(primary_kind);
+  if (primary == nullptr) primary = &kinds.all().front();
   std::vector<Field> node_fields{
       string_field("accelerator", "accelerator name: the scenario's `accelerators:` map, then the library")
           .need(),
@@ -267,103 +285,6 @@ Schema scenario_schema() {
                         .positive()},
                    "scale-out links"),
   };
-  std::vector<Field> parallelism_fields{
-      integer_field("tp", "tensor parallel degree").range(1, 1e6).def("1"),
-      integer_field("pp", "pipeline parallel stages").range(1, 1e6).def("1"),
-      integer_field("dp", "data parallel replicas; unset: accelerators / (tp x pp x cp)").range(1, 1e9),
-      integer_field("cp", "context parallel degree").range(1, 1e6).def("1"),
-      integer_field("ep", "expert parallel degree").range(1, 1e6).def("1"),
-      integer_field("vp", "virtual pipeline chunks per stage (interleaved schedule)").range(1, 1e6).def("1"),
-      boolean_field("sequence_parallel", "Megatron sequence parallelism").def("true"),
-      enum_field("schedule", {"1f1b", "gpipe", "interleaved"}, "pipeline schedule").def("1f1b"),
-      integer_field("zero", "ZeRO stage").range(0, 3).def("1"),
-      enum_field("zero3_granularity", {"layer", "tensor"},
-                 "what ZeRO-3 all-gathers and reduce-scatters at a time: layer = a whole layer (FSDP units, "
-                 "Megatron-FSDP); tensor = each parameter tensor on its own (DeepSpeed stage 3 as of 2021), "
-                 "one collective's latency each")
-          .def("layer"),
-      boolean_field("zero3_list_gathers",
-                    "ZeRO-3 parameter all-gathers return one tensor per rank (PyTorch's list-form all_gather, "
-                    "DeepSpeed stage 3 in 2021): one copy kernel per rank after each gather")
-          .def("false"),
-      list_field("stage_layers",
-                 "transformer layers of each pipeline stage, integers >= 1 summing to the model's layers (e.g. "
-                 "fewer on the first and last stage, which also hold the embedding and LM head): pp counts, one "
-                 "per stage (interleaved: each divisible by vp, split evenly over the stage's chunks), or, "
-                 "interleaved, pp x vp counts, one per virtual stage (chunk c of stage p is entry c x pp + p); "
-                 "unset: an even split"),
-  };
-  std::vector<Field> workload_fields{
-      enum_field("kind", {"training", "serving"}, "workload kind").def("training"),
-      string_or_object_field("model", model_fields(),
-                             "model name (the scenario's `models:` map, then the library) or inline "
-                             "Hugging Face fields")
-          .need(),
-      integer_field("seq_len", "tokens per sequence").range(1, 1e9).need(),
-      integer_field("global_batch", "sequences per optimizer step").range(1, 1e12).need(),
-      integer_field("micro_batch", "sequences per micro-batch").range(1, 1e9).def("1"),
-      enum_field("precision", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "math precision").def("bf16"),
-      object_field("parallelism", parallelism_fields, "parallel split"),
-      enum_field("recompute", {"none", "selective", "full"}, "activation recomputation").def("selective"),
-      enum_field("attention", {"flash", "fa2", "fa3", "cudnn", "unfused"},
-                 "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); "
-                 "fa2 / fa3 / cudnn = that fused family (docs/models.md \"Fused attention\"); unfused = score "
-                 "matrix through HBM")
-          .def("flash"),
-      boolean_field("overlap_grad_reduce", "DP gradient reduction overlaps backward").def("true"),
-      boolean_field("tp_comm_overlap",
-                    "Transformer Engine TP-communication overlap with its default userbuffer methods: ring-exchange "
-                    "all-gathers, pipelined forward reduce-scatters (4 splits), bulk backward overlap (needs "
-                    "sequence parallelism; docs/models.md)")
-          .def("false"),
-      boolean_field("tp_async_backward",
-                    "Megatron's asynchronous backward TP communication: a column-parallel linear's input-gradient "
-                    "all-reduce (reduce-scatter with sequence parallelism) runs beside its weight-gradient GEMM "
-                    "(Megatron-LM since 2022); false: after it (Megatron-LM 2021, Megatron-DeepSpeed)")
-          .def("true"),
-      number_field("train_tokens",
-                   "tokens of a whole training run (e.g. 15e12): the report adds its steps, days, GPU-hours, "
-                   "energy and cost; unset: not reported")
-          .positive(),
-      enum_field("gradient_reduce_dtype", {"bf16", "fp32"}, "gradient element type in the DP reduction")
-          .def("bf16"),
-      object_field("moe",
-                   {number_field("capacity_factor",
-                                 "tokens an expert accepts = capacity_factor x tokens x top-k / experts (per "
-                                 "routing rank, Megatron-Core); the rest are dropped; 0: no capacity, dropless")
-                        .range(0, 1e6)
-                        .def("0"),
-                    number_field("imbalance",
-                                 "busiest expert's tokens / mean tokens per expert (>= 1, at most experts / "
-                                 "top-k); the busiest expert-parallel rank sets the pace")
-                        .range(1, 1e6)
-                        .def("1")},
-                   "mixture-of-experts routing (MoE models only)"),
-      object_field("offload",
-                   {boolean_field("optimizer", "optimizer state in host memory, streamed over the host link")
-                        .def("false"),
-                    boolean_field("activations", "stored activations in host memory").def("false")},
-                   "host-memory offloading (needs the accelerator's memory.host_bandwidth)"),
-      object_field("memory",
-                   {quantity_field("workspace", Dimension::bytes,
-                                   "per device: CUDA context, cuBLAS workspace, NCCL buffers")
-                        .def("1 GiB"),
-                    number_field("fragmentation", "caching-allocator reserved / allocated").range(1, 10).def("1.1"),
-                    number_field("zero3_max_live_parameters",
-                                 "ZeRO-3: cap on gathered parameters live at once, prefetch included; the module "
-                                 "computed is held whole even above it (DeepSpeed stage3_max_live_parameters)")
-                        .range(0, 1e15)
-                        .def("1e9"),
-                    number_field("zero3_prefetch_bucket_parameters",
-                                 "ZeRO-3: parameters prefetched ahead (DeepSpeed stage3_prefetch_bucket_size)")
-                        .range(0, 1e15)
-                        .def("5e8"),
-                    number_field("zero3_reduce_bucket_parameters",
-                                 "ZeRO-3: gradient elements reduce-scattered at once (DeepSpeed reduce_bucket_size)")
-                        .range(0, 1e15)
-                        .def("5e8")},
-                   "device-memory overheads of the footprint check"),
-  };
   std::vector<Field> simulation_fields{
       enum_field("fidelity", {"analytical", "flow"}, "network model fidelity").def("analytical"),
       enum_field("mode", {"symmetric", "full"}, "which ranks are simulated").def("symmetric"),
@@ -426,18 +347,6 @@ Schema scenario_schema() {
                                "rank to accelerator mapping: packed = rank r on accelerator r; scattered = "
                                "round-robin over nodes, rank r on node (r mod nodes), slot floor(r / nodes)")
                         .def("packed"),
-                    object_field("background",
-                                 {enum_field("pattern", {"ring", "all-to-all"},
-                                             "collective repeated back to back: ring all-reduce or pairwise all-to-all")
-                                      .need(),
-                                  integer_field("gpus", "accelerators of the other job: the cluster's last ones")
-                                      .range(2, 1e7)
-                                      .need(),
-                                  quantity_field("bytes", Dimension::bytes, "per collective (nccl-tests convention)")
-                                      .positive()
-                                      .need()},
-                                 "a second job sharing the fabric (flow fidelity only); the training job gets "
-                                 "the other accelerators"),
                     object_field("stragglers",
                                  {list_field("nodes", "node indices whose accelerators are slow").need(),
                                   number_field("compute_speed",
@@ -448,7 +357,11 @@ Schema scenario_schema() {
                                  "slow nodes (needs simulation.mode: full)")},
                    "the hardware")
           .need(),
-      object_field("workload", workload_fields, "what runs on the cluster").need(),
+      workload_field(kinds, *primary, "workload", "what runs on the cluster: its keys are those of its kind", false)
+          .need(),
+      open_map_field("jobs",
+                     "other jobs sharing the platform with the workload, by name; each has a `kind` and that "
+                     "kind's keys (checked against them), and is pinned to its accelerators"),
       object_field("simulation", simulation_fields, "simulation options"),
       object_field("power",
                    {boolean_field("apply_throttling",
@@ -474,6 +387,21 @@ Schema scenario_schema() {
   return schema;
 }
 
-std::string scenario_reference_markdown() { return render_markdown(scenario_schema()); }
+std::string scenario_reference_markdown(const WorkloadKinds& kinds) {
+  std::string out = render_markdown(scenario_schema(kinds, kinds.all().front().name));
+  for (const WorkloadKind& kind : kinds.all()) {
+    if (&kind == &kinds.all().front()) continue;
+    Schema schema;
+    schema.title = "";
+    const std::string where = kind.can_be_primary ? "workload" : "jobs.<name>";
+    schema.fields = {workload_field(kinds, kind, where, kind.help, !kind.can_be_primary)};
+    std::string section = render_markdown(schema);
+    section = section.substr(section.find("## "));
+    const std::string heading = "## `" + where + "`";
+    section.replace(0, heading.size(), heading + " with `kind: " + kind.name + "`");
+    out += section;
+  }
+  return out;
+}
 
 }  // namespace clustersim::scenario

@@ -60,6 +60,11 @@ Field map_field(std::string key, std::vector<Field> fields, std::string help) {
   field.fields = std::move(fields);
   return field;
 }
+Field open_map_field(std::string key, std::string help) {
+  Field field = make_field(std::move(key), FieldKind::map_of_objects, std::move(help));
+  field.open = true;
+  return field;
+}
 Field list_field(std::string key, std::string help) {
   return make_field(std::move(key), FieldKind::list, std::move(help));
 }
@@ -197,6 +202,16 @@ void validate_value(const ConfigNode& node, const Field& field, const std::strin
     }
     case FieldKind::object:
       if (!node.is_mapping()) return type_error("a mapping");
+      if (field.open) {  // only its declared keys are checked; the rest belong to its owner
+        for (const auto& entry : node.entries) {
+          const auto it = std::find_if(field.fields.begin(), field.fields.end(),
+                                       [&](const Field& f) { return f.key == entry.key; });
+          if (it != field.fields.end() && !entry.value.is_null()) {
+            validate_value(entry.value, *it, join_path(path, entry.key), diagnostics);
+          }
+        }
+        return;
+      }
       validate(node, field.fields, path, diagnostics);
       return;
     case FieldKind::map_of_objects:
@@ -208,7 +223,7 @@ void validate_value(const ConfigNode& node, const Field& field, const std::strin
                                                 "expected a mapping, got " + entry.value.describe()));
           continue;
         }
-        validate(entry.value, field.fields, entry_path, diagnostics);
+        if (!field.open) validate(entry.value, field.fields, entry_path, diagnostics);
       }
       return;
     case FieldKind::list:

@@ -42,6 +42,9 @@ struct Field {
   std::vector<std::string> choices;  ///< enumeration values
   Dimension dimension = Dimension::bytes;  ///< quantity dimension
   std::vector<Field> fields;               ///< object / map_of_objects / string_or_object
+  /// map_of_objects: its entries are checked by their owner (each against the fields of the
+  /// kind it names), not against `fields`; object: only the keys in `fields` are checked.
+  bool open = false;
 
   // Fluent setters for building schemas.
   Field&& need() && { required = true; return std::move(*this); }
@@ -60,6 +63,8 @@ Field object_field(std::string key, std::vector<Field> fields, std::string help)
 Field map_field(std::string key, std::vector<Field> fields, std::string help);
 Field list_field(std::string key, std::string help);
 Field string_or_object_field(std::string key, std::vector<Field> fields, std::string help);
+/// A map of name -> mapping whose entries its owner checks (Field::open).
+Field open_map_field(std::string key, std::string help);
 
 /// A titled set of top-level fields.
 struct Schema {

@@ -1,22 +1,19 @@
 #pragma once
 /// Evaluates one search candidate analytically: memory fit first, then the closed-form step
-/// estimate (training::estimate_training_step), then the objective. Owns its network and
-/// hardware models; Topology is not thread-safe, so each thread builds one evaluator and
-/// reuses it for every candidate it evaluates.
+/// estimate (training::estimate_training_step), then the objective. Owns its platform (the
+/// scenario's models, built once per evaluator); the models cache and are not thread-safe, so
+/// each thread builds one evaluator and reuses it for every candidate it evaluates.
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "models/accelerator/compute_model.hpp"
-#include "models/comm/collective_model.hpp"
 #include "models/memory/memory_footprint.hpp"
-#include "models/memory/memory_hierarchy.hpp"
+#include "sim/platform/platform.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/objective.hpp"
 #include "sim/sweep/search_space.hpp"
 #include "sim/training/training_result.hpp"
 #include "sim/training/training_simulation.hpp"
-#include "topologies/topology.hpp"
 
 namespace clustersim::sweep {
 
@@ -36,8 +33,7 @@ struct CandidateOutcome {
 
 class CandidateEvaluator {
  public:
-  /// Builds the scenario's topology, compute and collective models, and the rank placement,
-  /// once. Throws ConfigError
+  /// Builds the scenario's platform and the rank placement, once. Throws ConfigError
   /// when `objective` needs data the scenario lacks (cost: a `cost` block, and power.tdp
   /// with capex pricing; energy: the accelerator's power.tdp), naming what is missing.
   CandidateEvaluator(const scenario::Scenario& scenario, Objective objective);
@@ -54,17 +50,13 @@ class CandidateEvaluator {
  private:
   void fill_energy_and_cost(CandidateOutcome& outcome) const;
 
-  scenario::Scenario scenario_;  ///< its workload is rewritten for each candidate
+  training::TrainingWorkload workload_;  ///< rewritten for each candidate
   training::TrainingWorkload base_workload_;
   Objective objective_;
-  std::unique_ptr<topologies::Topology> topology_;
-  std::unique_ptr<models::ComputeModel> compute_;
-  std::unique_ptr<models::CollectiveModel> collectives_;
-  std::unique_ptr<models::MemoryHierarchy> memory_;
-  /// Refers to scenario_.training (rewritten in place per candidate) and the models above;
-  /// carries the scenario's placement and background job as runner::run_training does.
+  std::unique_ptr<platform::Platform> platform_;
+  /// Refers to workload_ (rewritten in place per candidate) and the platform's models; carries
+  /// the scenario's placement and job allocation as the runner's training job does.
   std::optional<training::TrainingSetup> setup_;
-  double scale_out_switches_ = 0;
 };
 
 

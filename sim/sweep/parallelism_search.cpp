@@ -100,7 +100,7 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
     tbb::parallel_for(std::size_t{0}, resimulated, [&](std::size_t r) {
       RankedCandidate& ranked = result.top[r];
       scenario::Scenario variant = scenario;
-      variant.training = apply_candidate(scenario.training, ranked.candidate);
+      variant.set_training(apply_candidate(scenario.training(), ranked.candidate));
       try {
         ranked.simulated = runner::run_training(variant);
       } catch (const Error& e) {

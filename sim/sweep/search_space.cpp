@@ -68,17 +68,17 @@ const char* recompute_name(training::Recompute recompute) {
 }
 
 int scale_up_domain_size(const scenario::Scenario& scenario) {
-  const auto& net = scenario.cluster.network;
+  const auto& net = scenario.platform.cluster.network;
   return net.scale_up.domain_size > 0 ? net.scale_up.domain_size : net.accelerators_per_node;
 }
 
 int training_accelerators(const scenario::Scenario& scenario) {
-  return scenario.cluster.accelerator_count() - std::max(0, scenario.cluster.background.gpus);
+  return scenario.primary_allocation().count;
 }
 
 std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, const SearchSpaceOptions& options) {
   check_options(options);
-  const training::TrainingWorkload& w = scenario.training;
+  const training::TrainingWorkload& w = scenario.training();
   const models::TransformerSpec& model = w.model;
   const std::int64_t accelerators = training_accelerators(scenario);
   const std::int64_t max_tp = options.max_tp > 0 ? options.max_tp : scale_up_domain_size(scenario);

@@ -37,11 +37,11 @@ void add_ops(PassTimes& times, const std::vector<StageOp>& ops, double compute_r
       seconds = std::max(seconds - beside_s, std::min(seconds, beside_s / rate) * (1 - rate));
     }
     seconds *= repeats;
-    if (op.kind == exec::TaskKind::tp_comm) {
+    if (op.kind == OpKind::tp_comm) {
       times.tp_s += seconds;
-    } else if (op.kind == exec::TaskKind::cp_comm) {
+    } else if (op.kind == OpKind::cp_comm) {
       times.cp_s += seconds;
-    } else if (op.kind == exec::TaskKind::ep_comm) {
+    } else if (op.kind == OpKind::ep_comm) {
       times.ep_s += seconds;
     } else {
       times.compute_s += seconds;

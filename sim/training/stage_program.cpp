@@ -170,7 +170,7 @@ class OpCoster {
     if (sm_margin && units > kUserbufferSms) {
       seconds *= static_cast<double>(units) / static_cast<double>(units - kUserbufferSms);
     }
-    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
+    return {std::move(name), OpKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
   }
 
   bool low_precision_gemms() const { return gemm_dtype_ == Dtype::fp8 || gemm_dtype_ == Dtype::fp4; }
@@ -194,7 +194,7 @@ class OpCoster {
       // Before the TP all-gather that feeds the GEMM, if there is one (TE gathers fp8), so
       // that an overlapped all-gather stays next to its GEMM.
       auto at = forward.end();
-      while (at != forward.begin() && std::prev(at)->kind == exec::TaskKind::tp_comm) --at;
+      while (at != forward.begin() && std::prev(at)->kind == OpKind::tp_comm) --at;
       const double input = copies * static_cast<double>(m) * static_cast<double>(k) * 2.0;
       forward.insert(at, elementwise(name + " fp8 cast", input, input));
     }
@@ -222,7 +222,7 @@ class OpCoster {
     shape.bytes_read = read_bytes;
     shape.bytes_written = written_bytes;
     const auto estimate = compute_.elementwise(shape);
-    return {std::move(name), exec::TaskKind::compute, engine::seconds_to_ps(estimate.time_s), 0.0};
+    return {std::move(name), OpKind::compute, engine::seconds_to_ps(estimate.time_s), 0.0};
   }
 
   /// Forward elementwise op and its backward (1.5x the bytes).
@@ -236,7 +236,7 @@ class OpCoster {
   StageOp tp_collective(CollectiveKind kind, double bytes, std::string suffix = "",
                         Overlap overlap = Overlap::none, CommEngine engine = CommEngine::shared_sms) const {
     const double seconds = collectives_.time_s(kind, tp_group_, bytes);
-    StageOp op{"tp " + std::string(models::collective_name(kind)) + suffix, exec::TaskKind::tp_comm,
+    StageOp op{"tp " + std::string(models::collective_name(kind)) + suffix, OpKind::tp_comm,
                engine::seconds_to_ps(seconds), 0.0, kind, bytes};
     op.overlap = overlap;
     op.engine = engine;
@@ -379,7 +379,7 @@ class OpCoster {
                                      static_cast<double>(shape.head_dim);
     const auto fwd_ps = engine::seconds_to_ps(fwd_s);
     const auto bwd_ps = engine::seconds_to_ps(bwd_s);
-    forward.push_back({"attn", exec::TaskKind::compute, fwd_ps, convention_flops});
+    forward.push_back({"attn", OpKind::compute, fwd_ps, convention_flops});
     double kv_bytes = 0;
     engine::TimePs merge_ps = 0;  // ring attention's output merge, recomputed with the kernels
     if (cp_ > 1) {
@@ -395,7 +395,7 @@ class OpCoster {
       merge_ps = merge.duration_ps;
       kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
                  static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
-      StageOp exchange{"cp kv exchange", exec::TaskKind::cp_comm,
+      StageOp exchange{"cp kv exchange", OpKind::cp_comm,
                        engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes)),
                        0.0, CollectiveKind::all_gather, kv_bytes};
       exchange.overlap = Overlap::with_previous;
@@ -406,9 +406,9 @@ class OpCoster {
                                               steps * (local_q_bytes + local_kv_bytes) + local_kv_bytes));
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
-    backward_reversed.push_back({"attn bwd", exec::TaskKind::compute, bwd_ps, 2.0 * convention_flops});
+    backward_reversed.push_back({"attn bwd", OpKind::compute, bwd_ps, 2.0 * convention_flops});
     if (cp_ > 1) {
-      StageOp exchange{"cp kv exchange bwd", exec::TaskKind::cp_comm,
+      StageOp exchange{"cp kv exchange bwd", OpKind::cp_comm,
                        engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, 2.0 * kv_bytes)),
                        0.0, CollectiveKind::all_gather, 2.0 * kv_bytes};
       exchange.overlap = Overlap::with_next;
@@ -416,7 +416,7 @@ class OpCoster {
     }
     if (selective_recompute) {
       // Megatron recomputes the whole core attention, ring steps and merge included.
-      backward_reversed.push_back({"attn recompute", exec::TaskKind::recompute, fwd_ps + merge_ps, convention_flops});
+      backward_reversed.push_back({"attn recompute", OpKind::recompute, fwd_ps + merge_ps, convention_flops});
     }
   }
 
@@ -587,7 +587,7 @@ class OpCoster {
   void ep_pair(const std::string& name, double bytes, std::vector<StageOp>& forward,
                std::vector<StageOp>& backward_reversed) const {
     const auto op = [&](std::string op_name) {
-      return StageOp{std::move(op_name), exec::TaskKind::ep_comm,
+      return StageOp{std::move(op_name), OpKind::ep_comm,
                      engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_to_all, ep_group_, bytes)), 0.0,
                      CollectiveKind::all_to_all, bytes};
     };
@@ -651,7 +651,7 @@ std::vector<StageOp> reversed(std::vector<StageOp> ops) {
 double model_flops(const std::vector<StageOp>& ops) {
   double total = 0;
   for (const auto& op : ops) {
-    if (op.kind != exec::TaskKind::recompute) total += op.flops;
+    if (op.kind != OpKind::recompute) total += op.flops;
   }
   return total;
 }
@@ -698,7 +698,7 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
       for (const auto& op : fwd) {
         StageOp copy = op;
         copy.name = "recompute " + op.name;
-        if (copy.kind == exec::TaskKind::compute) copy.kind = exec::TaskKind::recompute;
+        if (copy.kind == OpKind::compute) copy.kind = OpKind::recompute;
         recompute.push_back(std::move(copy));
       }
       layer.backward.insert(layer.backward.begin(), recompute.begin(), recompute.end());

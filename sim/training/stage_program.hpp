@@ -8,7 +8,7 @@
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
 #include "sim/engine/time.hpp"
-#include "sim/exec/task_graph.hpp"
+#include "sim/training/op_kind.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/training_config.hpp"
 
@@ -30,7 +30,7 @@ enum class CommEngine : std::uint8_t {
 /// One kernel or collective of the stage's compute stream (or overlapped beside it).
 struct StageOp {
   std::string name;                ///< e.g. "qkv", "attn bwd", "tp all-gather"
-  exec::TaskKind kind = exec::TaskKind::compute;  ///< compute, recompute, tp_comm or cp_comm
+  OpKind kind = OpKind::compute;  ///< compute, recompute, tp_comm or cp_comm
   engine::TimePs duration_ps = 0;  ///< from the compute or collective model, picoseconds
   /// Matmul FLOPs in the Megatron model-FLOP convention (GEMMs 2mnk; attention counted as
   /// full non-causal QK^T and PV, backward = 2 x forward; elementwise ops 0). Recompute ops

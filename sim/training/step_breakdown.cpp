@@ -1,88 +1,106 @@
 #include "sim/training/step_breakdown.hpp"
 
 #include <algorithm>
-#include <vector>
 
-#include "sim/engine/time.hpp"
+#include "sim/training/op_kind.hpp"
 
 namespace clustersim::training {
 
-StepBreakdown stage_breakdown(const exec::TaskGraph& graph, const exec::ExecutionResult& run,
-                              exec::StreamId compute_stream,
-                              std::span<const exec::StreamId> stage_streams) {
-  using engine::TimePs;
-  using exec::TaskKind;
-  const auto at = [](exec::TaskId id) { return static_cast<std::size_t>(id); };
-
-  // Latest-finishing prerequisite of each task on the compute stream.
-  std::vector<exec::TaskId> binding(graph.task_count(), -1);
-  for (const exec::Dependency& d : graph.dependencies()) {
-    if (graph.task(d.task).stream != compute_stream) continue;
-    exec::TaskId& current = binding[at(d.task)];
-    if (current < 0 || run.end_ps[at(d.prerequisite)] > run.end_ps[at(current)]) current = d.prerequisite;
+StepBreakdownObserver::StepBreakdownObserver(const std::vector<StageStreams>& stages, std::size_t stream_count,
+                                             int instances, engine::TimePs start_ps)
+    : stages_(stages), instances_(static_cast<std::size_t>(instances)) {
+  compute_stage_.assign(stream_count, -1);
+  for (std::size_t p = 0; p < stages_.size(); ++p) {
+    compute_stage_[static_cast<std::size_t>(stages_[p].compute)] = static_cast<int>(p);
   }
+  Account fresh;
+  fresh.previous_end = start_ps;
+  accounts_.assign(stages_.size() * instances_, fresh);
+  streams_.assign(stream_count * instances_, StreamState{});
+}
 
-  TimePs compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0;
-  auto attribute_gap = [&](TimePs gap, TaskKind kind) {
-    if (kind == TaskKind::dp_comm) dp += gap;
-    else if (kind == TaskKind::pp_comm) pp += gap;
-    else if (kind == TaskKind::cp_comm) cp += gap;  // flow fidelity: KV exchange on its own stream
-    else if (kind == TaskKind::tp_comm) tp += gap;
-    else if (kind == TaskKind::ep_comm) ep += gap;
-    else bubble += gap;
-  };
-  TimePs previous_end = run.start_time_ps;
-  for (exec::TaskId id : graph.stream_tasks(compute_stream)) {
-    const TimePs start = run.start_ps[at(id)];
-    const TimePs gap = start - previous_end;
-    if (gap > 0) {
-      const exec::TaskId cause = binding[at(id)];
-      const TaskKind kind = cause >= 0 ? graph.task(cause).kind : TaskKind::other;
-      if (kind == TaskKind::pp_comm) {
-        const TimePs in_flight_from = std::max(previous_end, run.start_ps[at(cause)]);
-        pp += start - in_flight_from;
-        bubble += in_flight_from - previous_end;
-      } else {
-        attribute_gap(gap, kind);
-      }
-    }
-    const TimePs duration = run.end_ps[at(id)] - start;
-    switch (graph.task(id).kind) {
-      case TaskKind::compute:
-      case TaskKind::recompute: compute += duration; break;
-      case TaskKind::tp_comm: tp += duration; break;
-      case TaskKind::cp_comm: cp += duration; break;
-      case TaskKind::ep_comm: ep += duration; break;
-      case TaskKind::pp_comm: pp += duration; break;
-      case TaskKind::dp_comm: dp += duration; break;
-      case TaskKind::optimizer: optimizer += duration; break;
-      case TaskKind::other: compute += duration; break;
-    }
-    previous_end = run.end_ps[at(id)];
+void StepBreakdownObserver::attribute_gap(Account& account, engine::TimePs gap, std::uint8_t kind) const {
+  switch (static_cast<OpKind>(kind)) {
+    case OpKind::dp_comm: account.dp += gap; break;
+    case OpKind::pp_comm: account.pp += gap; break;
+    case OpKind::cp_comm: account.cp += gap; break;  // flow fidelity: KV exchange on its own stream
+    case OpKind::tp_comm: account.tp += gap; break;
+    case OpKind::ep_comm: account.ep += gap; break;
+    default: account.bubble += gap; break;
   }
+}
+
+void StepBreakdownObserver::on_task_start(const exec::TaskEvent& event) {
+  const exec::Task& task = event.info();
+  const auto s = static_cast<std::size_t>(task.stream);
+  if (s >= compute_stage_.size() || compute_stage_[s] < 0) return;
+  Account& account = accounts_[account_index(event.instance, compute_stage_[s])];
+  const engine::TimePs gap = event.start_ps - account.previous_end;
+  if (gap <= 0) return;
+  if (event.released_by < 0) {
+    account.bubble += gap;
+    return;
+  }
+  const exec::Task& cause = event.graph->task(event.released_by);
+  const std::uint8_t kind = cause.traits.category;
+  if (static_cast<OpKind>(kind) == OpKind::pp_comm) {
+    // The transfer just ended, so its stream's last ended task is it.
+    const engine::TimePs cause_start = streams_[stream_index(event.instance, cause.stream)].ended_start;
+    const engine::TimePs in_flight_from = std::max(account.previous_end, cause_start);
+    account.pp += event.start_ps - in_flight_from;
+    account.bubble += in_flight_from - account.previous_end;
+  } else {
+    attribute_gap(account, gap, kind);
+  }
+}
+
+void StepBreakdownObserver::on_task_end(const exec::TaskEvent& event) {
+  const exec::Task& task = event.info();
+  const auto s = static_cast<std::size_t>(task.stream);
+  if (s >= compute_stage_.size()) return;  // a stream added while running: not a stage's
+  StreamState& stream = streams_[stream_index(event.instance, task.stream)];
+  stream.ended_start = event.start_ps;
+  stream.ended_end = event.end_ps;
+  stream.ended_kind = task.traits.category;
+  if (compute_stage_[s] < 0) return;
+  Account& account = accounts_[account_index(event.instance, compute_stage_[s])];
+  const engine::TimePs duration = event.end_ps - event.start_ps;
+  switch (static_cast<OpKind>(task.traits.category)) {
+    case OpKind::compute:
+    case OpKind::recompute:
+    case OpKind::other: account.compute += duration; break;
+    case OpKind::tp_comm: account.tp += duration; break;
+    case OpKind::cp_comm: account.cp += duration; break;
+    case OpKind::ep_comm: account.ep += duration; break;
+    case OpKind::pp_comm: account.pp += duration; break;
+    case OpKind::dp_comm: account.dp += duration; break;
+    case OpKind::optimizer: account.optimizer += duration; break;
+  }
+  account.previous_end = event.end_ps;
+}
+
+StepBreakdown StepBreakdownObserver::breakdown(int instance, int stage) const {
+  Account account = accounts_[account_index(instance, stage)];
   // Tail: other streams of the stage finishing after its compute stream.
-  TimePs stage_end = previous_end;
-  TaskKind last_kind = TaskKind::other;
-  for (exec::StreamId stream : stage_streams) {
-    const auto tasks = graph.stream_tasks(stream);
-    if (tasks.empty()) continue;
-    const exec::TaskId last = tasks.back();
-    if (run.end_ps[at(last)] > stage_end) {
-      stage_end = run.end_ps[at(last)];
-      last_kind = graph.task(last).kind;
+  engine::TimePs stage_end = account.previous_end;
+  std::uint8_t last_kind = static_cast<std::uint8_t>(OpKind::other);
+  for (const exec::StreamId s : stages_[static_cast<std::size_t>(stage)].all) {
+    const StreamState& stream = streams_[stream_index(instance, s)];
+    if (stream.ended_end > stage_end) {
+      stage_end = stream.ended_end;
+      last_kind = stream.ended_kind;
     }
   }
-  attribute_gap(stage_end - previous_end, last_kind);
-
+  attribute_gap(account, stage_end - account.previous_end, last_kind);
   StepBreakdown breakdown;
-  breakdown.compute_s = engine::ps_to_seconds(compute);
-  breakdown.exposed_tp_s = engine::ps_to_seconds(tp);
-  breakdown.exposed_cp_s = engine::ps_to_seconds(cp);
-  breakdown.exposed_ep_s = engine::ps_to_seconds(ep);
-  breakdown.exposed_pp_s = engine::ps_to_seconds(pp);
-  breakdown.exposed_dp_s = engine::ps_to_seconds(dp);
-  breakdown.bubble_s = engine::ps_to_seconds(bubble);
-  breakdown.optimizer_s = engine::ps_to_seconds(optimizer);
+  breakdown.compute_s = engine::ps_to_seconds(account.compute);
+  breakdown.exposed_tp_s = engine::ps_to_seconds(account.tp);
+  breakdown.exposed_cp_s = engine::ps_to_seconds(account.cp);
+  breakdown.exposed_ep_s = engine::ps_to_seconds(account.ep);
+  breakdown.exposed_pp_s = engine::ps_to_seconds(account.pp);
+  breakdown.exposed_dp_s = engine::ps_to_seconds(account.dp);
+  breakdown.bubble_s = engine::ps_to_seconds(account.bubble);
+  breakdown.optimizer_s = engine::ps_to_seconds(account.optimizer);
   return breakdown;
 }
 

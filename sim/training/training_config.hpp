@@ -7,6 +7,7 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
+#include "sim/platform/workload.hpp"
 
 namespace clustersim::training {
 
@@ -17,23 +18,6 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 /// (models/accelerator/attention_cost.hpp); `unfused`: the s x s scores go through HBM
 /// (Megatron before 2022).
 enum class AttentionKernel { flash, fa2, fa3, cudnn, unfused };
-/// How collectives are timed: `analytical` (closed-form CollectiveModel, no contention between
-/// collectives) or `flow` (phases of flows on one shared max-min fair FlowNetwork).
-enum class NetworkFidelity { analytical, flow };
-/// Which ranks the step simulates: one representative per pipeline stage (`symmetric`) or all
-/// of them (`full`).
-enum class SimulationMode { symmetric, full };
-
-/// A second job sharing the fabric: the last `gpus` accelerators of the cluster repeat a
-/// collective of `bytes` back to back, in accelerator order, for the whole training step
-/// (flow fidelity; the analytical fidelity has no contention and ignores it).
-struct BackgroundTraffic {
-  enum class Pattern { ring, all_to_all };
-  Pattern pattern = Pattern::ring;  ///< ring all-reduce, or pairwise all-to-all
-  int gpus = 0;                     ///< 0: no background job
-  double bytes = 0;                 ///< per collective, nccl-tests convention
-};
-
 /// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
 /// ZeRO-3 collective granularity (ParallelismConfig::zero3_granularity).
 enum class Zero3Granularity { layer, tensor };
@@ -58,8 +42,31 @@ struct ParallelismConfig {
   int world_size() const { return tp * pp * dp * cp; }
 };
 
-/// A training workload on a given model.
-struct TrainingWorkload {
+/// Memory options of a training job (`workload.offload`, `workload.memory`).
+struct MemoryOptions {
+  bool offload_optimizer = false;    ///< optimizer state in host memory, streamed each step
+  bool offload_activations = false;  ///< stored activations in host memory
+  double workspace_bytes = 0;        ///< per device: CUDA context, cuBLAS, NCCL buffers
+  double fragmentation = 1.1;        ///< caching-allocator reserved / allocated
+  /// ZeRO-3 working set, in parameters (elements), DeepSpeed's defaults: cap on gathered
+  /// parameters live at once, parameters prefetched ahead, gradient reduce bucket.
+  double zero3_max_live_parameters = 1e9;
+  double zero3_prefetch_bucket_parameters = 5e8;
+  double zero3_reduce_bucket_parameters = 5e8;
+};
+
+/// A training workload on a given model: one optimizer step of a data/tensor/pipeline/context/
+/// expert-parallel job (training_job.hpp runs it on a platform).
+class TrainingWorkload : public platform::WorkloadSpec {
+ public:
+  std::string_view kind() const override { return "training"; }
+  /// Checks that the job fits in device memory (models::DoesNotFitError otherwise, unless
+  /// `enforce_memory_fit` is false), then a TrainingJob of one step on `platform`'s
+  /// accelerators `allocation` (training_job.cpp).
+  std::unique_ptr<platform::Workload> instantiate(const platform::Platform& platform,
+                                                  const platform::Allocation& allocation,
+                                                  const platform::SessionOptions& options) const override;
+
   models::TransformerSpec model;
   std::int64_t seq_len = 0;
   std::int64_t global_batch = 0;  ///< sequences per optimizer step
@@ -85,6 +92,10 @@ struct TrainingWorkload {
   double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
   /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
   double train_tokens = 0;
+  MemoryOptions memory;
+  /// Simulate anyway when the footprint exceeds device memory (the result then shows it):
+  /// `validate` compares the time of published runs that did fit. Default: refuse.
+  bool enforce_memory_fit = true;
 
   /// Micro-batches each pipeline runs per step: global_batch / (dp * micro_batch).
   std::int64_t microbatches_per_pipeline() const {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/platform/workload.hpp"
+
 namespace clustersim::training {
 
 /// Where the step's wall time went, on the critical (slowest) pipeline stage.
@@ -101,8 +103,9 @@ struct TierUtilisation {
   double max_utilisation = 0;    ///< busiest link of the tier (fraction)
 };
 
-/// Summary of one training step.
-struct TrainingResult {
+/// Summary of one training step (the training workload's result; its notes are the
+/// assumptions the run made, shown in reports).
+struct TrainingResult : platform::WorkloadResult {
   double step_time_s = 0;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;     ///< model FLOPs (no recompute), whole job
@@ -120,7 +123,6 @@ struct TrainingResult {
   MemoryReport memory;                 ///< filled by the runner before simulating
   PowerReport power;                   ///< filled by the runner after simulating
   TrainingRunReport run;               ///< filled by the runner when train_tokens is set
-  std::vector<std::string> notes;      ///< assumptions the run made (shown in reports)
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise

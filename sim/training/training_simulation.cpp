@@ -1,645 +1,48 @@
-// One optimizer step in symmetric mode: the representative rank of every pipeline stage gets
-// a compute stream (kernels and blocking TP collectives, in Megatron's order), side streams for
-// overlapped TP and CP communication, send streams toward the next and previous stage, and
-// data-parallel streams.
-//
-// Data-parallel assumptions (documented in the result notes too):
-// * Gradients are reduced over the dp x cp ranks holding the same shard (Megatron's
-//   data-parallel-with-context group). ZeRO >= 1 (distributed optimizer): reduce-scatter of
-//   the gradients, Adam on 1/(dp*cp) of the parameters, all-gather of the updated parameters
-//   (2-byte params, 4 with fp32); ZeRO 0: all-reduce. ZeRO 2 and 3: see build_data_parallel.
-// * overlap_grad_reduce enables both of Megatron-Core's --overlap-grad-reduce and
-//   --overlap-param-gather: gradients go in buckets of max(40M, 1M x dp) parameters (whole
-//   layers, in backward order) reduced as soon as the last micro-batch's backward of the
-//   bucket finishes; the parameter all-gather of the previous step's update runs at the start
-//   of this step, bucket by bucket in forward order, and the first micro-batch's forward of a
-//   layer waits for its bucket (the steady-state picture). Without overlap: one reduction
-//   after the last backward and one parameter all-gather after the optimizer, both exposed.
-// * Interleaved 1F1B follows Megatron's forward_backward_pipelining_with_interleaving: stage p
-//   holds chunks c = 0..vp-1 of num_layers / (pp * vp) layers (virtual stage c * pp + p); the
-//   last stage sends chunk c's activations to stage 0's chunk c + 1.
-// * P2P sends are asynchronous on per-direction send streams; the receiver's first op of the
-//   micro-batch waits for the transfer.
+// One optimizer step: the stages' programs, the setup's checks and the step's metrics. The
+// step itself runs as a TrainingStep (training_step.hpp) on a platform session.
 #include "sim/training/training_simulation.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <functional>
+#include <cmath>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "models/llm/pipeline_split.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/engine/error.hpp"
-#include "sim/exec/executor.hpp"
-#include "sim/exec/task_graph.hpp"
-#include "sim/training/flow_collectives.hpp"
-#include "sim/training/gradient_buckets.hpp"
-#include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
-#include "sim/training/stage_program.hpp"
-#include "sim/training/step_breakdown.hpp"
+#include "sim/training/training_step.hpp"
 
 namespace clustersim::training {
 namespace {
 
-using exec::StreamId;
-using exec::TaskId;
-using exec::TaskKind;
-
-// Task ids and streams of one stage in the graph.
-struct StageTasks {
-  StreamId compute = -1, send_next = -1, send_prev = -1, data_parallel = -1;
-  StreamId context_parallel = -1;  // cp > 1: KV exchanges beside attention
-  StreamId tensor_parallel = -1;   // TP-communication overlap: collectives beside their GEMMs
-  StreamId tensor_userbuffers = -1;  // TE TP transfers that take no SMs from the compute beside them
-  StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
-  StreamId expert_data_parallel = -1, expert_data_parallel_reduce = -1;  // MoE: the experts' own
-  // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
-  // compute task (after `skip` more) must wait for.
-  struct Pending {
-    TaskId task = -1;
-    int skip = 0;
-  };
-  TaskId last_task = -1, before_last_task = -1;
-  std::vector<Pending> pending;
-  std::vector<PipelineStep> steps;  // the stage's schedule
-  // [chunk][micro-batch]: first and last task of each forward and backward pass.
-  std::vector<std::vector<TaskId>> forward_first, forward_last, backward_first, backward_last;
-  TaskId last_backward = -1;  // last task of the stage's last backward pass
-  // Parameter units in forward order (embedding, layers of chunk 0, 1, ..., head): parameters,
-  // the first task using them in micro-batch 0's forward, the last task of the last
-  // micro-batch's backward.
-  std::vector<double> unit_parameters;
-  std::vector<TaskId> unit_first_use, unit_grad_ready;
-  // Per pipeline step (index into `steps`): the parameter units it runs, in execution order,
-  // with the first and last task of each (ZeRO-2/3 communicate per micro-batch).
-  struct UnitSpan {
-    std::size_t unit = 0;
-    TaskId first = -1, last = -1;
-  };
-  std::vector<std::vector<UnitSpan>> step_units;
-  TaskId optimizer = -1;
-};
-
-class StepBuilder {
- public:
-  /// `flow` non-null: communication tasks run as flows on it (flow fidelity). `full`: the graph
-  /// is the template every (tp, cp, dp) replica runs (full mode): collectives are fixed tasks
-  /// marked for synchronisation, with their group described by collective(task).
-  StepBuilder(const TrainingSetup& setup, const std::vector<StageProgram>& programs, FlowCollectives* flow,
-              bool full = false)
-      : setup_(setup),
-        programs_(programs),
-        layout_(setup.workload.parallelism, setup.placement),
-        flow_(flow),
-        full_(full) {}
-
-  /// Which process group a collective task spans (full mode).
-  enum class Dimension : std::uint8_t { none, tensor, context, expert, data, expert_data, pipeline, everyone };
-  struct Collective {
-    Dimension dimension = Dimension::none;
-    models::CollectiveKind kind = models::CollectiveKind::all_reduce;
-    double bytes = 0;
-    int stage = 0;
-    int to_stage = -1;  ///< pipeline sends: the receiving stage
-  };
-  /// The group description of a task recorded in full mode (dimension none otherwise).
-  const Collective& collective(TaskId task) const {
-    static const Collective none{};
-    const auto t = static_cast<std::size_t>(task);
-    return t < collectives_.size() ? collectives_[t] : none;
+void validate_speeds(const TrainingSetup& setup) {
+  if (!(setup.throttle > 0 && setup.throttle <= 1)) {
+    throw ConfigError(fmt::format("the throttle factor must be in (0, 1], got {}", setup.throttle));
   }
-  /// Records `info` for `task` and marks it synchronising (full mode only).
-  void record(TaskId task, const Collective& info) {
-    if (!full_) return;
-    const auto t = static_cast<std::size_t>(task);
-    if (collectives_.size() <= t) collectives_.resize(t + 1);
-    collectives_[t] = info;
-    graph_.set_sync(task, static_cast<std::uint8_t>(info.dimension));
+  if (setup.accelerator_speed.empty()) return;
+  if (setup.accelerator_speed.size() != static_cast<std::size_t>(setup.topology.accelerator_count())) {
+    throw ConfigError(fmt::format("accelerator_speed lists {} accelerators, the topology has {}",
+                                  setup.accelerator_speed.size(), setup.topology.accelerator_count()));
   }
-  const RankLayout& layout() const { return layout_; }
-
-  exec::TaskGraph& graph() { return graph_; }
-  const std::vector<StageTasks>& stages() const { return stages_; }
-
-  void build() {
-    const auto& par = setup_.workload.parallelism;
-    const std::int64_t microbatches = setup_.workload.microbatches_per_pipeline();
-    stages_.resize(static_cast<std::size_t>(par.pp));
-    for (int p = 0; p < par.pp; ++p) build_stage_compute(p, microbatches);
-    for (int p = 0; p < par.pp; ++p) build_p2p(p);
-    for (int p = 0; p < par.pp; ++p) build_data_parallel(p);
+  bool nominal = true;
+  for (const engine::Profile& speed : setup.accelerator_speed) {
+    engine::check_profile(speed, "accelerator compute speed", 0.0, true);
+    if (speed.initial > 1 || std::any_of(speed.changes.begin(), speed.changes.end(),
+                                         [](const engine::ProfileChange& c) { return c.value > 1; })) {
+      throw ConfigError(fmt::format("accelerator compute speed must be in (0, 1], got {}", speed.initial));
+    }
+    nominal = nominal && speed == engine::Profile::constant(1.0);
   }
-
- private:
-  // Appends `ops` to the stage's compute stream; returns {first, last} task ids. Blocking
-  // communication (TP collectives without overlap) sits on the compute stream: a fixed
-  // duration (analytical) or flows (flow fidelity). An overlapped op (StageOp::overlap) runs on
-  // the stage's side stream of its kind (tp-comm, cp-comm) concurrently with the compute op
-  // before it (with_previous) or after it (with_next), and the op following that pair waits
-  // for it: exposed = max(0, communication - compute), in both fidelities.
-  std::pair<TaskId, TaskId> emit(StageTasks& stage, const std::vector<StageOp>& ops, std::string_view prefix) {
-    TaskId first = -1, last = -1;
-    for (const StageOp& op : ops) {
-      std::string label = fmt::format("{} {}", prefix, op.name);
-      if (op.overlap != Overlap::none) {
-        const StreamId side = side_stream(stage, op);
-        const TaskId prerequisite = op.overlap == Overlap::with_previous ? stage.before_last_task : stage.last_task;
-        const TaskId comm = symmetric_flows()
-                                ? graph_.add_async_task(side, op_starter(stage, op), op.kind, std::move(label))
-                                : graph_.add_task(side, op.duration_ps, op.kind, std::move(label));
-        record_collective(comm, op, stage_index(stage));
-        if (prerequisite >= 0) graph_.add_dependency(comm, prerequisite);
-        stage.pending.push_back({comm, op.overlap == Overlap::with_previous ? 0 : 1});
-        continue;
-      }
-      const bool collective = op.kind == TaskKind::tp_comm || op.kind == TaskKind::ep_comm;
-      const TaskId task = symmetric_flows() && collective
-                              ? graph_.add_async_task(stage.compute, op_starter(stage, op), op.kind, std::move(label))
-                              : graph_.add_task(stage.compute, op.duration_ps, op.kind, std::move(label));
-      if (collective) record_collective(task, op, stage_index(stage));
-      for (auto it = stage.pending.begin(); it != stage.pending.end();) {
-        if (it->skip == 0) {
-          graph_.add_dependency(task, it->task);
-          it = stage.pending.erase(it);
-        } else {
-          --it->skip;
-          ++it;
-        }
-      }
-      stage.before_last_task = stage.last_task;
-      stage.last_task = task;
-      last = task;
-      if (first < 0) first = last;
-    }
-    return {first, last};
+  if (!nominal && setup.mode != platform::SimulationMode::full) {
+    throw ConfigError("per-accelerator compute speeds (stragglers) need simulation mode 'full': symmetric mode "
+                      "simulates one representative rank per stage and cannot place a slow one");
   }
+}
 
-  // The stage's side stream for an overlapped communication op: cp-comm, tp-comm, or
-  // tp-userbuffers for Transformer Engine's transfers that take no SMs from the compute beside
-  // them (copy engines, or SMs the GEMM was already costed without): a stream role that leaves
-  // that compute at full speed.
-  StreamId side_stream(StageTasks& stage, const StageOp& op) {
-    const int p = stage_index(stage);
-    const bool context = op.kind == TaskKind::cp_comm;
-    const bool unshared = !context && op.engine != CommEngine::shared_sms;
-    StreamId& stream = context ? stage.context_parallel : unshared ? stage.tensor_userbuffers : stage.tensor_parallel;
-    if (stream < 0) {
-      stream = graph_.add_stream(
-          fmt::format("stage {} {}", p, context ? "cp-comm" : unshared ? "tp-userbuffers" : "tp-comm"), p,
-          unshared ? exec::StreamRole::other : exec::StreamRole::communication);
-    }
-    return stream;
-  }
-
-  bool symmetric_flows() const { return flow_ != nullptr && !full_; }
-
-  void record_collective(TaskId task, const StageOp& op, int stage) {
-    const Dimension dimension = op.kind == TaskKind::tp_comm   ? Dimension::tensor
-                                : op.kind == TaskKind::cp_comm ? Dimension::context
-                                                               : Dimension::expert;
-    record(task, {dimension, op.collective, op.collective_bytes, stage, -1});
-  }
-
-  int stage_index(const StageTasks& stage) const { return static_cast<int>(&stage - stages_.data()); }
-
-  // Accelerator groups of a collective along one parallel dimension for every replica:
-  // `member(i, a, b)` gives the accelerator of index i of the group of replica (a, b).
-  // Replica groups other than the representative's (a = b = 0) that stay inside one scale-up
-  // domain are skipped (disjoint NVLink ports).
-  template <class Member>
-  std::vector<std::vector<int>> replica_groups(int size, int replicas_a, int replicas_b, Member member) const {
-    std::vector<std::vector<int>> groups;
-    for (int b = 0; b < replicas_b; ++b) {
-      for (int a = 0; a < replicas_a; ++a) {
-        std::vector<int> group;
-        for (int i = 0; i < size; ++i) group.push_back(member(i, a, b));
-        const bool representative = a == 0 && b == 0;
-        if (!representative && in_one_domain(group)) continue;
-        groups.push_back(std::move(group));
-      }
-    }
-    return groups;
-  }
-
-  bool in_one_domain(const std::vector<int>& group) const {
-    const int domain = setup_.topology.scale_up_domain_of(group.front());
-    return std::all_of(group.begin(), group.end(),
-                       [&](int a) { return setup_.topology.scale_up_domain_of(a) == domain; });
-  }
-
-  // Start hook of a TP or CP op of `stage` (plans cached per op).
-  exec::AsyncStart op_starter(const StageTasks& stage, const StageOp& op) {
-    auto it = op_handles_.find(&op);
-    if (it == op_handles_.end()) {
-      const int p = stage_index(stage);
-      const auto& par = setup_.workload.parallelism;
-      std::vector<std::vector<int>> groups;
-      if (op.kind == TaskKind::tp_comm) {
-        groups = replica_groups(par.tp, par.cp, par.dp, [&](int i, int c, int d) { return layout_.rank(i, c, d, p); });
-      } else if (op.kind == TaskKind::ep_comm) {
-        // Expert-parallel groups: ep consecutive ranks of the gradient group, for every tp index.
-        groups = replica_groups(par.ep, par.tp, par.dp * par.cp / par.ep,
-                                [&](int i, int t, int b) { return layout_.gradient_rank(t, b * par.ep + i, p); });
-      } else {
-        groups = replica_groups(par.cp, par.tp, par.dp, [&](int i, int t, int d) { return layout_.rank(t, i, d, p); });
-      }
-      it = op_handles_.emplace(&op, flow_->prepare(op.collective, groups, op.collective_bytes)).first;
-    }
-    return flow_->starter(it->second);
-  }
-
-  // Pipeline send from stage p to stage q by every (tp, cp, dp) replica.
-  exec::AsyncStart p2p_starter(int p, int q, double bytes) {
-    const auto key = std::make_pair(p, q);
-    auto it = p2p_handles_.find(key);
-    if (it == p2p_handles_.end()) {
-      const auto& par = setup_.workload.parallelism;
-      std::vector<std::vector<int>> groups;
-      for (int d = 0; d < par.dp; ++d) {
-        for (int c = 0; c < par.cp; ++c) {
-          for (int t = 0; t < par.tp; ++t) {
-            std::vector<int> pair{layout_.rank(t, c, d, p), layout_.rank(t, c, d, q)};
-            if ((t != 0 || c != 0 || d != 0) && in_one_domain(pair)) continue;
-            groups.push_back(std::move(pair));
-          }
-        }
-      }
-      it = p2p_handles_.emplace(key, flow_->prepare(models::CollectiveKind::send_recv, groups, bytes)).first;
-    }
-    return flow_->starter(it->second);
-  }
-
-  // Pipeline send task: fixed duration (analytical) or flows.
-  TaskId add_send(StreamId stream, engine::TimePs duration_ps, int p, int q, double bytes, std::string label,
-                  TaskId after) {
-    if (!symmetric_flows()) {
-      const TaskId task = graph_.add_task(stream, duration_ps, TaskKind::pp_comm, std::move(label), {after});
-      record(task, {Dimension::pipeline, models::CollectiveKind::send_recv, bytes, p, q});
-      return task;
-    }
-    return graph_.add_async_task(stream, p2p_starter(p, q, bytes), TaskKind::pp_comm, std::move(label), {after});
-  }
-
-  void build_stage_compute(int p, std::int64_t microbatches) {
-    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
-    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
-    const auto& par = setup_.workload.parallelism;
-    const int chunks = program.chunks;
-    stage.compute = graph_.add_stream(fmt::format("stage {} compute", p), p, exec::StreamRole::compute);
-    if (par.pp > 1 && (p + 1 < par.pp || chunks > 1)) {
-      stage.send_next = graph_.add_stream(fmt::format("stage {} send-next", p), p, exec::StreamRole::communication);
-    }
-    if (par.pp > 1 && (p > 0 || chunks > 1)) {
-      stage.send_prev = graph_.add_stream(fmt::format("stage {} send-prev", p), p, exec::StreamRole::communication);
-    }
-    const std::vector<TaskId> unset(static_cast<std::size_t>(microbatches), -1);
-    stage.forward_first.assign(static_cast<std::size_t>(chunks), unset);
-    stage.forward_last = stage.backward_first = stage.backward_last = stage.forward_first;
-    const bool has_embedding = !program.embedding_forward.empty();
-    const bool has_head = !program.head_forward.empty();
-    // Unit index of layer l of chunk c: layer_base + local_offset(c) + l.
-    const std::size_t layer_base = has_embedding ? 1 : 0;
-    stage.unit_parameters = parameter_units_forward(program);
-    const std::size_t head_unit = stage.unit_parameters.size() - 1;
-    stage.unit_first_use.assign(stage.unit_parameters.size(), -1);
-    stage.unit_grad_ready.assign(stage.unit_parameters.size(), -1);
-
-    stage.steps = pipeline_steps(par.schedule, par.pp, p, microbatches, par.vp);
-    stage.step_units.assign(stage.steps.size(), {});
-    for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
-      const PipelineStep& step = stage.steps[step_index];
-      const auto mb = static_cast<std::size_t>(step.microbatch);
-      const auto c = static_cast<std::size_t>(step.chunk);
-      const bool record_use = !step.backward && step.microbatch == 0;
-      const bool record_ready = step.backward && step.microbatch == microbatches - 1;
-      const bool embedding_here = has_embedding && step.chunk == 0;
-      const bool head_here = has_head && step.chunk == chunks - 1;
-      TaskId first = -1, last = -1;
-      auto note = [&](std::pair<TaskId, TaskId> span, std::size_t unit) {
-        if (span.first < 0) return;
-        if (first < 0) first = span.first;
-        last = span.second;
-        if (record_use) stage.unit_first_use[unit] = span.first;
-        if (record_ready) stage.unit_grad_ready[unit] = span.second;
-        stage.step_units[step_index].push_back({unit, span.first, span.second});
-      };
-      const int chunk_offset = program.local_offset(step.chunk);
-      auto layer_unit = [&](int l) { return layer_base + static_cast<std::size_t>(chunk_offset + l); };
-      const std::string chunk_label = chunks > 1 ? fmt::format(" chunk{}", step.chunk) : "";
-      if (!step.backward) {
-        const std::string prefix = fmt::format("fwd mb{}{}", step.microbatch, chunk_label);
-        if (embedding_here) note(emit(stage, program.embedding_forward, prefix), 0);
-        for (int l = 0; l < program.layers(step.chunk); ++l) {
-          note(emit(stage, program.layer(chunk_offset + l).forward,
-                    fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
-               layer_unit(l));
-        }
-        if (head_here) note(emit(stage, program.head_forward, prefix), head_unit);
-        stage.forward_first[c][mb] = first;
-        stage.forward_last[c][mb] = last;
-      } else {
-        const std::string prefix = fmt::format("bwd mb{}{}", step.microbatch, chunk_label);
-        if (head_here) note(emit(stage, program.head_backward, prefix), head_unit);
-        for (int l = program.layers(step.chunk) - 1; l >= 0; --l) {
-          note(emit(stage, program.layer(chunk_offset + l).backward,
-                    fmt::format("{} layer{}", prefix, program.first_layer(step.chunk) + l)),
-               layer_unit(l));
-        }
-        if (embedding_here) note(emit(stage, program.embedding_backward, prefix), 0);
-        stage.backward_first[c][mb] = first;
-        stage.backward_last[c][mb] = last;
-        stage.last_backward = last;
-      }
-    }
-  }
-
-  // Sends, in the order the stage produces them (FIFO send streams), to the next virtual
-  // stage (forward) and the previous one (backward); the receiver's pass waits for them.
-  void build_p2p(int p) {
-    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
-    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
-    const int pp = setup_.workload.parallelism.pp;
-    const int chunks = program.chunks;
-    for (const PipelineStep& step : stage.steps) {
-      const auto mb = static_cast<std::size_t>(step.microbatch);
-      const auto c = static_cast<std::size_t>(step.chunk);
-      const std::string chunk_label = chunks > 1 ? fmt::format(" chunk{}", step.chunk) : "";
-      if (!step.backward) {
-        if (p == pp - 1 && step.chunk == chunks - 1) continue;  // the last virtual stage
-        const int to = (p + 1) % pp;
-        const auto to_chunk = static_cast<std::size_t>(p == pp - 1 ? step.chunk + 1 : step.chunk);
-        const TaskId send = add_send(
-            stage.send_next, program.p2p_forward_ps, p, to, program.p2p_bytes,
-            fmt::format("send act mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
-            stage.forward_last[c][mb]);
-        graph_.add_dependency(stages_[static_cast<std::size_t>(to)].forward_first[to_chunk][mb], send);
-      } else {
-        if (p == 0 && step.chunk == 0) continue;  // the first virtual stage
-        const int to = (p + pp - 1) % pp;
-        const auto to_chunk = static_cast<std::size_t>(p == 0 ? step.chunk - 1 : step.chunk);
-        const TaskId send = add_send(
-            stage.send_prev, program.p2p_backward_ps, p, to, program.p2p_bytes,
-            fmt::format("send grad mb{}{} stage {}->{}", step.microbatch, chunk_label, p, to),
-            stage.backward_last[c][mb]);
-        graph_.add_dependency(stages_[static_cast<std::size_t>(to)].backward_first[to_chunk][mb], send);
-      }
-    }
-  }
-
-  // Data parallelism over the stage's gradient group (dp x cp ranks of the same shard):
-  // * ZeRO 0: all-reduce of the gradients; ZeRO 1 (Megatron's distributed optimizer):
-  //   reduce-scatter, Adam on the shard, all-gather of the updated parameters. With
-  //   overlap_grad_reduce both go in buckets: reductions during the last micro-batch's
-  //   backward, parameter gathers before the first micro-batch's forward of their layers.
-  // * ZeRO 2 (DeepSpeed stage 2): gradients are sharded too, so every micro-batch's backward
-  //   reduce-scatters its buckets as they become ready; parameters as ZeRO 1.
-  // * ZeRO 3 (FSDP): parameters are sharded as well: every micro-batch all-gathers each unit
-  //   (layer, embedding, head) before its forward and again before its backward, prefetched one
-  //   unit ahead on a gather stream, and reduce-scatters its gradients after its backward on a
-  //   reduce stream; nothing is left after the optimizer.
-  void build_data_parallel(int p) {
-    const TrainingWorkload& w = setup_.workload;
-    const auto& par = w.parallelism;
-    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
-    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
-    std::vector<TaskId> reductions;
-    // The dense part over the gradient (dp x cp) group of every tp index.
-    {
-      DataParallelPart part;
-      part.group = layout_.gradient_group(p);
-      part.units = stage.unit_parameters;
-      part.unit_shares = parameter_unit_tensor_shares(program);
-      part.stage_parameters = program.stage_parameters;
-      part.name = "";
-      if (symmetric_flows()) {
-        part.replicas = replica_groups(par.dp * par.cp, par.tp, 1,
-                                       [&](int i, int t, int) { return layout_.gradient_rank(t, i, p); });
-      }
-      const auto r = build_data_parallel_part(stage, p, part, stage.data_parallel, stage.data_parallel_reduce, "dp");
-      reductions.insert(reductions.end(), r.begin(), r.end());
-    }
-    // MoE: the routed experts over the expert-data-parallel group (dp x cp / ep ranks) of every
-    // (tp, ep) index, on their own streams (Megatron-Core keeps separate expert buffers).
-    if (program.stage_expert_parameters > 0) {
-      DataParallelPart part;
-      part.group = layout_.expert_gradient_group(p);
-      for (std::size_t u = 0; u < stage.unit_parameters.size(); ++u) part.units.push_back(0.0);
-      const std::size_t layer_base = program.embedding_forward.empty() ? 0 : 1;
-      for (int l = 0; l < program.local_layers(); ++l) {
-        part.units[layer_base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
-      }
-      part.stage_parameters = program.stage_expert_parameters;
-      part.name = "expert ";
-      if (symmetric_flows()) {
-        const int groups = par.dp * par.cp / par.ep;
-        part.replicas = replica_groups(groups, par.tp, par.ep, [&](int i, int t, int e) {
-          return layout_.gradient_rank(t, e + par.ep * i, p);
-        });
-      }
-      const auto r = build_data_parallel_part(stage, p, part, stage.expert_data_parallel,
-                                              stage.expert_data_parallel_reduce, "dp-expert");
-      reductions.insert(reductions.end(), r.begin(), r.end());
-    }
-    stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, TaskKind::optimizer, "optimizer");
-    for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
-    // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
-    // overlap (ZeRO 1) the gathers are the next step's, started at this step's start; ZeRO 2
-    // gathers after the optimizer, as DeepSpeed does.
-    const bool gather_after = (par.zero == 1 && !w.overlap_grad_reduce) || par.zero == 2;
-    if (gather_after) {
-      for (auto& [stream, kind_group, bytes, label] : after_optimizer_gathers_) {
-        dp_collective(stream, models::CollectiveKind::all_gather, kind_group, bytes, label, {stage.optimizer});
-      }
-    }
-    after_optimizer_gathers_.clear();
-  }
-
-  // One set of parameters that reduce together: its rank group, its units in forward order
-  // (parameters per unit, 0 for units without any), the stage's total, and the replica groups
-  // the flow fidelity runs beside the representative's.
-  struct DataParallelPart {
-    std::vector<int> group;
-    std::vector<double> units;
-    /// ZeRO-3: the shares of each unit its collectives carry ({1}: one per unit).
-    std::vector<std::vector<double>> unit_shares;
-    double stage_parameters = 0;
-    std::string name;
-    std::vector<std::vector<int>> replicas;
-  };
-  struct PendingGather {
-    StreamId stream;
-    const DataParallelPart* part;
-    double bytes;
-    std::string label;
-  };
-
-  // A data-parallel collective of `part` on `stream` (fixed duration, or flows).
-  TaskId dp_collective(StreamId stream, models::CollectiveKind kind, const DataParallelPart* part, double bytes,
-                       const std::string& label, std::initializer_list<TaskId> after) {
-    if (!symmetric_flows()) {
-      const auto ps = engine::seconds_to_ps(setup_.collectives.time_s(kind, part->group, bytes));
-      const TaskId task = graph_.add_task(stream, ps, TaskKind::dp_comm, label, after);
-      record(task, {part->name.empty() ? Dimension::data : Dimension::expert_data, kind, bytes,
-                    graph_.stream_device(stream), -1});
-      return task;
-    }
-    return graph_.add_async_task(stream, flow_->starter(flow_->prepare(kind, part->replicas, bytes)), TaskKind::dp_comm,
-                                 label, after);
-  }
-
-  // Data parallelism over one part's group:
-  // * ZeRO 0: all-reduce of the gradients; ZeRO 1 (Megatron's distributed optimizer):
-  //   reduce-scatter, Adam on the shard, all-gather of the updated parameters. With
-  //   overlap_grad_reduce both go in buckets: reductions during the last micro-batch's
-  //   backward, parameter gathers before the first micro-batch's forward of their layers.
-  // * ZeRO 2 (DeepSpeed stage 2): gradients are sharded too, so every micro-batch's backward
-  //   reduce-scatters its buckets as they become ready; parameters as ZeRO 1.
-  // * ZeRO 3 (FSDP): parameters are sharded as well: every micro-batch all-gathers each unit
-  //   (layer, embedding, head) before its forward and again before its backward, prefetched one
-  //   unit ahead on a gather stream, and reduce-scatters its gradients after its backward on a
-  //   reduce stream; nothing is left after the optimizer.
-  // Returns the reductions the optimizer waits for.
-  std::vector<TaskId> build_data_parallel_part(StageTasks& stage, int p, DataParallelPart& stored_part,
-                                               StreamId& stream, StreamId& reduce_stream, const char* stream_name) {
-    const TrainingWorkload& w = setup_.workload;
-    const auto& par = w.parallelism;
-    parts_.push_back(std::move(stored_part));
-    const DataParallelPart* part = &parts_.back();
-    std::vector<TaskId> reductions;
-    if (part->group.size() < 2) return reductions;
-    const bool sharded_optimizer = par.zero >= 1;
-    const double param_bytes =
-        (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
-    const auto reduce_kind = sharded_optimizer ? models::CollectiveKind::reduce_scatter
-                                               : models::CollectiveKind::all_reduce;
-    const auto gather_kind = models::CollectiveKind::all_gather;
-    const auto bucket_size = megatron_bucket_parameters(static_cast<int>(part->group.size()));
-    stream = graph_.add_stream(fmt::format("stage {} {}", p, stream_name), p, exec::StreamRole::communication);
-    const std::string& n = part->name;
-    if (par.zero == 3) {
-      reduce_stream =
-          graph_.add_stream(fmt::format("stage {} {}-reduce", p, stream_name), p, exec::StreamRole::communication);
-      TaskId previous_start = -1;
-      for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
-        const PipelineStep& step = stage.steps[step_index];
-        const char* pass = step.backward ? "bwd" : "fwd";
-        for (const auto& span : stage.step_units[step_index]) {
-          const double parameters = part->units[span.unit];
-          if (parameters <= 0) continue;
-          // One collective per share of the unit (one, or one per parameter tensor), queued on
-          // the stream; the first waits for the prefetch point, the unit for the last.
-          const std::vector<double> whole{1.0};
-          const std::vector<double>& shares = span.unit < part->unit_shares.size() ? part->unit_shares[span.unit] : whole;
-          TaskId gather = -1;
-          for (std::size_t i = 0; i < shares.size(); ++i) {
-            const std::string label =
-                shares.size() == 1
-                    ? fmt::format("{}param all-gather {} mb{} unit {}", n, pass, step.microbatch, span.unit)
-                    : fmt::format("{}param all-gather {} mb{} unit {} tensor {}", n, pass, step.microbatch, span.unit, i);
-            const double bytes = parameters * shares[i] * param_bytes;
-            gather = i == 0 && previous_start >= 0
-                         ? dp_collective(stream, gather_kind, part, bytes, label, {previous_start})
-                         : dp_collective(stream, gather_kind, part, bytes, label, {});
-            // List-form all-gather: the per-rank copies follow on the same stream.
-            if (const double copies_s = zero3_gather_copies_s(setup_, bytes, part->group.size()); copies_s > 0) {
-              gather = graph_.add_task(stream, engine::seconds_to_ps(copies_s), TaskKind::dp_comm,
-                                       label + " per-rank copies", {gather});
-            }
-          }
-          graph_.add_dependency(span.first, gather);
-          previous_start = span.first;
-          if (step.backward) {
-            for (std::size_t i = 0; i < shares.size(); ++i) {
-              const std::string label =
-                  shares.size() == 1
-                      ? fmt::format("{}grad reduce-scatter mb{} unit {}", n, step.microbatch, span.unit)
-                      : fmt::format("{}grad reduce-scatter mb{} unit {} tensor {}", n, step.microbatch, span.unit, i);
-              reductions.push_back(dp_collective(reduce_stream, reduce_kind, part,
-                                                 parameters * shares[i] * w.grad_bytes_per_param, label, {span.last}));
-            }
-          }
-        }
-      }
-      return reductions;
-    }
-    if (par.zero == 2) {
-      // Per micro-batch: the units of each backward step, bucketed in the order they finish.
-      for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
-        const PipelineStep& step = stage.steps[step_index];
-        if (!step.backward) continue;
-        std::vector<const StageTasks::UnitSpan*> spans;
-        std::vector<double> parameters;
-        for (const auto& span : stage.step_units[step_index]) {
-          if (part->units[span.unit] <= 0) continue;
-          spans.push_back(&span);
-          parameters.push_back(part->units[span.unit]);
-        }
-        const auto buckets = form_gradient_buckets(parameters, bucket_size);
-        for (std::size_t b = 0; b < buckets.size(); ++b) {
-          const auto* ready = spans[static_cast<std::size_t>(buckets[b].units.back())];
-          reductions.push_back(dp_collective(stream, reduce_kind, part, buckets[b].parameters * w.grad_bytes_per_param,
-                                             fmt::format("{}grad reduce-scatter mb{} bucket {}", n, step.microbatch, b),
-                                             {ready->last}));
-        }
-      }
-      after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
-      return reductions;
-    }
-    if (!w.overlap_grad_reduce) {
-      reductions.push_back(dp_collective(stream, reduce_kind, part, part->stage_parameters * w.grad_bytes_per_param,
-                                         fmt::format("{}grad {}", n, models::collective_name(reduce_kind)),
-                                         {stage.last_backward}));
-      if (sharded_optimizer) {
-        after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
-      }
-      return reductions;
-    }
-    // Units in backward order: the order their gradients become ready.
-    std::vector<std::size_t> backward_units;
-    std::vector<double> parameters;
-    for (std::size_t u = part->units.size(); u-- > 0;) {
-      if (part->units[u] <= 0) continue;
-      backward_units.push_back(u);
-      parameters.push_back(part->units[u]);
-    }
-    const auto buckets = form_gradient_buckets(parameters, bucket_size);
-    if (sharded_optimizer) {
-      for (std::size_t b = buckets.size(); b-- > 0;) {
-        const TaskId gather = dp_collective(stream, gather_kind, part, buckets[b].parameters * param_bytes,
-                                            fmt::format("{}param all-gather bucket {}", n, b), {});
-        for (int i : buckets[b].units) {
-          graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);
-        }
-      }
-    }
-    for (std::size_t b = 0; b < buckets.size(); ++b) {
-      const std::size_t ready_unit = backward_units[static_cast<std::size_t>(buckets[b].units.back())];
-      reductions.push_back(dp_collective(stream, reduce_kind, part, buckets[b].parameters * w.grad_bytes_per_param,
-                                         fmt::format("{}grad {} bucket {}", n, models::collective_name(reduce_kind), b),
-                                         {stage.unit_grad_ready[ready_unit]}));
-    }
-    return reductions;
-  }
-
-  const TrainingSetup& setup_;
-  const std::vector<StageProgram>& programs_;
-  RankLayout layout_;
-  FlowCollectives* flow_;
-  bool full_ = false;
-  std::vector<Collective> collectives_;  // by task id (full mode)
-  std::map<const StageOp*, int> op_handles_;
-  std::map<std::pair<int, int>, int> p2p_handles_;
-  std::deque<DataParallelPart> parts_;  // stable addresses: tasks keep pointers to them
-  std::vector<PendingGather> after_optimizer_gathers_;
-  exec::TaskGraph graph_;
-  std::vector<StageTasks> stages_;
-};
+}  // namespace
 
 std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
   std::vector<std::string> notes;
@@ -669,7 +72,6 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
   return notes;
 }
 
-}  // namespace
 
 std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
                                               const topologies::LinkTraffic& traffic, double step_time_s) {
@@ -748,34 +150,19 @@ void validate_training_setup(const TrainingSetup& setup) {
   if (w.seq_len % p.cp != 0) {
     throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
   }
-  const int background = setup.background.gpus;
-  if (background < 0 || background == 1 || background >= setup.topology.accelerator_count()) {
-    throw ConfigError(fmt::format("background job needs 0 or 2..{} accelerators, got {}",
-                                  setup.topology.accelerator_count() - 1, background));
+  validate_speeds(setup);
+  const int accelerators = setup.job_accelerators();
+  if (accelerators < 1 || accelerators > setup.topology.accelerator_count()) {
+    throw ConfigError(fmt::format("the job's {} accelerators are not in [1, {}] (the topology's)", accelerators,
+                                  setup.topology.accelerator_count()));
   }
-  if (background > 0 && !(setup.background.bytes > 0)) {
-    throw ConfigError(fmt::format("background job bytes must be > 0, got {}", setup.background.bytes));
-  }
-  if (!setup.accelerator_speed.empty()) {
-    if (setup.mode != SimulationMode::full) {
-      throw ConfigError("per-accelerator compute speeds (stragglers) need simulation mode 'full': symmetric mode "
-                        "simulates one representative rank per stage and cannot place a slow one");
-    }
-    if (setup.accelerator_speed.size() != static_cast<std::size_t>(setup.topology.accelerator_count())) {
-      throw ConfigError(fmt::format("accelerator_speed lists {} accelerators, the topology has {}",
-                                    setup.accelerator_speed.size(), setup.topology.accelerator_count()));
-    }
-    for (const double speed : setup.accelerator_speed) {
-      if (!(speed > 0 && speed <= 1)) {
-        throw ConfigError(fmt::format("accelerator compute speed must be in (0, 1], got {}", speed));
-      }
-    }
-  }
-  if (p.world_size() != setup.topology.accelerator_count() - background) {
-    throw ConfigError(fmt::format(
-        "tp * pp * dp * cp = {} * {} * {} * {} = {} does not match the topology's {} accelerators{}", p.tp, p.pp,
-        p.dp, p.cp, p.world_size(), setup.topology.accelerator_count() - background,
-        background > 0 ? fmt::format(" left by the {}-accelerator background job", background) : std::string()));
+  if (p.world_size() != accelerators) {
+    const bool whole = accelerators == setup.topology.accelerator_count();
+    throw ConfigError(fmt::format("tp * pp * dp * cp = {} * {} * {} * {} = {} does not match {}", p.tp, p.pp, p.dp,
+                                  p.cp, p.world_size(),
+                                  whole ? fmt::format("the topology's {} accelerators", accelerators)
+                                        : fmt::format("the {} accelerators the other jobs leave the training job",
+                                                      accelerators)));
   }
 }
 
@@ -822,264 +209,48 @@ std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   return programs;
 }
 
-namespace {
-
-/// One run of the step's graph: its engine, flow network and background job.
-struct Pass {
-  explicit Pass(const TrainingSetup& setup) : engine(setup.seed) {
-    if (setup.fidelity == NetworkFidelity::flow) flow.emplace(engine, setup.collectives);
+std::vector<int> placement_map(platform::Placement placement, int nodes, int per_node) {
+  if (placement == platform::Placement::packed) return {};
+  if (nodes < 1 || per_node < 1) {
+    throw ConfigError(fmt::format("placement needs nodes >= 1 and per_node >= 1, got {} and {}", nodes, per_node));
   }
-  engine::Engine engine;
-  std::optional<FlowCollectives> flow;
-  bool step_over = false;
-  std::optional<topologies::LinkTraffic> step_traffic;
-  exec::AsyncStart background_round;
-  std::function<void(engine::Engine&)> next_round;
-};
-
-/// Full mode: instance i is the (tp, cp, dp) replica t = i mod tp, c = (i / tp) mod cp,
-/// d = i / (tp cp), running every pipeline stage of the template (stage p on rank (t, c, d, p)).
-struct ReplicaIndex {
-  int t = 0, c = 0, d = 0;
-};
-
-ReplicaIndex replica_of(const ParallelismConfig& par, int instance) {
-  return {instance % par.tp, (instance / par.tp) % par.cp, instance / (par.tp * par.cp)};
+  std::vector<int> map(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(per_node));
+  for (std::size_t r = 0; r < map.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    map[r] = (rank % nodes) * per_node + rank / nodes;
+  }
+  return map;
 }
 
-}  // namespace
+TrainingSetup training_setup(const TrainingWorkload& workload, const platform::Platform& platform,
+                             const platform::Allocation& allocation, const platform::SessionOptions& options) {
+  TrainingSetup setup{workload, platform.compute(), platform.collectives(), platform.topology(), options.seed};
+  setup.fidelity = options.fidelity;
+  setup.mode = options.mode;
+  setup.accelerators = allocation.count;
+  setup.compute_rate_while_communicating = platform.compute_rate_while_communicating();
+  if (platform.has_speed_changes()) {
+    for (int a = 0; a < platform.accelerator_count(); ++a) setup.accelerator_speed.push_back(platform.accelerator_speed(a));
+  }
+  const auto& network = platform.cluster().network;
+  const int per_node = network.accelerators_per_node;
+  const platform::Placement placement = platform.cluster().placement;
+  if (placement == platform::Placement::scattered && (allocation.first % per_node != 0 || allocation.count % per_node != 0)) {
+    throw ConfigError(fmt::format("cluster.placement 'scattered' needs the training job on whole nodes: it has {} "
+                                  "accelerators from accelerator {}, with {} per node (the other jobs take the rest)",
+                                  allocation.count, allocation.first, per_node));
+  }
+  // The round-robin stays inside the job's nodes.
+  setup.placement = placement_map(placement, allocation.count / per_node, per_node);
+  return setup;
+}
 
 TrainingResult simulate_training_step(const TrainingSetup& setup) {
-  validate_training_setup(setup);
-  const TrainingWorkload& w = setup.workload;
-  const auto& par = w.parallelism;
-  // Fails early (before costing) for schedules that are not implemented.
-  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
-
-  const std::vector<StageProgram> programs = build_stage_programs(setup);
-  const bool full = setup.mode == SimulationMode::full;
-  auto pass = std::make_unique<Pass>(setup);
-  // Symmetric mode wires the flows of every replica into the graph; full mode's template has
-  // fixed collective tasks and each group starts its own flows (group_start below).
-  StepBuilder builder(setup, programs, !full && pass->flow ? &*pass->flow : nullptr, full);
-  builder.build();
-  // Background job (flow fidelity): its collective restarts as soon as it ends until a
-  // sentinel task, after the last task of every stream, marks the end of the step; the link
-  // traffic is read there (bytes carried during the step only).
-  Pass* current = pass.get();
-  const bool background = setup.fidelity == NetworkFidelity::flow && setup.background.gpus > 0;
-  if (background) {
-    exec::TaskGraph& g = builder.graph();
-    const exec::StreamId end_stream = g.add_stream("step end");
-    const std::size_t streams = g.stream_count() - 1;
-    const exec::TaskId sentinel = g.add_async_task(
-        end_stream,
-        [&current](engine::Engine& e, exec::DoneCallback done) {
-          current->step_over = true;
-          current->step_traffic = current->flow->traffic();
-          done(e);
-        },
-        TaskKind::other, "end of step");
-    for (std::size_t s = 0; s < streams; ++s) {
-      const auto tasks = g.stream_tasks(static_cast<StreamId>(s));
-      if (!tasks.empty()) g.add_dependency(sentinel, tasks.back());
-    }
-    builder.record(sentinel, {StepBuilder::Dimension::everyone, models::CollectiveKind::all_reduce, 0, 0, -1});
-  }
-  const auto start_background = [&](Pass& p) {
-    if (!background) return;
-    std::vector<int> group;
-    for (int a = setup.topology.accelerator_count() - setup.background.gpus; a < setup.topology.accelerator_count(); ++a) {
-      group.push_back(a);
-    }
-    const auto kind = setup.background.pattern == BackgroundTraffic::Pattern::all_to_all
-                          ? models::CollectiveKind::all_to_all
-                          : models::CollectiveKind::all_reduce;
-    p.background_round = p.flow->starter(p.flow->prepare(kind, {group}, setup.background.bytes));
-    p.next_round = [&p](engine::Engine& e) {
-      if (!p.step_over) p.background_round(e, p.next_round);
-    };
-    p.engine.schedule_at(p.engine.now(), [&p](engine::Engine& e) { p.next_round(e); });
-  };
-  const exec::TaskGraph& graph = builder.graph();
-
-  exec::ExecutionOptions options;
-  if (setup.compute_rate_while_communicating < 1.0) {
-    options.compute_rate_while_communicating.assign(static_cast<std::size_t>(par.pp), setup.compute_rate_while_communicating);
-  }
-  const int instances = full ? par.tp * par.cp * par.dp : 1;
-  const auto replication = [&](Pass& p, int tracked) {
-    exec::Replication rep;
-    rep.instances = instances;
-    rep.tracked_instance = tracked;
-    const RankLayout& layout = builder.layout();
-    using Dim = StepBuilder::Dimension;
-    rep.group_of = [&builder, &par, instances](int instance, TaskId task) {
-      const auto& info = builder.collective(task);
-      const ReplicaIndex r = replica_of(par, instance);
-      const int gradient_index = r.c + par.cp * r.d;
-      std::uint64_t coordinate = 0;
-      int size = 1;
-      switch (info.dimension) {
-        case Dim::tensor: coordinate = static_cast<std::uint64_t>(gradient_index); size = par.tp; break;
-        case Dim::context: coordinate = static_cast<std::uint64_t>(r.t + par.tp * r.d); size = par.cp; break;
-        case Dim::expert:
-          coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index / par.ep));
-          size = par.ep;
-          break;
-        case Dim::data: coordinate = static_cast<std::uint64_t>(r.t); size = par.dp * par.cp; break;
-        case Dim::expert_data:
-          coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index % par.ep));
-          size = par.dp * par.cp / par.ep;
-          break;
-        case Dim::everyone: size = instances; break;
-        case Dim::pipeline:
-        case Dim::none: coordinate = static_cast<std::uint64_t>(instance); break;
-      }
-      return exec::GroupMembership{(static_cast<std::uint64_t>(task) << 32U) | coordinate, size};
-    };
-    if (p.flow) {
-      FlowCollectives* flow = &*p.flow;
-      rep.group_start = [&builder, &par, &layout, &graph, flow](TaskId task, int first,
-                                                                 const exec::GroupMembership&) -> exec::AsyncStart {
-        const auto& info = builder.collective(task);
-        const ReplicaIndex r = replica_of(par, first);
-        const int stage = info.stage;
-        std::vector<int> members;
-        const int gradient_index = r.c + par.cp * r.d;
-        switch (info.dimension) {
-          case Dim::tensor:
-            for (int j = 0; j < par.tp; ++j) members.push_back(layout.rank(j, r.c, r.d, stage));
-            break;
-          case Dim::context:
-            for (int j = 0; j < par.cp; ++j) members.push_back(layout.rank(r.t, j, r.d, stage));
-            break;
-          case Dim::expert: {
-            const int block = gradient_index / par.ep;
-            for (int j = 0; j < par.ep; ++j) members.push_back(layout.gradient_rank(r.t, block * par.ep + j, stage));
-            break;
-          }
-          case Dim::data:
-            for (int j = 0; j < par.dp * par.cp; ++j) members.push_back(layout.gradient_rank(r.t, j, stage));
-            break;
-          case Dim::expert_data:
-            for (int j = gradient_index % par.ep; j < par.dp * par.cp; j += par.ep) {
-              members.push_back(layout.gradient_rank(r.t, j, stage));
-            }
-            break;
-          case Dim::pipeline:
-            members = {layout.rank(r.t, r.c, r.d, stage), layout.rank(r.t, r.c, r.d, info.to_stage)};
-            break;
-          case Dim::everyone:
-          case Dim::none: return graph.task(task).start;
-        }
-        return flow->starter(flow->prepare(info.kind, {members}, info.bytes));
-      };
-    }
-    if (!setup.accelerator_speed.empty()) {
-      const int devices = graph.device_count();
-      rep.compute_speed.assign(static_cast<std::size_t>(instances) * static_cast<std::size_t>(devices), 1.0);
-      for (int i = 0; i < instances; ++i) {
-        const ReplicaIndex r = replica_of(par, i);
-        for (int p2 = 0; p2 < devices && p2 < par.pp; ++p2) {
-          rep.compute_speed[static_cast<std::size_t>(i * devices + p2)] =
-              setup.accelerator_speed[static_cast<std::size_t>(layout.rank(r.t, r.c, r.d, p2))];
-        }
-      }
-    }
-    return rep;
-  };
-  const auto execute = [&](Pass& p, int tracked) {
-    current = &p;
-    start_background(p);
-    const exec::Executor executor(graph, options);
-    return full ? executor.run(p.engine, replication(p, tracked)) : executor.run(p.engine);
-  };
-  exec::ExecutionResult run = execute(*pass, 0);
-
-  // Every stage's streams.
-  std::vector<std::vector<StreamId>> stage_streams(static_cast<std::size_t>(par.pp));
-  for (int p = 0; p < par.pp; ++p) {
-    const StageTasks& stage = builder.stages()[static_cast<std::size_t>(p)];
-    auto& streams = stage_streams[static_cast<std::size_t>(p)];
-    for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
-                       stage.tensor_parallel, stage.tensor_userbuffers, stage.data_parallel_reduce, stage.expert_data_parallel,
-                       stage.expert_data_parallel_reduce}) {
-      if (s >= 0) streams.push_back(s);
-    }
-  }
-  // Critical (instance and) stage: the one whose last task ends last (ties: lowest instance,
-  // then lowest stage). Full mode re-runs the step to record the critical instance's times
-  // when it is not instance 0 (the run is deterministic, so it repeats exactly).
-  int critical = 0, critical_instance = 0;
-  engine::TimePs critical_end = -1;
-  const std::size_t stream_count = graph.stream_count();
-  for (int i = 0; i < instances; ++i) {
-    for (int p = 0; p < par.pp; ++p) {
-      engine::TimePs end = 0;
-      for (StreamId s : stage_streams[static_cast<std::size_t>(p)]) {
-        end = std::max(end, full ? run.instance_stream_end_ps[static_cast<std::size_t>(i) * stream_count +
-                                                              static_cast<std::size_t>(s)]
-                                 : run.stream_end_ps[static_cast<std::size_t>(s)]);
-      }
-      if (end > critical_end) {
-        critical_end = end;
-        critical = p;
-        critical_instance = i;
-      }
-    }
-  }
-  if (critical_instance != 0) {
-    pass = std::make_unique<Pass>(setup);
-    run = execute(*pass, critical_instance);
-  }
-
-  TrainingResult result;
-  result.step_time_s = engine::ps_to_seconds(run.makespan_ps);
-  if (!(result.step_time_s > 0)) {
-    throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
-  }
-  fill_step_metrics(setup, programs, result);
-  const StageTasks& critical_stage = builder.stages()[static_cast<std::size_t>(critical)];
-  result.breakdown = stage_breakdown(graph, run, critical_stage.compute,
-                                     stage_streams[static_cast<std::size_t>(critical)]);
-  result.fingerprint = pass->engine.fingerprint();
-  result.events = pass->engine.events_fired();
-  result.notes = assumption_notes(w);
-  if (full) {
-    result.mode = "full";
-    result.notes.front() = fmt::format(
-        "full mode: all {} (tp, cp, dp) replicas of the {}-stage pipeline simulated ({} ranks); collectives start "
-        "when every member rank reaches them",
-        instances, par.pp, instances * par.pp);
-    const ReplicaIndex r = replica_of(par, critical_instance);
-    result.notes.push_back(fmt::format("critical rank: pipeline stage {} of {}, tp {} cp {} dp {} (global rank {})",
-                                       critical, par.pp, r.t, r.c, r.d, builder.layout().rank(r.t, r.c, r.d, critical)));
-  } else {
-    result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
-  }
-  if (pass->flow) {
-    result.fidelity = "flow";
-    result.network_tiers = tier_utilisation(setup.topology, pass->step_traffic ? *pass->step_traffic : pass->flow->traffic(),
-                                            result.step_time_s);
-    if (setup.background.gpus > 0) {
-      result.notes.push_back(fmt::format(
-          "background job: {} on the last {} accelerators, {} bytes per collective, repeated through the step",
-          setup.background.pattern == BackgroundTraffic::Pattern::all_to_all ? "all-to-all" : "ring all-reduce",
-          setup.background.gpus, setup.background.bytes));
-    }
-    result.notes.push_back(fmt::format(
-        "network fidelity: flow (collectives as max-min fair flows on one shared network; {}; {} flows)",
-        full ? "each group's collective starts its own flows"
-             : "every replica group's collectives run, except replicas inside one scale-up domain",
-        pass->flow->flows_started()));
-  } else {
-    result.notes.push_back("network fidelity: analytical (closed-form collectives as the tuner picks them, no contention between them)");
-    if (setup.background.gpus > 0) {
-      result.notes.push_back("background job ignored: the analytical fidelity has no contention (use flow)");
-    }
-  }
-  return result;
+  platform::Session session(setup.collectives, {setup.fidelity, setup.mode, setup.seed});
+  TrainingStep step(setup);
+  step.start(session, {});
+  session.engine().run();
+  return step.result(session);
 }
 
 }  // namespace clustersim::training

@@ -5,6 +5,9 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
+#include "sim/engine/profile.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/platform/session.hpp"
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_config.hpp"
 #include "sim/training/training_result.hpp"
@@ -13,34 +16,55 @@
 
 namespace clustersim::training {
 
-/// Everything one training-step simulation needs. References must outlive the call.
+/// Everything one training-step simulation needs: the workload and views of the platform's
+/// models. References must outlive the simulation.
 struct TrainingSetup {
   const TrainingWorkload& workload;
   const models::ComputeModel& compute;
   const models::CollectiveModel& collectives;
   const topologies::Topology& topology;
   std::uint64_t seed = 1;
-  /// `flow`: TP, CP, PP and DP collectives run as flows on one shared FlowNetwork
-  /// (sim/training/flow_collectives.hpp); `analytical`: closed-form durations.
-  NetworkFidelity fidelity = NetworkFidelity::analytical;
+  /// `flow`: collectives run as flows on one shared network (platform::FlowComm);
+  /// `analytical`: closed-form durations.
+  platform::Fidelity fidelity = platform::Fidelity::analytical;
   /// placement[r] = accelerator of global rank r (RankLayout); empty: rank r on accelerator r.
   std::vector<int> placement{};
-  /// A second job on the cluster's last background.gpus accelerators (flow fidelity only);
-  /// the training job then spans accelerator_count - background.gpus accelerators.
-  BackgroundTraffic background{};
+  /// Accelerators of the job (the first ones of the platform); 0: all of the topology's.
+  int accelerators = 0;
   /// Speed of compute kernels, as a fraction of full, while a communication kernel runs on
   /// the same GPU (overlapped DP/TP/CP collectives and pipeline sends occupy SMs), in (0, 1]:
   /// 1 - communication SMs / compute units. 1: no slowdown.
   double compute_rate_while_communicating = 1.0;
   /// `symmetric`: one representative rank per pipeline stage; `full`: every rank (see
   /// simulate_training_step).
-  SimulationMode mode = SimulationMode::symmetric;
-  /// Per accelerator: compute speed relative to nominal (0.9: a straggler 10 % slow); empty:
-  /// all nominal. Needs full mode.
-  std::vector<double> accelerator_speed{};
+  platform::SimulationMode mode = platform::SimulationMode::symmetric;
+  /// Per accelerator: compute speed over time relative to nominal (a constant 0.9: a straggler
+  /// 10 % slow); empty: all nominal. Needs full mode.
+  std::vector<engine::Profile> accelerator_speed{};
+  /// Clock fraction every accelerator runs at because the power limit throttles it
+  /// (power.apply_throttling), in (0, 1]: compute kernels take 1 / throttle as long.
+  double throttle = 1.0;
+
+  /// The job's accelerator count: `accelerators`, or the topology's when 0.
+  int job_accelerators() const { return accelerators > 0 ? accelerators : topology.accelerator_count(); }
 };
 
-/// Simulates one optimizer step. Full mode runs every (tp, cp, dp) replica of the pipeline as
+/// The setup of `workload` on `platform` within `allocation`, with `options`' fidelity, mode
+/// and seed: the platform's models, compute sharing and accelerator speeds, and the placement
+/// (a scattered placement stays inside the allocation's nodes). Throws ConfigError for a
+/// scattered placement of an allocation of partial nodes.
+TrainingSetup training_setup(const TrainingWorkload& workload, const platform::Platform& platform,
+                             const platform::Allocation& allocation, const platform::SessionOptions& options);
+
+/// Rank -> accelerator map of `placement` over `nodes` nodes of `per_node` accelerators
+/// (platform_spec.hpp defines it): empty for packed (the identity); for scattered, rank
+/// r -> (r mod nodes) x per_node + floor(r / nodes). Throws ConfigError for nodes or
+/// per_node < 1.
+std::vector<int> placement_map(platform::Placement placement, int nodes, int per_node);
+
+/// Simulates one optimizer step in a session of its own (the job alone on the platform; the
+/// runner runs it beside other workloads through TrainingJob). Full mode runs every (tp, cp, dp)
+/// replica of the pipeline as
 /// an instance of the same task graph (exec::Replication): every rank has its own streams and
 /// each collective starts when all its member ranks reach it, so a straggler holds up its
 /// groups; on a homogeneous cluster it reproduces symmetric mode. Symmetric mode (the
@@ -72,6 +96,9 @@ double zero3_gather_copies_s(const TrainingSetup& setup, double bytes, std::size
 
 /// The costed per-micro-batch program of every pipeline stage.
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup);
+
+/// The modelling assumptions a step's result notes (one line each).
+std::vector<std::string> assumption_notes(const TrainingWorkload& workload);
 
 /// Fills tokens/s, FLOPs per step, TFLOP/s per GPU, MFU and HFU from `result.step_time_s`.
 void fill_step_metrics(const TrainingSetup& setup, const std::vector<StageProgram>& programs,

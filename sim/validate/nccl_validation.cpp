@@ -11,7 +11,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/validate/csv_table.hpp"
-#include "topologies/topology.hpp"
+#include "sim/platform/platform.hpp"
 
 namespace clustersim::validate {
 namespace {
@@ -92,13 +92,12 @@ NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
     const auto& first = *by_gpu[gpu].front();
     const int ranks = first.get("num_gpus").empty() ? 8 : std::stoi(first.get("num_gpus"));
     const auto scenario = node_scenario(mapping->system);
-    const auto topology = topologies::Topology::build(scenario.cluster.network);
-    if (ranks > topology.accelerator_count()) {
+    const platform::Platform platform(scenario.platform);
+    if (ranks > platform.accelerator_count()) {
       comparison.skipped.push_back(fmt::format("{}: {} GPUs do not fit one {} node", gpu, ranks, mapping->system));
       continue;
     }
-    const models::CollectiveTuner tuner(topology, scenario.simulation.comm.tuner,
-                                      models::collective_hardware(scenario.cluster.accelerator));
+    const models::CollectiveTuner& tuner = platform.collectives().tuner();
     std::vector<int> group(static_cast<std::size_t>(ranks));
     std::iota(group.begin(), group.end(), 0);
     const double factor = models::bus_bandwidth_factor(models::CollectiveKind::all_reduce, ranks);

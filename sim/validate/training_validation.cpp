@@ -593,18 +593,21 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset)
     auto [it, inserted] = simulated.try_emplace(*mapping.scenario_yaml);
     if (inserted) {
       try {
-        const auto scenario = scenario::load_scenario_from_string(
-            *mapping.scenario_yaml, fmt::format("{}#{}", dataset.filename().string(), id), {});
+        auto scenario = scenario::load_scenario_from_string(*mapping.scenario_yaml,
+                                                            fmt::format("{}#{}", dataset.filename().string(), id), {});
         // The published runs fitted, so the step is timed even where the memory model disagrees;
         // the row says so (ValidationRow::note).
-        const auto result = runner::run_training(scenario, runner::MemoryFit::report_only);
+        auto timed = scenario.training();
+        timed.enforce_memory_fit = false;
+        scenario.set_training(timed);
+        const auto result = runner::run_training(scenario);
         if (result.memory.computed && result.memory.total_bytes > result.memory.capacity_bytes) {
           it->second.memory_note = fmt::format(
               "memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
               result.memory.peak_stage, result.memory.total_bytes / 1073741824.0,
               result.memory.capacity_bytes / 1073741824.0);
         }
-        const auto& w = scenario.training;
+        const auto& w = scenario.training();
         // FLOPs in the published convention (models/llm/flop_count.hpp): Megatron model FLOPs,
         // plus one forward of the layers (full recompute) or of the attention cores (selective).
         const double tokens = static_cast<double>(w.global_batch * w.seq_len);
@@ -618,10 +621,10 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset)
         auto& step = it->second.step;
         step.step_time_s = result.step_time_s;
         step.tokens_per_step = tokens;
-        step.gpus = static_cast<double>(scenario.cluster.accelerator_count());
+        step.gpus = static_cast<double>(scenario.platform.cluster.accelerator_count());
         step.model_flops_per_step = tokens * models::model_flops_per_token_training(w.model, w.seq_len);
         step.hardware_flops_per_step = step.model_flops_per_step + tokens * recomputed_per_token;
-        step.peak_flops_per_s = scenario.cluster.accelerator.peak_for(w.precision);
+        step.peak_flops_per_s = scenario.platform.cluster.accelerator.peak_for(w.precision);
         it->second.model = w.model;
       } catch (const Error& e) {
         it->second.error = e.what();

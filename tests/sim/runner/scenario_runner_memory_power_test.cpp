@@ -7,6 +7,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/training_job.hpp"
 
 using namespace clustersim;
 
@@ -43,13 +44,18 @@ TEST_CASE("a scenario that does not fit is an error before anything is simulated
   }
 }
 
-TEST_CASE("MemoryFit::report_only simulates a scenario that does not fit and reports the excess") {
-  const auto scenario = gpt_on_a100("megatron-gpt-1t", "{tp: 8, pp: 2, dp: 1}");
-  const auto result = runner::run_training(scenario, runner::MemoryFit::report_only);
+TEST_CASE("a workload that does not enforce the fit is simulated and reports the excess") {
+  auto scenario = gpt_on_a100("megatron-gpt-1t", "{tp: 8, pp: 2, dp: 1}");
+  auto timed = scenario.training();
+  timed.enforce_memory_fit = false;
+  scenario.set_training(timed);
+  const auto result = runner::run_training(scenario);
   CHECK(result.step_time_s > 0);
   REQUIRE(result.memory.computed);
   CHECK(result.memory.total_bytes > result.memory.capacity_bytes);
-  CHECK_THROWS_AS(runner::run_training(scenario, runner::MemoryFit::enforce), models::DoesNotFitError);
+  timed.enforce_memory_fit = true;
+  scenario.set_training(timed);
+  CHECK_THROWS_AS(runner::run_training(scenario), models::DoesNotFitError);
 }
 
 TEST_CASE("the result carries the memory footprint and the power report") {
@@ -82,7 +88,9 @@ TEST_CASE("the result carries the memory footprint and the power report") {
 
 TEST_CASE("workload.train_tokens: steps, days, GPU-hours, energy and cost of a whole run") {
   auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
-  scenario.training.train_tokens = 1e9;  // 1e9 / (32 x 2048 tokens per step) = 15258.8 -> 15259 steps
+  auto tokens = scenario.training();
+  tokens.train_tokens = 1e9;
+  scenario.set_training(tokens);  // 1e9 / (32 x 2048 tokens per step) = 15258.8 -> 15259 steps
   const auto result = runner::run_training(scenario);
   const auto& run = result.run;
   REQUIRE(run.computed);
@@ -96,11 +104,11 @@ TEST_CASE("workload.train_tokens: steps, days, GPU-hours, energy and cost of a w
 
 TEST_CASE("throttling is reported by default and applied on request") {
   auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
-  scenario.cluster.power.energy_j_per_flop[models::Dtype::bf16] *= 20;  // far above TDP
+  scenario.platform.cluster.power.energy_j_per_flop[models::Dtype::bf16] *= 20;  // far above TDP
   const auto reported = runner::run_training(scenario);
   CHECK(reported.power.throttle_factor < 1.0);
   CHECK_FALSE(reported.power.throttling_applied);
-  scenario.power.apply_throttling = true;
+  scenario.platform.apply_throttling = true;
   const auto applied = runner::run_training(scenario);
   CHECK(applied.power.throttling_applied);
   const double extra = reported.breakdown.compute_s * (1.0 / reported.power.throttle_factor - 1.0);
@@ -111,10 +119,12 @@ TEST_CASE("throttling is reported by default and applied on request") {
 TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard") {
   auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
   const auto base = runner::run_training(scenario);
-  scenario.memory.offload_optimizer = true;
+  auto offload = scenario.training();
+  offload.memory.offload_optimizer = true;
+  scenario.set_training(offload);
   const auto offloaded = runner::run_training(scenario);
   CHECK(offloaded.memory.optimizer_bytes == 0);
-  auto inputs = runner::footprint_inputs(scenario);
+  auto inputs = training::footprint_inputs(scenario.training());
   inputs.offload_optimizer = false;
   const double shard = models::stage_footprint(inputs, 1).optimizer_bytes;  // last stage: LM head + norm
   CHECK(offloaded.breakdown.offload_s == doctest::Approx(2e-6 + shard / 32e9));
@@ -134,7 +144,7 @@ workload:
   moe: {imbalance: 1.25}
 )",
                                                       "mixtral-memory.yaml");
-  const models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  const models::FootprintInputs inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.ep == 8);
   CHECK(inputs.moe.imbalance == 1.25);
   // One expert of each of the 32 layers per device (8 experts / ep 8), halved by tp 2; the
@@ -159,18 +169,18 @@ workload:
 )";
   // Megatron-Core's grad buffer is fp32 only when the reduction is (grad_reduce_in_fp32).
   auto scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml");
-  models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  models::FootprintInputs inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.gradient_bytes_per_param == 2);
   CHECK_FALSE(inputs.fp8);
   scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.gradient_reduce_dtype=fp32"});
-  inputs = runner::footprint_inputs(scenario);
+  inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.gradient_bytes_per_param == 4);
   // tf32 training (fp32 parameters) keeps fp32 gradients even with a bf16 reduction: the
   // buffer takes the parameter dtype.
   scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.precision=tf32"});
-  CHECK(runner::footprint_inputs(scenario).gradient_bytes_per_param == 4);
+  CHECK(training::footprint_inputs(scenario.training()).gradient_bytes_per_param == 4);
   scenario = scenario::load_scenario_from_string(yaml, "grad-dtype.yaml", {"workload.precision=fp8"});
-  inputs = runner::footprint_inputs(scenario);
+  inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.fp8);
   CHECK(models::stage_footprint(inputs, 0).fp8_weight_cache_bytes > 0);
 }
@@ -188,7 +198,7 @@ workload:
   recompute: full
 )";
   auto scenario = scenario::load_scenario_from_string(yaml, "zero3-caps.yaml");
-  models::FootprintInputs inputs = runner::footprint_inputs(scenario);
+  models::FootprintInputs inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.zero3_max_live_parameters == 1e9);
   CHECK(inputs.zero3_prefetch_bucket_parameters == 5e8);
   CHECK(inputs.zero3_reduce_bucket_parameters == 5e8);
@@ -196,7 +206,7 @@ workload:
       yaml, "zero3-caps.yaml",
       {"workload.memory.zero3_max_live_parameters=3e9", "workload.memory.zero3_prefetch_bucket_parameters=2e9",
        "workload.memory.zero3_reduce_bucket_parameters=1e8"});
-  inputs = runner::footprint_inputs(scenario);
+  inputs = training::footprint_inputs(scenario.training());
   CHECK(inputs.zero3_max_live_parameters == 3e9);
   CHECK(inputs.zero3_prefetch_bucket_parameters == 2e9);
   CHECK(inputs.zero3_reduce_bucket_parameters == 1e8);

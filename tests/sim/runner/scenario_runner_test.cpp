@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/synthetic/collective_loop.hpp"
+#include "sim/training/training_simulation.hpp"
 
 using namespace clustersim;
 
@@ -39,21 +41,21 @@ TEST_CASE("the runner builds the models the scenario names and simulates a step"
   CHECK(result.peak_tflops_per_gpu == doctest::Approx(312));
   // A faster accelerator (same network) can only shorten the step.
   auto faster = scenario;
-  for (auto& [dtype, peak] : faster.cluster.accelerator.peak_flops_per_s) peak *= 2;
-  faster.cluster.accelerator.hbm_bytes_per_s *= 2;
+  for (auto& [dtype, peak] : faster.platform.cluster.accelerator.peak_flops_per_s) peak *= 2;
+  faster.platform.cluster.accelerator.hbm_bytes_per_s *= 2;
   CHECK(runner::run_training(faster).step_time_s < result.step_time_s);
 }
 
 TEST_CASE("full mode reproduces symmetric mode; a straggler node slows the step in full mode") {
   auto scenario = two_node_scenario();
   const double symmetric = runner::run_training(scenario).step_time_s;
-  scenario.simulation.mode = scenario::SimulationMode::full;
+  scenario.simulation.mode = platform::SimulationMode::full;
   const auto full = runner::run_training(scenario);
   CHECK(full.mode == "full");
   CHECK(full.step_time_s == doctest::Approx(symmetric).epsilon(0.01));
   // Node 1 holds the second pipeline stage; at 90 % speed the step is longer.
-  scenario.cluster.stragglers.nodes = {1};
-  scenario.cluster.stragglers.compute_speed = 0.9;
+  scenario.platform.cluster.stragglers.nodes = {1};
+  scenario.platform.cluster.stragglers.compute_speed = 0.9;
   CHECK(runner::run_training(scenario).step_time_s > full.step_time_s * 1.02);
 }
 
@@ -79,7 +81,7 @@ simulation: {fidelity: flow, mode: symmetric, seed: 1}
 )",
                                                       "pp-congestion.yaml");
   const auto symmetric = runner::run_training(scenario);
-  scenario.simulation.mode = scenario::SimulationMode::full;
+  scenario.simulation.mode = platform::SimulationMode::full;
   const auto full = runner::run_training(scenario);
   CHECK(symmetric.breakdown.exposed_pp_s > 0);
   CHECK(full.step_time_s == doctest::Approx(symmetric.step_time_s).epsilon(0.01));
@@ -87,39 +89,36 @@ simulation: {fidelity: flow, mode: symmetric, seed: 1}
 
 TEST_CASE("a network the topology builder rejects is reported as a configuration error") {
   auto scenario = two_node_scenario();
-  scenario.cluster.network.scale_out.radix = 63;
+  scenario.platform.cluster.network.scale_out.radix = 63;
   CHECK_THROWS_AS(runner::run_training(scenario), ConfigError);
 }
 
 TEST_CASE("scattered placement maps rank r to node r mod nodes, slot r / nodes") {
-  topologies::ClusterNetworkSpec network;
-  network.nodes = 3;
-  network.accelerators_per_node = 2;
-  CHECK(runner::placement_map(scenario::Placement::packed, network).empty());
-  CHECK(runner::placement_map(scenario::Placement::scattered, network) == std::vector<int>{0, 2, 4, 1, 3, 5});
-  network.nodes = 0;
-  CHECK_THROWS_WITH_AS(runner::placement_map(scenario::Placement::scattered, network),
+  CHECK(training::placement_map(platform::Placement::packed, 3, 2).empty());
+  CHECK(training::placement_map(platform::Placement::scattered, 3, 2) == std::vector<int>{0, 2, 4, 1, 3, 5});
+  CHECK_THROWS_WITH_AS(training::placement_map(platform::Placement::scattered, 0, 2),
                        "placement needs nodes >= 1 and per_node >= 1, got 0 and 2", ConfigError);
 }
 
-TEST_CASE("the runner runs the flow fidelity, placement and a background job") {
+TEST_CASE("the runner runs the flow fidelity, placement and a job beside the workload") {
   auto scenario = two_node_scenario();
   const auto analytical = runner::run_training(scenario);
-  scenario.simulation.fidelity = scenario::Fidelity::flow;
+  scenario.simulation.fidelity = platform::Fidelity::flow;
   const auto flow = runner::run_training(scenario);
   CHECK(flow.fidelity == "flow");
   CHECK_FALSE(flow.network_tiers.empty());
   // TP inside the node, one PP hop per replica on its own NIC: within a few %.
   CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.03));
-  scenario.cluster.placement = scenario::Placement::scattered;
+  scenario.platform.cluster.placement = platform::Placement::scattered;
   CHECK(runner::run_training(scenario).step_time_s > flow.step_time_s);  // TP over the NICs
 
-  const auto with_background = scenario::load_scenario_from_string(R"(schema_version: 1
-name: runner-background
+  const auto with_job = scenario::load_scenario_from_string(R"(schema_version: 1
+name: runner-job
 include: [systems/dgx-a100.yaml]
 cluster:
   nodes: 3
-  background: {pattern: all-to-all, gpus: 8, bytes: "1 GB"}
+jobs:
+  other-tenant: {kind: collective-loop, collective: all-to-all, accelerators: {first: 16, count: 8}, bytes: "1 GB"}
 workload:
   kind: training
   model: megatron-gpt-1.7b
@@ -128,19 +127,27 @@ workload:
   parallelism: {tp: 8, pp: 2, dp: 1}
 simulation: {fidelity: flow}
 )",
-                                                                    "runner-background.yaml");
-  CHECK(with_background.cluster.background.gpus == 8);
-  CHECK(with_background.cluster.background.bytes == doctest::Approx(1e9));
-  const auto result = runner::run_training(with_background);
-  CHECK(result.gpus == 16);
-  bool noted = false;
-  for (const auto& n : result.notes) noted = noted || n.rfind("background job: all-to-all on the last 8", 0) == 0;
-  CHECK(noted);
-  auto odd = with_background;
-  odd.cluster.placement = scenario::Placement::scattered;
-  odd.cluster.background.gpus = 4;
+                                                              "runner-job.yaml");
+  REQUIRE(with_job.jobs.size() == 1);
+  CHECK(with_job.jobs[0].name == "other-tenant");
+  CHECK(with_job.primary_allocation().count == 16);
+  const runner::RunResult run = runner::run_scenario(with_job);
+  const auto* result = dynamic_cast<const training::TrainingResult*>(run.primary.get());
+  REQUIRE(result != nullptr);
+  CHECK(result->gpus == 16);
+  REQUIRE(run.jobs.size() == 1);
+  CHECK(run.jobs[0].result->kind == "collective-loop");
+  CHECK(run.jobs[0].result->metrics.front().name == "rounds");
+  CHECK(run.jobs[0].result->metrics.front().value >= 1);
+  CHECK(result->fingerprint == run.fingerprint);
+  auto odd = with_job;
+  odd.platform.cluster.placement = platform::Placement::scattered;
+  auto job = std::make_shared<synthetic::CollectiveLoopSpec>(
+      dynamic_cast<const synthetic::CollectiveLoopSpec&>(*with_job.jobs[0].spec));
+  job->accelerators = {20, 4};
+  odd.jobs[0].spec = job;
   CHECK_THROWS_WITH_AS(runner::run_training(odd),
-                       "cluster.placement 'scattered' with cluster.background needs whole nodes: 4 background "
-                       "accelerators is not a multiple of 8 per node",
+                       "cluster.placement 'scattered' needs the training job on whole nodes: it has 20 accelerators "
+                       "from accelerator 0, with 8 per node (the other jobs take the rest)",
                        ConfigError);
 }

@@ -96,7 +96,7 @@ TEST_CASE("loader: a small scenario loads with typed values") {
   const Scenario s = load(kBase);
   CHECK(s.name == "tiny-test");
   CHECK(s.source_file == "t.yaml");
-  const auto& acc = s.cluster.accelerator;
+  const auto& acc = s.platform.cluster.accelerator;
   CHECK(acc.name == "test-gpu");
   CHECK(acc.peak_flops_per_s.at(models::Dtype::bf16) == doctest::Approx(300e12));
   CHECK(acc.peak_flops_per_s.count(models::Dtype::fp8) == 0);
@@ -105,16 +105,16 @@ TEST_CASE("loader: a small scenario loads with typed values") {
   CHECK(acc.compute_units == 100);
   CHECK(acc.matmul_efficiency == doctest::Approx(0.8));  // schema default
   CHECK(acc.kernel_launch_s == doctest::Approx(4e-6));   // schema default
-  const auto& net = s.cluster.network;
+  const auto& net = s.platform.cluster.network;
   CHECK(net.nodes == 2);
   CHECK(net.accelerators_per_node == 8);
-  CHECK(s.cluster.accelerator_count() == 16);
+  CHECK(s.platform.cluster.accelerator_count() == 16);
   CHECK(net.scale_up.bytes_per_s == doctest::Approx(300e9));  // from the accelerator
   CHECK(net.scale_up.latency_s == doctest::Approx(1e-6));
   CHECK(net.scale_out.topology == "fat-tree");
   CHECK(net.scale_out.nics_per_node == 8);  // defaults to per_node
   CHECK(net.scale_out.nic_bytes_per_s == doctest::Approx(25e9));
-  const auto& w = s.training;
+  const auto& w = s.training();
   CHECK(w.model.name == "tiny");
   CHECK(w.model.hidden_act == models::Activation::swiglu);
   CHECK(w.model.num_key_value_heads == 4);
@@ -130,10 +130,10 @@ TEST_CASE("loader: a small scenario loads with typed values") {
   CHECK(w.recompute == training::Recompute::selective);
   CHECK(w.grad_bytes_per_param == 2);
   CHECK(s.simulation.seed == 3);
-  CHECK(s.simulation.fidelity == Fidelity::analytical);
-  CHECK(s.simulation.comm.tuner.simple_step_latency_s == doctest::Approx(12.8e-6));  // schema default
-  CHECK(s.simulation.comm.tuner.ll_base_latency_s == doctest::Approx(6e-6));
-  CHECK(!s.simulation.comm.algorithm.has_value());  // auto
+  CHECK(s.simulation.fidelity == platform::Fidelity::analytical);
+  CHECK(s.platform.comm.tuner.simple_step_latency_s == doctest::Approx(12.8e-6));  // schema default
+  CHECK(s.platform.comm.tuner.ll_base_latency_s == doctest::Approx(6e-6));
+  CHECK(!s.platform.comm.algorithm.has_value());  // auto
   CHECK(net.scale_up.efficiency == doctest::Approx(0.8));
   CHECK(net.scale_out.efficiency == doctest::Approx(0.94));
   CHECK(!acc.collectives_nvls);
@@ -143,24 +143,24 @@ TEST_CASE("loader: a small scenario loads with typed values") {
 
 TEST_CASE("loader: dp is derived when omitted; --set overrides take effect") {
   const Scenario derived = load(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 2, pp: 2}"}}));
-  CHECK(derived.training.parallelism.dp == 4);
+  CHECK(derived.training().parallelism.dp == 4);
   const Scenario set = load(kBase, {"workload.parallelism.tp=2", "workload.parallelism.dp=4",
                                     "workload.gradient_reduce_dtype=fp32", "simulation.comm.simple_step_latency=5 us",
                                     "simulation.comm.algorithm=tree", "cluster.node.scale_up.efficiency=0.7"});
-  CHECK(set.training.parallelism.tp == 2);
-  CHECK(set.training.parallelism.dp == 4);
-  CHECK(set.training.grad_bytes_per_param == 4);
-  CHECK(set.simulation.comm.tuner.simple_step_latency_s == doctest::Approx(5e-6));
-  CHECK(set.simulation.comm.algorithm == models::Algorithm::tree);
-  CHECK(set.cluster.network.scale_up.efficiency == doctest::Approx(0.7));
-  CHECK(load(kBase).training.train_tokens == 0);
-  CHECK(load(kBase, {"workload.train_tokens=15e12"}).training.train_tokens == doctest::Approx(15e12));
+  CHECK(set.training().parallelism.tp == 2);
+  CHECK(set.training().parallelism.dp == 4);
+  CHECK(set.training().grad_bytes_per_param == 4);
+  CHECK(set.platform.comm.tuner.simple_step_latency_s == doctest::Approx(5e-6));
+  CHECK(set.platform.comm.algorithm == models::Algorithm::tree);
+  CHECK(set.platform.cluster.network.scale_up.efficiency == doctest::Approx(0.7));
+  CHECK(load(kBase).training().train_tokens == 0);
+  CHECK(load(kBase, {"workload.train_tokens=15e12"}).training().train_tokens == doctest::Approx(15e12));
   CHECK(one_problem(kBase, {"workload.train_tokens=-1"}).find("workload.train_tokens") != std::string::npos);
 }
 
 TEST_CASE("loader: library presets by name, included system, one field overridden") {
   const Scenario s = load_scenario(kData + "/uses_library.yaml", {}, kLibrary);
-  const auto& acc = s.cluster.accelerator;
+  const auto& acc = s.platform.cluster.accelerator;
   CHECK(acc.name == "lib-gpu");
   CHECK(acc.display_name == "Library Test GPU");
   CHECK(acc.hbm_capacity_bytes == doctest::Approx(48.0 * 1073741824.0));  // overridden
@@ -169,13 +169,13 @@ TEST_CASE("loader: library presets by name, included system, one field overridde
   CHECK(acc.matmul_efficiency == doctest::Approx(0.7));
   CHECK(acc.memory_efficiency == doctest::Approx(0.85));
   CHECK(acc.tdp_w == doctest::Approx(300));
-  CHECK(s.cluster.network.accelerators_per_node == 4);  // from systems/lib-node.yaml
-  CHECK(s.cluster.network.scale_out.nics_per_node == 2);
-  CHECK(s.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(12.5e9));
-  CHECK(s.training.model.name == "lib-llm");
-  CHECK(s.training.model.intermediate_size == 2048);  // gelu: 4 x hidden
-  CHECK(s.training.model.num_key_value_heads == 8);   // defaults to heads
-  CHECK(s.training.parallelism.dp == 2);
+  CHECK(s.platform.cluster.network.accelerators_per_node == 4);  // from systems/lib-node.yaml
+  CHECK(s.platform.cluster.network.scale_out.nics_per_node == 2);
+  CHECK(s.platform.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(12.5e9));
+  CHECK(s.training().model.name == "lib-llm");
+  CHECK(s.training().model.intermediate_size == 2048);  // gelu: 4 x hidden
+  CHECK(s.training().model.num_key_value_heads == 8);   // defaults to heads
+  CHECK(s.training().parallelism.dp == 2);
 }
 
 TEST_CASE("loader: the real library (models/data): h100 system with one field overridden, llama-3-8b") {
@@ -188,13 +188,13 @@ cluster: {nodes: 2}
 workload: {model: llama-3-8b, seq_len: 8192, global_batch: 16, parallelism: {tp: 8}}
 )";
   const Scenario s = load_scenario_from_string(yaml, "real.yaml", {}, CLUSTERSIM_DATA_DIR);
-  CHECK(s.cluster.accelerator.hbm_capacity_bytes == doctest::Approx(96.0 * 1073741824.0));
-  CHECK(s.cluster.accelerator.hbm_bytes_per_s == doctest::Approx(3.35e12));
-  CHECK(s.cluster.accelerator.peak_flops_per_s.at(models::Dtype::bf16) == doctest::Approx(989e12));
-  CHECK(s.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(50e9));
-  CHECK(s.training.model.hidden_size == 4096);
-  CHECK(s.training.model.num_key_value_heads == 8);
-  CHECK(s.training.parallelism.dp == 2);
+  CHECK(s.platform.cluster.accelerator.hbm_capacity_bytes == doctest::Approx(96.0 * 1073741824.0));
+  CHECK(s.platform.cluster.accelerator.hbm_bytes_per_s == doctest::Approx(3.35e12));
+  CHECK(s.platform.cluster.accelerator.peak_flops_per_s.at(models::Dtype::bf16) == doctest::Approx(989e12));
+  CHECK(s.platform.cluster.network.scale_out.nic_bytes_per_s == doctest::Approx(50e9));
+  CHECK(s.training().model.hidden_size == 4096);
+  CHECK(s.training().model.num_key_value_heads == 8);
+  CHECK(s.training().parallelism.dp == 2);
 
   // fp8 on an A100 (library preset by name): no fp8 peak.
   const std::string a100 = R"(schema_version: 1
@@ -218,7 +218,7 @@ workload: {model: llama-3-8b, seq_len: 4096, global_batch: 8, precision: fp8, pa
 TEST_CASE("loader: bad input, keys and types") {
   CHECK(one_problem(kBase + "simulaton: {seed: 1}\n") ==
         "t.yaml:31:1: simulaton: unknown key 'simulaton' (valid keys: schema_version, name, description, "
-        "include, accelerators, models, cluster, workload, simulation, power, cost, output | did you mean "
+        "include, accelerators, models, cluster, workload, jobs, simulation, power, cost, output | did you mean "
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
@@ -241,12 +241,12 @@ TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
   CHECK(one_problem(base) ==
         "t.yaml:30:20: workload.tp_comm_overlap: tp_comm_overlap needs sequence parallelism "
         "(workload.parallelism.sequence_parallel: true), as in Megatron-Core");
-  CHECK(load(edit(base, {{"sequence_parallel: false", "sequence_parallel: true"}})).training.tp_comm_overlap);
+  CHECK(load(edit(base, {{"sequence_parallel: false", "sequence_parallel: true"}})).training().tp_comm_overlap);
   // Megatron's asynchronous backward TP reduction: on unless the scenario says otherwise.
-  CHECK(load(kBase).training.tp_async_backward);
+  CHECK(load(kBase).training().tp_async_backward);
   const std::string sync = edit(kBase, {{"parallelism: {tp: 4, pp: 2, dp: 2}",
                                           "parallelism: {tp: 4, pp: 2, dp: 2}\n  tp_async_backward: false"}});
-  CHECK_FALSE(load(sync).training.tp_async_backward);
+  CHECK_FALSE(load(sync).training().tp_async_backward);
   CHECK(one_problem(edit(sync, {{"tp_async_backward: false", "tp_async_backward: later"}})) ==
         "t.yaml:30:22: workload.tp_async_backward: expected true or false, got \"later\"");
   CHECK(one_problem(edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, comm: {overlap_sms: -1}}"}})) ==
@@ -254,9 +254,9 @@ TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
 }
 
 TEST_CASE("loader: the fp8 accumulator promotion interval is read and range-checked") {
-  CHECK(load(kBase).cluster.accelerator.fp8_promotion_interval == 0);  // schema default
+  CHECK(load(kBase).platform.cluster.accelerator.fp8_promotion_interval == 0);  // schema default
   const std::string with = edit(kBase, {{"compute_units: 100", "compute_units: 100\n    fp8_promotion_interval: 128"}});
-  CHECK(load(with).cluster.accelerator.fp8_promotion_interval == 128);
+  CHECK(load(with).platform.cluster.accelerator.fp8_promotion_interval == 128);
   CHECK(one_problem(edit(with, {{"fp8_promotion_interval: 128", "fp8_promotion_interval: -4"}})) ==
         "t.yaml:9:29: accelerators.test-gpu.fp8_promotion_interval: out of range: must be between 0 and 1048576, "
         "got -4");
@@ -264,7 +264,7 @@ TEST_CASE("loader: the fp8 accumulator promotion interval is read and range-chec
 
 TEST_CASE("loader: per-stage layer counts are checked against pp and the model") {
   const std::string with = edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, stage_layers: [3, 5]}"}});
-  CHECK(load(with).training.parallelism.stage_layers == std::vector<int>{3, 5});
+  CHECK(load(with).training().parallelism.stage_layers == std::vector<int>{3, 5});
   CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 3, 2]"}})) ==
         "t.yaml:29:52: workload.parallelism.stage_layers: stage_layers lists 3 counts, pp is 2");
   CHECK(one_problem(edit(with, {{"[3, 5]", "[3, 4]"}})) ==
@@ -272,8 +272,8 @@ TEST_CASE("loader: per-stage layer counts are checked against pp and the model")
   const std::string interleaved =
       edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, schedule: interleaved, vp: 2, stage_layers: "
                                              "[1, 3, 3, 1]}"}});
-  CHECK(load(interleaved).training.parallelism.stage_layers == std::vector<int>{1, 3, 3, 1});
-  CHECK(load(edit(interleaved, {{"[1, 3, 3, 1]", "[4, 4]"}})).training.parallelism.stage_layers ==
+  CHECK(load(interleaved).training().parallelism.stage_layers == std::vector<int>{1, 3, 3, 1});
+  CHECK(load(edit(interleaved, {{"[1, 3, 3, 1]", "[4, 4]"}})).training().parallelism.stage_layers ==
         std::vector<int>{4, 4});
   CHECK(one_problem(edit(interleaved, {{"[1, 3, 3, 1]", "[3, 5]"}})) ==
         "t.yaml:29:82: workload.parallelism.stage_layers: stage 0 has 3 layers, which do not split evenly over its "
@@ -285,13 +285,13 @@ TEST_CASE("loader: per-stage layer counts are checked against pp and the model")
 
 TEST_CASE("loader: ZeRO-3 granularity and the model's biases") {
   const Scenario plain = load(kBase);
-  CHECK(plain.training.parallelism.zero3_granularity == training::Zero3Granularity::layer);
-  CHECK_FALSE(plain.training.model.linear_bias);
+  CHECK(plain.training().parallelism.zero3_granularity == training::Zero3Granularity::layer);
+  CHECK_FALSE(plain.training().model.linear_bias);
   const Scenario s = load(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero: 3, zero3_granularity: tensor}"},
                                        {"model: tiny", "model: {hidden_size: 1024, num_hidden_layers: 8, "
                                                        "num_attention_heads: 16, vocab_size: 32000, linear_bias: true}"}}));
-  CHECK(s.training.parallelism.zero3_granularity == training::Zero3Granularity::tensor);
-  CHECK(s.training.model.linear_bias);
+  CHECK(s.training().parallelism.zero3_granularity == training::Zero3Granularity::tensor);
+  CHECK(s.training().model.linear_bias);
   CHECK(one_problem(edit(kBase, {{"{tp: 4, pp: 2, dp: 2}", "{tp: 4, pp: 2, dp: 2, zero3_granularity: param}"}}))
             .find("workload.parallelism.zero3_granularity: invalid value 'param' (valid choices: layer, tensor") !=
         std::string::npos);
@@ -368,9 +368,9 @@ TEST_CASE("loader: bad input, cross-field rules") {
 
 TEST_CASE("loader: hidden_act relu2 is Nemotron-4's squared-ReLU 2-matrix MLP") {
   const Scenario s = load(edit(kBase, {{"hidden_act: silu", "hidden_act: relu2"}}));
-  CHECK(s.training.model.hidden_act == models::Activation::relu2);
-  CHECK(s.training.model.intermediate_size == 4096);
-  CHECK(s.training.model.dense_mlp_parameters() == 2.0 * 1024 * 4096);
+  CHECK(s.training().model.hidden_act == models::Activation::relu2);
+  CHECK(s.training().model.intermediate_size == 4096);
+  CHECK(s.training().model.dense_mlp_parameters() == 2.0 * 1024 * 4096);
   CHECK(one_problem(edit(kBase, {{"hidden_act: silu", "hidden_act: relu2"}, {"    intermediate_size: 4096\n", ""}})) ==
         "t.yaml:12:5: models.tiny.intermediate_size: intermediate_size is required for hidden_act 'relu2' (only "
         "gelu defaults to 4 x hidden_size)");
@@ -378,8 +378,8 @@ TEST_CASE("loader: hidden_act relu2 is Nemotron-4's squared-ReLU 2-matrix MLP") 
 
 TEST_CASE("loader: preset names may contain dots") {
   const Scenario s = load(edit(kBase, {{"  tiny:", "  tiny-1.5b:"}, {"model: tiny", "model: tiny-1.5b"}}));
-  CHECK(s.training.model.name == "tiny-1.5b");
-  CHECK(s.training.model.num_hidden_layers == 8);
+  CHECK(s.training().model.name == "tiny-1.5b");
+  CHECK(s.training().model.num_hidden_layers == 8);
 }
 
 TEST_CASE("loader: topology parameter errors from Topology::build point at cluster.network") {
@@ -392,8 +392,8 @@ TEST_CASE("loader: topology parameter errors from Topology::build point at clust
 }
 
 TEST_CASE("loader: ZeRO-3 list-form gathers") {
-  CHECK_FALSE(load(kBase).training.parallelism.zero3_list_gathers);
-  CHECK(load(kBase, {"workload.parallelism.zero3_list_gathers=true"}).training.parallelism.zero3_list_gathers);
+  CHECK_FALSE(load(kBase).training().parallelism.zero3_list_gathers);
+  CHECK(load(kBase, {"workload.parallelism.zero3_list_gathers=true"}).training().parallelism.zero3_list_gathers);
   CHECK(one_problem(kBase, {"workload.parallelism.zero3_list_gathers=maybe"}).find(
             "workload.parallelism.zero3_list_gathers") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, zero3_list_gathers: maybe}"}})) ==
@@ -401,8 +401,8 @@ TEST_CASE("loader: ZeRO-3 list-form gathers") {
 }
 
 TEST_CASE("loader: network routing, its choices and where it applies") {
-  CHECK(load(kBase).cluster.network.scale_out.routing == "ecmp");
-  CHECK(load(kBase, {"cluster.network.routing=d-mod-k"}).cluster.network.scale_out.routing == "d-mod-k");
+  CHECK(load(kBase).platform.cluster.network.scale_out.routing == "ecmp");
+  CHECK(load(kBase, {"cluster.network.routing=d-mod-k"}).platform.cluster.network.scale_out.routing == "d-mod-k");
   CHECK(one_problem(kBase, {"cluster.network.routing=adaptive"})
             .find("cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"  network:\n", "  network:\n    routing: adaptive\n"}})) ==
@@ -410,26 +410,26 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
   // A preset's d-mod-k stays valid when a scenario switches to a topology with its own routing.
   const Scenario torus = load(
       edit(kBase, {{"  network:\n", "  network:\n    topology: torus\n    dims: [16]\n    routing: d-mod-k\n"}}));
-  CHECK(torus.cluster.network.scale_out.routing == "d-mod-k");
+  CHECK(torus.platform.cluster.network.scale_out.routing == "d-mod-k");
 }
 
 TEST_CASE("loader: bad input, unsupported features") {
   CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: serving\n  model: tiny"}})) ==
-        "t.yaml:25:9: workload.kind: serving workloads are not supported yet");
+        "t.yaml:25:9: workload.kind: invalid value 'serving' (valid choices: training)");
   // The flow fidelity and the placement key are accepted (issue 3).
-  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})).simulation.fidelity == Fidelity::flow);
-  CHECK(load(kBase).cluster.placement == Placement::packed);
-  CHECK(load(kBase, {"cluster.placement=scattered"}).cluster.placement == Placement::scattered);
+  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})).simulation.fidelity == platform::Fidelity::flow);
+  CHECK(load(kBase).platform.cluster.placement == platform::Placement::packed);
+  CHECK(load(kBase, {"cluster.placement=scattered"}).platform.cluster.placement == platform::Placement::scattered);
   CHECK(one_problem(kBase, {"cluster.placement=spread"}).find(
             "cluster.placement: invalid value 'spread' (valid choices: packed, scattered") != std::string::npos);
-  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})).simulation.mode == SimulationMode::full);
+  CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}})).simulation.mode == platform::SimulationMode::full);
 }
 
 TEST_CASE("loader: stragglers need full mode and name nodes of the cluster") {
   const std::string full = edit(kBase, {{"{seed: 3}", "{seed: 3, mode: full}"}});
   const auto scenario = load(edit(full, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [1], compute_speed: 0.9}\n"}}));
-  CHECK(scenario.cluster.stragglers.nodes == std::vector<int>{1});
-  CHECK(scenario.cluster.stragglers.compute_speed == doctest::Approx(0.9));
+  CHECK(scenario.platform.cluster.stragglers.nodes == std::vector<int>{1});
+  CHECK(scenario.platform.cluster.stragglers.compute_speed == doctest::Approx(0.9));
   CHECK(one_problem(edit(kBase, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {nodes: [1], compute_speed: 0.9}\n"}})) ==
         "t.yaml:21:15: cluster.stragglers: stragglers need simulation.mode: full (symmetric mode simulates one "
         "representative rank per stage, which cannot be slower than its replicas)");
@@ -466,7 +466,7 @@ TEST_CASE("loader: bad input, --set") {
   CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
         "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");
   // A schema key absent from the file may be set; an unknown one may not.
-  CHECK(load(kBase, {"workload.recompute=full"}).training.recompute == training::Recompute::full);
+  CHECK(load(kBase, {"workload.recompute=full"}).training().recompute == training::Recompute::full);
 }
 
 TEST_CASE("loader: several problems are reported together, sorted by position") {
@@ -477,8 +477,8 @@ TEST_CASE("loader: several problems are reported together, sorted by position") 
   const auto diagnostics = problems(yaml);
   REQUIRE(diagnostics.size() == 4);
   CHECK(diagnostics[0].render() == "t.yaml:3:1: colour: unknown key 'colour' (valid keys: schema_version, name, "
-                                   "description, include, accelerators, models, cluster, workload, simulation, "
-                                   "power, cost, output)");
+                                   "description, include, accelerators, models, cluster, workload, jobs, "
+                                   "simulation, power, cost, output)");
   CHECK(diagnostics[1].render() == "t.yaml:8:28: accelerators.test-gpu.memory.hbm_capacity: \"80 GiB/s\" is a "
                                    "bandwidth, expected a size such as \"80 GiB\" or \"50 MB\"");
   CHECK(diagnostics[2].render() == "t.yaml:21:10: cluster.nodes: expected an integer, got \"two\"");
@@ -517,9 +517,9 @@ TEST_CASE("loader: torus keys (dims, link bandwidth) with positions") {
   const std::string torus = edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n",
                                           "    topology: torus\n    dims: [4, 4]\n    link: {bandwidth: \"100 GB/s\"}\n"}});
   const Scenario s = load(torus);
-  CHECK(s.cluster.network.scale_out.topology == "torus");
-  CHECK(s.cluster.network.scale_out.torus_dims == std::vector<int>{4, 4});
-  CHECK(s.cluster.network.scale_out.link_bytes_per_s == doctest::Approx(100e9));
+  CHECK(s.platform.cluster.network.scale_out.topology == "torus");
+  CHECK(s.platform.cluster.network.scale_out.torus_dims == std::vector<int>{4, 4});
+  CHECK(s.platform.cluster.network.scale_out.link_bytes_per_s == doctest::Approx(100e9));
   CHECK(one_problem(edit(torus, {{"[4, 4]", "[4, x]"}})) ==
         "t.yaml:24:15: cluster.network.dims: torus dimension size must be an integer in [1, 1000000], got \"x\"");
   CHECK(one_problem(edit(torus, {{"    dims: [4, 4]\n", ""}})) ==
@@ -536,7 +536,7 @@ TEST_CASE("loader: dragonfly, rail-optimized and per-tier fat-tree keys") {
   const Scenario dragonfly = load(edit(
       kBase, {{"  network:\n", "  network:\n    topology: dragonfly\n    groups: 3\n    routers_per_group: 2\n"
                                "    terminals_per_router: 4\n    global_links_per_router: 1\n"}}));
-  const auto& out = dragonfly.cluster.network.scale_out;
+  const auto& out = dragonfly.platform.cluster.network.scale_out;
   CHECK(out.dragonfly_groups == 3);
   CHECK(out.dragonfly_routers_per_group == 2);
   CHECK(out.dragonfly_terminals_per_router == 4);
@@ -549,13 +549,13 @@ TEST_CASE("loader: dragonfly, rail-optimized and per-tier fat-tree keys") {
 
   const Scenario tree = load(edit(kBase, {{"  network:\n", "  network:\n    tiers: 3\n    radix: 8\n"
                                                            "    aggregation_oversubscription: 3\n"}}));
-  CHECK(tree.cluster.network.scale_out.aggregation_oversubscription == doctest::Approx(3.0));
-  CHECK(tree.cluster.network.scale_out.link_bytes_per_s == 0.0);  // unset: the NIC bandwidth
+  CHECK(tree.platform.cluster.network.scale_out.aggregation_oversubscription == doctest::Approx(3.0));
+  CHECK(tree.platform.cluster.network.scale_out.link_bytes_per_s == 0.0);  // unset: the NIC bandwidth
   CHECK(one_problem(edit(kBase, {{"  network:\n", "  network:\n    aggregation_oversubscription: 0.5\n"}})) ==
         "t.yaml:23:35: cluster.network.aggregation_oversubscription: out of range: must be between 1 and 1000000, "
         "got 0.5");
   const Scenario rails = load(edit(kBase, {{"  network:\n", "  network:\n    topology: rail-optimized\n    radix: 16\n"}}));
-  CHECK(rails.cluster.network.scale_out.topology == "rail-optimized");
+  CHECK(rails.platform.cluster.network.scale_out.topology == "rail-optimized");
   // Without a NIC section a multi-node fat-tree has no scale-out bandwidth.
   CHECK(one_problem(edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n", "    radix: 16\n"}})) ==
         "t.yaml:23:5: cluster.network.nic.bandwidth: missing required key 'bandwidth': NIC bandwidth is "
@@ -564,7 +564,7 @@ TEST_CASE("loader: dragonfly, rail-optimized and per-tier fat-tree keys") {
 
 TEST_CASE("loader: scale_up.domain_size (multi-node NVLink domains)") {
   const Scenario s = load(edit(kBase, {{"per_node: 8}", "per_node: 8, scale_up: {domain_size: 16}}"}}));
-  CHECK(s.cluster.network.scale_up.domain_size == 16);
+  CHECK(s.platform.cluster.network.scale_up.domain_size == 16);
   CHECK(one_problem(edit(kBase, {{"per_node: 8}", "per_node: 8, scale_up: {domain_size: 12}}"}})) ==
         "t.yaml:21:70: cluster.node.scale_up.domain_size: domain_size 12 must be a multiple of per_node 8 "
         "that divides the 16 accelerators (whole nodes per domain)");
@@ -581,7 +581,7 @@ TEST_CASE("loader: a custom topology file is found relative to the scenario file
       edit(kBase, {{"    nic: {bandwidth: \"200 Gb/s\"}\n", "    topology: custom\n    file: net.csv\n"}});
   std::ofstream(folder / "custom.yaml") << scenario;
   const Scenario s = load_scenario(folder / "custom.yaml", {}, kLibrary);
-  CHECK(s.cluster.network.scale_out.custom_file == (folder / "net.csv").string());
+  CHECK(s.platform.cluster.network.scale_out.custom_file == (folder / "net.csv").string());
 
   std::ofstream(folder / "net.csv") << "gpu0,sw0,50e9\n";
   try {
@@ -598,16 +598,16 @@ TEST_CASE("loader: a custom topology file is found relative to the scenario file
 TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   // No tdp, no L2 bandwidth, no host memory: HBM only, no power figures.
   Scenario plain = load(kBase);
-  REQUIRE(plain.cluster.memory_levels.size() == 1);
-  CHECK(plain.cluster.memory_levels[0].kind == models::MemoryLevelKind::hbm);
-  CHECK(plain.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12).scale(0));  // default
-  CHECK(plain.cluster.memory_levels[0].latency_s == doctest::Approx(500e-9));
-  CHECK(plain.cluster.power.tdp_w == 0);
-  CHECK(plain.memory.workspace_bytes == 1024.0 * 1024 * 1024);
-  CHECK(plain.memory.fragmentation == doctest::Approx(1.1));
-  CHECK_FALSE(plain.cost.any());
-  CHECK(plain.cluster.power.nic_w == 25);
-  CHECK(plain.cluster.power.switch_w == 1500);
+  REQUIRE(plain.platform.cluster.memory_levels.size() == 1);
+  CHECK(plain.platform.cluster.memory_levels[0].kind == models::MemoryLevelKind::hbm);
+  CHECK(plain.platform.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12).scale(0));  // default
+  CHECK(plain.platform.cluster.memory_levels[0].latency_s == doctest::Approx(500e-9));
+  CHECK(plain.platform.cluster.power.tdp_w == 0);
+  CHECK(plain.training().memory.workspace_bytes == 1024.0 * 1024 * 1024);
+  CHECK(plain.training().memory.fragmentation == doctest::Approx(1.1));
+  CHECK_FALSE(plain.platform.cost.any());
+  CHECK(plain.platform.cluster.power.nic_w == 25);
+  CHECK(plain.platform.cluster.power.switch_w == 1500);
 
   const std::string rich = edit(
       kBase, {{R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s"})",
@@ -619,27 +619,27 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
                                         "power: {apply_throttling: true, nic: \"30 W\"}"},
               {"micro_batch: 2", "micro_batch: 2\n  offload: {optimizer: true}\n  memory: {fragmentation: 1.2}"}});
   const Scenario s = load(rich);
-  REQUIRE(s.cluster.memory_levels.size() == 3);
-  CHECK(s.cluster.host_link == models::HostLink::c2c);
-  const models::MemoryHierarchy memory(s.cluster.memory_levels, s.cluster.host_link);
+  REQUIRE(s.platform.cluster.memory_levels.size() == 3);
+  CHECK(s.platform.cluster.host_link == models::HostLink::c2c);
+  const models::MemoryHierarchy memory(s.platform.cluster.memory_levels, s.platform.cluster.host_link);
   CHECK(memory.level(models::MemoryLevelKind::l2).bytes_per_s == doctest::Approx(6e12));
   // The compute model sees the L2 bandwidth (reuse rule) and the per-format efficiency.
-  CHECK(s.cluster.accelerator.l2_bytes_per_s == doctest::Approx(6e12));
-  CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::fp16) == doctest::Approx(0.7));
-  CHECK(s.cluster.accelerator.matmul_efficiency_for(models::Dtype::bf16) == doctest::Approx(0.8));
+  CHECK(s.platform.cluster.accelerator.l2_bytes_per_s == doctest::Approx(6e12));
+  CHECK(s.platform.cluster.accelerator.matmul_efficiency_for(models::Dtype::fp16) == doctest::Approx(0.7));
+  CHECK(s.platform.cluster.accelerator.matmul_efficiency_for(models::Dtype::bf16) == doctest::Approx(0.8));
   CHECK(memory.level(models::MemoryLevelKind::host).bytes_per_s == doctest::Approx(64e9));
   CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12).scale(0));
-  CHECK(s.cluster.power.tdp_w == 500);
-  CHECK(s.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12).scale(0));
+  CHECK(s.platform.cluster.power.tdp_w == 500);
+  CHECK(s.platform.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12).scale(0));
   // Unset bf16 energy: 0.8 x (500 - 100) W / (0.8 x 300 TFLOP/s).
-  CHECK(s.cluster.power.flop_energy_j(models::Dtype::bf16) == doctest::Approx(320.0 / 240e12));
-  CHECK(s.cluster.power.nic_w == 30);
-  CHECK(s.power.apply_throttling);
-  REQUIRE(s.cost.accelerator_hour_usd.has_value());
-  CHECK(*s.cost.accelerator_hour_usd == 2.5);
-  CHECK(s.memory.offload_optimizer);
-  CHECK_FALSE(s.memory.offload_activations);
-  CHECK(s.memory.fragmentation == doctest::Approx(1.2));
+  CHECK(s.platform.cluster.power.flop_energy_j(models::Dtype::bf16) == doctest::Approx(320.0 / 240e12));
+  CHECK(s.platform.cluster.power.nic_w == 30);
+  CHECK(s.platform.apply_throttling);
+  REQUIRE(s.platform.cost.accelerator_hour_usd.has_value());
+  CHECK(*s.platform.cost.accelerator_hour_usd == 2.5);
+  CHECK(s.training().memory.offload_optimizer);
+  CHECK_FALSE(s.training().memory.offload_activations);
+  CHECK(s.training().memory.fragmentation == doctest::Approx(1.2));
 }
 
 TEST_CASE("loader: bad memory, power and cost keys are reported") {
@@ -705,7 +705,7 @@ workload:
 
 TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings") {
   const Scenario s = load(kMoe);
-  const models::TransformerSpec& m = s.training.model;
+  const models::TransformerSpec& m = s.training().model;
   CHECK(m.is_moe());
   CHECK(m.moe.num_experts == 8);
   CHECK(m.moe.num_experts_per_tok == 2);
@@ -718,9 +718,9 @@ TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings"
   CHECK(m.mla.kv_lora_rank == 256);
   CHECK(m.mla.qk_head_dim() == 96);
   CHECK(m.mla.v_head_dim == 64);
-  CHECK(s.training.parallelism.ep == 2);
-  CHECK(s.training.moe.capacity_factor == doctest::Approx(1.25));
-  CHECK(s.training.moe.imbalance == doctest::Approx(1.5));
+  CHECK(s.training().parallelism.ep == 2);
+  CHECK(s.training().moe.capacity_factor == doctest::Approx(1.25));
+  CHECK(s.training().moe.imbalance == doctest::Approx(1.5));
   // Mixtral's key, and no moe_intermediate_size: the experts are intermediate_size wide;
   // without workload.moe the routing is balanced and dropless; no MLA key: MHA.
   const Scenario mixtral = load(edit(kMoe, {{"n_routed_experts", "num_local_experts"},
@@ -729,13 +729,13 @@ TEST_CASE("loader: a mixture-of-experts model with MLA and its routing settings"
                                              "    qk_rope_head_dim: 32\n    v_head_dim: 64\n",
                                              ""},
                                             {"  moe: {capacity_factor: 1.25, imbalance: 1.5}\n", ""}}));
-  CHECK(mixtral.training.model.moe.num_experts == 8);
-  CHECK(mixtral.training.model.moe.moe_intermediate_size == 4096);
-  CHECK(mixtral.training.model.attention == models::AttentionKind::mha);
-  CHECK(mixtral.training.moe.capacity_factor == 0.0);
-  CHECK(mixtral.training.moe.imbalance == 1.0);
+  CHECK(mixtral.training().model.moe.num_experts == 8);
+  CHECK(mixtral.training().model.moe.moe_intermediate_size == 4096);
+  CHECK(mixtral.training().model.attention == models::AttentionKind::mha);
+  CHECK(mixtral.training().moe.capacity_factor == 0.0);
+  CHECK(mixtral.training().moe.imbalance == 1.0);
   // A dense model's routing defaults.
-  CHECK(load(kBase).training.moe.imbalance == 1.0);
+  CHECK(load(kBase).training().moe.imbalance == 1.0);
 }
 
 TEST_CASE("loader: bad input, mixture-of-experts and MLA keys") {
@@ -795,15 +795,15 @@ workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism
                                      "moe.yaml", {}, CLUSTERSIM_DATA_DIR);
   };
   const Scenario mixtral = load_model("mixtral-8x7b", "{tp: 2, dp: 32, ep: 8}");
-  CHECK(mixtral.training.model.moe.moe_intermediate_size == 14336);  // intermediate_size, as HF Mixtral
-  CHECK(mixtral.training.model.total_parameters() == 46702792704.0);
-  CHECK(mixtral.training.model.active_parameters() == 12879925248.0);
-  CHECK(mixtral.training.parallelism.ep == 8);
+  CHECK(mixtral.training().model.moe.moe_intermediate_size == 14336);  // intermediate_size, as HF Mixtral
+  CHECK(mixtral.training().model.total_parameters() == 46702792704.0);
+  CHECK(mixtral.training().model.active_parameters() == 12879925248.0);
+  CHECK(mixtral.training().parallelism.ep == 8);
   const Scenario deepseek = load_model("deepseek-v3", "{dp: 64, ep: 64}");
-  CHECK(deepseek.training.model.attention == models::AttentionKind::mla);
-  CHECK(deepseek.training.model.moe_layer_count() == 58);
-  CHECK(deepseek.training.model.total_parameters() == 671026404352.0);
-  CHECK(deepseek.training.model.active_parameters() == 37552282624.0);
+  CHECK(deepseek.training().model.attention == models::AttentionKind::mla);
+  CHECK(deepseek.training().model.moe_layer_count() == 58);
+  CHECK(deepseek.training().model.total_parameters() == 671026404352.0);
+  CHECK(deepseek.training().model.active_parameters() == 37552282624.0);
 }
 
 TEST_CASE("loader: fused-attention keys of the accelerator and the workload's kernel family") {
@@ -811,23 +811,23 @@ TEST_CASE("loader: fused-attention keys of the accelerator and the workload's ke
                                         "compute_units: 100\n    attention: {kernel: fa3, warp_mma_fraction: 0.5, "
                                         "softmax_overlap: 0.25, special_function: \"3.9 TFLOP/s\"}"},
                                        {"micro_batch: 2", "micro_batch: 2\n  attention: fa2"}}));
-  CHECK(s.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa3);
-  CHECK(s.cluster.accelerator.warp_mma_fraction == doctest::Approx(0.5));
-  CHECK(s.cluster.accelerator.attention_softmax_overlap == doctest::Approx(0.25));
-  CHECK(s.cluster.accelerator.special_function_ops_per_s == doctest::Approx(3.9e12));
-  CHECK(s.training.attention == training::AttentionKernel::fa2);
+  CHECK(s.platform.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa3);
+  CHECK(s.platform.cluster.accelerator.warp_mma_fraction == doctest::Approx(0.5));
+  CHECK(s.platform.cluster.accelerator.attention_softmax_overlap == doctest::Approx(0.25));
+  CHECK(s.platform.cluster.accelerator.special_function_ops_per_s == doctest::Approx(3.9e12));
+  CHECK(s.training().attention == training::AttentionKernel::fa2);
   // Unset: fa2, the full warp-MMA path, no special-function rate (fused attention then throws
   // when costed, naming the key).
   const Scenario plain = load(kBase);
-  CHECK(plain.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa2);
-  CHECK(plain.cluster.accelerator.warp_mma_fraction == doctest::Approx(1.0));
-  CHECK(plain.cluster.accelerator.attention_softmax_overlap == doctest::Approx(1.0));
-  CHECK(plain.cluster.accelerator.special_function_ops_per_s == 0);
-  CHECK(plain.training.attention == training::AttentionKernel::flash);
+  CHECK(plain.platform.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa2);
+  CHECK(plain.platform.cluster.accelerator.warp_mma_fraction == doctest::Approx(1.0));
+  CHECK(plain.platform.cluster.accelerator.attention_softmax_overlap == doctest::Approx(1.0));
+  CHECK(plain.platform.cluster.accelerator.special_function_ops_per_s == 0);
+  CHECK(plain.training().attention == training::AttentionKernel::flash);
   const Scenario cudnn = load(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: cudnn}"},
                                            {"micro_batch: 2", "micro_batch: 2\n  attention: cudnn"}}));
-  CHECK(cudnn.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::cudnn);
-  CHECK(cudnn.training.attention == training::AttentionKernel::cudnn);
+  CHECK(cudnn.platform.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::cudnn);
+  CHECK(cudnn.training().attention == training::AttentionKernel::cudnn);
 }
 
 TEST_CASE("loader: bad input, fused-attention keys") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/scenario/scenario_schema.hpp"
+#include "sim/scenario/workload_kinds.hpp"
 
 using namespace clustersim::scenario;
 
@@ -126,7 +127,7 @@ TEST_CASE("schema: SchemaReader returns written values or schema defaults") {
 }
 
 TEST_CASE("schema: the scenario reference is generated from the schema") {
-  const std::string markdown = scenario_reference_markdown();
+  const std::string markdown = scenario_reference_markdown(builtin_workload_kinds());
   CHECK(markdown.rfind("# Scenario reference\n", 0) == 0);
   CHECK(markdown.find("## `cluster`") != std::string::npos);
   CHECK(markdown.find("| `cluster.network.nic.bandwidth` | bandwidth (B/s) | **required** | per NIC, one direction |") !=

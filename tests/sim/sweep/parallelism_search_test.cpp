@@ -16,6 +16,7 @@
 #include "sim/sweep/parallelism_search.hpp"
 #include "sim/sweep/search_report.hpp"
 #include "sim/training/analytical_step.hpp"
+#include "sim/training/training_job.hpp"
 #include "topologies/topology.hpp"
 
 using namespace clustersim;
@@ -125,7 +126,7 @@ workload: {kind: training, model: six-llm, seq_len: 256, global_batch: 4, parall
 }
 
 TEST_CASE("apply_candidate sets the split, schedule, micro-batch, ZeRO and recompute") {
-  const auto base = tiny().training;
+  const auto base = tiny().training();
   const auto w = sweep::apply_candidate(base, sweep::Candidate{2, 2, 1, 1, 2, 2, 3, Recompute::full});
   CHECK(w.parallelism.tp == 2);
   CHECK(w.parallelism.pp == 2);
@@ -156,15 +157,15 @@ TEST_CASE("pipeline depths the layers do not divide: the embedding and the loss 
   lighter.erase(std::unique(lighter.begin(), lighter.end()), lighter.end());
   CHECK(lighter == std::vector<std::pair<int, int>>{{2, 2}, {4, 1}});
   sweep::Candidate deep{1, 4, 1, 1, 1, 1, 1, Recompute::selective, 1, true};
-  const auto w = sweep::apply_candidate(six.training, deep);
+  const auto w = sweep::apply_candidate(six.training(), deep);
   CHECK(w.parallelism.stage_layers == std::vector<int>{1, 2, 2, 1});
   CHECK(deep.label() == "tp1 pp4 dp1 cp1 vp1 mb1 zero1 selective ends-1");
   sweep::Candidate interleaved{1, 2, 2, 1, 2, 1, 1, Recompute::selective, 1, true};
-  const auto wi = sweep::apply_candidate(six.training, interleaved);
+  const auto wi = sweep::apply_candidate(six.training(), interleaved);
   CHECK(wi.parallelism.stage_layers == std::vector<int>{1, 2, 2, 1});
   CHECK(wi.parallelism.schedule == training::PipelineSchedule::interleaved);
   // An even candidate drops a layout the scenario gave for its own split.
-  auto custom = six.training;
+  auto custom = six.training();
   custom.parallelism.stage_layers = {2, 4};
   CHECK(sweep::apply_candidate(custom, sweep::Candidate{1, 2, 2, 1, 1, 1, 1, Recompute::selective})
             .parallelism.stage_layers.empty());
@@ -179,10 +180,12 @@ TEST_CASE("pipeline depths the layers do not divide: the embedding and the loss 
 
 TEST_CASE("MoE models add the expert-parallel degrees that divide the experts and dp x cp") {
   auto scenario = tiny();
-  scenario.training.model.moe.num_experts = 4;
-  scenario.training.model.moe.num_experts_per_tok = 2;
-  scenario.training.model.moe.moe_intermediate_size = 512;
-  REQUIRE(scenario.training.model.is_moe());
+  auto moe_workload = scenario.training();
+  moe_workload.model.moe.num_experts = 4;
+  moe_workload.model.moe.num_experts_per_tok = 2;
+  moe_workload.model.moe.moe_intermediate_size = 512;
+  scenario.set_training(moe_workload);
+  REQUIRE(scenario.training().model.is_moe());
   const auto dense = sweep::enumerate_candidates(tiny(), narrow_space());
   const auto moe = sweep::enumerate_candidates(scenario, narrow_space());
   // Each dense candidate once with ep 1, plus ep 2 / ep 4 where they divide dp x cp (4 experts).
@@ -199,7 +202,7 @@ TEST_CASE("MoE models add the expert-parallel degrees that divide the experts an
   for (const auto& c : sweep::enumerate_candidates(scenario, space)) CHECK(c.ep <= 2);
   // The candidate's ep reaches the workload, and the label names it.
   sweep::Candidate c{1, 1, 4, 1, 1, 1, 1, Recompute::none, 4};
-  CHECK(sweep::apply_candidate(scenario.training, c).parallelism.ep == 4);
+  CHECK(sweep::apply_candidate(scenario.training(), c).parallelism.ep == 4);
   CHECK(c.label() == "tp1 pp1 dp4 cp1 vp1 mb1 zero1 none ep4");
   // And the search runs them: every ranked candidate is a feasible MoE split.
   sweep::SearchOptions options;
@@ -222,9 +225,9 @@ TEST_CASE("candidates that do not fit in memory are counted and excluded") {
   std::int64_t fits = 0, does_not_fit = 0;
   for (const auto& c : sweep::enumerate_candidates(scenario, options.space)) {
     auto variant = scenario;
-    variant.training = sweep::apply_candidate(scenario.training, c);
-    const double peak = models::training_footprint(runner::footprint_inputs(variant)).peak().total_bytes;
-    (peak <= scenario.cluster.accelerator.hbm_capacity_bytes ? fits : does_not_fit) += 1;
+    variant.set_training(sweep::apply_candidate(scenario.training(), c));
+    const double peak = models::training_footprint(training::footprint_inputs(variant.training())).peak().total_bytes;
+    (peak <= scenario.platform.cluster.accelerator.hbm_capacity_bytes ? fits : does_not_fit) += 1;
   }
   CHECK(does_not_fit > 0);
   CHECK(fits > 0);
@@ -260,13 +263,13 @@ TEST_CASE("ranking: best throughput first, equal to a direct sequential evaluati
     CHECK(ordered);
   }
   // The best is the maximum of estimate_training_step over the hand-listed set.
-  const auto topology = topologies::Topology::build(scenario.cluster.network);
-  const models::ComputeModel compute(scenario.cluster.accelerator);
-  const models::CollectiveModel collectives(topology, scenario.simulation.comm,
-                                            models::collective_hardware(scenario.cluster.accelerator));
+  const auto topology = topologies::Topology::build(scenario.platform.cluster.network);
+  const models::ComputeModel compute(scenario.platform.cluster.accelerator);
+  const models::CollectiveModel collectives(topology, scenario.platform.comm,
+                                            models::collective_hardware(scenario.platform.cluster.accelerator));
   double best = 0;
   for (const auto& c : sweep::enumerate_candidates(scenario, options.space)) {
-    const auto w = sweep::apply_candidate(scenario.training, c);
+    const auto w = sweep::apply_candidate(scenario.training(), c);
     const training::TrainingSetup setup{w, compute, collectives, topology, 1};
     best = std::max(best, training::estimate_training_step(setup).tokens_per_s);
   }
@@ -399,11 +402,10 @@ TEST_CASE("errors: no feasible split, bad objective, missing cost block, bad opt
   }
 }
 
-TEST_CASE("a background job's accelerators are left out; a scattered placement is kept") {
-  // 2 nodes of 4; the background job takes the second node, leaving the 4-GPU hand-listed set.
-  const auto shared = tiny("", "80 GiB", {"cluster.nodes=2", "cluster.background.pattern=ring",
-                                          "cluster.background.gpus=4", "cluster.background.bytes=1MiB",
-                                          "cluster.placement=scattered"});
+TEST_CASE("a job's accelerators are left out; a scattered placement is kept") {
+  // 2 nodes of 4; a collective-loop job takes the second node, leaving the 4-GPU hand-listed set.
+  const auto shared = tiny("jobs:\n  other: {kind: collective-loop, accelerators: {first: 4, count: 4}, bytes: \"1 MiB\"}\n",
+                           "80 GiB", {"cluster.nodes=2", "cluster.placement=scattered"});
   CHECK(sweep::training_accelerators(shared) == 4);
   CHECK(sweep::enumerate_candidates(shared, narrow_space()) == sweep::enumerate_candidates(tiny(), narrow_space()));
   sweep::SearchOptions options;

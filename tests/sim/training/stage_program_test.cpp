@@ -16,7 +16,7 @@ using namespace clustersim::training;
 using namespace clustersim::training::testing;
 
 namespace {
-std::vector<std::string> names_of_kind(const std::vector<StageOp>& ops, exec::TaskKind kind) {
+std::vector<std::string> names_of_kind(const std::vector<StageOp>& ops, OpKind kind) {
   std::vector<std::string> names;
   for (const auto& op : ops) {
     if (op.kind == kind) names.push_back(op.name);
@@ -40,11 +40,11 @@ TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirror
   const Programs programs(w);
   const auto first = programs.stage(0);
   using V = std::vector<std::string>;
-  CHECK(names_of_kind(first.dense.forward, exec::TaskKind::tp_comm) ==
+  CHECK(names_of_kind(first.dense.forward, OpKind::tp_comm) ==
         V{"tp all-gather", "tp reduce-scatter", "tp all-gather", "tp reduce-scatter"});
   // Backward: each row-parallel GEMM's output gradient gathered; each column-parallel linear's
   // input gathered again for its wgrad (beside the dgrad) and its input gradient reduce-scattered.
-  CHECK(names_of_kind(first.dense.backward, exec::TaskKind::tp_comm) ==
+  CHECK(names_of_kind(first.dense.backward, OpKind::tp_comm) ==
         V{"tp all-gather", "tp all-gather (wgrad input)", "tp reduce-scatter", "tp all-gather",
           "tp all-gather (wgrad input)", "tp reduce-scatter"});
   for (const char* dgrad : {"fc1 dgrad", "qkv dgrad"}) {
@@ -56,12 +56,12 @@ TEST_CASE("sequence parallelism: all-gather before, reduce-scatter after; mirror
     CHECK(std::prev(it)->overlap == Overlap::with_next);
     CHECK(std::prev(it)->collective_bytes == doctest::Approx(2048.0 * 1024 * 2));  // the whole b*s*h input
   }
-  CHECK(names_of_kind(first.embedding_forward, exec::TaskKind::tp_comm) == V{"tp reduce-scatter"});
+  CHECK(names_of_kind(first.embedding_forward, OpKind::tp_comm) == V{"tp reduce-scatter"});
   CHECK(first.head_forward.empty());
   const auto last = programs.stage(1);
   CHECK(last.embedding_forward.empty());
-  CHECK(names_of_kind(last.head_forward, exec::TaskKind::compute) == V{"final ln", "lm head", "cross-entropy"});
-  CHECK(names_of_kind(last.head_backward, exec::TaskKind::compute) ==
+  CHECK(names_of_kind(last.head_forward, OpKind::compute) == V{"final ln", "lm head", "cross-entropy"});
+  CHECK(names_of_kind(last.head_backward, OpKind::compute) ==
         V{"cross-entropy bwd", "lm head dgrad", "lm head wgrad", "final ln bwd"});
   // 1/t of the b*s*h bf16 activation crosses the pipeline with SP.
   CHECK(first.p2p_bytes == doctest::Approx(2048.0 * 1024 * 2 / 2));
@@ -77,8 +77,8 @@ TEST_CASE("without sequence parallelism: one all-reduce per block each way") {
   w.parallelism.sequence_parallel = false;
   const auto program = Programs(w).stage(0);
   using V = std::vector<std::string>;
-  CHECK(names_of_kind(program.dense.forward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
-  CHECK(names_of_kind(program.dense.backward, exec::TaskKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  CHECK(names_of_kind(program.dense.forward, OpKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
+  CHECK(names_of_kind(program.dense.backward, OpKind::tp_comm) == V{"tp all-reduce", "tp all-reduce"});
   // Backward all-reduce sits after the column-parallel GEMM's dgrad (Megatron's f operator).
   CHECK(program.dense.backward.back().name == "ln1 bwd");
   CHECK(program.dense.backward[program.dense.backward.size() - 2].name == "tp all-reduce");
@@ -117,14 +117,14 @@ TEST_CASE("context parallelism: Transformer Engine's ring steps and their merge 
     const auto merge = find(ops, backward ? "cp grad accumulation" : "cp out correction");
     CHECK(merge > attn);
     CHECK(merge->duration_ps > 0);
-    CHECK(merge->kind == exec::TaskKind::compute);
+    CHECK(merge->kind == OpKind::compute);
   }
   // Without context parallelism: one causal kernel and no merge.
   auto single = w;
   single.parallelism.cp = 1;
   single.parallelism.dp = 8;
   const auto plain = Programs(single).stage(0);
-  CHECK(names_of_kind(plain.dense.forward, exec::TaskKind::cp_comm).empty());
+  CHECK(names_of_kind(plain.dense.forward, OpKind::cp_comm).empty());
   for (const auto& op : plain.dense.forward) CHECK(op.name != "cp out correction");
   for (const auto& op : plain.dense.backward) CHECK(op.name != "cp grad accumulation");
 }
@@ -161,7 +161,7 @@ TEST_CASE("asynchronous backward TP reduction: beside the column-parallel wgrad,
       CHECK(head.name == reduction);
       CHECK(head.overlap == expected);
       for (const auto& op : first.dense.backward) {
-        if (op.kind != exec::TaskKind::tp_comm || op.name == reduction) continue;
+        if (op.kind != OpKind::tp_comm || op.name == reduction) continue;
         // SP's re-gather of a column-parallel input runs beside the dgrad either way.
         CHECK(op.overlap == (op.name == "tp all-gather (wgrad input)" ? Overlap::with_next : Overlap::none));
       }
@@ -176,7 +176,7 @@ TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and 
   w.precision = models::Dtype::fp8;
   const auto fp8 = Programs(w).stage(1);
   using V = std::vector<std::string>;
-  const auto compute = names_of_kind(fp8.dense.forward, exec::TaskKind::compute);
+  const auto compute = names_of_kind(fp8.dense.forward, OpKind::compute);
   // The cast precedes the TP all-gather that feeds the GEMM (TE gathers fp8), so the
   // all-gather stays next to the GEMM it may overlap.
   CHECK(fp8.dense.forward[1].name == "qkv fp8 cast");
@@ -185,7 +185,7 @@ TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and 
   for (const char* gemm : {"qkv", "proj", "fc1", "fc2"}) {
     CAPTURE(gemm);
     CHECK(std::count(compute.begin(), compute.end(), std::string(gemm) + " fp8 cast") == 1);
-    const auto backward = names_of_kind(fp8.dense.backward, exec::TaskKind::compute);
+    const auto backward = names_of_kind(fp8.dense.backward, OpKind::compute);
     CHECK(std::count(backward.begin(), backward.end(), std::string(gemm) + " grad fp8 cast") == 1);
   }
   // Cast bytes: the input m x k at 2 bytes read and 2 written (fp8 and its transpose); the
@@ -212,7 +212,7 @@ TEST_CASE("fp8: Transformer Engine's casts around every layer GEMM; LM head and 
     return engine::TimePs{-1};
   };
   CHECK(head_time(fp8, "lm head") == head_time(bf16, "lm head"));
-  CHECK(names_of_kind(fp8.head_forward, exec::TaskKind::compute) == V{"final ln", "lm head", "cross-entropy"});
+  CHECK(names_of_kind(fp8.head_forward, OpKind::compute) == V{"final ln", "lm head", "cross-entropy"});
 }
 
 TEST_CASE("RoPE: one fused pass over the local queries and keys each way, only when the model has it") {
@@ -220,7 +220,7 @@ TEST_CASE("RoPE: one fused pass over the local queries and keys each way, only w
   model.num_key_value_heads = 4;
   auto w = workload(model, 2, 1, 8, 16);
   const auto plain = Programs(w).stage(0);
-  const auto names = names_of_kind(plain.dense.forward, exec::TaskKind::compute);
+  const auto names = names_of_kind(plain.dense.forward, OpKind::compute);
   CHECK(std::count(names.begin(), names.end(), std::string("rope")) == 0);
   w.model.rope_theta = 500000;
   const Programs programs(w);
@@ -274,11 +274,11 @@ TEST_CASE("recompute policies") {
   auto w = workload(small_gpt(4), 2, 2, 4, 16);
   w.recompute = Recompute::none;
   const auto none = Programs(w).stage(0);
-  CHECK(names_of_kind(none.dense.backward, exec::TaskKind::recompute).empty());
+  CHECK(names_of_kind(none.dense.backward, OpKind::recompute).empty());
   CHECK(model_flops(none.dense.backward) == doctest::Approx(2 * model_flops(none.dense.forward)));
   w.recompute = Recompute::selective;
   const auto selective = Programs(w).stage(0);
-  CHECK(names_of_kind(selective.dense.backward, exec::TaskKind::recompute) ==
+  CHECK(names_of_kind(selective.dense.backward, OpKind::recompute) ==
         std::vector<std::string>{"attn recompute"});
   // Megatron's convention: attention forward 4 b s^2 h / t FLOPs (non-causal).
   const double attention = 4.0 * 2048 * 2048 * 1024 / 2;

@@ -416,7 +416,7 @@ TEST_CASE("TP-communication overlap runs as Transformer Engine's ring exchange, 
   CHECK((proj + 2)->overlap == Overlap::none);
   CHECK((proj + 2)->collective_bytes == doctest::Approx(0.25 * hidden_bytes));
   std::size_t exposed = 0;
-  for (const auto& op : fwd) exposed += op.kind == exec::TaskKind::tp_comm && op.overlap == Overlap::none;
+  for (const auto& op : fwd) exposed += op.kind == OpKind::tp_comm && op.overlap == Overlap::none;
   CHECK(exposed == 2);  // the last split of each reduce-scatter
 
   // Backward: the ring exchange feeds proj's dgrad (in chunks); qkv's dgrad runs beside the bulk
@@ -446,7 +446,7 @@ TEST_CASE("TP-communication overlap runs as Transformer Engine's ring exchange, 
   setup.compute_rate_while_communicating = 1.0;
   CHECK(estimated == doctest::Approx(estimate_training_step(setup).step_time_s).epsilon(1e-9));
   // The flow fidelity runs the same overlapped structure: uncontended, the same step.
-  setup.fidelity = NetworkFidelity::flow;
+  setup.fidelity = platform::Fidelity::flow;
   CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-6));
 }
 
@@ -463,7 +463,7 @@ TEST_CASE("Transformer Engine's overlap gathers fp8 under an fp8 recipe") {
   int gathers = 0, scatters = 0;
   for (const auto& ops : {program.dense.forward, program.dense.backward}) {
     for (const auto& op : ops) {
-      if (op.kind != exec::TaskKind::tp_comm) continue;
+      if (op.kind != OpKind::tp_comm) continue;
       if (op.collective == models::CollectiveKind::all_gather) {
         ++gathers;  // 1-byte elements: ring exchanges and the wgrad-input gathers
         CHECK(op.collective_bytes == doctest::Approx(hidden_bytes / 2));
@@ -608,7 +608,7 @@ TEST_CASE("interleaved with an uneven split: per-stage or per-virtual-stage coun
     CHECK(result.model_flops_per_step == doctest::Approx(one_f_one_b.model_flops_per_step).epsilon(1e-12));
     CHECK(result.breakdown.bubble_s < one_f_one_b.breakdown.bubble_s);
     CHECK(result.step_time_s < one_f_one_b.step_time_s);
-    setup.mode = SimulationMode::full;
+    setup.mode = platform::SimulationMode::full;
     const auto full = simulate_training_step(setup);
     CHECK(full.step_time_s == doctest::Approx(result.step_time_s).epsilon(0.01));
   }
@@ -667,9 +667,9 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
   CHECK(slower.step_time_s > balanced.step_time_s);
   CHECK(slower.model_flops_per_step == doctest::Approx(balanced.model_flops_per_step).epsilon(1e-9));
   // Flow fidelity runs the same all-to-alls as flows; the closed form agrees too.
-  setup.fidelity = NetworkFidelity::flow;
+  setup.fidelity = platform::Fidelity::flow;
   CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.02));
-  setup.fidelity = NetworkFidelity::analytical;
+  setup.fidelity = platform::Fidelity::analytical;
   CHECK(estimate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.03));
   // EP needs an MoE model and must divide the experts.
   auto dense = workload(small_gpt(), 1, 1, 8, 16, 1024);
@@ -683,12 +683,12 @@ TEST_CASE("full mode simulates every rank and reproduces symmetric mode on a hom
   auto w = workload(small_gpt(), 2, 2, 4, 16);
   w.overlap_grad_reduce = true;
   const Bench bench(test_cluster(2, 8), w);
-  for (const auto fidelity : {NetworkFidelity::analytical, NetworkFidelity::flow}) {
+  for (const auto fidelity : {platform::Fidelity::analytical, platform::Fidelity::flow}) {
     CAPTURE(static_cast<int>(fidelity));
     TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
     setup.fidelity = fidelity;
     const auto symmetric = simulate_training_step(setup);
-    setup.mode = SimulationMode::full;
+    setup.mode = platform::SimulationMode::full;
     const auto full = simulate_training_step(setup);
     CHECK(symmetric.mode == "symmetric");
     CHECK(full.mode == "full");
@@ -704,13 +704,13 @@ TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot s
     auto w = workload(small_gpt(), 2, pp, 8 / pp, 32);
     const Bench bench(test_cluster(2, 8), w);
     TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-    setup.mode = SimulationMode::full;
+    setup.mode = platform::SimulationMode::full;
     const auto nominal = simulate_training_step(setup);
     // One accelerator of the last stage at 80 % speed: its TP group waits on it every layer,
     // its pipeline peers wait on its sends and its DP groups wait at the gradient reduction,
     // so the step goes at the straggler's pace: its compute is 1/0.8 of nominal.
-    setup.accelerator_speed.assign(16, 1.0);
-    setup.accelerator_speed[15] = 0.8;
+    setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
+    setup.accelerator_speed[15] = engine::Profile::constant(0.8);
     const auto slowed = simulate_training_step(setup);
     const double extra_compute = nominal.breakdown.compute_s * (1 / 0.8 - 1);
     CHECK(slowed.step_time_s - nominal.step_time_s > 0.9 * extra_compute);
@@ -718,21 +718,22 @@ TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot s
     CHECK(breakdown_sum(slowed.breakdown) == doctest::Approx(slowed.step_time_s).epsilon(1e-9));
     // A straggler on the first stage delays the pipeline less when the last stage is the
     // heavier one (it holds the LM head), but never speeds it up.
-    setup.accelerator_speed.assign(16, 1.0);
-    setup.accelerator_speed[0] = 0.8;
+    setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
+    setup.accelerator_speed[0] = engine::Profile::constant(0.8);
     CHECK(simulate_training_step(setup).step_time_s > nominal.step_time_s);
   }
   // Speeds need full mode, one entry per accelerator, each in (0, 1].
   const Bench bench(test_cluster(2, 8), workload(small_gpt(), 2, 2, 4, 16));
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-  setup.accelerator_speed.assign(16, 1.0);
+  setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
+  setup.accelerator_speed[3] = engine::Profile::constant(0.9);
   CHECK_THROWS_WITH_AS(simulate_training_step(setup),
                        doctest::Contains("need simulation mode 'full'"), ConfigError);
-  setup.mode = SimulationMode::full;
-  setup.accelerator_speed.assign(3, 1.0);
+  setup.mode = platform::SimulationMode::full;
+  setup.accelerator_speed.assign(3, engine::Profile::constant(1.0));
   CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator_speed lists 3 accelerators, the topology has 16",
                        ConfigError);
-  setup.accelerator_speed.assign(16, 1.5);
+  setup.accelerator_speed.assign(16, engine::Profile::constant(1.5));
   CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator compute speed must be in (0, 1], got 1.5",
                        ConfigError);
 }

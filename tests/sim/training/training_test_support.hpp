@@ -4,6 +4,7 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
+#include "sim/platform/platform_spec.hpp"
 #include "sim/training/training_simulation.hpp"
 #include "topologies/topology.hpp"
 
@@ -41,6 +42,20 @@ inline topologies::ClusterNetworkSpec test_cluster(int nodes, int per_node, bool
   spec.scale_out.nics_per_node = per_node;
   spec.scale_out.nic_bytes_per_s = free_network ? 1e21 : 50e9;
   spec.scale_out.link_latency_s = free_network ? 0.0 : 1e-6;
+  return spec;
+}
+
+/// A platform of test accelerators on `cluster` with collective settings `comm`: HBM only, no
+/// power data, and no compute slowdown while communicating (overlap_sms 0), like Bench.
+inline platform::PlatformSpec test_platform_spec(const topologies::ClusterNetworkSpec& cluster,
+                                                 models::CommConfig comm = {}) {
+  platform::PlatformSpec spec;
+  spec.cluster.accelerator = test_accelerator();
+  spec.cluster.network = cluster;
+  spec.cluster.memory_levels = {
+      {models::MemoryLevelKind::hbm, spec.cluster.accelerator.hbm_capacity_bytes, spec.cluster.accelerator.hbm_bytes_per_s}};
+  spec.comm = std::move(comm);
+  spec.overlap_sms = 0;
   return spec;
 }
 

@@ -1,4 +1,4 @@
-#include "sim/training/flow_collectives.hpp"
+#include "sim/platform/flow_comm.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -11,11 +11,22 @@
 #include "sim/engine/mix.hpp"
 #include "sim/engine/time.hpp"
 
-namespace clustersim::training {
-FlowCollectives::FlowCollectives(engine::Engine& engine, const models::CollectiveModel& collectives)
-    : collectives_(&collectives), network_(engine, collectives.topology()) {}
+namespace clustersim::platform {
 
-int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes) {
+FlowComm::FlowComm(engine::Engine& engine, const models::CollectiveModel& collectives)
+    : CommRuntime(collectives), network_(engine, collectives.topology()) {}
+
+exec::Work FlowComm::collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {
+  return {0, starter(prepare(kind, groups, bytes))};
+}
+
+void FlowComm::apply_link_profile(topologies::LinkId link, const engine::Profile& profile) {
+  // TODO(link-profiles): FlowNetwork capacity changes land from the link-profiles branch.
+  (void)profile;
+  throw SimulationError(fmt::format("link {}: capacity changes are not available yet", link));
+}
+
+int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {
   // Hashed as CollectiveModel's line cache; the groups are compared in place on a hit.
   std::uint64_t hash = engine::fnv_fold(static_cast<std::uint64_t>(kind) + 1, std::bit_cast<std::uint64_t>(bytes));
   for (const auto& g : groups) {
@@ -44,8 +55,8 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   }
 
   Prepared prepared;
-  const topologies::Topology& topology = collectives_->topology();
-  const models::CollectiveLowering& lowering = collectives_->tuner().lowering();
+  const topologies::Topology& topology = collectives().topology();
+  const models::CollectiveLowering& lowering = collectives().tuner().lowering();
   std::optional<models::TunedPlan> representative;
   // Pipeline sends of different replicas are independent (no replica waits for another's), so
   // a send-recv run ends with the first group's flows; the others load the network meanwhile.
@@ -53,12 +64,12 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   bool first_group = true;
   for (const auto& group : groups) {
     if (group.size() < 2) continue;
-    if (!representative) representative = collectives_->plan(kind, group, bytes);
+    if (!representative) representative = collectives().plan(kind, group, bytes);
     const auto& chosen = representative->plan;
     const models::CollectivePlan plan =
         lowering.inapplicable_reason(kind, chosen.algorithm, group).empty()
             ? lowering.lower(kind, chosen.algorithm, chosen.protocol, group, bytes)
-            : collectives_->plan(kind, group, bytes).plan;
+            : collectives().plan(kind, group, bytes).plan;
     if (prepared.phases.size() < plan.phases.size()) prepared.phases.resize(plan.phases.size());
     prepared.base_latency_ps = std::max(prepared.base_latency_ps, engine::seconds_to_ps(plan.base_latency_s));
     for (std::size_t k = 0; k < plan.phases.size(); ++k) {
@@ -78,7 +89,7 @@ int FlowCollectives::prepare(models::CollectiveKind kind, const std::vector<std:
   return handle;
 }
 
-exec::AsyncStart FlowCollectives::starter(int handle) {
+exec::AsyncStart FlowComm::starter(int handle) {
   if (handle < 0 || static_cast<std::size_t>(handle) >= plans_.size()) {
     throw ConfigError(fmt::format("unknown flow collective handle {} ({} prepared)", handle, plans_.size()));
   }
@@ -91,7 +102,7 @@ exec::AsyncStart FlowCollectives::starter(int handle) {
   };
 }
 
-void FlowCollectives::start_phase(engine::Engine& engine, Run& run) {
+void FlowComm::start_phase(engine::Engine& engine, Run& run) {
   if (run.phase == run.plan->phases.size()) {
     exec::DoneCallback done = std::move(run.done);
     done(engine);
@@ -107,7 +118,7 @@ void FlowCollectives::start_phase(engine::Engine& engine, Run& run) {
   engine.schedule_after(wait_ps, [this, r](engine::Engine& e) { start_flows(e, *r); });
 }
 
-void FlowCollectives::start_flows(engine::Engine& engine, Run& run) {
+void FlowComm::start_flows(engine::Engine& engine, Run& run) {
   const PreparedPhase& phase = run.plan->phases[run.phase];
   run.pending = phase.gating_flows;
   if (run.pending == 0) {
@@ -135,4 +146,4 @@ void FlowCollectives::start_flows(engine::Engine& engine, Run& run) {
   }
 }
 
-}  // namespace clustersim::training
+}  // namespace clustersim::platform

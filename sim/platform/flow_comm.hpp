@@ -1,7 +1,8 @@
 #pragma once
-/// The `flow` fidelity of the training step: collectives run as phases of flows on one
-/// topologies::FlowNetwork shared by the whole step, so concurrent collectives (and the
-/// replicas of a collective) contend for links with max-min fair sharing.
+/// The `flow` backend of the communication runtime (comm_runtime.hpp): collectives and
+/// transfers run as phases of flows on one topologies::FlowNetwork shared by every workload of
+/// the run, so concurrent collectives (and the replicas of a collective) contend for links with
+/// max-min fair sharing.
 ///
 /// Plans are those of the closed-form model (models::CollectiveModel): the algorithm and
 /// protocol it picks for the representative group are lowered for every replica group (a
@@ -18,19 +19,25 @@
 #include "models/comm/collective_plan.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/exec/task_graph.hpp"
+#include "sim/platform/comm_runtime.hpp"
 #include "topologies/flow_network.hpp"
 #include "topologies/topology.hpp"
 
-namespace clustersim::training {
+namespace clustersim::platform {
 
 /// Prepared collectives and the shared flow network they run on.
-class FlowCollectives {
+class FlowComm final : public CommRuntime {
  public:
   /// Binds to `engine` and `collectives` (and its topology), which must outlive this object
   /// and every task started through it.
-  FlowCollectives(engine::Engine& engine, const models::CollectiveModel& collectives);
-  FlowCollectives(const FlowCollectives&) = delete;
-  FlowCollectives& operator=(const FlowCollectives&) = delete;
+  FlowComm(engine::Engine& engine, const models::CollectiveModel& collectives);
+
+  /// starter(prepare(kind, groups, bytes)): an asynchronous run of the groups' flows.
+  exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
+  void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
+  const topologies::LinkTraffic* traffic() const override { return &network_.traffic(); }
+  std::uint64_t flows_started() const override { return flows_started_; }
+  Fidelity fidelity() const override { return Fidelity::flow; }
 
   /// Prepares `kind` of `bytes` (nccl-tests convention, per group) run at the same time by
   /// every group of `groups` (groups in ring order; send-recv groups are {src, dst}). The
@@ -38,7 +45,7 @@ class FlowCollectives {
   /// phase k of every group and the largest fixed latency; the base latency is waited before
   /// phase 0. Groups of fewer than two accelerators are dropped. Identical requests share one plan. Returns a handle for
   /// `starter`. Throws ConfigError for a bad group or bytes (CollectiveLowering::check_group).
-  int prepare(models::CollectiveKind kind, const std::vector<std::vector<int>>& groups, double bytes);
+  int prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes);
 
   /// A start hook for exec::TaskGraph::add_async_task: waits each phase's fixed latency, then
   /// starts its flows; the next phase starts when the last flow arrives; the task ends when
@@ -48,12 +55,8 @@ class FlowCollectives {
   /// the network; every other kind waits for all groups, as its replicas synchronise.
   exec::AsyncStart starter(int handle);
 
-  /// Bytes carried per directed link so far.
-  const topologies::LinkTraffic& traffic() const { return network_.traffic(); }
   /// Prepared (distinct) plans.
   std::size_t plan_count() const { return plans_.size(); }
-  /// Flows started so far.
-  std::uint64_t flows_started() const { return flows_started_; }
 
  private:
   struct Flow {
@@ -81,7 +84,6 @@ class FlowCollectives {
   void start_phase(engine::Engine& engine, Run& run);
   void start_flows(engine::Engine& engine, Run& run);
 
-  const models::CollectiveModel* collectives_;
   topologies::FlowNetwork network_;
   /// Prepared plans by (kind, bytes, groups), hashed: full mode looks one up at every group
   /// collective's start, so the lookup must not allocate or compare long keys in order.
@@ -97,4 +99,4 @@ class FlowCollectives {
   std::uint64_t flows_started_ = 0;
 };
 
-}  // namespace clustersim::training
+}  // namespace clustersim::platform

@@ -1,6 +1,6 @@
 // The flow fidelity: collectives as flows on one shared network, from a single collective up
 // to a whole training step, with hand-computed expectations.
-#include "sim/training/flow_collectives.hpp"
+#include "sim/platform/flow_comm.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +11,9 @@
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/exec/executor.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/synthetic/collective_loop.hpp"
 #include "sim/training/training_simulation.hpp"
 #include "tests/sim/training/training_test_support.hpp"
 
@@ -41,12 +44,12 @@ double run_collective(const topologies::Topology& topology, models::CollectiveKi
                       const std::vector<std::vector<int>>& groups, double bytes, topologies::LinkTraffic* traffic = nullptr) {
   engine::Engine engine;
   const models::CollectiveModel model(topology, test_comm(), models::CollectiveHardware{});
-  FlowCollectives flow(engine, model);
+  platform::FlowComm flow(engine, model);
   exec::TaskGraph graph;
   const auto stream = graph.add_stream("comm");
-  graph.add_async_task(stream, flow.starter(flow.prepare(kind, groups, bytes)), exec::TaskKind::dp_comm, "c");
-  const auto result = exec::Executor(graph).run(engine);
-  if (traffic != nullptr) *traffic = flow.traffic();
+  graph.add_work(stream, flow.collective(kind, groups, bytes), exec::TaskKind::communication, "c");
+  const auto result = exec::run_graph(engine, graph);
+  if (traffic != nullptr) *traffic = *flow.traffic();
   return engine::ps_to_seconds(result.makespan_ps);
 }
 
@@ -56,7 +59,7 @@ double wire_per_payload(const Bench& bench, models::CollectiveKind kind, std::ve
   return 1.0 / bench.collectives.tuner().lowering().efficiency(plan.algorithm, plan.protocol);
 }
 
-TrainingResult simulate(const Bench& bench, NetworkFidelity fidelity, std::vector<int> placement = {}) {
+TrainingResult simulate(const Bench& bench, platform::Fidelity fidelity, std::vector<int> placement = {}) {
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
   setup.fidelity = fidelity;
   setup.placement = std::move(placement);
@@ -98,10 +101,10 @@ TEST_CASE("replica groups sharing a NIC split it: two rings through one NIC take
   // A group of one accelerator moves nothing; identical requests share a plan.
   engine::Engine engine;
   const models::CollectiveModel model(topology, test_comm(), models::CollectiveHardware{});
-  FlowCollectives flow(engine, model);
-  const int a = flow.prepare(models::CollectiveKind::all_gather, {{0, 1}, {2}}, 1e6);
-  CHECK(flow.prepare(models::CollectiveKind::all_gather, {{0, 1}, {2}}, 1e6) == a);
-  CHECK(flow.prepare(models::CollectiveKind::all_gather, {{0, 1}}, 2e6) != a);
+  platform::FlowComm flow(engine, model);
+  const int a = flow.prepare(models::CollectiveKind::all_gather, std::vector<std::vector<int>>{{0, 1}, {2}}, 1e6);
+  CHECK(flow.prepare(models::CollectiveKind::all_gather, std::vector<std::vector<int>>{{0, 1}, {2}}, 1e6) == a);
+  CHECK(flow.prepare(models::CollectiveKind::all_gather, std::vector<std::vector<int>>{{0, 1}}, 2e6) != a);
   CHECK(flow.plan_count() == 2);
 }
 
@@ -109,9 +112,9 @@ TEST_CASE("flow collectives reject bad groups, bytes and handles") {
   const auto topology = topologies::Topology::build(test_cluster(2, 1));
   engine::Engine engine;
   const models::CollectiveModel model(topology, test_comm(), models::CollectiveHardware{});
-  FlowCollectives flow(engine, model);
-  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, {{0, 7}}, 1e6), ConfigError);
-  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, {{0, 1}}, -1.0), ConfigError);
+  platform::FlowComm flow(engine, model);
+  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, std::vector<std::vector<int>>{{0, 7}}, 1e6), ConfigError);
+  CHECK_THROWS_AS(flow.prepare(models::CollectiveKind::all_reduce, std::vector<std::vector<int>>{{0, 1}}, -1.0), ConfigError);
   CHECK_THROWS_WITH_AS(flow.starter(3), "unknown flow collective handle 3 (0 prepared)", ConfigError);
 }
 
@@ -145,8 +148,8 @@ TEST_CASE("flow and analytical agree when nothing contends (collectives serializ
   // tp 2 inside a node, dp 4 across nodes, reduction after the backward: no two collectives
   // ever share a link, so every flow collective takes its closed-form time.
   const Bench bench(test_cluster(4, 2), exposed_all_reduce(workload(small_gpt(), 2, 1, 4, 16)));
-  const auto analytical = simulate(bench, NetworkFidelity::analytical);
-  const auto flow = simulate(bench, NetworkFidelity::flow);
+  const auto analytical = simulate(bench, platform::Fidelity::analytical);
+  const auto flow = simulate(bench, platform::Fidelity::flow);
   CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(1e-6));
   CHECK(flow.breakdown.exposed_dp_s == doctest::Approx(analytical.breakdown.exposed_dp_s).epsilon(1e-6));
   CHECK(flow.breakdown.exposed_tp_s == doctest::Approx(analytical.breakdown.exposed_tp_s).epsilon(1e-6));
@@ -168,8 +171,8 @@ TEST_CASE("flow and analytical agree within a few % with pipelining and overlapp
   w.parallelism.zero = 1;
   w.overlap_grad_reduce = true;
   const Bench bench(test_cluster(4, 2), w);
-  const auto analytical = simulate(bench, NetworkFidelity::analytical);
-  const auto flow = simulate(bench, NetworkFidelity::flow);
+  const auto analytical = simulate(bench, platform::Fidelity::analytical);
+  const auto flow = simulate(bench, platform::Fidelity::flow);
   CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.03));
   CHECK(flow.step_time_s >= analytical.step_time_s * (1 - 1e-6));  // contention only slows
 }
@@ -198,10 +201,10 @@ TEST_CASE("oversubscription: three replica rings on one leaf uplink triple the r
       gradient_bytes * wire_per_payload(oversubscribed, models::CollectiveKind::all_reduce, {0, 3}, gradient_bytes);
   const double alone_s = wire / (kEff * kNic);  // n = 2: 2(n-1)/n S = S on the wire
 
-  const auto analytical = simulate(oversubscribed, NetworkFidelity::analytical);
-  const auto flow = simulate(oversubscribed, NetworkFidelity::flow);
-  const auto flow_free = simulate(non_blocking, NetworkFidelity::flow);
-  const auto analytical_free = simulate(non_blocking, NetworkFidelity::analytical);
+  const auto analytical = simulate(oversubscribed, platform::Fidelity::analytical);
+  const auto flow = simulate(oversubscribed, platform::Fidelity::flow);
+  const auto flow_free = simulate(non_blocking, platform::Fidelity::flow);
+  const auto analytical_free = simulate(non_blocking, platform::Fidelity::analytical);
   // Flow: the reduction's transfer takes 3x; nothing else changes.
   CHECK(flow.step_time_s - analytical.step_time_s == doctest::Approx(2 * alone_s).epsilon(1e-6));
   CHECK(flow.breakdown.exposed_dp_s - analytical.breakdown.exposed_dp_s == doctest::Approx(2 * alone_s).epsilon(1e-6));
@@ -226,7 +229,7 @@ TEST_CASE("scattered placement sends tensor-parallel traffic over the NICs") {
   const auto programs = build_stage_programs(setup);
   const StageOp* tp = nullptr;
   for (const auto& op : programs[0].dense.forward) {
-    if (op.kind == exec::TaskKind::tp_comm) tp = &op;
+    if (op.kind == OpKind::tp_comm) tp = &op;
   }
   REQUIRE(tp != nullptr);
   // all-gather over n = 2 through the NICs: base + 1 step + (n-1)/n S on the wire / 50 GB/s.
@@ -237,55 +240,63 @@ TEST_CASE("scattered placement sends tensor-parallel traffic over the NICs") {
                               wire_per_payload(bench, models::CollectiveKind::all_gather, {0, 2}, tp->collective_bytes) /
                               (kEff * kNic);
   CHECK(engine::ps_to_seconds(tp->duration_ps) == doctest::Approx(expected).epsilon(1e-9));
-  const auto packed = simulate(bench, NetworkFidelity::analytical);
-  const auto spread = simulate(bench, NetworkFidelity::analytical, scattered);
+  const auto packed = simulate(bench, platform::Fidelity::analytical);
+  const auto spread = simulate(bench, platform::Fidelity::analytical, scattered);
   // 450 vs 50 GB/s links; the fixed latencies of these small (2 MB) gathers keep the ratio
   // below the 9x of the bandwidths.
   CHECK(spread.breakdown.exposed_tp_s > 3 * packed.breakdown.exposed_tp_s);
-  const auto spread_flow = simulate(bench, NetworkFidelity::flow, scattered);
+  const auto spread_flow = simulate(bench, platform::Fidelity::flow, scattered);
   CHECK(spread_flow.step_time_s >= spread.step_time_s * (1 - 1e-6));
-  CHECK_THROWS_WITH_AS(simulate(bench, NetworkFidelity::analytical, {0, 1, 1, 3}),
+  CHECK_THROWS_WITH_AS(simulate(bench, platform::Fidelity::analytical, {0, 1, 1, 3}),
                        "placement is not a permutation: rank 2 -> accelerator 1", ConfigError);
-  CHECK_THROWS_WITH_AS(simulate(bench, NetworkFidelity::analytical, {0, 1}),
+  CHECK_THROWS_WITH_AS(simulate(bench, platform::Fidelity::analytical, {0, 1}),
                        "placement maps 2 ranks but the job has tp * pp * dp * cp = 4", ConfigError);
 }
 
-TEST_CASE("a background job sharing the NICs halves the training job's cross-node bandwidth") {
+TEST_CASE("a job sharing the NICs halves the training job's cross-node bandwidth") {
   // 3 nodes x 2 GPUs, one NIC per node. The training job (dp 3) runs on accelerators 0-2, a
-  // background ring all-reduce on 3-5 with a huge message, so its flows stay active all
-  // step. Node 1's NIC carries the job's 2->0 and 1->2 hops and the background's 3->4 and
-  // 5->3 hops: each job hop gets half of it, so the job's reduction transfer doubles.
+  // collective-loop job (ring all-reduce) on 3-5 with a huge message, so its flows stay active
+  // all step. Node 1's NIC carries the job's 2->0 and 1->2 hops and the other job's 3->4 and
+  // 5->3 hops: each training hop gets half of it, so the training reduction transfer doubles.
   auto cluster = test_cluster(3, 2);
   cluster.scale_out.nics_per_node = 1;
-  const Bench bench(cluster, exposed_all_reduce(workload(small_gpt(), 1, 1, 3, 6)), test_comm());
+  scenario::Scenario s;
+  s.name = "shared";
+  s.platform = test_platform_spec(cluster, test_comm());
+  s.set_training(exposed_all_reduce(workload(small_gpt(), 1, 1, 3, 6)));
+  auto job = std::make_shared<synthetic::CollectiveLoopSpec>();
+  job->accelerators = {3, 3};
+  job->bytes = 1e13;
+  s.jobs.push_back({"other", job});
+  s.simulation.fidelity = platform::Fidelity::analytical;
+  const auto analytical = runner::run_training(s);
+  s.simulation.fidelity = platform::Fidelity::flow;
+  const auto flow = runner::run_training(s);
+  const Bench bench(cluster, s.training(), test_comm());
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-  setup.background.gpus = 3;
-  setup.background.bytes = 1e13;
-  setup.fidelity = NetworkFidelity::analytical;
-  const auto analytical = simulate_training_step(setup);
-  setup.fidelity = NetworkFidelity::flow;
-  const auto flow = simulate_training_step(setup);
+  setup.accelerators = 3;
   const double gradient_bytes = build_stage_programs(setup)[0].stage_parameters * 2.0;
   const double alone_s = 2.0 * 2.0 / 3.0 * gradient_bytes *
                          wire_per_payload(bench, models::CollectiveKind::all_reduce, {0, 1, 2}, gradient_bytes) /
                          (kEff * kNic);  // ring of 3: 2(n-1)/n S
   CHECK(flow.step_time_s - analytical.step_time_s == doctest::Approx(alone_s).epsilon(1e-6));
   bool noted = false;
-  for (const auto& n : analytical.notes) noted = noted || n.find("background job ignored") != std::string::npos;
+  for (const auto& n : analytical.notes) noted = noted || n.find("cannot slow it") != std::string::npos;
   CHECK(noted);
   // Utilisation counts the step's bytes only: no link above 100 %.
   for (const auto& t : flow.network_tiers) CHECK(t.max_utilisation <= 1.0 + 1e-9);
 
-  setup.background.gpus = 1;
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "background job needs 0 or 2..5 accelerators, got 1", ConfigError);
-  setup.background.gpus = 3;
-  setup.background.bytes = 0;
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "background job bytes must be > 0, got 0", ConfigError);
-  setup.background.gpus = 2;
-  setup.background.bytes = 1e9;
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup),
-                       "tp * pp * dp * cp = 1 * 1 * 3 * 1 = 3 does not match the topology's 4 accelerators left by "
-                       "the 2-accelerator background job",
+  job->accelerators = {3, 1};
+  CHECK_THROWS_WITH_AS(runner::run_training(s),
+                       "a collective loop needs 2 or more of the platform's 6 accelerators, got [3, 4)", ConfigError);
+  job->accelerators = {3, 3};
+  job->bytes = 0;
+  CHECK_THROWS_WITH_AS(runner::run_training(s), "a collective loop's bytes must be > 0, got 0", ConfigError);
+  job->accelerators = {4, 2};
+  job->bytes = 1e9;
+  CHECK_THROWS_WITH_AS(runner::run_training(s),
+                       "tp * pp * dp * cp = 1 * 1 * 3 * 1 = 3 does not match the 4 accelerators the other jobs leave "
+                       "the training job",
                        ConfigError);
 }
 
@@ -298,8 +309,8 @@ TEST_CASE("context parallelism on flows: the KV exchange overlaps attention as i
   auto slow_nvlink = test_cluster(2, 2);
   slow_nvlink.scale_up.bytes_per_s = 5e9;  // make the exchange longer than the attention kernel
   const Bench bench(slow_nvlink, w);
-  const auto analytical = simulate(bench, NetworkFidelity::analytical);
-  const auto flow = simulate(bench, NetworkFidelity::flow);
+  const auto analytical = simulate(bench, platform::Fidelity::analytical);
+  const auto flow = simulate(bench, platform::Fidelity::flow);
   CHECK(analytical.breakdown.exposed_cp_s > 0);
   CHECK(flow.breakdown.exposed_cp_s == doctest::Approx(analytical.breakdown.exposed_cp_s).epsilon(0.01));
   CHECK(flow.step_time_s == doctest::Approx(analytical.step_time_s).epsilon(0.01));

@@ -1,0 +1,84 @@
+#pragma once
+/// The communication runtime: collectives and point-to-point transfers between accelerators,
+/// workload-neutral (ASTRA-sim's network API shape). A workload asks it how a communication
+/// runs and adds a task that does exactly that; which backend answers is the scenario's
+/// `simulation.fidelity`, never a branch in the workload:
+///   * AnalyticalComm: a fixed duration from the closed-form collective model (no contention);
+///   * FlowComm: phases of flows on one shared max-min fair flow network, so concurrent
+///     communications of every workload on the platform contend for links.
+/// An uncontended communication takes the same time in both (the flow backend lowers the plan
+/// the closed form times).
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "models/comm/collective_kind.hpp"
+#include "models/comm/collective_model.hpp"
+#include "sim/engine/profile.hpp"
+#include "sim/exec/task_graph.hpp"
+#include "topologies/flow_network.hpp"
+
+namespace clustersim::platform {
+
+/// The network fidelity of a run (`simulation.fidelity`): which CommRuntime backend answers.
+enum class Fidelity : std::uint8_t { analytical, flow };
+
+/// "analytical" or "flow".
+std::string_view fidelity_name(Fidelity fidelity);
+
+/// One communication backend bound to one run (engine) of a platform.
+class CommRuntime {
+ public:
+  explicit CommRuntime(const models::CollectiveModel& collectives) : collectives_(&collectives) {}
+  virtual ~CommRuntime() = default;
+  CommRuntime(const CommRuntime&) = delete;
+  CommRuntime& operator=(const CommRuntime&) = delete;
+
+  /// How `kind` of `bytes` (nccl-tests convention, per group) runs when every group of
+  /// `groups` runs it at once (replicas of one collective; send_recv groups are {src, dst}).
+  /// The first group is the caller's: a fixed duration is that group's; an asynchronous run
+  /// ends when the caller's group is done (every group for collectives, whose replicas
+  /// synchronise; only the first for send_recv, whose replicas are independent). Groups of
+  /// fewer than two accelerators are dropped. Throws ConfigError for a bad group or bytes.
+  virtual exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups,
+                                double bytes) = 0;
+  /// A point-to-point transfer of `bytes` from `src` to `dst`.
+  exec::Work transfer(int src, int dst, double bytes) {
+    const std::vector<int> pair{src, dst};
+    return collective(models::CollectiveKind::send_recv, std::span<const std::vector<int>>(&pair, 1), bytes);
+  }
+
+  /// Changes the capacity of directed link `link` over time (`profile` of factors of its
+  /// nominal payload rate; 0 = down). Throws SimulationError where the backend has no links
+  /// (analytical), ConfigError for a bad link or profile.
+  virtual void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) = 0;
+
+  /// Bytes carried per directed link so far; nullptr when the backend does not track links.
+  virtual const topologies::LinkTraffic* traffic() const { return nullptr; }
+  /// Flows started so far (0 for the analytical backend).
+  virtual std::uint64_t flows_started() const { return 0; }
+  /// The backend's fidelity.
+  virtual Fidelity fidelity() const = 0;
+
+  /// Closed-form seconds of `kind` of `bytes` on one group (no contention), for costing ops.
+  double time_s(models::CollectiveKind kind, std::span<const int> group, double bytes) const {
+    return collectives_->time_s(kind, group, bytes);
+  }
+  const models::CollectiveModel& collectives() const { return *collectives_; }
+
+ private:
+  const models::CollectiveModel* collectives_;
+};
+
+/// Fixed durations from the closed-form model: the first group's time.
+class AnalyticalComm final : public CommRuntime {
+ public:
+  using CommRuntime::CommRuntime;
+  exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
+  /// The analytical fidelity has no links: throws SimulationError (use the flow fidelity).
+  void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
+  Fidelity fidelity() const override { return Fidelity::analytical; }
+};
+
+}  // namespace clustersim::platform

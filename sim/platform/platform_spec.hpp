@@ -1,0 +1,57 @@
+#pragma once
+/// What a scenario's hardware is, as the scenario describes it: the accelerator, the nodes and
+/// their networks, the memory hierarchy, power and prices, the collective library's settings.
+/// Built by the scenario loader; Platform (platform.hpp) builds the models from it once.
+#include <vector>
+
+#include "models/accelerator/accelerator_spec.hpp"
+#include "models/comm/collective_model.hpp"
+#include "models/memory/memory_hierarchy.hpp"
+#include "models/power/cost_model.hpp"
+#include "models/power/power_model.hpp"
+#include "topologies/topology.hpp"
+
+namespace clustersim::platform {
+
+/// Rank to accelerator mapping of a job (accelerators are numbered node-major). `packed`: rank
+/// r on accelerator r (a TP group of per-node ranks shares a node). `scattered`: round-robin
+/// over the job's N nodes, rank r on node (r mod N) at local slot floor(r / N), i.e.
+/// accelerator (r mod N) x per_node + floor(r / N): consecutive ranks land on consecutive
+/// nodes, so every process group of up to N consecutive ranks leaves its node (and crosses
+/// leaf switches whenever its nodes hang off different leaves).
+enum class Placement { packed, scattered };
+
+/// Nodes whose accelerators compute slower than nominal (`cluster.stragglers`).
+struct Stragglers {
+  std::vector<int> nodes;     ///< node indices, each in [0, nodes)
+  double compute_speed = 1;  ///< fraction of nominal compute speed, in (0, 1]
+};
+
+/// The hardware (`cluster`).
+struct ClusterSpec {
+  models::AcceleratorSpec accelerator;     ///< resolved library preset (+ overrides)
+  topologies::ClusterNetworkSpec network;  ///< nodes, per-node count, scale-up, scale-out
+  /// Memory levels of one accelerator (from the preset's `memory` block); HBM always present.
+  std::vector<models::MemoryLevel> memory_levels;
+  models::HostLink host_link = models::HostLink::pcie;
+  /// Accelerator power (preset `power`) plus NIC/switch power and per-bit link energies
+  /// (scenario `power`). tdp_w == 0 means unknown: no power report.
+  models::PowerSpec power;
+  Placement placement = Placement::packed;  ///< `cluster.placement`
+  Stragglers stragglers;                    ///< `cluster.stragglers` (no nodes: none)
+  int accelerator_count() const { return network.nodes * network.accelerators_per_node; }
+};
+
+/// A whole platform: the cluster, the collective library, power options and prices.
+struct PlatformSpec {
+  ClusterSpec cluster;
+  models::CommConfig comm;    ///< collective-library tunables and algorithm (`simulation.comm`)
+  /// SMs an overlapped communication kernel occupies (`simulation.comm.overlap_sms`).
+  int overlap_sms = 16;
+  /// Slow compute by the TDP throttle factor in the timeline (`power.apply_throttling`);
+  /// false: report the factor only.
+  bool apply_throttling = false;
+  models::CostSpec cost;  ///< cost.any() false: no cost report
+};
+
+}  // namespace clustersim::platform

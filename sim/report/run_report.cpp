@@ -1,0 +1,70 @@
+#include "sim/report/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/report/training_report.hpp"
+
+namespace clustersim::report {
+namespace {
+
+const training::TrainingResult* as_training(const platform::WorkloadResult* result) {
+  return dynamic_cast<const training::TrainingResult*>(result);
+}
+
+std::string metrics_table(const std::string& title, const platform::WorkloadResult& result) {
+  std::string out = title + "\n";
+  for (const platform::Metric& metric : result.metrics) {
+    out += fmt::format("  {:<28} {:>16.6g} {}\n", metric.name, metric.value, metric.unit);
+  }
+  for (const std::string& note : result.notes) out += fmt::format("  note: {}\n", note);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json workload_result_json(const platform::WorkloadResult& result) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const platform::Metric& metric : result.metrics) {
+    metrics[metric.name] = {{"value", metric.value}, {"unit", metric.unit}};
+  }
+  return {{"kind", result.kind}, {"metrics", metrics}, {"notes", result.notes}};
+}
+
+nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run) {
+  nlohmann::json out;
+  if (const auto* training = as_training(run.primary.get())) {
+    out = training_result_json(scenario, *training);
+  } else {
+    out = {{"schema_version", kResultSchemaVersion},
+           {"scenario", {{"name", scenario.name}, {"file", scenario.source_file}}},
+           {"workload", workload_result_json(*run.primary)},
+           {"events", run.events},
+           {"fingerprint", fingerprint_hex(run.fingerprint)}};
+  }
+  if (!run.jobs.empty()) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const runner::JobResult& job : run.jobs) {
+      nlohmann::json entry = workload_result_json(*job.result);
+      entry["name"] = job.name;
+      jobs.push_back(std::move(entry));
+    }
+    out["jobs"] = std::move(jobs);
+  }
+  return out;
+}
+
+std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run) {
+  std::string out;
+  if (const auto* training = as_training(run.primary.get())) {
+    out = training_summary_table(scenario, *training);
+  } else {
+    out = metrics_table(fmt::format("{} ({})", scenario.name, run.primary->kind), *run.primary);
+    out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(run.fingerprint), run.events);
+  }
+  for (const runner::JobResult& job : run.jobs) {
+    out += metrics_table(fmt::format("job {} ({})", job.name, job.result->kind), *job.result);
+  }
+  return out;
+}
+
+}  // namespace clustersim::report

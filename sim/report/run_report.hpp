@@ -1,0 +1,25 @@
+#pragma once
+/// Report sinks of a whole run (runner::RunResult), for any workload kind: the primary
+/// workload's report (training's own table and JSON; for other kinds their metrics and notes),
+/// then every job's metrics and notes.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace clustersim::report {
+
+/// A workload result's metrics and notes: {kind, metrics: {name: {value, unit}}, notes}.
+nlohmann::json workload_result_json(const platform::WorkloadResult& result);
+
+/// The run as JSON: the primary's document (training: training_result_json; others:
+/// {schema_version, scenario, workload, events, fingerprint}) with a "jobs" array when the
+/// scenario has jobs.
+nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run);
+
+/// The run as a table: the primary's summary, then one block per job.
+std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run);
+
+}  // namespace clustersim::report

@@ -1,0 +1,38 @@
+#pragma once
+/// The problems of a scenario being loaded: every diagnostic, and which key paths already have
+/// one (so cross-field checks on them are skipped instead of piling on).
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/scenario/diagnostics.hpp"
+
+namespace clustersim::scenario {
+
+/// Accumulates diagnostics; knows which key paths already have a problem so cross-field
+/// checks on them are skipped instead of piling on.
+class Problems {
+ public:
+  explicit Problems(std::vector<Diagnostic>& diagnostics) : diagnostics_(&diagnostics) {}
+  void add(const Position& position, std::string key_path, std::string message, std::string hint = {}) {
+    diagnostics_->push_back(make_diagnostic(position, std::move(key_path), std::move(message), std::move(hint)));
+  }
+  /// True if `path` or anything inside it has a diagnostic.
+  bool bad(std::string_view path) const {
+    return std::any_of(diagnostics_->begin(), diagnostics_->end(), [&](const Diagnostic& d) {
+      return d.key_path == path ||
+             (d.key_path.size() > path.size() && d.key_path.compare(0, path.size(), path) == 0 &&
+              d.key_path[path.size()] == '.');
+    });
+  }
+  template <typename... Paths>
+  bool any_bad(Paths... paths) const {
+    return (bad(paths) || ...);
+  }
+
+ private:
+  std::vector<Diagnostic>* diagnostics_;
+};
+
+}  // namespace clustersim::scenario

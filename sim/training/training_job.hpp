@@ -1,0 +1,51 @@
+#pragma once
+/// A training workload on a platform (what `workload: {kind: training}` runs): the memory
+/// check before anything is simulated, one simulated step (TrainingStep) beside the platform's
+/// other workloads, then the memory, power, energy, cost and whole-run reports of the result.
+#include <functional>
+#include <memory>
+
+#include "models/memory/memory_footprint.hpp"
+#include "sim/platform/platform.hpp"
+#include "sim/platform/workload.hpp"
+#include "sim/training/training_config.hpp"
+#include "sim/training/training_result.hpp"
+#include "sim/training/training_simulation.hpp"
+#include "sim/training/training_step.hpp"
+
+namespace clustersim::training {
+
+/// The footprint inputs of a training workload (precision sets the activation and weight
+/// bytes; sequence parallelism counts only with tp > 1).
+models::FootprintInputs footprint_inputs(const TrainingWorkload& workload);
+
+/// Copies the peak stage of a footprint into a result's memory report.
+void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, MemoryReport& report);
+
+/// Fills result.run for a run of train_tokens tokens (nothing when train_tokens <= 0) from the
+/// step time, throughput, GPUs and (when computed) the power and cost reports.
+void fill_run_report(double train_tokens, TrainingResult& result);
+
+/// One training job on a platform.
+class TrainingJob final : public platform::Workload {
+ public:
+  /// Checks the memory footprint (models::DoesNotFitError when it exceeds device memory and
+  /// the workload enforces the fit) and prepares the step. `workload` and `platform` must
+  /// outlive the job.
+  TrainingJob(const TrainingWorkload& workload, const platform::Platform& platform,
+              const platform::Allocation& allocation, const platform::SessionOptions& options);
+
+  void start(platform::Session& session, std::function<void()> on_done) override;
+  /// The step's TrainingResult with its memory, offload, power, cost and run reports.
+  std::unique_ptr<platform::WorkloadResult> finish(platform::Session& session) override;
+
+ private:
+  const TrainingWorkload& workload_;
+  const platform::Platform& platform_;
+  models::FootprintInputs inputs_;
+  models::TrainingFootprint footprint_;
+  TrainingSetup setup_;
+  std::unique_ptr<TrainingStep> step_;
+};
+
+}  // namespace clustersim::training

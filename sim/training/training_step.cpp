@@ -1,0 +1,230 @@
+#include "sim/training/training_step.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+#include "sim/training/pipeline_schedule.hpp"
+#include "sim/training/rank_layout.hpp"
+
+namespace clustersim::training {
+namespace {
+
+/// Full mode: instance i is the (tp, cp, dp) replica t = i mod tp, c = (i / tp) mod cp,
+/// d = i / (tp cp), running every pipeline stage of the template (stage p on rank (t, c, d, p)).
+struct ReplicaIndex {
+  int t = 0, c = 0, d = 0;
+};
+
+ReplicaIndex replica_of(const ParallelismConfig& par, int instance) {
+  return {instance % par.tp, (instance / par.tp) % par.cp, instance / (par.tp * par.cp)};
+}
+
+/// The group key and size of a template task's collective for `instance`.
+exec::GroupMembership group_membership(const ParallelismConfig& par, const GroupCollective& info, exec::TaskId task,
+                                       int instance) {
+  const ReplicaIndex r = replica_of(par, instance);
+  const int gradient_index = r.c + par.cp * r.d;
+  std::uint64_t coordinate = 0;
+  int size = 1;
+  switch (info.dimension) {
+    case GroupDimension::tensor: coordinate = static_cast<std::uint64_t>(gradient_index); size = par.tp; break;
+    case GroupDimension::context: coordinate = static_cast<std::uint64_t>(r.t + par.tp * r.d); size = par.cp; break;
+    case GroupDimension::expert:
+      coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index / par.ep));
+      size = par.ep;
+      break;
+    case GroupDimension::data: coordinate = static_cast<std::uint64_t>(r.t); size = par.dp * par.cp; break;
+    case GroupDimension::expert_data:
+      coordinate = static_cast<std::uint64_t>(r.t + par.tp * (gradient_index % par.ep));
+      size = par.dp * par.cp / par.ep;
+      break;
+    case GroupDimension::pipeline:
+    case GroupDimension::none: coordinate = static_cast<std::uint64_t>(instance); break;
+  }
+  return exec::GroupMembership{(static_cast<std::uint64_t>(task) << 32U) | coordinate, size};
+}
+
+/// The accelerators of a template task's group collective, for the replica `first` belongs to.
+std::vector<int> group_members(const ParallelismConfig& par, const RankLayout& layout, const GroupCollective& info,
+                               int first) {
+  const ReplicaIndex r = replica_of(par, first);
+  const int stage = info.stage;
+  const int gradient_index = r.c + par.cp * r.d;
+  std::vector<int> members;
+  switch (info.dimension) {
+    case GroupDimension::tensor:
+      for (int j = 0; j < par.tp; ++j) members.push_back(layout.rank(j, r.c, r.d, stage));
+      break;
+    case GroupDimension::context:
+      for (int j = 0; j < par.cp; ++j) members.push_back(layout.rank(r.t, j, r.d, stage));
+      break;
+    case GroupDimension::expert: {
+      const int block = gradient_index / par.ep;
+      for (int j = 0; j < par.ep; ++j) members.push_back(layout.gradient_rank(r.t, block * par.ep + j, stage));
+      break;
+    }
+    case GroupDimension::data:
+      for (int j = 0; j < par.dp * par.cp; ++j) members.push_back(layout.gradient_rank(r.t, j, stage));
+      break;
+    case GroupDimension::expert_data:
+      for (int j = gradient_index % par.ep; j < par.dp * par.cp; j += par.ep) {
+        members.push_back(layout.gradient_rank(r.t, j, stage));
+      }
+      break;
+    case GroupDimension::pipeline:
+      members = {layout.rank(r.t, r.c, r.d, stage), layout.rank(r.t, r.c, r.d, info.to_stage)};
+      break;
+    case GroupDimension::none: break;
+  }
+  return members;
+}
+
+}  // namespace
+
+TrainingStep::TrainingStep(const TrainingSetup& setup) : setup_(setup) {
+  validate_training_setup(setup);
+  const TrainingWorkload& w = setup.workload;
+  const auto& par = w.parallelism;
+  // Fails early (before costing) for schedules that are not implemented.
+  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
+  programs_ = build_stage_programs(setup);
+}
+
+TrainingStep::~TrainingStep() = default;
+
+exec::Replication TrainingStep::replication(platform::CommRuntime& comm, int instances) const {
+  exec::Replication rep;
+  rep.instances = instances;
+  if (instances == 1 && setup_.mode != platform::SimulationMode::full) return rep;
+  const ParallelismConfig& par = setup_.workload.parallelism;
+  const StepGraph* step = &step_;
+  rep.group_of = [step, &par](int instance, exec::TaskId task) {
+    return group_membership(par, step->collective(task), task, instance);
+  };
+  auto layout = std::make_shared<RankLayout>(par, setup_.placement);
+  rep.group_start = [step, &par, layout, &comm](exec::TaskId task, int first, const exec::GroupMembership&) {
+    const GroupCollective& info = step->collective(task);
+    if (info.dimension == GroupDimension::none) {
+      const exec::Task& t = step->graph.task(task);
+      return exec::Work{t.duration_ps, t.start};
+    }
+    const std::vector<int> members = group_members(par, *layout, info, first);
+    return comm.collective(info.kind, std::span<const std::vector<int>>(&members, 1), info.bytes);
+  };
+  return rep;
+}
+
+void TrainingStep::apply_speeds(int instances) {
+  const ParallelismConfig& par = setup_.workload.parallelism;
+  const RankLayout layout(par, setup_.placement);
+  for (int i = 0; i < instances; ++i) {
+    const ReplicaIndex r = replica_of(par, i);
+    for (int p = 0; p < par.pp; ++p) {
+      engine::Profile speed = setup_.accelerator_speed.empty()
+                                  ? engine::Profile::constant(1.0)
+                                  : setup_.accelerator_speed[static_cast<std::size_t>(layout.rank(r.t, r.c, r.d, p))];
+      if (speed == engine::Profile::constant(1.0) && setup_.throttle == 1.0) continue;
+      speed.initial *= setup_.throttle;
+      for (engine::ProfileChange& change : speed.changes) change.value *= setup_.throttle;
+      executor_->apply_speed_profile(i, p, speed);
+    }
+  }
+}
+
+void TrainingStep::start(platform::Session& session, std::function<void()> on_done) {
+  const auto& par = setup_.workload.parallelism;
+  const bool full = setup_.mode == platform::SimulationMode::full;
+  step_ = build_step_graph(setup_, programs_, session.comm(), full);
+  exec::ExecutionOptions options;
+  if (setup_.compute_rate_while_communicating < 1.0) {
+    options.compute_rate_while_communicating.assign(static_cast<std::size_t>(par.pp),
+                                                    setup_.compute_rate_while_communicating);
+  }
+  instances_ = full ? par.tp * par.cp * par.dp : 1;
+  engine::Engine& engine = session.engine();
+  executor_ = std::make_unique<exec::Executor>(engine, step_.graph, options, replication(session.comm(), instances_));
+  breakdown_ = std::make_unique<StepBreakdownObserver>(step_.stages, step_.graph.stream_count(), instances_, engine.now());
+  executor_->add_observer(*breakdown_);
+  apply_speeds(instances_);
+  platform::CommRuntime* comm = &session.comm();
+  executor_->on_finished([this, comm, on_done = std::move(on_done)] {
+    // Bytes carried during the step only (other workloads may go on loading the network).
+    if (const topologies::LinkTraffic* traffic = comm->traffic()) step_traffic_ = *traffic;
+    if (on_done) on_done();
+  });
+  executor_->start();
+}
+
+std::unique_ptr<platform::WorkloadResult> TrainingStep::finish(platform::Session& session) {
+  return std::make_unique<TrainingResult>(result(session));
+}
+
+TrainingResult TrainingStep::result(platform::Session& session) {
+  if (!executor_) throw SimulationError("the training step was never started");
+  const TrainingWorkload& w = setup_.workload;
+  const auto& par = w.parallelism;
+  const exec::ExecutionResult run = executor_->finish();
+  // Critical (instance and) stage: the one whose last task ends last (ties: lowest instance,
+  // then lowest stage).
+  int critical = 0, critical_instance = 0;
+  engine::TimePs critical_end = -1;
+  const std::size_t stream_count = step_.graph.stream_count();
+  for (int i = 0; i < instances_; ++i) {
+    for (int p = 0; p < par.pp; ++p) {
+      engine::TimePs end = 0;
+      for (const exec::StreamId s : step_.stages[static_cast<std::size_t>(p)].all) {
+        end = std::max(end, run.stream_end_ps[static_cast<std::size_t>(i) * stream_count + static_cast<std::size_t>(s)]);
+      }
+      if (end > critical_end) {
+        critical_end = end;
+        critical = p;
+        critical_instance = i;
+      }
+    }
+  }
+  TrainingResult result;
+  result.kind = "training";
+  result.step_time_s = engine::ps_to_seconds(run.makespan_ps);
+  if (!(result.step_time_s > 0)) {
+    throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
+  }
+  fill_step_metrics(setup_, programs_, result);
+  result.breakdown = breakdown_->breakdown(critical_instance, critical);
+  result.fingerprint = session.engine().fingerprint();
+  result.events = session.engine().events_fired();
+  result.notes = assumption_notes(w);
+  const bool full = setup_.mode == platform::SimulationMode::full;
+  if (full) {
+    result.mode = "full";
+    result.notes.front() = fmt::format(
+        "full mode: all {} (tp, cp, dp) replicas of the {}-stage pipeline simulated ({} ranks); collectives start "
+        "when every member rank reaches them",
+        instances_, par.pp, instances_ * par.pp);
+    const ReplicaIndex r = replica_of(par, critical_instance);
+    const RankLayout layout(par, setup_.placement);
+    result.notes.push_back(fmt::format("critical rank: pipeline stage {} of {}, tp {} cp {} dp {} (global rank {})",
+                                       critical, par.pp, r.t, r.c, r.d, layout.rank(r.t, r.c, r.d, critical)));
+  } else {
+    result.notes.push_back(fmt::format("critical pipeline stage: {} of {}", critical, par.pp));
+  }
+  platform::CommRuntime& comm = session.comm();
+  if (comm.fidelity() == platform::Fidelity::flow) {
+    result.fidelity = "flow";
+    result.network_tiers =
+        tier_utilisation(setup_.topology, step_traffic_ ? *step_traffic_ : *comm.traffic(), result.step_time_s);
+    result.notes.push_back(fmt::format(
+        "network fidelity: flow (collectives as max-min fair flows on one shared network; {}; {} flows)",
+        full ? "each group's collective starts its own flows"
+             : "every replica group's collectives run, except replicas inside one scale-up domain",
+        comm.flows_started()));
+  } else {
+    result.notes.push_back(
+        "network fidelity: analytical (closed-form collectives as the tuner picks them, no contention between them)");
+  }
+  return result;
+}
+
+}  // namespace clustersim::training

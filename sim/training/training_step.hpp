@@ -1,0 +1,53 @@
+#pragma once
+/// One training step running in a platform session: its task graph on an executor of the
+/// session's engine, its communication through the session's runtime (sharing the network with
+/// whatever else runs there), watched by the breakdown observer.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/exec/executor.hpp"
+#include "sim/platform/session.hpp"
+#include "sim/platform/workload.hpp"
+#include "sim/training/stage_program.hpp"
+#include "sim/training/step_breakdown.hpp"
+#include "sim/training/step_graph.hpp"
+#include "sim/training/training_result.hpp"
+#include "sim/training/training_simulation.hpp"
+
+namespace clustersim::training {
+
+/// A platform::Workload of one optimizer step (see simulate_training_step for the modes).
+class TrainingStep final : public platform::Workload {
+ public:
+  /// Validates the setup and costs the stages' programs. The setup's references must outlive
+  /// the step. Throws ConfigError / SimulationError.
+  explicit TrainingStep(const TrainingSetup& setup);
+  ~TrainingStep() override;
+
+  /// Builds the graph on the session's communication runtime and starts it; `on_done` is
+  /// called when its last task ends (the link traffic of the step is read then).
+  void start(platform::Session& session, std::function<void()> on_done) override;
+  /// result() as a WorkloadResult.
+  std::unique_ptr<platform::WorkloadResult> finish(platform::Session& session) override;
+  /// The step's result once the engine drained. Throws SimulationError for a deadlock or a
+  /// step of zero time.
+  TrainingResult result(platform::Session& session);
+
+  const std::vector<StageProgram>& programs() const { return programs_; }
+
+ private:
+  exec::Replication replication(platform::CommRuntime& comm, int instances) const;
+  void apply_speeds(int instances);
+
+  const TrainingSetup& setup_;
+  std::vector<StageProgram> programs_;
+  StepGraph step_;
+  std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<StepBreakdownObserver> breakdown_;
+  std::optional<topologies::LinkTraffic> step_traffic_;
+  int instances_ = 1;
+};
+
+}  // namespace clustersim::training

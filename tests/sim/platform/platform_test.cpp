@@ -1,0 +1,84 @@
+// The platform built once per scenario, its sessions and communication backends, and the
+// primary workload's allocation beside pinned jobs.
+#include "sim/platform/platform.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/engine/error.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/platform/energy.hpp"
+#include "sim/platform/session.hpp"
+#include "sim/platform/workload.hpp"
+#include "tests/sim/training/training_test_support.hpp"
+
+using namespace clustersim;
+using namespace clustersim::training::testing;
+
+TEST_CASE("a platform builds the models of its spec once; stragglers become speed profiles") {
+  auto spec = test_platform_spec(test_cluster(2, 4));
+  spec.overlap_sms = 33;
+  spec.cluster.stragglers = {{1}, 0.75};
+  const platform::Platform platform(spec);
+  CHECK(platform.accelerator_count() == 8);
+  CHECK(platform.topology().accelerator_count() == 8);
+  CHECK(platform.compute().spec().name == "test-gpu");
+  CHECK(&platform.collectives().topology() == &platform.topology());
+  CHECK(platform.compute_rate_while_communicating() == doctest::Approx(1.0 - 33.0 / 132));
+  CHECK(platform.has_speed_changes());
+  CHECK(platform.accelerator_speed(3) == engine::Profile::constant(1.0));
+  CHECK(platform.accelerator_speed(4) == engine::Profile::constant(0.75));
+  CHECK_THROWS_WITH_AS(platform.accelerator_speed(8), "accelerator 8 is not in [0, 8)", ConfigError);
+  CHECK(platform.scale_out_switches() == 1);  // one switch; the scale-up planes are the nodes'
+  CHECK_FALSE(platform::has_power_data(platform));
+  spec.overlap_sms = 132;
+  CHECK_THROWS_WITH_AS(platform::Platform{spec},
+                       "simulation.comm.overlap_sms 132 must be below the accelerator's 132 compute units", ConfigError);
+  spec.overlap_sms = 0;
+  spec.cluster.stragglers = {{2}, 0.5};
+  CHECK_THROWS_WITH_AS(platform::Platform{spec}, "straggler node 2 is not in [0, 2)", ConfigError);
+}
+
+TEST_CASE("a session's backend follows the fidelity; both time an uncontended transfer alike") {
+  const platform::Platform platform(test_platform_spec(test_cluster(2, 1)));
+  const double bytes = 1e9;
+  platform::Session analytical(platform, {platform::Fidelity::analytical, platform::SimulationMode::symmetric, 1});
+  platform::Session flow(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+  CHECK(analytical.comm().fidelity() == platform::Fidelity::analytical);
+  CHECK(flow.comm().fidelity() == platform::Fidelity::flow);
+  const exec::Work closed = analytical.comm().transfer(0, 1, bytes);
+  CHECK_FALSE(closed.asynchronous());
+  CHECK(closed.duration_ps == engine::seconds_to_ps(platform.collectives().send_recv_time_s(0, 1, bytes)));
+  CHECK(analytical.comm().traffic() == nullptr);
+  // The flow backend runs it as flows: the same time when nothing else shares the links.
+  exec::TaskGraph graph;
+  const auto stream = graph.add_stream("send");
+  graph.add_work(stream, flow.comm().transfer(0, 1, bytes), exec::TaskKind::communication, "send");
+  const auto result = exec::run_graph(flow.engine(), graph);
+  CHECK(result.makespan_ps == doctest::Approx(static_cast<double>(closed.duration_ps)).epsilon(1e-9));
+  REQUIRE(flow.comm().traffic() != nullptr);
+  CHECK(flow.comm().flows_started() == 1);
+  CHECK_THROWS_WITH_AS(analytical.comm().apply_link_profile(0, engine::Profile::constant(0.5)),
+                       "link 0: the analytical fidelity has no links whose capacity could change (use "
+                       "simulation.fidelity: flow)",
+                       SimulationError);
+}
+
+TEST_CASE("the primary workload gets the accelerators before the first pinned job") {
+  const std::vector<platform::Allocation> none;
+  CHECK(platform::primary_allocation(16, none).count == 16);
+  const std::vector<platform::Allocation> tail{{12, 4}, {8, 4}};
+  const auto primary = platform::primary_allocation(16, tail);
+  CHECK(primary.first == 0);
+  CHECK(primary.count == 8);
+  const std::vector<platform::Allocation> overlap{{8, 4}, {10, 4}};
+  CHECK_THROWS_WITH_AS(platform::primary_allocation(16, overlap),
+                       "accelerators [8, 12) and [10, 14) overlap: two jobs cannot share an accelerator", ConfigError);
+  const std::vector<platform::Allocation> outside{{14, 4}};
+  CHECK_THROWS_WITH_AS(platform::primary_allocation(16, outside),
+                       "accelerators [14, 18) are not a range of the platform's 16 accelerators", ConfigError);
+  const std::vector<platform::Allocation> all{{0, 16}};
+  CHECK_THROWS_WITH_AS(platform::primary_allocation(16, all),
+                       "the other jobs take every accelerator: none is left for the workload", ConfigError);
+}
