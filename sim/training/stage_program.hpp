@@ -1,6 +1,7 @@
 #pragma once
 /// The ops one pipeline stage's representative rank runs per micro-batch, each costed once
 /// (all layers of a stage are identical) from the compute and collective models.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct StageOp {
   double collective_bytes = 0;
   Overlap overlap = Overlap::none;
   CommEngine engine = CommEngine::shared_sms;  ///< overlapped ops: what the transfer runs on
+  /// The estimator of duration_ps: compute ops the compute model's estimate (an op built from
+  /// several, such as ring-attention steps or a recompute with its merge pass, the least
+  /// trusted of them); communication ops Provenance::collective_model.
+  models::Provenance provenance = models::Provenance::roofline;
 };
 
 /// The ops of one transformer layer of one kind, per micro-batch.
@@ -105,6 +110,7 @@ struct StageProgram {
   /// Gradient send to the previous stage (stage - 1, wrapping to the last when interleaved).
   engine::TimePs p2p_backward_ps = 0;
   engine::TimePs optimizer_ps = 0;     ///< Adam step over this rank's optimizer shard
+  models::Provenance optimizer_provenance = models::Provenance::roofline;  ///< estimator of optimizer_ps
   double p2p_bytes = 0;                ///< per micro-batch and direction
 };
 
@@ -123,6 +129,27 @@ double hardware_flops(const std::vector<StageOp>& ops);
 /// FLOPs of one micro-batch through the whole stage (all chunks, embedding and head included):
 /// model FLOPs when `model`, else hardware FLOPs (recompute included).
 double per_microbatch_flops(const StageProgram& program, bool model);
+
+/// Seconds by the estimator that produced them, indexed by models::Provenance.
+struct ProvenanceSeconds {
+  std::array<double, models::kProvenanceCount> seconds{};
+  double& operator[](models::Provenance provenance) { return seconds[static_cast<std::size_t>(provenance)]; }
+  double operator[](models::Provenance provenance) const { return seconds[static_cast<std::size_t>(provenance)]; }
+  /// Sum over every estimator.
+  double total_s() const {
+    double total = 0;
+    for (const double s : seconds) total += s;
+    return total;
+  }
+};
+
+/// Where one optimizer step's op time on the stage comes from, by estimator: every op of the
+/// embedding, each local layer and the head x `microbatches` (per pipeline), plus the optimizer
+/// step once. Op times as costed, uncontended and before compute slows beside communication;
+/// overlapped communication counted in full (so the sum exceeds the stage's busy time when ops
+/// overlap). Pipeline sends and the data-parallel / ZeRO collectives, which the step simulation
+/// adds, are not included.
+ProvenanceSeconds step_seconds_by_provenance(const StageProgram& program, std::int64_t microbatches);
 
 /// Parameters per rank of the stage's gradient units in forward order: the embedding (first
 /// stage), each layer of each chunk, the LM head with the final norm (last stage); the dense
