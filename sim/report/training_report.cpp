@@ -5,6 +5,8 @@
 #include <array>
 #include <utility>
 
+#include "sim/runner/scenario_runner.hpp"
+
 namespace clustersim::report {
 namespace {
 
@@ -185,6 +187,25 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
           {"stages", stages}};
 }
 
+nlohmann::json provenance_json(const std::vector<training::StageProgram>& programs, std::int64_t microbatches) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& program : programs) {
+    const training::ProvenanceSeconds seconds = training::step_seconds_by_provenance(program, microbatches);
+    nlohmann::json stage{{"stage", program.stage}};
+    for (int p = 0; p < models::kProvenanceCount; ++p) {
+      const auto provenance = static_cast<models::Provenance>(p);
+      stage[std::string(models::provenance_name(provenance)) + "_s"] = seconds[provenance];
+    }
+    stage["total_s"] = seconds.total_s();
+    stages.push_back(std::move(stage));
+  }
+  return {{"basis",
+           "seconds per step of each pipeline stage's costed ops (op time x layers x micro-batches, plus the optimizer "
+           "step) by the estimator of their time; uncontended, overlapped communication in full; pipeline sends and "
+           "data-parallel collectives not included"},
+          {"stages", std::move(stages)}};
+}
+
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result) {
   const auto& w = scenario.training;
@@ -257,6 +278,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"power", power},
       {"training_run", run},
       {"network", network},
+      {"provenance", provenance_json(runner::stage_programs(scenario), w.microbatches_per_pipeline())},
       {"notes", result.notes},
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},
