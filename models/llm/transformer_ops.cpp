@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -41,6 +40,10 @@ void validate_pass(const TransformerSpec& model, const TransformerBatch& batch, 
   }
 }
 
+/// Room for the longest op list (an MLA + MoE layer has 27 ops), so that building one list
+/// allocates once.
+constexpr std::size_t kOpsReserve = 32;
+
 /// Builds the op lists of one pass; see the header for every shape, byte and FLOP count.
 class ForwardBuilder {
  public:
@@ -60,6 +63,7 @@ class ForwardBuilder {
 
   std::vector<TransformerOp> embedding() {
     std::vector<TransformerOp> ops;
+    ops.reserve(kOpsReserve);
     block_ = TransformerBlock::embedding;
     ops.push_back(elementwise("embedding", ElementwisePass::embedding_lookup, hidden_bytes_, hidden_bytes_));
     tp_point(CommPoint::tp_after_row_parallel, ops);  // the vocab-parallel partial sums
@@ -68,6 +72,7 @@ class ForwardBuilder {
 
   std::vector<TransformerOp> dense_layer() {
     std::vector<TransformerOp> ops;
+    ops.reserve(kOpsReserve);
     attention_block(ops);
     block_ = TransformerBlock::mlp;
     ops.push_back(elementwise("ln2", ElementwisePass::norm, sharded_bytes_, sharded_bytes_));
@@ -80,6 +85,7 @@ class ForwardBuilder {
 
   std::vector<TransformerOp> moe_layer() {
     std::vector<TransformerOp> ops;
+    ops.reserve(kOpsReserve);
     attention_block(ops);
     moe_block(ops);
     return ops;
@@ -87,6 +93,7 @@ class ForwardBuilder {
 
   std::vector<TransformerOp> head() {
     std::vector<TransformerOp> ops;
+    ops.reserve(kOpsReserve);
     block_ = TransformerBlock::head;
     const std::int64_t vocab_local = static_cast<std::int64_t>(ceil_div(model_.vocab_size, tp_));
     ops.push_back(elementwise("final ln", ElementwisePass::norm, sharded_bytes_, sharded_bytes_));
@@ -218,12 +225,14 @@ class ForwardBuilder {
     shape.kernel = sharding_.attention_kernel;
     shape.dtype = sharding_.attention_dtype;
     TransformerOp core = op("attn", TransformerOpKind::attention);
-    std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> group_of;
     for (const SequenceWork& sequence : batch_.sequences) {
-      const auto key = std::make_pair(sequence.query_tokens, sequence.kv_tokens);
-      const auto [it, added] = group_of.emplace(key, core.attention.groups.size());
-      if (!added) {
-        ++core.attention.groups[it->second].batch;
+      // Few distinct lengths in practice (one in training): a linear search finds the group.
+      auto& groups = core.attention.groups;
+      const auto same = std::find_if(groups.begin(), groups.end(), [&](const AttentionShape& group) {
+        return group.seq_q == sequence.query_tokens && group.seq_kv == sequence.kv_tokens;
+      });
+      if (same != groups.end()) {
+        ++same->batch;
         continue;
       }
       AttentionShape group = shape;
