@@ -262,8 +262,8 @@ class OpCoster {
   /// Forward GEMM followed by its backward pair, appended to the two lists. `quantized`: the
   /// GEMM runs in the workload's fp8/fp4 precision (Transformer Engine's linear layers);
   /// otherwise in bf16 (Megatron's LM head and router are not TE layers): the shape's dtype,
-  /// as the description set it. A quantized GEMM
-  /// adds Transformer Engine's cast kernels: before the forward, the bf16 input (m x k) cast
+  /// as the description set it. A quantized GEMM adds Transformer Engine's cast kernels:
+  /// before the forward, the bf16 input (m x k) cast
   /// to fp8 with its transposed copy for the wgrad (Hopper's fp8 GEMMs take only K-major
   /// operands): 2 bytes read, 2 written per element; before the dgrad, the same for the output
   /// gradient (m x n). Costed as memory-bound elementwise kernels; the weight casts (once per

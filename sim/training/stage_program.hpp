@@ -114,7 +114,9 @@ struct StageProgram {
   double p2p_bytes = 0;                ///< per micro-batch and direction
 };
 
-/// Costs the ops of `stage`. See docs in stage_program.cpp for every byte and FLOP count.
+/// Costs the ops of `stage`: the forward ops models::transformer_forward_ops describes for one
+/// micro-batch, completed with what training adds (backward, recompute, ring attention, TP
+/// overlap, fp8 casts); stage_program.cpp's header has every byte and FLOP count it adds.
 /// Precondition: the workload was validated (divisibility checks done by the caller).
 StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const models::ComputeModel& compute,
