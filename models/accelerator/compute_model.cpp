@@ -69,33 +69,16 @@ GemmShape to_gemm_shape(const KernelShape& shape) {
   return gemm;
 }
 
-/// The least preferred of two provenances (a composite is only as good as its weakest part).
-Provenance weakest(Provenance a, Provenance b) {
-  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
-}
-
 /// Sums the estimates of an op made of several kernels run back to back.
 void accumulate(OpEstimate& total, const OpEstimate& part, double& compute_bound_time_s) {
   total.time_s += part.time_s;
   total.flops += part.flops;
   total.bytes += part.bytes;
-  total.provenance = weakest(total.provenance, part.provenance);
+  total.provenance = least_trusted(total.provenance, part.provenance);
   if (part.compute_bound) compute_bound_time_s += part.time_s;
 }
 
 }  // namespace
-
-std::string_view provenance_name(Provenance provenance) {
-  switch (provenance) {
-    case Provenance::measured_table:
-      return "measured_table";
-    case Provenance::fitted:
-      return "fitted";
-    case Provenance::roofline:
-      return "roofline";
-  }
-  throw ConfigError("provenance_name: invalid Provenance value");
-}
 
 double attention_score_pairs(const AttentionShape& shape) {
   require_attention_shape(shape);

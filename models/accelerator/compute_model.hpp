@@ -34,14 +34,10 @@
 #include "models/accelerator/gemm_schedule.hpp"
 #include "models/accelerator/measured_table.hpp"
 #include "models/accelerator/op_class.hpp"
+#include "models/accelerator/provenance.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 
 namespace clustersim::models {
-
-/// Which estimator produced a number (see ARCHITECTURE "provenance").
-enum class Provenance { measured_table, fitted, roofline };
-/// "measured_table", "fitted" or "roofline".
-std::string_view provenance_name(Provenance provenance);
 
 /// Result of estimating one op.
 struct OpEstimate {
@@ -49,7 +45,7 @@ struct OpEstimate {
   double flops = 0;       ///< floating-point operations the op performs
   double bytes = 0;       ///< bytes moved to/from HBM
   bool compute_bound = false;
-  Provenance provenance = Provenance::roofline;
+  Provenance provenance = Provenance::roofline;  ///< never collective_model
 };
 
 /// Fused attention (FlashAttention-style): no s x s matrix in HBM. `unfused` describes the

@@ -46,14 +46,15 @@ std::string stage_program_table(const training::StageProgram& program) {
       program.stages, program.local_layers(), program.chunks, fmt::join(program.chunk_layers, " + "));
   for (const auto& [name, ops] : sections(program)) {
     if (ops->empty()) continue;
-    out += fmt::format("{}\n  {:<34} {:<10} {:>12} {:>12} {:>10}  {}\n", name, "op", "kind", "time (us)", "GFLOP",
-                       "TFLOP/s", "overlap");
+    out += fmt::format("{}\n  {:<34} {:<10} {:>12} {:>12} {:>10}  {:<16} {}\n", name, "op", "kind", "time (us)",
+                       "GFLOP", "TFLOP/s", "estimator", "overlap");
     const double total_s = seconds_of(*ops);
     for (const auto& op : *ops) {
       const double s = engine::ps_to_seconds(op.duration_ps);
-      out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {}\n", op.name, training::op_kind_name(op.kind),
-                         s * 1e6, op.flops / 1e9, s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
-                         overlap_name(op));
+      out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {:<16} {}\n", op.name,
+                         training::op_kind_name(op.kind), s * 1e6, op.flops / 1e9,
+                         s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
+                         models::provenance_name(op.provenance), overlap_name(op));
     }
     out += fmt::format("  {:<34} {:<10} {:>12.2f}  (overlapped ops counted in full)\n", "total", "", total_s * 1e6);
   }
@@ -77,7 +78,8 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
                      {"chunk_first_layer", program.chunk_first_layer},
                      {"chunks", program.chunks},
                      {"p2p_forward_s", engine::ps_to_seconds(program.p2p_forward_ps)},
-                     {"optimizer_s", engine::ps_to_seconds(program.optimizer_ps)}};
+                     {"optimizer_s", engine::ps_to_seconds(program.optimizer_ps)},
+                     {"optimizer_provenance", models::provenance_name(program.optimizer_provenance)}};
   nlohmann::json sections_json = nlohmann::json::object();
   for (const auto& [name, ops] : sections(program)) {
     nlohmann::json list = nlohmann::json::array();
@@ -86,6 +88,7 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
                       {"kind", training::op_kind_name(op.kind)},
                       {"time_s", engine::ps_to_seconds(op.duration_ps)},
                       {"flops", op.flops},
+                      {"provenance", models::provenance_name(op.provenance)},
                       {"overlap", overlap_name(op)}});
     }
     sections_json[name] = std::move(list);

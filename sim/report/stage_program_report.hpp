@@ -11,10 +11,12 @@
 namespace clustersim::report {
 
 /// Table of the stage's embedding, one layer's forward and backward, and the head, with per
-/// section totals and the whole micro-batch (layers x chunks included). Times in us.
+/// section totals and the whole micro-batch (layers x chunks included). Times in us; each op's
+/// estimator (models::Provenance: measured_table, fitted, roofline, collective_model).
 std::string stage_program_table(const training::StageProgram& program);
 
-/// JSON form: {stage, stages, layers, chunks, sections: {name: [ops]}, totals}.
+/// JSON form: {stage, stages, chunk_layers, chunk_first_layer, chunks, p2p_forward_s, optimizer_s,
+/// optimizer_provenance, sections: {name: [{name, kind, time_s, flops, provenance, overlap}]}}.
 nlohmann::json stage_program_json(const training::StageProgram& program);
 
 }  // namespace clustersim::report

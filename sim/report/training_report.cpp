@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+
 namespace clustersim::report {
 namespace {
 
@@ -185,6 +186,26 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
           {"stages", stages}};
 }
 
+nlohmann::json provenance_json(const training::TrainingResult& result) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t p = 0; p < result.stage_provenance.size(); ++p) {
+    const training::ProvenanceSeconds& seconds = result.stage_provenance[p];
+    nlohmann::json stage{{"stage", p}};
+    for (int p = 0; p < models::kProvenanceCount; ++p) {
+      const auto provenance = static_cast<models::Provenance>(p);
+      stage[std::string(models::provenance_name(provenance)) + "_s"] = seconds[provenance];
+    }
+    stage["total_s"] = seconds.total_s();
+    stages.push_back(std::move(stage));
+  }
+  return {{"basis",
+           "seconds per step of each pipeline stage's costed ops (op time x layers x micro-batches, plus the optimizer "
+           "step) by the estimator of their time; uncontended, overlapped communication in full; pipeline sends and "
+           "data-parallel collectives not included"},
+          {"critical_stage", result.critical_stage},
+          {"stages", std::move(stages)}};
+}
+
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result) {
   const auto& w = scenario.training();
@@ -257,6 +278,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"power", power},
       {"training_run", run},
       {"network", network},
+      {"provenance", provenance_json(result)},
       {"notes", result.notes},
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},

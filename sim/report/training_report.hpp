@@ -1,10 +1,13 @@
 #pragma once
 /// Report sinks for a training step: a human summary table and a schema-versioned JSON document.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/scenario/scenario.hpp"
+#include "sim/training/stage_program.hpp"
 #include "sim/training/training_result.hpp"
 
 namespace clustersim::report {
@@ -16,9 +19,22 @@ inline constexpr int kResultSchemaVersion = 1;
 std::string training_summary_table(const scenario::Scenario& scenario,
                                    const training::TrainingResult& result);
 
-/// JSON document: {schema_version, scenario{...}, training{...}, breakdown{...}, fingerprint}.
+/// JSON document: {schema_version, scenario{...}, training{...}, breakdown{...}, memory, power,
+/// training_run, network, provenance{...}, notes, events, fingerprint}. The provenance section is
+/// provenance_json(result).
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result);
+
+/// Where one step's op time comes from, per pipeline stage and estimator:
+/// {basis, critical_stage, stages: [{stage, measured_table_s, fitted_s, roofline_s, collective_model_s,
+/// total_s}]}, seconds per optimizer step (result.stage_provenance, from
+/// training::step_seconds_by_provenance of the programs the step ran):
+/// each op of the stage program (embedding, every local layer, head; forward, backward and
+/// recompute) x micro-batches, plus the optimizer step. Op times are the costed ones
+/// (uncontended, before compute slows beside communication) and overlapped communication
+/// counts in full, so total_s is the stage's work, not its wall time; pipeline sends and the
+/// data-parallel / ZeRO collectives are not in the stage programs and not counted.
+nlohmann::json provenance_json(const training::TrainingResult& result);
 
 /// The step breakdown as {compute_s, exposed_tp_s, ..., offload_s}, seconds.
 nlohmann::json breakdown_json(const training::StepBreakdown& breakdown);

@@ -57,11 +57,17 @@
 //   shard and all-gathers the whole input again for its wgrad GEMM, beside its dgrad GEMM
 //   (Megatron's LinearWithGradAccumulationAndAsyncCommunication launches it before the dgrad;
 //   Transformer Engine's userbuffers run it as the "bulk" qkv_dgrad / fc1_dgrad overlap).
+// * The forward ops themselves (shapes, bytes, model FLOPs, the order of GEMMs, attention,
+//   elementwise passes and communication points) come from the shared description of a
+//   transformer pass (models/llm/transformer_ops.hpp) of one micro-batch: micro_batch
+//   sequences of s query tokens over seq_len keys. Everything below is what training layers on
+//   top of it: backward ops, recompute, the ring-attention steps, TP overlap and fp8 casts.
 #include "sim/training/stage_program.hpp"
 
 #include <algorithm>
 
 #include "models/llm/pipeline_split.hpp"
+#include "models/llm/transformer_ops.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::training {
@@ -69,8 +75,8 @@ namespace {
 
 using models::CollectiveKind;
 using models::Dtype;
-
-double ceil_div(std::int64_t a, std::int64_t b) { return static_cast<double>((a + b - 1) / b); }
+using models::TransformerOp;
+using models::TransformerOpKind;
 
 // Bytes per activation element.
 double activation_bytes(Dtype precision) {
@@ -96,6 +102,51 @@ struct GemmOverlap {
   bool wgrad_margin = false;
 };
 
+/// How a training workload runs the shared transformer description: its parallel split and
+/// number formats (activations bf16 unless fp32 / tf32; fp8 / fp4 only in the layers' linears,
+/// the router and LM head in bf16, attention in bf16).
+models::TransformerSharding training_sharding(const TrainingWorkload& workload) {
+  const auto& par = workload.parallelism;
+  const Dtype precision = workload.precision;
+  const bool low_precision = precision == Dtype::fp8 || precision == Dtype::fp4;
+  models::TransformerSharding sharding;
+  sharding.tp = par.tp;
+  sharding.sequence_parallel = par.sequence_parallel;
+  sharding.cp = par.cp;
+  sharding.ep = par.ep;
+  sharding.gemm_dtype = precision;
+  sharding.unquantized_gemm_dtype = Dtype::bf16;
+  sharding.activation_dtype = low_precision ? Dtype::bf16 : precision;
+  sharding.attention_dtype = low_precision ? Dtype::bf16 : precision;
+  sharding.fused_attention = workload.attention != AttentionKernel::unfused;
+  switch (workload.attention) {  // flash: the accelerator's family; unfused: no kernel family
+    case AttentionKernel::fa2: sharding.attention_kernel = models::AttentionKernelFamily::fa2; break;
+    case AttentionKernel::fa3: sharding.attention_kernel = models::AttentionKernelFamily::fa3; break;
+    case AttentionKernel::cudnn: sharding.attention_kernel = models::AttentionKernelFamily::cudnn; break;
+    case AttentionKernel::flash:
+    case AttentionKernel::unfused: break;
+  }
+  return sharding;
+}
+
+/// One micro-batch as the shared description's batch: micro_batch sequences, each with this
+/// rank's seq_len / cp query tokens over the whole sequence's keys, the loss on every token.
+models::TransformerBatch training_micro_batch(const TrainingWorkload& workload) {
+  models::TransformerBatch batch;
+  const std::int64_t local_seq = workload.seq_len / workload.parallelism.cp;
+  batch.sequences.assign(static_cast<std::size_t>(workload.micro_batch), {local_seq, workload.seq_len});
+  batch.head = models::HeadOutput::loss;
+  return batch;
+}
+
+/// A communication point of a transformer layer's attention or MLP block, whose collectives
+/// Transformer Engine can overlap with the GEMM beside them (not the MoE block's, the
+/// embedding's or the head's).
+bool layer_tp_point(const TransformerOp& op, models::CommPoint point) {
+  return op.kind == TransformerOpKind::communication && op.comm.point == point &&
+         (op.block == models::TransformerBlock::attention || op.block == models::TransformerBlock::mlp);
+}
+
 class OpCoster {
  public:
   OpCoster(const TrainingWorkload& workload, const models::ComputeModel& compute,
@@ -114,23 +165,54 @@ class OpCoster {
     tp_comm_overlap_ = workload.tp_comm_overlap && sequence_parallel_;
     act_bytes_ = activation_bytes(workload.precision);
     gemm_dtype_ = workload.precision;
-    attention_dtype_ = (workload.precision == Dtype::fp8 || workload.precision == Dtype::fp4)
-                           ? Dtype::bf16
-                           : workload.precision;
-    local_seq_ = workload.seq_len / par.cp;
-    tokens_ = workload.micro_batch * local_seq_;
-    hidden_bytes_ = static_cast<double>(tokens_) * static_cast<double>(workload.model.hidden_size) *
-                    act_bytes_;
+    const std::int64_t tokens = workload.micro_batch * (workload.seq_len / par.cp);
+    hidden_bytes_ = static_cast<double>(tokens) * static_cast<double>(workload.model.hidden_size) * act_bytes_;
   }
 
-  double hidden_bytes() const { return hidden_bytes_; }
   /// Bytes of a b*s*h activation as stored between norms/residuals (divided by t with SP).
   double sharded_hidden_bytes() const {
     return sequence_parallel_ ? hidden_bytes_ / tp_ : hidden_bytes_;
   }
-  bool sequence_parallel() const { return sequence_parallel_; }
-  std::int64_t tokens() const { return tokens_; }
 
+  /// Appends the training ops of `ops` (one block of the shared forward description, in
+  /// order): each forward op to `fwd` and its backward to `bwd_rev` (built in reverse
+  /// execution order), with the fp8 casts, TP overlap, ring attention and recompute around them.
+  void add_ops(const std::vector<TransformerOp>& ops, std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev,
+               bool selective_recompute = false) const {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const TransformerOp& op = ops[i];
+      switch (op.kind) {
+        case TransformerOpKind::elementwise:
+          add_elementwise(op, fwd, bwd_rev);
+          break;
+        case TransformerOpKind::gemm:
+          add_gemm(ops, i, fwd, bwd_rev);
+          break;
+        case TransformerOpKind::attention: {
+          // The CP exchange point right after the core runs inside its ring (attention()).
+          const bool exchange = i + 1 < ops.size() && ops[i + 1].kind == TransformerOpKind::communication &&
+                                ops[i + 1].comm.point == models::CommPoint::cp_kv_exchange;
+          attention(op, exchange ? &ops[++i] : nullptr, fwd, bwd_rev, selective_recompute);
+          break;
+        }
+        case TransformerOpKind::communication:
+          add_communication(ops, i, fwd, bwd_rev);
+          break;
+      }
+    }
+  }
+
+  StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {
+    models::ElementwiseShape shape;
+    shape.bytes_read = read_bytes;
+    shape.bytes_written = written_bytes;
+    const auto estimate = compute_.elementwise(shape);
+    StageOp op{std::move(name), OpKind::compute, engine::seconds_to_ps(estimate.time_s), 0.0};
+    op.provenance = estimate.provenance;
+    return op;
+  }
+
+ private:
   /// Transformer Engine's TP overlap (tp_comm_overlap) of a column-parallel linear (qkv, fc1):
   /// forward in tp chunks beside the ring exchange, dgrad beside the bulk wgrad-input gather and
   /// wgrad beside the bulk reduce-scatter, both on the SMs those leave. Nothing without it.
@@ -170,25 +252,29 @@ class OpCoster {
     if (sm_margin && units > kUserbufferSms) {
       seconds *= static_cast<double>(units) / static_cast<double>(units - kUserbufferSms);
     }
-    return {std::move(name), OpKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
+    StageOp op{std::move(name), OpKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
+    op.provenance = estimate.provenance;
+    return op;
   }
 
   bool low_precision_gemms() const { return gemm_dtype_ == Dtype::fp8 || gemm_dtype_ == Dtype::fp4; }
 
   /// Forward GEMM followed by its backward pair, appended to the two lists. `quantized`: the
   /// GEMM runs in the workload's fp8/fp4 precision (Transformer Engine's linear layers);
-  /// otherwise in bf16 (Megatron's LM head and router are not TE layers). A quantized GEMM
-  /// adds Transformer Engine's cast kernels: before the forward, the bf16 input (m x k) cast
+  /// otherwise in bf16 (Megatron's LM head and router are not TE layers): the shape's dtype,
+  /// as the description set it. A quantized GEMM adds Transformer Engine's cast kernels:
+  /// before the forward, the bf16 input (m x k) cast
   /// to fp8 with its transposed copy for the wgrad (Hopper's fp8 GEMMs take only K-major
   /// operands): 2 bytes read, 2 written per element; before the dgrad, the same for the output
   /// gradient (m x n). Costed as memory-bound elementwise kernels; the weight casts (once per
   /// step with fp8 weight caching) and amax reductions are left out.
   /// `overlap`: how Transformer Engine's TP overlap splits and confines its GEMMs (gemm()).
-  void gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+  void gemm_pair(const std::string& name, const models::GemmShape& shape, bool quantized,
                  std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
-                 bool quantized = true, std::int64_t batch = 1, GemmOverlap overlap = {}) const {
+                 GemmOverlap overlap = {}) const {
+    const std::int64_t m = shape.m, n = shape.n, k = shape.k, batch = shape.batch;
     const bool cast = quantized && low_precision_gemms();
-    const Dtype dtype = quantized ? gemm_dtype_ : Dtype::bf16;
+    const Dtype dtype = shape.dtype;
     const double copies = static_cast<double>(batch);
     if (cast) {
       // Before the TP all-gather that feeds the GEMM, if there is one (TE gathers fp8), so
@@ -217,40 +303,99 @@ class OpCoster {
         gemm(name + " dgrad", m, k, n, dtype, batch, 0, split, overlap.dgrad_chunks, overlap.dgrad_margin));
   }
 
-  StageOp elementwise(std::string name, double read_bytes, double written_bytes) const {
-    models::ElementwiseShape shape;
-    shape.bytes_read = read_bytes;
-    shape.bytes_written = written_bytes;
-    const auto estimate = compute_.elementwise(shape);
-    return {std::move(name), OpKind::compute, engine::seconds_to_ps(estimate.time_s), 0.0};
+  /// A GEMM of the description and its backward: TE's TP overlap for the first GEMM on a
+  /// layer's gathered input (column) and the GEMM before a layer's reduction (row); duplicated
+  /// and grouped GEMMs as below; with SP the wgrad-input gather of a column-parallel linear on
+  /// the gathered input (Megatron's qkv and fc1; MLA's first projection re-gathers nothing here).
+  void add_gemm(const std::vector<TransformerOp>& ops, std::size_t i, std::vector<StageOp>& fwd,
+                std::vector<StageOp>& bwd_rev) const {
+    const TransformerOp& op = ops[i];
+    const models::GemmOp& g = op.gemm;
+    GemmOverlap overlap;
+    bool regathers_input = false;
+    if (i > 0 && layer_tp_point(ops[i - 1], models::CommPoint::tp_before_column_parallel)) {
+      overlap = column_overlap();
+      regathers_input = !(op.block == models::TransformerBlock::attention &&
+                          workload_.model.attention == models::AttentionKind::mla);
+      // Without the wgrad-input gather beside it, MLA's first dgrad keeps every SM.
+      if (!regathers_input) overlap.dgrad_margin = false;
+    } else if (i + 1 < ops.size() && layer_tp_point(ops[i + 1], models::CommPoint::tp_after_row_parallel)) {
+      overlap = row_overlap();
+    }
+    if (g.parallel == models::GemmParallel::duplicated) {
+      duplicated_gemm_pair(op.name, g.shape, fwd, bwd_rev, overlap);
+    } else if (g.grouped) {
+      grouped_gemm_pair(op.name, g.shape, g.flop_share, fwd, bwd_rev);
+    } else {
+      gemm_pair(op.name, g.shape, g.quantized, fwd, bwd_rev, overlap);
+    }
+    if (regathers_input) wgrad_input_gather(ops[i - 1].comm.bytes, bwd_rev);
   }
 
-  /// Forward elementwise op and its backward (1.5x the bytes).
-  void elementwise_pair(const std::string& name, double read_bytes, double written_bytes,
-                        std::vector<StageOp>& forward,
-                        std::vector<StageOp>& backward_reversed) const {
-    forward.push_back(elementwise(name, read_bytes, written_bytes));
-    backward_reversed.push_back(elementwise(name + " bwd", 1.5 * read_bytes, 1.5 * written_bytes));
+  /// An elementwise pass and its backward: 1.5x the bytes (header), except RoPE, whose backward
+  /// rotates the gradients back in the same pass.
+  void add_elementwise(const TransformerOp& op, std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
+    const double read = op.elementwise.bytes_read, written = op.elementwise.bytes_written;
+    fwd.push_back(elementwise(op.name, read, written));
+    const double scale = op.elementwise.pass == models::ElementwisePass::rotary ? 1.0 : 1.5;
+    bwd_rev.push_back(elementwise(op.name + " bwd", scale * read, scale * written));
+  }
+
+  /// A TP or EP point of the description and its backward mirror.
+  void add_communication(const std::vector<TransformerOp>& ops, std::size_t i, std::vector<StageOp>& fwd,
+                         std::vector<StageOp>& bwd_rev) const {
+    const TransformerOp& op = ops[i];
+    const bool layer_block =
+        op.block == models::TransformerBlock::attention || op.block == models::TransformerBlock::mlp;
+    switch (op.comm.point) {
+      case models::CommPoint::tp_before_column_parallel: {
+        const bool column_linear = i + 1 < ops.size() && ops[i + 1].kind == TransformerOpKind::gemm;
+        tp_pair(TpPoint::before_column_parallel, op.comm.bytes, fwd, bwd_rev, layer_block, column_linear);
+        return;
+      }
+      case models::CommPoint::tp_after_row_parallel:
+        tp_pair(TpPoint::after_row_parallel, op.comm.bytes, fwd, bwd_rev, layer_block);
+        return;
+      case models::CommPoint::ep_dispatch:
+      case models::CommPoint::ep_combine:
+        ep_pair(op.name, op.comm.bytes, fwd, bwd_rev);
+        return;
+      case models::CommPoint::cp_kv_exchange:
+      case models::CommPoint::tp_after_column_parallel:
+        break;
+    }
+    throw SimulationError("training step: communication point '" + op.name +
+                          "' has no training counterpart (a CP exchange belongs right after the attention; "
+                          "training's head computes the loss, not gathered next-token logits)");
+  }
+
+  /// A communication op: `collective` of `bytes` over `group`, timed by the collective model.
+  StageOp collective_op(std::string name, OpKind kind, CollectiveKind collective, const std::vector<int>& group,
+                        double bytes) const {
+    StageOp op{std::move(name), kind, engine::seconds_to_ps(collectives_.time_s(collective, group, bytes)), 0.0,
+               collective, bytes};
+    op.provenance = models::Provenance::collective_model;
+    return op;
   }
 
   StageOp tp_collective(CollectiveKind kind, double bytes, std::string suffix = "",
                         Overlap overlap = Overlap::none, CommEngine engine = CommEngine::shared_sms) const {
-    const double seconds = collectives_.time_s(kind, tp_group_, bytes);
-    StageOp op{"tp " + std::string(models::collective_name(kind)) + suffix, OpKind::tp_comm,
-               engine::seconds_to_ps(seconds), 0.0, kind, bytes};
+    StageOp op = collective_op("tp " + std::string(models::collective_name(kind)) + suffix, OpKind::tp_comm,
+                               kind, tp_group_, bytes);
     op.overlap = overlap;
     op.engine = engine;
     return op;
   }
 
-  /// Bytes of a TP all-gather of the b*s*h activation: fp8 elements when Transformer Engine's
-  /// userbuffers gather fp8 (tp_comm_overlap with an fp8 recipe), the activation format otherwise.
-  double gathered_bytes() const {
-    return tp_comm_overlap_ && gemm_dtype_ == Dtype::fp8 ? hidden_bytes_ / act_bytes_ : hidden_bytes_;
+  /// Bytes of a TP all-gather of the b*s*h activation of `bytes`: fp8 elements when Transformer
+  /// Engine's userbuffers gather fp8 (tp_comm_overlap with an fp8 recipe), the activation format
+  /// otherwise.
+  double gathered_bytes(double bytes) const {
+    return tp_comm_overlap_ && gemm_dtype_ == Dtype::fp8 ? bytes / act_bytes_ : bytes;
   }
 
-  /// Appends the TP collective `kind` at a GEMM: before it (`before_gemm`, the all-gather that
-  /// feeds a column-parallel GEMM forward or a row-parallel dgrad) or after it (the
+  /// Appends the TP collective `kind` of `bytes` at a GEMM: before it (`before_gemm`, the
+  /// all-gather that feeds a column-parallel GEMM forward or a row-parallel dgrad) or after it (the
   /// reduce-scatter of a row-parallel GEMM forward or of a column-parallel wgrad/dgrad). With
   /// TP-communication overlap (sequence parallelism, layers only) it runs as Transformer
   /// Engine's userbuffers do (header): an all-gather as a ring exchange beside the GEMM it
@@ -260,30 +405,29 @@ class OpCoster {
   /// `reversed`: the list is built in reverse execution order (backward lists).
   /// `beside_previous`: without Transformer Engine's overlap, the collective runs beside the op
   /// before it (Megatron's asynchronous input-gradient reduction beside the wgrad GEMM).
-  void tp_at_gemm(CollectiveKind kind, bool before_gemm, bool overlappable, bool reversed,
+  void tp_at_gemm(CollectiveKind kind, double bytes, bool before_gemm, bool overlappable, bool reversed,
                   std::vector<StageOp>& ops, bool beside_previous = false) const {
     if (tp_ <= 1) return;
     if (!(overlappable && tp_comm_overlap_)) {
-      ops.push_back(tp_collective(kind, hidden_bytes_, "", beside_previous ? Overlap::with_previous : Overlap::none));
+      ops.push_back(tp_collective(kind, bytes, "", beside_previous ? Overlap::with_previous : Overlap::none));
       return;
     }
     if (before_gemm) {
-      ops.push_back(tp_collective(kind, gathered_bytes(), " (ring exchange)", Overlap::with_next,
+      ops.push_back(tp_collective(kind, gathered_bytes(bytes), " (ring exchange)", Overlap::with_next,
                                   CommEngine::copy_engine));
       return;
     }
     if (reversed) {
-      ops.push_back(
-          tp_collective(kind, hidden_bytes_, " (bulk)", Overlap::with_previous, CommEngine::reserved_sms));
+      ops.push_back(tp_collective(kind, bytes, " (bulk)", Overlap::with_previous, CommEngine::reserved_sms));
       return;
     }
-    const double last_split = hidden_bytes_ / static_cast<double>(kPipelineSplits);
-    ops.push_back(tp_collective(kind, hidden_bytes_ - last_split, " (pipelined)", Overlap::with_previous,
+    const double last_split = bytes / static_cast<double>(kPipelineSplits);
+    ops.push_back(tp_collective(kind, bytes - last_split, " (pipelined)", Overlap::with_previous,
                                 CommEngine::reserved_sms));
     ops.push_back(tp_collective(kind, last_split, " (last split)"));
   }
 
-  /// The collective at `point` in the forward pass and its mirror in the backward pass:
+  /// The collective at `point` (of `bytes`) in the forward pass and its mirror in the backward pass:
   /// with SP an all-gather before a column-parallel GEMM (reduce-scatter in backward) and a
   /// reduce-scatter after a row-parallel GEMM (all-gather in backward); without SP the
   /// identity/all-reduce pair (f, g) of Megatron: nothing before the column-parallel GEMM
@@ -297,287 +441,139 @@ class OpCoster {
   /// workload.tp_async_backward its backward reduction (all-reduce, or reduce-scatter with SP)
   /// then runs beside that wgrad, as Megatron's LinearWithGradAccumulationAndAsyncCommunication
   /// launches it after the dgrad. Collectives Transformer Engine overlaps are unaffected.
-  void tp_pair(TpPoint point, std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
+  void tp_pair(TpPoint point, double bytes, std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
                bool overlappable = false, bool column_linear = false) const {
     if (tp_ <= 1) return;
     const bool column = point == TpPoint::before_column_parallel;
     const bool async_backward = column && column_linear && workload_.tp_async_backward;
     if (sequence_parallel_) {
-      tp_at_gemm(column ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, column, overlappable, false,
-                 forward);
-      tp_at_gemm(column ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather, !column, overlappable, true,
-                 backward_reversed, async_backward);
+      tp_at_gemm(column ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, bytes, column, overlappable,
+                 false, forward);
+      tp_at_gemm(column ? CollectiveKind::reduce_scatter : CollectiveKind::all_gather, bytes, !column, overlappable,
+                 true, backward_reversed, async_backward);
     } else if (column) {
-      backward_reversed.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_, "",
+      backward_reversed.push_back(tp_collective(CollectiveKind::all_reduce, bytes, "",
                                                 async_backward ? Overlap::with_previous : Overlap::none));
     } else {
-      forward.push_back(tp_collective(CollectiveKind::all_reduce, hidden_bytes_));
+      forward.push_back(tp_collective(CollectiveKind::all_reduce, bytes));
     }
   }
 
-  /// Sequence parallelism: the all-gather of a column-parallel linear's input for its wgrad GEMM,
-  /// beside its dgrad GEMM. Called right after that linear's gemm_pair, so in the reversed list
-  /// it lands just before the dgrad in execution order.
-  void wgrad_input_gather(std::vector<StageOp>& backward_reversed) const {
+  /// Sequence parallelism: the all-gather of a column-parallel linear's input (`bytes`, as its
+  /// TP point gathered it) for its wgrad GEMM, beside its dgrad GEMM. Called right after that
+  /// linear's gemm_pair, so in the reversed list it lands just before the dgrad in execution order.
+  void wgrad_input_gather(double bytes, std::vector<StageOp>& backward_reversed) const {
     if (tp_ <= 1 || !sequence_parallel_) return;
-    backward_reversed.push_back(tp_collective(CollectiveKind::all_gather, gathered_bytes(), " (wgrad input)",
-                                              Overlap::with_next,
+    backward_reversed.push_back(tp_collective(CollectiveKind::all_gather, gathered_bytes(bytes),
+                                              " (wgrad input)", Overlap::with_next,
                                               tp_comm_overlap_ ? CommEngine::reserved_sms : CommEngine::shared_sms));
   }
 
-  /// Attention core forward and backward (with exposed CP exchange), plus the selective
-  /// recompute of the forward kernel just before the backward.
-  void attention(std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
-                 bool selective_recompute) const {
-    const auto& model = workload_.model;
-    models::AttentionShape shape;
-    shape.batch = workload_.micro_batch;
-    shape.q_heads = model.num_attention_heads / tp_;
-    shape.seq_q = local_seq_;
-    shape.seq_kv = local_seq_;
-    shape.causal = true;  // with cp > 1: ring step 0; the other steps below
-    if (model.attention == models::AttentionKind::mla) {
-      // MLA after the up-projections is MHA with qk_head_dim-wide scores and v_head_dim-wide
-      // values: costed with their mean width, which keeps QK^T + PV FLOPs exact.
-      shape.kv_heads = shape.q_heads;
-      shape.head_dim = (model.mla.qk_head_dim() + model.mla.v_head_dim) / 2;
-    } else {
-      shape.kv_heads = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
-      shape.head_dim = model.head_dim();
+  /// Attention core forward and backward over the description's groups, with context
+  /// parallelism's ring (header; `exchange`: the description's CP point, set when cp > 1), plus
+  /// the selective recompute of the forward kernel just before the backward. A training sequence
+  /// is causal over itself: ring step 0 is the causal kernel of its local queries over as many
+  /// local keys (all of them with cp 1).
+  void attention(const TransformerOp& core, const TransformerOp* exchange, std::vector<StageOp>& forward,
+                 std::vector<StageOp>& backward_reversed, bool selective_recompute) const {
+    if (cp_ > 1 && exchange == nullptr) {
+      throw SimulationError("training step: context parallelism without the description's CP exchange point");
     }
-    shape.fused = workload_.attention != AttentionKernel::unfused;
-    switch (workload_.attention) {  // flash: the accelerator's family; unfused: no kernel family
-      case AttentionKernel::fa2: shape.kernel = models::AttentionKernelFamily::fa2; break;
-      case AttentionKernel::fa3: shape.kernel = models::AttentionKernelFamily::fa3; break;
-      case AttentionKernel::cudnn: shape.kernel = models::AttentionKernelFamily::cudnn; break;
-      case AttentionKernel::flash:
-      case AttentionKernel::unfused: break;
+    double fwd_s = 0, bwd_s = 0;
+    double local_q_bytes = 0, local_kv_bytes = 0;  // ring attention's merge passes (cp > 1)
+    // Each kernel sequence is as trusted as its least trusted estimate.
+    models::Provenance fwd_provenance = models::Provenance::measured_table;
+    models::Provenance bwd_provenance = models::Provenance::measured_table;
+    for (const models::AttentionShape& group : core.attention.groups) {
+      models::AttentionShape step0 = group;
+      step0.causal = true;
+      if (cp_ > 1) step0.seq_kv = group.seq_q;
+      // Ring steps 1..cp-1 (cp > 1): s queries over s/2 keys, no mask.
+      models::AttentionShape ring_step = step0;
+      ring_step.causal = false;
+      ring_step.seq_kv = std::max<std::int64_t>(1, group.seq_q / 2);
+      const auto pass_s = [&](bool backward, models::Provenance& provenance) {
+        models::AttentionShape first = step0;
+        first.backward = backward;
+        const auto estimate = compute_.attention(first);
+        provenance = models::least_trusted(provenance, estimate.provenance);
+        double seconds = estimate.time_s;
+        if (cp_ > 1) {
+          models::AttentionShape other = ring_step;
+          other.backward = backward;
+          const auto step = compute_.attention(other);
+          provenance = models::least_trusted(provenance, step.provenance);
+          seconds += static_cast<double>(cp_ - 1) * step.time_s;
+        }
+        return seconds;
+      };
+      fwd_s += pass_s(false, fwd_provenance);
+      bwd_s += pass_s(true, bwd_provenance);
+      // Bytes of the local output (the shape of Q) and of the local K and V.
+      local_q_bytes += static_cast<double>(group.batch * group.seq_q * group.q_heads) *
+                       static_cast<double>(group.head_dim) * act_bytes_;
+      local_kv_bytes += static_cast<double>(group.batch * group.seq_q) * 2.0 *
+                        static_cast<double>(group.kv_heads * group.head_dim) * act_bytes_;
     }
-    shape.dtype = attention_dtype_;
-    // Ring steps 1..cp-1 (cp > 1): s queries over s/2 keys, no mask.
-    models::AttentionShape ring_step = shape;
-    ring_step.causal = false;
-    ring_step.seq_kv = std::max<std::int64_t>(1, local_seq_ / 2);
-    const auto pass_s = [&](bool backward) {
-      models::AttentionShape first = shape;
-      first.backward = backward;
-      double seconds = compute_.attention(first).time_s;
-      if (cp_ > 1) {
-        models::AttentionShape other = ring_step;
-        other.backward = backward;
-        seconds += static_cast<double>(cp_ - 1) * compute_.attention(other).time_s;
-      }
-      return seconds;
-    };
-    const double fwd_s = pass_s(false);
-    const double bwd_s = pass_s(true);
-    // Model-FLOP convention: full non-causal QK^T and PV over the whole sequence.
-    const double convention_flops = 4.0 * static_cast<double>(shape.batch) *
-                                     static_cast<double>(shape.q_heads) *
-                                     static_cast<double>(local_seq_) *
-                                     static_cast<double>(workload_.seq_len) *
-                                     static_cast<double>(shape.head_dim);
+    const double convention_flops = core.flops;  // full non-causal QK^T and PV over the whole sequence
     const auto fwd_ps = engine::seconds_to_ps(fwd_s);
     const auto bwd_ps = engine::seconds_to_ps(bwd_s);
-    forward.push_back({"attn", OpKind::compute, fwd_ps, convention_flops});
-    double kv_bytes = 0;
+    const auto kernel_op = [](std::string name, OpKind kind, engine::TimePs ps, double flops,
+                              models::Provenance provenance) {
+      StageOp op{std::move(name), kind, ps, flops};
+      op.provenance = provenance;
+      return op;
+    };
+    forward.push_back(kernel_op(core.name, OpKind::compute, fwd_ps, convention_flops, fwd_provenance));
     engine::TimePs merge_ps = 0;  // ring attention's output merge, recomputed with the kernels
+    models::Provenance recompute_provenance = fwd_provenance;
     if (cp_ > 1) {
-      // Ring attention's merge passes, see the header: bytes of the local output (the shape of
-      // Q) and of the local K and V.
-      const double local_q_bytes = static_cast<double>(workload_.micro_batch * local_seq_ * shape.q_heads) *
-                                   static_cast<double>(shape.head_dim) * act_bytes_;
-      const double local_kv_bytes = static_cast<double>(workload_.micro_batch * local_seq_) * 2.0 *
-                                    static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
       const double steps = static_cast<double>(cp_);
       const StageOp merge = elementwise("cp out correction", steps * 2.0 * local_q_bytes + local_kv_bytes,
                                         (steps + 1.0) * local_q_bytes + local_kv_bytes);
       merge_ps = merge.duration_ps;
-      kv_bytes = static_cast<double>(workload_.micro_batch * workload_.seq_len) * 2.0 *
-                 static_cast<double>(shape.kv_heads * shape.head_dim) * act_bytes_;
-      StageOp exchange{"cp kv exchange", OpKind::cp_comm,
-                       engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, kv_bytes)),
-                       0.0, CollectiveKind::all_gather, kv_bytes};
-      exchange.overlap = Overlap::with_previous;
-      forward.push_back(exchange);
+      recompute_provenance = models::least_trusted(fwd_provenance, merge.provenance);
+      StageOp ring = collective_op(exchange->name, OpKind::cp_comm, CollectiveKind::all_gather, cp_group_,
+                                   exchange->comm.bytes);
+      ring.overlap = Overlap::with_previous;
+      forward.push_back(ring);
       forward.push_back(merge);
       backward_reversed.push_back(elementwise("cp grad accumulation",
                                               steps * 2.0 * (local_q_bytes + local_kv_bytes) + local_kv_bytes,
                                               steps * (local_q_bytes + local_kv_bytes) + local_kv_bytes));
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
-    backward_reversed.push_back({"attn bwd", OpKind::compute, bwd_ps, 2.0 * convention_flops});
+    backward_reversed.push_back(
+        kernel_op(core.name + " bwd", OpKind::compute, bwd_ps, 2.0 * convention_flops, bwd_provenance));
     if (cp_ > 1) {
-      StageOp exchange{"cp kv exchange bwd", OpKind::cp_comm,
-                       engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_gather, cp_group_, 2.0 * kv_bytes)),
-                       0.0, CollectiveKind::all_gather, 2.0 * kv_bytes};
-      exchange.overlap = Overlap::with_next;
-      backward_reversed.push_back(exchange);
+      StageOp ring = collective_op(exchange->name + " bwd", OpKind::cp_comm, CollectiveKind::all_gather,
+                                   cp_group_, 2.0 * exchange->comm.bytes);
+      ring.overlap = Overlap::with_next;
+      backward_reversed.push_back(ring);
     }
     if (selective_recompute) {
       // Megatron recomputes the whole core attention, ring steps and merge included.
-      backward_reversed.push_back({"attn recompute", OpKind::recompute, fwd_ps + merge_ps, convention_flops});
+      backward_reversed.push_back(kernel_op(core.name + " recompute", OpKind::recompute, fwd_ps + merge_ps,
+                                            convention_flops, recompute_provenance));
     }
   }
 
-  /// Rotary position embedding of `qk_bytes` of queries and keys: Megatron-Core / Transformer
-  /// Engine's fused RoPE reads them and writes them rotated; the backward rotates their
-  /// gradients back (the same pass). Nothing when the model has no RoPE.
-  void rotary_embedding(double qk_bytes, std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
-    if (!(workload_.model.rope_theta > 0)) return;
-    fwd.push_back(elementwise("rope", qk_bytes, qk_bytes));
-    bwd_rev.push_back(elementwise("rope bwd", qk_bytes, qk_bytes));
-  }
-
-  /// The attention half of a layer: norm, TP gather, Q/K/V projections (MHA/GQA, or MLA's
-  /// down- and up-projections), RoPE, attention core, output projection, TP reduction, residual.
-  void attention_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev, bool selective_recompute) const {
-    const auto& model = workload_.model;
-    const std::int64_t h = model.hidden_size;
-    const std::int64_t heads_local = model.num_attention_heads / tp_;
-    const double act = sharded_hidden_bytes();
-    elementwise_pair("ln1", act, act, fwd, bwd_rev);
-    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
-    std::int64_t out_proj_k = 0;
-    if (model.attention == models::AttentionKind::mla) {
-      // Megatron-Core MLA: the down-projections are duplicated on every TP rank, the
-      // up-projections column-parallel, the output projection row-parallel.
-      const auto& mla = model.mla;
-      const std::int64_t rope = mla.qk_rope_head_dim;
-      // The first GEMM on the gathered input runs beside the ring exchange; the wgrad beside the
-      // bulk reduce-scatter is the last in execution order, so it takes the SM margin.
-      GemmOverlap mla_first = column_overlap();
-      mla_first.dgrad_margin = false;  // no wgrad-input gather beside it (MLA re-gathers nothing)
-      if (mla.q_lora_rank > 0) {
-        duplicated_gemm_pair("q down", tokens_, mla.q_lora_rank, h, fwd, bwd_rev, mla_first);
-        gemm_pair("q up", tokens_, heads_local * mla.qk_head_dim(), mla.q_lora_rank, fwd, bwd_rev);
-      } else {
-        gemm_pair("q proj", tokens_, heads_local * mla.qk_head_dim(), h, fwd, bwd_rev, true, 1, mla_first);
-      }
-      duplicated_gemm_pair("kv down", tokens_, mla.kv_lora_rank + rope, h, fwd, bwd_rev);
-      gemm_pair("kv up", tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, fwd, bwd_rev);
-      out_proj_k = heads_local * mla.v_head_dim;
-      // RoPE on the rotary slices only: each head's query part and the one shared key.
-      rotary_embedding(static_cast<double>(tokens_ * (heads_local + 1) * rope) * act_bytes_, fwd, bwd_rev);
-    } else {
-      const std::int64_t d = model.head_dim();
-      const auto kv_local = std::max<std::int64_t>(1, model.num_key_value_heads / tp_);
-      gemm_pair("qkv", tokens_, (heads_local + 2 * kv_local) * d, h, fwd, bwd_rev, true, 1, column_overlap());
-      wgrad_input_gather(bwd_rev);
-      out_proj_k = heads_local * d;
-      rotary_embedding(static_cast<double>(tokens_ * (heads_local + kv_local) * d) * act_bytes_, fwd, bwd_rev);
-    }
-    attention(fwd, bwd_rev, selective_recompute);
-    gemm_pair("proj", tokens_, h, out_proj_k, fwd, bwd_rev, true, 1, row_overlap());
-    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
-    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
-  }
-
-  /// A dense MLP of width `ffn` (whole model; split over TP) on `tokens`; `prefix` names it.
-  /// `layer_block`: the MLP is the layer's TP block: fc1 is the column-parallel linear on the
-  /// gathered sequence-parallel input (wgrad_input_gather) and fc1/fc2 sit at the layer's
-  /// overlappable TP collectives (their GEMMs chunked under Transformer Engine's overlap).
-  void mlp(const std::string& prefix, std::int64_t tokens, std::int64_t ffn_local, std::vector<StageOp>& fwd,
-           std::vector<StageOp>& bwd_rev, bool layer_block = false) const {
-    const auto& model = workload_.model;
-    const std::int64_t h = model.hidden_size;
-    const double ffn_bytes = static_cast<double>(tokens * ffn_local) * act_bytes_;
-    const GemmOverlap fc1_overlap = layer_block ? column_overlap() : GemmOverlap{};
-    const GemmOverlap fc2_overlap = layer_block ? row_overlap() : GemmOverlap{};
-    if (model.hidden_act == models::Activation::swiglu) {
-      gemm_pair(prefix + "fc1 gate+up", tokens, 2 * ffn_local, h, fwd, bwd_rev, true, 1, fc1_overlap);
-      if (layer_block) wgrad_input_gather(bwd_rev);
-      elementwise_pair(prefix + "swiglu", 2 * ffn_bytes, ffn_bytes, fwd, bwd_rev);
-    } else {
-      gemm_pair(prefix + "fc1", tokens, ffn_local, h, fwd, bwd_rev, true, 1, fc1_overlap);
-      if (layer_block) wgrad_input_gather(bwd_rev);
-      // gelu and relu2 (squared ReLU): one elementwise pass over the up-projection output.
-      elementwise_pair(prefix + std::string(models::activation_name(model.hidden_act)), ffn_bytes, ffn_bytes, fwd,
-                       bwd_rev);
-    }
-    gemm_pair(prefix + "fc2", tokens, h, ffn_local, fwd, bwd_rev, true, 1, fc2_overlap);
-  }
-
-  /// The MLP half of a dense layer.
-  void dense_mlp_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
-    const auto& model = workload_.model;
-    const double act = sharded_hidden_bytes();
-    elementwise_pair("ln2", act, act, fwd, bwd_rev);
-    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, true, /*column_linear=*/true);
-    mlp("", tokens_, static_cast<std::int64_t>(ceil_div(model.intermediate_size, tp_)), fwd, bwd_rev,
-        /*layer_block=*/true);
-    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, true);
-    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
-  }
-
-  /// The MoE half of a layer, as Megatron-Core's all-to-all token dispatcher runs it with
-  /// expert tensor parallelism = tp: router on the sequence-parallel tokens; TP all-gather of the
-  /// hidden states; permutation; all-to-all dispatch over the EP group (each rank sends its
-  /// tokens x top-k copies); the local experts as one grouped GEMM sized by the busiest EP rank
-  /// (models::expert_load: imbalance and capacity); all-to-all combine; un-permutation; the
-  /// shared experts as a dense MLP on the same tokens; TP reduce-scatter. Expert GEMMs carry
-  /// the FLOPs of a balanced rank (model FLOPs), their time the busiest rank's.
-  void moe_mlp_block(std::vector<StageOp>& fwd, std::vector<StageOp>& bwd_rev) const {
-    const auto& model = workload_.model;
-    const auto& moe = model.moe;
-    const std::int64_t h = model.hidden_size;
-    const int ep = workload_.parallelism.ep;
-    const double act = sharded_hidden_bytes();
-    elementwise_pair("ln2", act, act, fwd, bwd_rev);
-    const std::int64_t routed_tokens = sequence_parallel_ ? tokens_ / tp_ : tokens_;
-    gemm_pair("router", routed_tokens, moe.num_experts, h, fwd, bwd_rev, /*quantized=*/false);
-    elementwise_pair("router softmax+top-k",
-                     static_cast<double>(routed_tokens * moe.num_experts) * 4.0,
-                     static_cast<double>(routed_tokens * moe.num_experts_per_tok) * 8.0, fwd, bwd_rev);
-    tp_pair(TpPoint::before_column_parallel, fwd, bwd_rev, false);
-    const double copies_bytes = static_cast<double>(tokens_ * moe.num_experts_per_tok * h) * act_bytes_;
-    elementwise_pair("permute", copies_bytes, copies_bytes, fwd, bwd_rev);
-    const models::ExpertLoad load = models::expert_load(moe, workload_.moe, static_cast<double>(tokens_), ep);
-    if (ep > 1) ep_pair("dispatch", copies_bytes, fwd, bwd_rev);
-    const auto expert_ffn = static_cast<std::int64_t>(ceil_div(moe.moe_intermediate_size, tp_));
-    const std::int64_t local = load.local_experts;
-    const auto busiest = static_cast<std::int64_t>(std::ceil(load.busiest_rank_tokens / static_cast<double>(local)));
-    // Model FLOPs are the architecture's (docs/models.md): a balanced rank's copies, dropped
-    // tokens included; the time is the busiest rank's work after dropping.
-    const double balanced_share =
-        load.busiest_rank_tokens > 0 ? load.mean_rank_tokens / load.busiest_rank_tokens : 0.0;
-    const bool gated = model.hidden_act == models::Activation::swiglu;
-    const auto expert_gemms = [&](const std::string& name, std::int64_t n, std::int64_t k) {
-      grouped_gemm_pair(name, std::max<std::int64_t>(1, busiest), n, k, local, balanced_share, fwd, bwd_rev);
-    };
-    expert_gemms(gated ? "experts fc1 gate+up" : "experts fc1", (gated ? 2 : 1) * expert_ffn, h);
-    const double expert_bytes = load.busiest_rank_tokens * static_cast<double>(expert_ffn) * act_bytes_;
-    elementwise_pair(gated ? "experts swiglu" : "experts gelu", 2 * expert_bytes, expert_bytes, fwd, bwd_rev);
-    expert_gemms("experts fc2", h, expert_ffn);
-    if (ep > 1) ep_pair("combine", copies_bytes, fwd, bwd_rev);
-    elementwise_pair("unpermute", copies_bytes, copies_bytes / static_cast<double>(moe.num_experts_per_tok), fwd, bwd_rev);
-    if (moe.n_shared_experts > 0) {
-      mlp("shared ", tokens_,
-          static_cast<std::int64_t>(ceil_div(moe.n_shared_experts * moe.moe_intermediate_size, tp_)), fwd, bwd_rev);
-    }
-    tp_pair(TpPoint::after_row_parallel, fwd, bwd_rev, false);
-    elementwise_pair("dropout+residual", 2 * act, act, fwd, bwd_rev);
-  }
-
- private:
   /// A GEMM every TP rank computes in full (duplicated weights): its time is the whole GEMM's,
   /// its per-rank model FLOPs 1/t of it.
-  void duplicated_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
-                            std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed,
-                            GemmOverlap overlap = {}) const {
+  void duplicated_gemm_pair(const std::string& name, const models::GemmShape& shape, std::vector<StageOp>& forward,
+                            std::vector<StageOp>& backward_reversed, GemmOverlap overlap = {}) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();
-    gemm_pair(name, m, n, k, forward, backward_reversed, true, 1, overlap);
+    gemm_pair(name, shape, true, forward, backward_reversed, overlap);
     for (std::size_t i = f; i < forward.size(); ++i) forward[i].flops /= tp_;
     for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops /= tp_;
   }
 
-  /// `batch` equal GEMMs (an expert group) and their backward (with fp8 casts as gemm_pair);
-  /// FLOPs scaled by `flop_share`.
-  void grouped_gemm_pair(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
-                         double flop_share, std::vector<StageOp>& forward,
-                         std::vector<StageOp>& backward_reversed) const {
+  /// `shape.batch` equal GEMMs (an expert group) and their backward (with fp8 casts as
+  /// gemm_pair); FLOPs scaled by `flop_share`.
+  void grouped_gemm_pair(const std::string& name, const models::GemmShape& shape, double flop_share,
+                         std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();
-    gemm_pair(name, m, n, k, forward, backward_reversed, true, batch);
+    gemm_pair(name, shape, true, forward, backward_reversed);
     for (std::size_t i = f; i < forward.size(); ++i) forward[i].flops *= flop_share;
     for (std::size_t i = b; i < backward_reversed.size(); ++i) backward_reversed[i].flops *= flop_share;
   }
@@ -586,13 +582,9 @@ class OpCoster {
   /// the backward pass.
   void ep_pair(const std::string& name, double bytes, std::vector<StageOp>& forward,
                std::vector<StageOp>& backward_reversed) const {
-    const auto op = [&](std::string op_name) {
-      return StageOp{std::move(op_name), OpKind::ep_comm,
-                     engine::seconds_to_ps(collectives_.time_s(CollectiveKind::all_to_all, ep_group_, bytes)), 0.0,
-                     CollectiveKind::all_to_all, bytes};
-    };
-    forward.push_back(op("ep " + name));
-    backward_reversed.push_back(op("ep " + name + " bwd"));
+    forward.push_back(collective_op(name, OpKind::ep_comm, CollectiveKind::all_to_all, ep_group_, bytes));
+    backward_reversed.push_back(
+        collective_op(name + " bwd", OpKind::ep_comm, CollectiveKind::all_to_all, ep_group_, bytes));
   }
 
   const TrainingWorkload& workload_;
@@ -603,8 +595,7 @@ class OpCoster {
   bool sequence_parallel_ = false;
   bool tp_comm_overlap_ = false;
   double act_bytes_ = 2;
-  Dtype gemm_dtype_ = Dtype::bf16, attention_dtype_ = Dtype::bf16;
-  std::int64_t local_seq_ = 0, tokens_ = 0;
+  Dtype gemm_dtype_ = Dtype::bf16;
   double hidden_bytes_ = 0;
 };
 
@@ -646,6 +637,154 @@ std::vector<StageOp> reversed(std::vector<StageOp> ops) {
   return ops;
 }
 
+/// The stage's place in the pipeline: its chunks, their layers and each layer's kind.
+void place_layers(const TrainingWorkload& workload, int stage, StageProgram& program) {
+  const auto& par = workload.parallelism;
+  program.stage = stage;
+  program.stages = par.pp;
+  program.chunks = par.schedule == PipelineSchedule::interleaved ? par.vp : 1;
+  const models::PipelineSplit split(workload.model.num_hidden_layers, par.pp, program.chunks, par.stage_layers);
+  for (int c = 0; c < program.chunks; ++c) {
+    program.chunk_layers.push_back(split.layers(stage, c));
+    program.chunk_first_layer.push_back(split.first_layer(stage, c));
+    for (int l = 0; l < program.layers(c); ++l) {
+      program.kinds.push_back(workload.model.layer_kind(program.first_layer(c) + l));
+    }
+  }
+}
+
+/// One layer of each kind the stage holds, from the description's layer ops, with its
+/// recompute and parameters. Backward ops are collected in reverse and flipped.
+void build_layers(const TrainingWorkload& workload, const OpCoster& cost,
+                  const models::TransformerForwardOps& description, StageProgram& program) {
+  const auto& par = workload.parallelism;
+  const auto& model = workload.model;
+  const bool selective = workload.recompute == Recompute::selective;
+  const auto build = [&](LayerProgram& layer, const std::vector<TransformerOp>& ops) {
+    std::vector<StageOp> fwd, bwd_rev;
+    cost.add_ops(ops, fwd, bwd_rev, selective);
+    layer.forward = fwd;
+    layer.backward = reversed(std::move(bwd_rev));
+    if (workload.recompute == Recompute::full) {
+      std::vector<StageOp> recompute;
+      for (const auto& op : fwd) {
+        StageOp copy = op;
+        copy.name = "recompute " + op.name;
+        if (copy.kind == OpKind::compute) copy.kind = OpKind::recompute;
+        recompute.push_back(std::move(copy));
+      }
+      layer.backward.insert(layer.backward.begin(), recompute.begin(), recompute.end());
+    }
+  };
+  const auto holds = [&](models::LayerKind kind) {
+    return std::find(program.kinds.begin(), program.kinds.end(), kind) != program.kinds.end();
+  };
+  if (holds(models::LayerKind::dense)) {
+    build(program.dense, description.dense_layer);
+    program.dense.parameters = model.dense_layer_parameters() / par.tp;
+    if (par.zero3_granularity == Zero3Granularity::tensor) {
+      program.dense.tensor_shares = shares_of(dense_layer_tensors(model, par.tp));
+    }
+  }
+  if (holds(models::LayerKind::moe)) {
+    build(program.moe, description.moe_layer);
+    // Helper's convention (models/memory): the router whole on every TP rank, the rest of the
+    // dense part split over tp, the routed experts over ep x tp.
+    const double routed = model.routed_expert_parameters();
+    const double router = model.router_parameters();
+    program.moe.parameters = (model.moe_layer_parameters() - routed - router) / par.tp + router;
+    program.moe.expert_parameters = routed / (static_cast<double>(par.ep) * par.tp);
+  }
+}
+
+/// The embedding (first stage): the description's lookup and vocab-parallel reduction, and the
+/// dense weight gradient of the lookup.
+void build_embedding(const TrainingWorkload& workload, const OpCoster& cost,
+                     const models::TransformerForwardOps& description, StageProgram& program) {
+  const auto& model = workload.model;
+  const int tp = workload.parallelism.tp;
+  std::vector<StageOp> efwd, ebwd_rev;
+  // The lookup's weight gradient is dense (torch.nn.functional.embedding, as Megatron's
+  // VocabParallelEmbedding calls it): the backward writes a zeroed [V/t, h] gradient in the
+  // activation format, scatters the token rows into it, and the gradient hook adds it into the
+  // gradient buffer (main_grad.add_: reads both, writes the buffer). Runs last in the backward
+  // (built reversed here).
+  const double table_bytes = static_cast<double>(model.vocab_size * model.hidden_size) / tp *
+                             (activation_bytes(workload.precision) + workload.grad_bytes_per_param);
+  ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table_bytes, table_bytes));
+  cost.add_ops(description.embedding, efwd, ebwd_rev);
+  program.embedding_forward = std::move(efwd);
+  program.embedding_backward = reversed(std::move(ebwd_rev));
+  program.embedding_parameters = static_cast<double>(model.vocab_size * model.hidden_size) / tp;
+}
+
+/// The head (last stage): final norm, LM head (Megatron's ColumnParallelLinear, not a
+/// Transformer Engine layer) and cross-entropy, and their parameters.
+void build_head(const TrainingWorkload& workload, const OpCoster& cost, const models::TransformerForwardOps& description,
+                StageProgram& program) {
+  const auto& par = workload.parallelism;
+  const auto& model = workload.model;
+  const std::int64_t h = model.hidden_size;
+  std::vector<StageOp> hfwd, hbwd_rev;
+  cost.add_ops(description.head, hfwd, hbwd_rev);
+  program.head_forward = std::move(hfwd);
+  program.head_backward = reversed(std::move(hbwd_rev));
+  const bool shares_embedding = model.tie_word_embeddings && par.pp == 1;
+  program.head_parameters =
+      static_cast<double>(h) + (shares_embedding ? 0.0 : static_cast<double>(model.vocab_size * h) / par.tp);
+  if (par.zero3_granularity == Zero3Granularity::tensor) {
+    std::vector<double> tensors{static_cast<double>(h)};  // final norm
+    if (model.linear_bias) tensors.push_back(static_cast<double>(h));
+    if (!shares_embedding) tensors.push_back(static_cast<double>(model.vocab_size * h) / par.tp);
+    program.head_tensor_shares = shares_of(tensors);
+  }
+}
+
+/// The activation sends to the next and previous stage (Megatron's scatter-gather: 1/t of the
+/// activation with SP), wrapping around when interleaved.
+void build_p2p(const TrainingWorkload& workload, const models::CollectiveModel& collectives, const RankLayout& layout,
+               double activation_bytes_per_microbatch, StageProgram& program) {
+  const int pp = workload.parallelism.pp;
+  const int stage = program.stage;
+  program.p2p_bytes = activation_bytes_per_microbatch;
+  const bool wraps = program.chunks > 1;
+  if (pp > 1 && (stage != pp - 1 || wraps)) {
+    program.p2p_forward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
+        layout.representative(stage), layout.representative((stage + 1) % pp), program.p2p_bytes));
+  }
+  if (pp > 1 && (stage != 0 || wraps)) {
+    program.p2p_backward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
+        layout.representative(stage), layout.representative((stage + pp - 1) % pp), program.p2p_bytes));
+  }
+}
+
+/// The optimizer step over this rank's shard, as Megatron's mixed-precision optimizers run it
+/// (Float16OptimizerWithFloat16Params, DistributedOptimizer; apex / TE FusedAdam), per
+/// parameter: gradients narrower than fp32 copied into the fp32 main gradients (read g,
+/// write 4); with fp16 the loss-scale unscale and inf check (read 4, write 4); the gradient
+/// norm (read 4); Adam (read parameter, gradient, m, v: 16; write parameter, m, v: 12); and,
+/// when the model's parameters are narrower than the fp32 main ones, their copy back (read 4,
+/// write the model format). fp32 training skips the copies.
+void build_optimizer(const TrainingWorkload& workload, const models::ComputeModel& compute, StageProgram& program) {
+  const auto& par = workload.parallelism;
+  const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
+  const double expert_shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) / par.ep : 1.0;
+  const double optimizer_parameters = program.stage_parameters / shard + program.stage_expert_parameters / expert_shard;
+  const double grad_bytes = workload.grad_bytes_per_param;
+  const double model_param_bytes = activation_bytes(workload.precision);
+  const bool narrow_grads = grad_bytes < 4.0;
+  const bool loss_scaling = workload.precision == Dtype::fp16;
+  const bool narrow_params = model_param_bytes < 4.0;
+  models::ElementwiseShape adam;
+  adam.bytes_read = optimizer_parameters * ((narrow_grads ? grad_bytes : 0.0) + (loss_scaling ? 4.0 : 0.0) + 4.0 +
+                                            16.0 + (narrow_params ? 4.0 : 0.0));
+  adam.bytes_written = optimizer_parameters * ((narrow_grads ? 4.0 : 0.0) + (loss_scaling ? 4.0 : 0.0) + 12.0 +
+                                               (narrow_params ? model_param_bytes : 0.0));
+  const models::OpEstimate estimate = compute.elementwise(adam);
+  program.optimizer_ps = engine::seconds_to_ps(estimate.time_s);
+  program.optimizer_provenance = estimate.provenance;
+}
+
 }  // namespace
 
 double model_flops(const std::vector<StageOp>& ops) {
@@ -667,147 +806,23 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const models::CollectiveModel& collectives,
                                  const RankLayout& layout, int stage) {
   const auto& par = workload.parallelism;
-  const auto& model = workload.model;
   const OpCoster cost(workload, compute, collectives, layout.tp_group(stage), layout.cp_group(stage),
                       layout.expert_group(stage));
-  const std::int64_t tokens = cost.tokens();
-  const std::int64_t h = model.hidden_size;
-  const auto vocab_local = static_cast<std::int64_t>(ceil_div(model.vocab_size, par.tp));
-  const double act = cost.sharded_hidden_bytes();
-  const bool first = stage == 0;
-  const bool last = stage == par.pp - 1;
+  const models::TransformerForwardOps description = models::transformer_forward_ops(
+      workload.model, training_micro_batch(workload), training_sharding(workload), workload.moe);
 
   StageProgram program;
-  program.stage = stage;
-  program.stages = par.pp;
-  program.chunks = par.schedule == PipelineSchedule::interleaved ? par.vp : 1;
-  const models::PipelineSplit split(model.num_hidden_layers, par.pp, program.chunks, par.stage_layers);
-  for (int c = 0; c < program.chunks; ++c) {
-    program.chunk_layers.push_back(split.layers(stage, c));
-    program.chunk_first_layer.push_back(split.first_layer(stage, c));
-    for (int l = 0; l < program.layers(c); ++l) program.kinds.push_back(model.layer_kind(program.first_layer(c) + l));
-  }
-
-  // One layer of each kind the stage holds. Backward ops are collected in reverse and flipped.
-  const bool selective = workload.recompute == Recompute::selective;
-  const auto finish = [&](LayerProgram& layer, std::vector<StageOp> fwd, std::vector<StageOp> bwd_rev) {
-    layer.forward = fwd;
-    layer.backward = reversed(std::move(bwd_rev));
-    if (workload.recompute == Recompute::full) {
-      std::vector<StageOp> recompute;
-      for (const auto& op : fwd) {
-        StageOp copy = op;
-        copy.name = "recompute " + op.name;
-        if (copy.kind == OpKind::compute) copy.kind = OpKind::recompute;
-        recompute.push_back(std::move(copy));
-      }
-      layer.backward.insert(layer.backward.begin(), recompute.begin(), recompute.end());
-    }
-  };
-  const auto holds = [&](models::LayerKind kind) {
-    return std::find(program.kinds.begin(), program.kinds.end(), kind) != program.kinds.end();
-  };
-  if (holds(models::LayerKind::dense)) {
-    std::vector<StageOp> fwd, bwd_rev;
-    cost.attention_block(fwd, bwd_rev, selective);
-    cost.dense_mlp_block(fwd, bwd_rev);
-    finish(program.dense, std::move(fwd), std::move(bwd_rev));
-    program.dense.parameters = model.dense_layer_parameters() / par.tp;
-    if (par.zero3_granularity == Zero3Granularity::tensor) {
-      program.dense.tensor_shares = shares_of(dense_layer_tensors(model, par.tp));
-    }
-  }
-  if (holds(models::LayerKind::moe)) {
-    std::vector<StageOp> fwd, bwd_rev;
-    cost.attention_block(fwd, bwd_rev, selective);
-    cost.moe_mlp_block(fwd, bwd_rev);
-    finish(program.moe, std::move(fwd), std::move(bwd_rev));
-    // Helper's convention (models/memory): the router whole on every TP rank, the rest of the
-    // dense part split over tp, the routed experts over ep x tp.
-    const double routed = model.routed_expert_parameters();
-    const double router = model.router_parameters();
-    program.moe.parameters = (model.moe_layer_parameters() - routed - router) / par.tp + router;
-    program.moe.expert_parameters = routed / (static_cast<double>(par.ep) * par.tp);
-  }
-
-  // Embedding lookup (vocab-parallel: partial sums all-reduced, or reduce-scattered with SP).
-  const double full_hidden = cost.hidden_bytes();
-  if (first) {
-    std::vector<StageOp> efwd, ebwd_rev;
-    // The lookup's weight gradient is dense (torch.nn.functional.embedding, as Megatron's
-    // VocabParallelEmbedding calls it): the backward writes a zeroed [V/t, h] gradient in the
-    // activation format, scatters the token rows into it, and the gradient hook adds it into the
-    // gradient buffer (main_grad.add_: reads both, writes the buffer). Runs last in the backward
-    // (built reversed here).
-    const double table_bytes = static_cast<double>(model.vocab_size * h) / par.tp *
-                               (activation_bytes(workload.precision) + workload.grad_bytes_per_param);
-    ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table_bytes, table_bytes));
-    cost.elementwise_pair("embedding", full_hidden, full_hidden, efwd, ebwd_rev);
-    // The vocab-parallel reduction sits where a row-parallel GEMM's would.
-    cost.tp_pair(TpPoint::after_row_parallel, efwd, ebwd_rev);
-    program.embedding_forward = std::move(efwd);
-    program.embedding_backward = reversed(std::move(ebwd_rev));
-    program.embedding_parameters = static_cast<double>(model.vocab_size * h) / par.tp;
-  }
-  if (last) {
-    std::vector<StageOp> hfwd, hbwd_rev;
-    cost.elementwise_pair("final ln", act, act, hfwd, hbwd_rev);
-    // The LM head is Megatron's ColumnParallelLinear (not a Transformer Engine layer).
-    cost.tp_pair(TpPoint::before_column_parallel, hfwd, hbwd_rev, false, /*column_linear=*/true);
-    cost.gemm_pair("lm head", tokens, vocab_local, h, hfwd, hbwd_rev, /*quantized=*/false);
-    const double logit_bytes = static_cast<double>(tokens * vocab_local) * 4.0;
-    cost.elementwise_pair("cross-entropy", 3 * logit_bytes, 3 * logit_bytes, hfwd, hbwd_rev);
-    program.head_forward = std::move(hfwd);
-    program.head_backward = reversed(std::move(hbwd_rev));
-    const bool shares_embedding = model.tie_word_embeddings && par.pp == 1;
-    program.head_parameters =
-        static_cast<double>(h) + (shares_embedding ? 0.0 : static_cast<double>(model.vocab_size * h) / par.tp);
-    if (par.zero3_granularity == Zero3Granularity::tensor) {
-      std::vector<double> tensors{static_cast<double>(h)};  // final norm
-      if (model.linear_bias) tensors.push_back(static_cast<double>(h));
-      if (!shares_embedding) tensors.push_back(static_cast<double>(model.vocab_size * h) / par.tp);
-      program.head_tensor_shares = shares_of(tensors);
-    }
-  }
+  place_layers(workload, stage, program);
+  build_layers(workload, cost, description, program);
+  if (stage == 0) build_embedding(workload, cost, description, program);
+  if (stage == par.pp - 1) build_head(workload, cost, description, program);
   program.stage_parameters = program.embedding_parameters + program.head_parameters;
   for (int l = 0; l < program.local_layers(); ++l) {
     program.stage_parameters += program.layer(l).parameters;
     program.stage_expert_parameters += program.layer(l).expert_parameters;
   }
-
-  program.p2p_bytes = act;  // Megatron scatter-gather: 1/t of the activation with SP
-  const bool wraps = program.chunks > 1;
-  if (par.pp > 1 && (!last || wraps)) {
-    program.p2p_forward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
-        layout.representative(stage), layout.representative((stage + 1) % par.pp), program.p2p_bytes));
-  }
-  if (par.pp > 1 && (!first || wraps)) {
-    program.p2p_backward_ps = engine::seconds_to_ps(collectives.send_recv_time_s(
-        layout.representative(stage), layout.representative((stage + par.pp - 1) % par.pp),
-        program.p2p_bytes));
-  }
-
-  // The optimizer step over this rank's shard, as Megatron's mixed-precision optimizers run it
-  // (Float16OptimizerWithFloat16Params, DistributedOptimizer; apex / TE FusedAdam), per
-  // parameter: gradients narrower than fp32 copied into the fp32 main gradients (read g,
-  // write 4); with fp16 the loss-scale unscale and inf check (read 4, write 4); the gradient
-  // norm (read 4); Adam (read parameter, gradient, m, v: 16; write parameter, m, v: 12); and,
-  // when the model's parameters are narrower than the fp32 main ones, their copy back (read 4,
-  // write the model format). fp32 training skips the copies.
-  const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
-  const double expert_shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) / par.ep : 1.0;
-  const double optimizer_parameters = program.stage_parameters / shard + program.stage_expert_parameters / expert_shard;
-  const double grad_bytes = workload.grad_bytes_per_param;
-  const double model_param_bytes = activation_bytes(workload.precision);
-  const bool narrow_grads = grad_bytes < 4.0;
-  const bool loss_scaling = workload.precision == Dtype::fp16;
-  const bool narrow_params = model_param_bytes < 4.0;
-  models::ElementwiseShape adam;
-  adam.bytes_read = optimizer_parameters * ((narrow_grads ? grad_bytes : 0.0) + (loss_scaling ? 4.0 : 0.0) + 4.0 +
-                                            16.0 + (narrow_params ? 4.0 : 0.0));
-  adam.bytes_written = optimizer_parameters * ((narrow_grads ? 4.0 : 0.0) + (loss_scaling ? 4.0 : 0.0) + 12.0 +
-                                               (narrow_params ? model_param_bytes : 0.0));
-  program.optimizer_ps = engine::seconds_to_ps(compute.elementwise(adam).time_s);
+  build_p2p(workload, collectives, layout, cost.sharded_hidden_bytes(), program);
+  build_optimizer(workload, compute, program);
   return program;
 }
 
@@ -817,6 +832,24 @@ double per_microbatch_flops(const StageProgram& program, bool model) {
                  sum(program.head_backward);
   for (int l = 0; l < program.local_layers(); ++l) total += sum(program.layer(l).forward) + sum(program.layer(l).backward);
   return total;
+}
+
+ProvenanceSeconds step_seconds_by_provenance(const StageProgram& program, std::int64_t microbatches) {
+  ProvenanceSeconds seconds;
+  const auto add = [&](const std::vector<StageOp>& ops, double repeats) {
+    for (const auto& op : ops) seconds[op.provenance] += engine::ps_to_seconds(op.duration_ps) * repeats;
+  };
+  const auto per_step = static_cast<double>(microbatches);
+  for (const auto* ops : {&program.embedding_forward, &program.embedding_backward, &program.head_forward,
+                          &program.head_backward}) {
+    add(*ops, per_step);
+  }
+  for (int l = 0; l < program.local_layers(); ++l) {
+    add(program.layer(l).forward, per_step);
+    add(program.layer(l).backward, per_step);
+  }
+  seconds[program.optimizer_provenance] += engine::ps_to_seconds(program.optimizer_ps);
+  return seconds;
 }
 
 std::vector<std::vector<double>> parameter_unit_tensor_shares(const StageProgram& program) {

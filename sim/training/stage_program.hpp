@@ -1,6 +1,7 @@
 #pragma once
 /// The ops one pipeline stage's representative rank runs per micro-batch, each costed once
 /// (all layers of a stage are identical) from the compute and collective models.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "sim/training/op_kind.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/training_config.hpp"
+#include "sim/training/training_result.hpp"
 
 namespace clustersim::training {
 
@@ -43,6 +45,10 @@ struct StageOp {
   double collective_bytes = 0;
   Overlap overlap = Overlap::none;
   CommEngine engine = CommEngine::shared_sms;  ///< overlapped ops: what the transfer runs on
+  /// The estimator of duration_ps: compute ops the compute model's estimate (an op built from
+  /// several, such as ring-attention steps or a recompute with its merge pass, the least
+  /// trusted of them); communication ops Provenance::collective_model.
+  models::Provenance provenance = models::Provenance::roofline;
 };
 
 /// The ops of one transformer layer of one kind, per micro-batch.
@@ -105,10 +111,13 @@ struct StageProgram {
   /// Gradient send to the previous stage (stage - 1, wrapping to the last when interleaved).
   engine::TimePs p2p_backward_ps = 0;
   engine::TimePs optimizer_ps = 0;     ///< Adam step over this rank's optimizer shard
+  models::Provenance optimizer_provenance = models::Provenance::roofline;  ///< estimator of optimizer_ps
   double p2p_bytes = 0;                ///< per micro-batch and direction
 };
 
-/// Costs the ops of `stage`. See docs in stage_program.cpp for every byte and FLOP count.
+/// Costs the ops of `stage`: the forward ops models::transformer_forward_ops describes for one
+/// micro-batch, completed with what training adds (backward, recompute, ring attention, TP
+/// overlap, fp8 casts); stage_program.cpp's header has every byte and FLOP count it adds.
 /// Precondition: the workload was validated (divisibility checks done by the caller).
 StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const models::ComputeModel& compute,
@@ -123,6 +132,15 @@ double hardware_flops(const std::vector<StageOp>& ops);
 /// FLOPs of one micro-batch through the whole stage (all chunks, embedding and head included):
 /// model FLOPs when `model`, else hardware FLOPs (recompute included).
 double per_microbatch_flops(const StageProgram& program, bool model);
+
+
+/// Where one optimizer step's op time on the stage comes from, by estimator: every op of the
+/// embedding, each local layer and the head x `microbatches` (per pipeline), plus the optimizer
+/// step once. Op times as costed, uncontended and before compute slows beside communication;
+/// overlapped communication counted in full (so the sum exceeds the stage's busy time when ops
+/// overlap). Pipeline sends and the data-parallel / ZeRO collectives, which the step simulation
+/// adds, are not included.
+ProvenanceSeconds step_seconds_by_provenance(const StageProgram& program, std::int64_t microbatches);
 
 /// Parameters per rank of the stage's gradient units in forward order: the embedding (first
 /// stage), each layer of each chunk, the LM head with the final norm (last stage); the dense

@@ -1,9 +1,11 @@
 #pragma once
 /// What one simulated training step produced.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/accelerator/provenance.hpp"
 #include "sim/platform/workload.hpp"
 
 namespace clustersim::training {
@@ -103,6 +105,19 @@ struct TierUtilisation {
   double max_utilisation = 0;    ///< busiest link of the tier (fraction)
 };
 
+/// Seconds by the estimator that produced them, indexed by models::Provenance.
+struct ProvenanceSeconds {
+  std::array<double, models::kProvenanceCount> seconds{};
+  double& operator[](models::Provenance provenance) { return seconds[static_cast<std::size_t>(provenance)]; }
+  double operator[](models::Provenance provenance) const { return seconds[static_cast<std::size_t>(provenance)]; }
+  /// Sum over every estimator.
+  double total_s() const {
+    double total = 0;
+    for (const double s : seconds) total += s;
+    return total;
+  }
+};
+
 /// Summary of one training step (the training workload's result; its notes are the
 /// assumptions the run made, shown in reports).
 struct TrainingResult : platform::WorkloadResult {
@@ -126,6 +141,9 @@ struct TrainingResult : platform::WorkloadResult {
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise
+  /// Per pipeline stage: its op time per step by estimator (step_seconds_by_provenance).
+  std::vector<ProvenanceSeconds> stage_provenance;
+  int critical_stage = 0;  ///< the pipeline stage whose last task ended last
 };
 
 }  // namespace clustersim::training

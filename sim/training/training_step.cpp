@@ -192,6 +192,10 @@ TrainingResult TrainingStep::result(platform::Session& session) {
     throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
   }
   fill_step_metrics(setup_, programs_, result);
+  result.critical_stage = critical;
+  for (const StageProgram& program : programs_) {
+    result.stage_provenance.push_back(step_seconds_by_provenance(program, result.microbatches));
+  }
   result.breakdown = breakdown_->breakdown(critical_instance, critical);
   result.fingerprint = session.engine().fingerprint();
   result.events = session.engine().events_fired();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/engine/error.hpp"
+#include "tests/models/accelerator/accelerator_test_spec.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -12,22 +13,7 @@ using namespace clustersim::models;
 namespace {
 
 // Round numbers so the expectations below can be checked by hand.
-AcceleratorSpec test_accelerator(int compute_units) {
-  AcceleratorSpec spec;
-  spec.name = "test-gpu";
-  spec.peak_flops_per_s = {{Dtype::bf16, 1000e12}, {Dtype::fp8, 2000e12}};
-  spec.vector_flops_per_s = 50e12;
-  spec.special_function_ops_per_s = 4e12;
-  spec.attention_kernel = AttentionKernelFamily::fa3;
-  spec.hbm_bytes_per_s = 2e12;
-  spec.compute_units = compute_units;
-  spec.matmul_efficiency = 0.8;
-  spec.memory_efficiency = 0.9;
-  spec.kernel_launch_s = 4e-6;
-  spec.gemm_tile_m = 128;
-  spec.gemm_tile_n = 256;
-  return spec;
-}
+AcceleratorSpec test_accelerator(int compute_units) { return testing::round_number_accelerator(compute_units); }
 
 GemmShape gemm_shape(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1,
                      Dtype dtype = Dtype::bf16) {

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "sim/engine/error.hpp"
+#include "tests/models/llm/llm_test_models.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
+using namespace clustersim::models::testing;
 
 namespace {
 
@@ -49,15 +51,7 @@ TEST_CASE("model FLOPs reproduce Megatron's 72 s L h^2 (1 + s/6h + V/12Lh)") {
 }
 
 TEST_CASE("Llama-3-8B forward FLOPs per token, hand-computed (GQA + SwiGLU)") {
-  TransformerSpec spec;
-  spec.name = "llama-3-8b";
-  spec.hidden_size = 4096;
-  spec.num_hidden_layers = 32;
-  spec.num_attention_heads = 32;
-  spec.num_key_value_heads = 8;
-  spec.intermediate_size = 14336;
-  spec.vocab_size = 128256;
-  spec.hidden_act = Activation::swiglu;
+  const TransformerSpec spec = llama3_8b();
   // matmul params/layer: 2*4096^2 + 2*4096*1024 + 3*4096*14336 = 218103808
   // layers: 32 * (2*218103808 + 4*8192*4096) = 18253611008; LM head 2*128256*4096 = 1050673152
   CHECK(layers_flops_per_token_fwd(spec, 8192) == 18253611008.0);
@@ -97,48 +91,8 @@ TEST_CASE("FLOP counting rejects a bad sequence length or spec") {
                        ConfigError);
 }
 
-namespace {
-
-TransformerSpec mixtral() {
-  TransformerSpec spec;
-  spec.name = "mixtral-8x7b";
-  spec.hidden_size = 4096;
-  spec.num_hidden_layers = 32;
-  spec.num_attention_heads = 32;
-  spec.num_key_value_heads = 8;
-  spec.intermediate_size = 14336;
-  spec.vocab_size = 32000;
-  spec.hidden_act = Activation::swiglu;
-  spec.moe.num_experts = 8;
-  spec.moe.num_experts_per_tok = 2;
-  spec.moe.moe_intermediate_size = 14336;
-  return spec;
-}
-
-TransformerSpec deepseek() {
-  TransformerSpec spec;
-  spec.name = "deepseek-v3";
-  spec.hidden_size = 7168;
-  spec.num_hidden_layers = 61;
-  spec.num_attention_heads = 128;
-  spec.num_key_value_heads = 128;
-  spec.intermediate_size = 18432;
-  spec.vocab_size = 129280;
-  spec.hidden_act = Activation::swiglu;
-  spec.attention = AttentionKind::mla;
-  spec.mla = {1536, 512, 128, 64, 128};
-  spec.moe.num_experts = 256;
-  spec.moe.num_experts_per_tok = 8;
-  spec.moe.n_shared_experts = 1;
-  spec.moe.moe_intermediate_size = 2048;
-  spec.moe.first_k_dense_replace = 3;
-  return spec;
-}
-
-}  // namespace
-
 TEST_CASE("Mixtral-8x7B forward FLOPs per token count the router and the top-2 experts only") {
-  const TransformerSpec spec = mixtral();
+  const TransformerSpec spec = mixtral_8x7b();
   // Per layer: 2 x (attention 41943040 + router 32768 + 2 experts x 176160768) + 4 x 4096 x 4096.
   CHECK(layer_flops_per_token_fwd(spec, 4096, LayerKind::moe) == 2.0 * 394297344 + 67108864);
   CHECK(layers_flops_per_token_fwd(spec, 4096) == 32.0 * 855703552);
@@ -153,7 +107,7 @@ TEST_CASE("Mixtral-8x7B forward FLOPs per token count the router and the top-2 e
 }
 
 TEST_CASE("DeepSeek-V3 forward FLOPs per token: MLA projections and score/value products, 3 dense layers") {
-  const TransformerSpec spec = deepseek();
+  const TransformerSpec spec = deepseek_v3();
   // QK^T over 128 heads x 192 and PV over 128 heads x 128, full (non-causal), s = 4096.
   CHECK(attention_core_flops_per_token_fwd(spec, 4096) == 2.0 * 4096 * 128 * 192 + 2.0 * 4096 * 128 * 128);
   // Dense: 2 x (MLA 187105280 + MLP 3 x 7168 x 18432) + core.

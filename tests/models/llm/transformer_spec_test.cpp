@@ -5,9 +5,11 @@
 #include <string>
 
 #include "sim/engine/error.hpp"
+#include "tests/models/llm/llm_test_models.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
+using namespace clustersim::models::testing;
 
 namespace {
 
@@ -136,48 +138,6 @@ TEST_CASE("invalid transformer specs are rejected with the field named") {
   CHECK(message_of([&] { spec.total_parameters(); }) ==
         "model 'llama-3-70b': vocab_size must be positive, got -1");
 }
-
-namespace {
-
-/// Mixtral-8x7B (Hugging Face mistralai/Mixtral-8x7B-v0.1 config.json).
-TransformerSpec mixtral_8x7b() {
-  TransformerSpec spec;
-  spec.name = "mixtral-8x7b";
-  spec.hidden_size = 4096;
-  spec.num_hidden_layers = 32;
-  spec.num_attention_heads = 32;
-  spec.num_key_value_heads = 8;
-  spec.intermediate_size = 14336;
-  spec.vocab_size = 32000;
-  spec.hidden_act = Activation::swiglu;
-  spec.moe.num_experts = 8;
-  spec.moe.num_experts_per_tok = 2;
-  spec.moe.moe_intermediate_size = 14336;  // Mixtral's experts are intermediate_size wide
-  return spec;
-}
-
-/// DeepSeek-V3 (Hugging Face deepseek-ai/DeepSeek-V3 config.json), MTP module left out.
-TransformerSpec deepseek_v3() {
-  TransformerSpec spec;
-  spec.name = "deepseek-v3";
-  spec.hidden_size = 7168;
-  spec.num_hidden_layers = 61;
-  spec.num_attention_heads = 128;
-  spec.num_key_value_heads = 128;
-  spec.intermediate_size = 18432;
-  spec.vocab_size = 129280;
-  spec.hidden_act = Activation::swiglu;
-  spec.attention = AttentionKind::mla;
-  spec.mla = {1536, 512, 128, 64, 128};
-  spec.moe.num_experts = 256;
-  spec.moe.num_experts_per_tok = 8;
-  spec.moe.n_shared_experts = 1;
-  spec.moe.moe_intermediate_size = 2048;
-  spec.moe.first_k_dense_replace = 3;
-  return spec;
-}
-
-}  // namespace
 
 TEST_CASE("Mixtral-8x7B: per-layer parts and 46.7 B total / 12.9 B active (published)") {
   const TransformerSpec spec = mixtral_8x7b();

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "models/accelerator/calibration_table.hpp"
 #include "models/accelerator/compute_model.hpp"
 #include "sim/engine/time.hpp"
 
@@ -305,4 +308,104 @@ TEST_CASE("parameters per rank and the optimizer shard") {
   w.parallelism.zero = 0;
   const auto replicated = Programs(w).stage(0);
   CHECK(replicated.optimizer_ps > 3 * first.optimizer_ps);
+}
+
+namespace {
+
+/// Every op of the stage's program (embedding, each layer kind, head), forward and backward.
+std::vector<const StageOp*> every_op(const StageProgram& program) {
+  std::vector<const StageOp*> ops;
+  for (const auto* list : {&program.embedding_forward, &program.embedding_backward, &program.dense.forward,
+                           &program.dense.backward, &program.moe.forward, &program.moe.backward,
+                           &program.head_forward, &program.head_backward}) {
+    for (const auto& op : *list) ops.push_back(&op);
+  }
+  return ops;
+}
+
+/// Rows of a calibration CSV (kCalibrationHeader's columns): a bf16 GEMM or a forward
+/// attention kernel of test-gpu measured at `time_s`.
+std::string gemm_row(std::int64_t m, std::int64_t n, std::int64_t k, double time_s) {
+  return fmt::format("test-gpu,gemm,bf16,{},{},{},,,,,,,,,,{:.17g},0,10,test\n", m, n, k, time_s);
+}
+std::string attention_row(const models::AttentionShape& shape, double time_s) {
+  return fmt::format("test-gpu,attention,bf16,,,,{},{},{},{},{},{},{},0,,{:.17g},0,10,test\n", shape.batch,
+                     shape.q_heads, shape.kv_heads, shape.seq_q, shape.seq_kv, shape.head_dim, shape.causal ? 1 : 0,
+                     time_s);
+}
+
+}  // namespace
+
+TEST_CASE("provenance: compute ops carry the compute model's estimator, communication the collective model") {
+  auto w = workload(small_gpt(4), 2, 2, 2, 16);
+  w.parallelism.cp = 2;
+  w.parallelism.sequence_parallel = true;
+  w.recompute = Recompute::selective;
+  const Programs programs(w);
+  for (const int stage : {0, 1}) {
+    const StageProgram program = programs.stage(stage);
+    std::size_t communication = 0;
+    for (const StageOp* op : every_op(program)) {
+      CAPTURE(op->name);
+      const bool comm = training::is_communication(op->kind);
+      communication += comm;
+      // Uncalibrated: every compute estimate is the roofline.
+      CHECK(op->provenance == (comm ? models::Provenance::collective_model : models::Provenance::roofline));
+    }
+    CHECK(communication > 0);  // tp and cp collectives
+    CHECK(program.optimizer_provenance == models::Provenance::roofline);
+  }
+}
+
+TEST_CASE("provenance: a calibrated compute model's measured GEMMs; ring attention takes its least trusted step") {
+  // One layer, seq 2048 over cp 2 on two GPUs: 1,024 local tokens, 16 heads of 64.
+  auto w = workload(small_gpt(1, 1024, 32768), 1, 1, 1, 4);
+  w.parallelism.cp = 2;
+  const auto topology = topologies::Topology::build(test_cluster(1, 2));
+  const models::ComputeModel roofline(test_accelerator());
+  // The four forward GEMMs of the layer measured at 1.25 x their roofline, and the causal
+  // ring step 0 (1,024 queries over their 1,024 keys) too; not the non-causal steps.
+  std::string csv = std::string(models::kCalibrationHeader) + "\n";
+  for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{3072, 1024}, {1024, 1024}, {4096, 1024},
+                             {1024, 4096}}) {
+    csv += gemm_row(1024, n, k, 1.25 * roofline.gemm({1024, n, k, 1, models::Dtype::bf16}).time_s);
+  }
+  models::AttentionShape step0{1, 16, 16, 1024, 1024, 64, true, false, true, models::Dtype::bf16};
+  csv += attention_row(step0, 1.25 * roofline.attention(step0).time_s);
+  const models::ComputeModel calibrated(test_accelerator(), models::parse_calibration_csv(csv, "test.csv"));
+  const models::CollectiveModel collectives(topology, models::CommConfig{}, models::CollectiveHardware{});
+  const StageProgram program = build_stage_program(w, calibrated, collectives, RankLayout(w.parallelism), 0);
+  const auto find = [](const std::vector<StageOp>& ops, const std::string& name) -> const StageOp& {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const StageOp& op) { return op.name == name; });
+    REQUIRE(it != ops.end());
+    return *it;
+  };
+  for (const char* name : {"qkv", "proj", "fc1", "fc2"}) {
+    CAPTURE(name);
+    CHECK(find(program.dense.forward, name).provenance == models::Provenance::measured_table);
+  }
+  // No bandwidth rows: elementwise ops stay on the roofline.
+  CHECK(find(program.dense.forward, "ln1").provenance == models::Provenance::roofline);
+  // Step 0 is measured; the non-causal steps (1,024 queries over 512 keys) are not, so the
+  // attention op is only as trusted as they are.
+  models::AttentionShape ring = step0;
+  ring.causal = false;
+  ring.seq_kv = 512;
+  REQUIRE(calibrated.attention(step0).provenance == models::Provenance::measured_table);
+  const models::Provenance ring_provenance = calibrated.attention(ring).provenance;
+  REQUIRE(ring_provenance != models::Provenance::measured_table);
+  CHECK(find(program.dense.forward, "attn").provenance == ring_provenance);
+
+  // Per step (4 micro-batches): the ops' times by estimator add up to every op x 4 + the optimizer.
+  const ProvenanceSeconds seconds = step_seconds_by_provenance(program, 4);
+  double expected_s = engine::ps_to_seconds(program.optimizer_ps);
+  double measured_s = 0;
+  for (const StageOp* op : every_op(program)) {
+    expected_s += 4 * engine::ps_to_seconds(op->duration_ps);
+    if (op->provenance == models::Provenance::measured_table) measured_s += 4 * engine::ps_to_seconds(op->duration_ps);
+  }
+  CHECK(seconds.total_s() == doctest::Approx(expected_s).epsilon(1e-12));
+  CHECK(seconds[models::Provenance::measured_table] == doctest::Approx(measured_s).epsilon(1e-12));
+  CHECK(seconds[models::Provenance::measured_table] > 0);
+  CHECK(seconds[models::Provenance::collective_model] > 0);  // the CP exchange
 }
