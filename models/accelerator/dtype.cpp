@@ -35,6 +35,8 @@ double output_dtype_bytes(Dtype dtype) {
   return bytes < 2.0 ? 2.0 : bytes;
 }
 
+double stored_element_bytes(Dtype precision) { return output_dtype_bytes(precision); }
+
 std::string_view dtype_name(Dtype dtype) {
   switch (dtype) {
     case Dtype::fp32:

@@ -17,6 +17,12 @@ double dtype_bytes(Dtype dtype);
 /// bf16 outputs (as cuBLASLt fp8 GEMMs and FlashAttention-3 fp8 do), so this is 2 for them and
 /// dtype_bytes() otherwise.
 double output_dtype_bytes(Dtype dtype);
+/// Bytes per element a mixed-precision run of math precision `precision` stores its
+/// activations and model parameters in: 4 for fp32 and tf32, 2 otherwise (fp8 and fp4 runs keep
+/// them in bf16, as Transformer Engine does). The one place this width is decided: the stage
+/// programs, the data-parallel collectives and the memory footprint read it. Equal to
+/// output_dtype_bytes(precision).
+double stored_element_bytes(Dtype precision);
 /// Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "fp4".
 std::string_view dtype_name(Dtype dtype);
 /// Parses a lower-case name; throws ConfigError listing the valid names.

@@ -9,12 +9,6 @@
 
 namespace clustersim::models {
 
-CommFidelity parse_comm_fidelity(std::string_view name) {
-  if (name == "analytical") return CommFidelity::analytical;
-  if (name == "flow") return CommFidelity::flow;
-  throw ConfigError(fmt::format("unknown fidelity '{}'; valid: analytical, flow", name));
-}
-
 std::vector<double> sweep_sizes(double min_bytes, double max_bytes, double factor) {
   if (!std::isfinite(min_bytes) || !std::isfinite(max_bytes) || min_bytes <= 0 || max_bytes < min_bytes) {
     throw ConfigError(fmt::format("size range needs 0 < min <= max, got min {} bytes, max {} bytes", min_bytes, max_bytes));

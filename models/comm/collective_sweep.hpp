@@ -5,14 +5,11 @@
 #include <string_view>
 #include <vector>
 
+#include "models/comm/comm_fidelity.hpp"
 #include "models/comm/collective_tuner.hpp"
 
 namespace clustersim::models {
 
-/// Which evaluator times each size.
-enum class CommFidelity { analytical, flow };
-/// Parses "analytical" or "flow"; throws ConfigError listing both.
-CommFidelity parse_comm_fidelity(std::string_view name);
 
 /// What to sweep.
 struct SweepRequest {

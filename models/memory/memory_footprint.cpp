@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/llm/pipeline_split.hpp"
+#include "models/memory/zero_sharding.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -394,28 +395,26 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     const bool shared = model.tie_word_embeddings && in.pp == 1;
     if (!shared) parameters += v * h / t;
   }
-  const double shard = static_cast<double>(in.dp) * in.cp;
+  const ZeroSharding dense = dense_sharding(in.zero, in.dp, in.cp);
   StageFootprint fp;
   fp.stage = stage;
   fp.inflight_microbatches = inflight;
-  fp.weights_bytes = parameters * in.weight_bytes_per_param / (in.zero >= 3 ? shard : 1.0);
-  fp.gradients_bytes = parameters * in.gradient_bytes_per_param / (in.zero >= 2 ? shard : 1.0);
-  fp.optimizer_bytes = in.offload_optimizer ? 0.0 : parameters * in.optimizer_bytes_per_param / (in.zero >= 1 ? shard : 1.0);
+  fp.weights_bytes = parameters * in.weight_bytes_per_param / dense.weight_divisor();
+  fp.gradients_bytes = parameters * in.gradient_bytes_per_param / dense.gradient_divisor();
+  fp.optimizer_bytes = in.offload_optimizer ? 0.0 : parameters * in.optimizer_bytes_per_param / dense.optimizer_divisor();
   if (moe) {
     const double experts = moe_parameters.experts;
-    const double expert_shard = static_cast<double>(in.dp) * in.cp / in.ep;
-    fp.weights_bytes += experts * in.weight_bytes_per_param / (in.zero >= 3 ? expert_shard : 1.0);
-    fp.gradients_bytes += experts * in.gradient_bytes_per_param / (in.zero >= 2 ? expert_shard : 1.0);
-    if (!in.offload_optimizer) {
-      fp.optimizer_bytes += experts * in.optimizer_bytes_per_param / (in.zero >= 1 ? expert_shard : 1.0);
-    }
+    const ZeroSharding sharded = expert_sharding(in.zero, in.dp, in.cp, in.ep);
+    fp.weights_bytes += experts * in.weight_bytes_per_param / sharded.weight_divisor();
+    fp.gradients_bytes += experts * in.gradient_bytes_per_param / sharded.gradient_divisor();
+    if (!in.offload_optimizer) fp.optimizer_bytes += experts * in.optimizer_bytes_per_param / sharded.optimizer_divisor();
   }
 
   // Parameters of the stage's transformer layers on this device (experts included).
   const double device_layer_parameters = parameters - (first ? v * h / t : 0.0) -
                                          (last ? parameters_head(model, in.pp, t) : 0.0) +
                                          (moe ? moe_parameters.experts : 0.0);
-  if (in.zero >= 3) {
+  if (dense.gathers_every_pass()) {
     // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/partitioned_param_coordinator.py, defaults in
     // the DeepSpeed config docs): the module computed is gathered whole; ahead of it the
     // coordinator prefetches at most min(stage3_max_live_parameters - parameters already
@@ -574,19 +573,18 @@ double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
     const double parameters = dense + p.experts;
     const double per_microbatch = weight_reads * parameters * 2.0 +
                                   4.0 * layers * mean_layer_bytes(in, RecomputePolicy::none, counts) + 8.0 * parameters;
-    const double dense_shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp : 1.0;
-    const double expert_shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp / in.ep : 1.0;
+    const double dense_shard = dense_sharding(in.zero, in.dp, in.cp).optimizer_divisor();
+    const double expert_shard = expert_sharding(in.zero, in.dp, in.cp, in.ep).optimizer_divisor();
     const double optimizer = (dense / dense_shard + p.experts / expert_shard) * (12.0 + 12.0 + 4.0 + 2.0);
     return mbs * per_microbatch + optimizer;
   }
-  const double parameters = in.weight_bytes_per_param > 0 ? fp.weights_bytes / in.weight_bytes_per_param *
-                                                                (in.zero >= 3 ? static_cast<double>(in.dp) * in.cp : 1.0)
-                                                          : 0.0;
+  const ZeroSharding sharding = dense_sharding(in.zero, in.dp, in.cp);
+  const double parameters =
+      in.weight_bytes_per_param > 0 ? fp.weights_bytes / in.weight_bytes_per_param * sharding.weight_divisor() : 0.0;
   const double per_microbatch = weight_reads * parameters * 2.0 +
                                 4.0 * layers * layer_bytes(in, RecomputePolicy::none, LayerKind::dense) +
                                 8.0 * parameters;
-  const double shard = in.zero >= 1 ? static_cast<double>(in.dp) * in.cp : 1.0;
-  const double optimizer = parameters / shard * (12.0 + 12.0 + 4.0 + 2.0);
+  const double optimizer = parameters / sharding.optimizer_divisor() * (12.0 + 12.0 + 4.0 + 2.0);
   return mbs * per_microbatch + optimizer;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/memory/zero_sharding.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::models {
@@ -21,7 +22,7 @@ std::map<LinkKind, double> estimated_step_link_bytes(const FootprintInputs& in, 
   for (int p = 0; p < in.pp; ++p) {
     const StageFootprint fp = stage_footprint(in, p);
     if (in.weight_bytes_per_param > 0) {
-      stage_parameters += fp.weights_bytes / in.weight_bytes_per_param * (in.zero >= 3 ? d : 1.0);
+      stage_parameters += fp.weights_bytes / in.weight_bytes_per_param * dense_sharding(in.zero, in.dp, in.cp).weight_divisor();
     }
   }
   stage_parameters /= in.pp;

@@ -6,10 +6,6 @@
 
 namespace clustersim::platform {
 
-std::string_view fidelity_name(Fidelity fidelity) {
-  return fidelity == Fidelity::flow ? "flow" : "analytical";
-}
-
 exec::Work AnalyticalComm::collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups,
                                       double bytes) {
   if (groups.empty()) return {};

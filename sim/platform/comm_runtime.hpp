@@ -15,6 +15,7 @@
 
 #include "models/comm/collective_kind.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/comm/comm_fidelity.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "topologies/flow_network.hpp"
@@ -22,10 +23,7 @@
 namespace clustersim::platform {
 
 /// The network fidelity of a run (`simulation.fidelity`): which CommRuntime backend answers.
-enum class Fidelity : std::uint8_t { analytical, flow };
-
-/// "analytical" or "flow".
-std::string_view fidelity_name(Fidelity fidelity);
+using Fidelity = models::CommFidelity;
 
 /// One communication backend bound to one run (engine) of a platform.
 class CommRuntime {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/engine/error.hpp"
+#include "sim/training/data_parallel.hpp"
 #include "sim/training/gradient_buckets.hpp"
 #include "sim/training/rank_layout.hpp"
 
@@ -84,27 +85,16 @@ struct DataParallelCost {
   double per_cycle_s = 0;        ///< ZeRO 2/3: stall added to every micro-batch's fwd + bwd
 };
 
-/// One set of parameters reduced over one group: the dense part over the gradient (dp x cp)
-/// group, or (MoE) the routed experts over the expert-data-parallel group, on its own
-/// streams as in the event simulation.
-struct DataParallelPart {
-  std::vector<int> group;
-  std::vector<double> units;    ///< parameters per unit (embedding, layers, head), forward order
-  /// ZeRO-3: each unit's collective shares ({1}: one collective per unit).
-  std::vector<std::vector<double>> unit_shares;
-  double stage_parameters = 0;
-};
-
 DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
                                     const std::vector<DataParallelPart>& parts) {
   DataParallelCost cost;
   const TrainingWorkload& w = setup.workload;
   if (parts.empty()) return cost;
-  const bool distributed_optimizer = w.parallelism.zero >= 1;
-  const double param_bytes =
-      (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
-  const auto reduce_kind = distributed_optimizer ? models::CollectiveKind::reduce_scatter
-                                                 : models::CollectiveKind::all_reduce;
+  // Every part of a stage shards by the same ZeRO stage, over its own group.
+  const models::ZeroSharding& sharding = parts.front().sharding;
+  const bool distributed_optimizer = sharding.gathers_parameters();
+  const double param_bytes = models::stored_element_bytes(w.precision);
+  const auto reduce_kind = sharding.gradient_reduction();
   auto part_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
     return bytes > 0 ? setup.collectives.time_s(kind, part.group, bytes) : 0.0;
   };
@@ -123,19 +113,19 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     unit_forward_s.push_back(total_s(program.head_forward, rate));
     unit_backward_s.push_back(total_s(program.head_backward, rate));
   }
-  if (w.parallelism.zero == 3) {
+  if (sharding.gathers_every_pass()) {
     // Each part gathers on its own stream, prefetching one unit ahead: the gather of unit u
     // starts when the part's previous unit (the last one with parameters of that part, maybe
     // in the pass before) starts computing, so it hides behind the compute from there to u.
     // A unit waits for the slower part.
     const std::size_t n = unit_forward_s.size();
     // A unit's collectives, one per share (the whole unit without shares), back to back on the
-    // part's stream: the sum of `cost` over their bytes.
+    // part's stream: the sum of `time_of` over their bytes.
     const auto over_shares = [](const DataParallelPart& part, std::size_t u, double bytes_per_parameter,
-                                const auto& cost) {
-      if (u >= part.unit_shares.size()) return cost(part.units[u] * bytes_per_parameter);
+                                const auto& time_of) {
+      if (u >= part.unit_shares.size()) return time_of(part.units[u] * bytes_per_parameter);
       double total = 0;
-      for (const double share : part.unit_shares[u]) total += cost(part.units[u] * share * bytes_per_parameter);
+      for (const double share : part.unit_shares[u]) total += time_of(part.units[u] * share * bytes_per_parameter);
       return total;
     };
     const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
@@ -203,7 +193,7 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   std::vector<double> ready_s(unit_forward_s.size(), 0.0);  // unit u's parameters gathered (ZeRO >= 1)
   const auto cost_of = [&](const DataParallelPart& part) {
     DataParallelCost part_cost;
-    if (!w.overlap_grad_reduce && w.parallelism.zero != 2) {
+    if (!w.overlap_grad_reduce && !sharding.reduces_every_microbatch()) {
       part_cost.after_backward_s = part_comm_s(part, reduce_kind, part.stage_parameters * w.grad_bytes_per_param);
       if (distributed_optimizer) {
         part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_parameters * param_bytes);
@@ -227,7 +217,7 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
       reduce_s += bucket_s;
     }
     part_cost.after_backward_s = std::max(0.0, stream_free_s - pass_s);
-    if (w.parallelism.zero == 2) {
+    if (sharding.reduces_every_microbatch()) {
       // Every micro-batch reduces; the stream keeps up unless a micro-batch's reductions take
       // longer than its forward and backward.
       const double cycle_s = std::accumulate(unit_forward_s.begin(), unit_forward_s.end(), 0.0) + pass_s;
@@ -267,25 +257,6 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   return cost;
 }
 
-/// The stage's data-parallel parts: dense parameters over the gradient group, routed experts
-/// over the expert-data-parallel group; groups of one rank reduce nothing and are left out.
-std::vector<DataParallelPart> data_parallel_parts(const StageProgram& program, const RankLayout& layout) {
-  std::vector<DataParallelPart> parts;
-  DataParallelPart dense{layout.gradient_group(program.stage), parameter_units_forward(program),
-                         parameter_unit_tensor_shares(program), program.stage_parameters};
-  if (dense.group.size() >= 2) parts.push_back(dense);
-  if (program.stage_expert_parameters > 0) {
-    DataParallelPart experts{layout.expert_gradient_group(program.stage),
-                             std::vector<double>(dense.units.size(), 0.0), {}, program.stage_expert_parameters};
-    const std::size_t base = program.embedding_forward.empty() ? 0 : 1;
-    for (int l = 0; l < program.local_layers(); ++l) {
-      experts.units[base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
-    }
-    if (experts.group.size() >= 2) parts.push_back(std::move(experts));
-  }
-  return parts;
-}
-
 }  // namespace
 
 TrainingResult estimate_training_step(const TrainingSetup& setup) {
@@ -302,7 +273,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   std::vector<DataParallelCost> dp;
   for (const StageProgram& program : programs) {
     times.push_back(stage_times(program, setup.compute_rate_while_communicating));
-    dp.push_back(data_parallel_cost(setup, program, data_parallel_parts(program, layout)));
+    dp.push_back(data_parallel_cost(setup, program, data_parallel_parts(w, program, layout)));
   }
   double max_cycle_s = 0, sum_cycle_s = 0;
   for (std::size_t p = 0; p < stages; ++p) {

@@ -67,6 +67,7 @@
 #include <algorithm>
 
 #include "models/llm/pipeline_split.hpp"
+#include "models/memory/zero_sharding.hpp"
 #include "models/llm/transformer_ops.hpp"
 #include "sim/engine/error.hpp"
 
@@ -78,10 +79,6 @@ using models::Dtype;
 using models::TransformerOp;
 using models::TransformerOpKind;
 
-// Bytes per activation element.
-double activation_bytes(Dtype precision) {
-  return (precision == Dtype::fp32 || precision == Dtype::tf32) ? 4.0 : 2.0;
-}
 
 // Where a tensor-parallel collective sits around a column/row-parallel GEMM pair.
 enum class TpPoint { before_column_parallel, after_row_parallel };
@@ -163,7 +160,7 @@ class OpCoster {
     cp_ = par.cp;
     sequence_parallel_ = par.sequence_parallel && par.tp > 1;
     tp_comm_overlap_ = workload.tp_comm_overlap && sequence_parallel_;
-    act_bytes_ = activation_bytes(workload.precision);
+    act_bytes_ = models::stored_element_bytes(workload.precision);
     gemm_dtype_ = workload.precision;
     const std::int64_t tokens = workload.micro_batch * (workload.seq_len / par.cp);
     hidden_bytes_ = static_cast<double>(tokens) * static_cast<double>(workload.model.hidden_size) * act_bytes_;
@@ -710,7 +707,7 @@ void build_embedding(const TrainingWorkload& workload, const OpCoster& cost,
   // gradient buffer (main_grad.add_: reads both, writes the buffer). Runs last in the backward
   // (built reversed here).
   const double table_bytes = static_cast<double>(model.vocab_size * model.hidden_size) / tp *
-                             (activation_bytes(workload.precision) + workload.grad_bytes_per_param);
+                             (models::stored_element_bytes(workload.precision) + workload.grad_bytes_per_param);
   ebwd_rev.push_back(cost.elementwise("embedding wgrad (dense)", table_bytes, table_bytes));
   cost.add_ops(description.embedding, efwd, ebwd_rev);
   program.embedding_forward = std::move(efwd);
@@ -767,11 +764,11 @@ void build_p2p(const TrainingWorkload& workload, const models::CollectiveModel& 
 /// write the model format). fp32 training skips the copies.
 void build_optimizer(const TrainingWorkload& workload, const models::ComputeModel& compute, StageProgram& program) {
   const auto& par = workload.parallelism;
-  const double shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0;
-  const double expert_shard = par.zero >= 1 ? static_cast<double>(par.dp * par.cp) / par.ep : 1.0;
+  const double shard = models::dense_sharding(par.zero, par.dp, par.cp).optimizer_divisor();
+  const double expert_shard = models::expert_sharding(par.zero, par.dp, par.cp, par.ep).optimizer_divisor();
   const double optimizer_parameters = program.stage_parameters / shard + program.stage_expert_parameters / expert_shard;
   const double grad_bytes = workload.grad_bytes_per_param;
-  const double model_param_bytes = activation_bytes(workload.precision);
+  const double model_param_bytes = models::stored_element_bytes(workload.precision);
   const bool narrow_grads = grad_bytes < 4.0;
   const bool loss_scaling = workload.precision == Dtype::fp16;
   const bool narrow_params = model_param_bytes < 4.0;

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/training/data_parallel.hpp"
 #include "sim/training/gradient_buckets.hpp"
 #include "sim/training/op_kind.hpp"
 #include "sim/training/pipeline_schedule.hpp"
@@ -401,41 +402,24 @@ class StepBuilder {
     const StageProgram& program = programs_[static_cast<std::size_t>(p)];
     StageTasks& stage = stages_[static_cast<std::size_t>(p)];
     std::vector<TaskId> reductions;
-    // The dense part over the gradient (dp x cp) group of every tp index.
-    {
-      DataParallelPart part;
-      part.group = layout_.gradient_group(p);
-      part.units = stage.unit_parameters;
-      part.unit_shares = parameter_unit_tensor_shares(program);
-      part.stage_parameters = program.stage_parameters;
-      part.name = "";
-      if (!full_) {
+    for (DataParallelPart& shared : data_parallel_parts(w, program, layout_)) {
+      PartRun part;
+      static_cast<DataParallelPart&>(part) = std::move(shared);
+      part.name = part.experts ? "expert " : "";
+      if (!full_ && !part.experts) {
+        // The dense part over the gradient (dp x cp) group of every tp index.
         part.replicas = replica_groups(par.dp * par.cp, par.tp, 1,
                                        [&](int i, int t, int) { return layout_.gradient_rank(t, i, p); });
-      }
-      const auto r = build_data_parallel_part(stage, p, part, stage.data_parallel, stage.data_parallel_reduce, "dp");
-      reductions.insert(reductions.end(), r.begin(), r.end());
-    }
-    // MoE: the routed experts over the expert-data-parallel group (dp x cp / ep ranks) of every
-    // (tp, ep) index, on their own streams (Megatron-Core keeps separate expert buffers).
-    if (program.stage_expert_parameters > 0) {
-      DataParallelPart part;
-      part.group = layout_.expert_gradient_group(p);
-      for (std::size_t u = 0; u < stage.unit_parameters.size(); ++u) part.units.push_back(0.0);
-      const std::size_t layer_base = program.embedding_forward.empty() ? 0 : 1;
-      for (int l = 0; l < program.local_layers(); ++l) {
-        part.units[layer_base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
-      }
-      part.stage_parameters = program.stage_expert_parameters;
-      part.name = "expert ";
-      if (!full_) {
-        const int groups = par.dp * par.cp / par.ep;
-        part.replicas = replica_groups(groups, par.tp, par.ep, [&](int i, int t, int e) {
+      } else if (!full_) {
+        // The routed experts over the expert-data-parallel group of every (tp, ep) index.
+        part.replicas = replica_groups(par.dp * par.cp / par.ep, par.tp, par.ep, [&](int i, int t, int e) {
           return layout_.gradient_rank(t, e + par.ep * i, p);
         });
       }
-      const auto r = build_data_parallel_part(stage, p, part, stage.expert_data_parallel,
-                                              stage.expert_data_parallel_reduce, "dp-expert");
+      const auto r = part.experts ? build_data_parallel_part(stage, p, part, stage.expert_data_parallel,
+                                                             stage.expert_data_parallel_reduce, "dp-expert")
+                                  : build_data_parallel_part(stage, p, part, stage.data_parallel,
+                                                             stage.data_parallel_reduce, "dp");
       reductions.insert(reductions.end(), r.begin(), r.end());
     }
     stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, op_traits(OpKind::optimizer), "optimizer");
@@ -443,7 +427,8 @@ class StepBuilder {
     // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
     // overlap (ZeRO 1) the gathers are the next step's, started at this step's start; ZeRO 2
     // gathers after the optimizer, as DeepSpeed does.
-    const bool gather_after = (par.zero == 1 && !w.overlap_grad_reduce) || par.zero == 2;
+    const bool gather_after =
+        models::dense_sharding(par.zero, par.dp, par.cp).gathers_after_optimizer(w.overlap_grad_reduce);
     if (gather_after) {
       for (auto& [stream, kind_group, bytes, label] : after_optimizer_gathers_) {
         dp_collective(stream, models::CollectiveKind::all_gather, kind_group, bytes, label, {stage.optimizer});
@@ -452,28 +437,22 @@ class StepBuilder {
     after_optimizer_gathers_.clear();
   }
 
-  // One set of parameters that reduce together: its rank group, its units in forward order
-  // (parameters per unit, 0 for units without any), the stage's total, and the replica groups
-  // the flow fidelity runs beside the representative's.
-  struct DataParallelPart {
-    std::vector<int> group;
-    std::vector<double> units;
-    /// ZeRO-3: the shares of each unit its collectives carry ({1}: one per unit).
-    std::vector<std::vector<double>> unit_shares;
-    double stage_parameters = 0;
+  // A part and the replica groups the runtime runs beside the representative's (symmetric
+  // mode), named in labels ("" or "expert ").
+  struct PartRun : DataParallelPart {
     std::string name;
     std::vector<std::vector<int>> replicas;
   };
   struct PendingGather {
     StreamId stream;
-    const DataParallelPart* part;
+    const PartRun* part;
     double bytes;
     std::string label;
   };
 
   // A data-parallel collective of `part` on `stream`: the template's fixed duration (full
   // mode), or the runtime's run of every replica group.
-  TaskId dp_collective(StreamId stream, models::CollectiveKind kind, const DataParallelPart* part, double bytes,
+  TaskId dp_collective(StreamId stream, models::CollectiveKind kind, const PartRun* part, double bytes,
                        const std::string& label, std::initializer_list<TaskId> after) {
     const exec::TaskTraits traits = op_traits(OpKind::dp_comm, 0, bytes);
     if (full_) {
@@ -498,24 +477,22 @@ class StepBuilder {
   //   unit ahead on a gather stream, and reduce-scatters its gradients after its backward on a
   //   reduce stream; nothing is left after the optimizer.
   // Returns the reductions the optimizer waits for.
-  std::vector<TaskId> build_data_parallel_part(StageTasks& stage, int p, DataParallelPart& stored_part,
+  std::vector<TaskId> build_data_parallel_part(StageTasks& stage, int p, PartRun& stored_part,
                                                StreamId& stream, StreamId& reduce_stream, const char* stream_name) {
     const TrainingWorkload& w = setup_.workload;
-    const auto& par = w.parallelism;
     parts_.push_back(std::move(stored_part));
-    const DataParallelPart* part = &parts_.back();
+    const PartRun* part = &parts_.back();
     std::vector<TaskId> reductions;
     if (part->group.size() < 2) return reductions;
-    const bool sharded_optimizer = par.zero >= 1;
-    const double param_bytes =
-        (w.precision == models::Dtype::fp32 || w.precision == models::Dtype::tf32) ? 4.0 : 2.0;
-    const auto reduce_kind = sharded_optimizer ? models::CollectiveKind::reduce_scatter
-                                               : models::CollectiveKind::all_reduce;
+    const models::ZeroSharding& sharding = part->sharding;
+    const bool sharded_optimizer = sharding.gathers_parameters();
+    const double param_bytes = models::stored_element_bytes(w.precision);
+    const auto reduce_kind = sharding.gradient_reduction();
     const auto gather_kind = models::CollectiveKind::all_gather;
     const auto bucket_size = megatron_bucket_parameters(static_cast<int>(part->group.size()));
     stream = graph_.add_stream(fmt::format("stage {} {}", p, stream_name), p, exec::StreamRole::communication);
     const std::string& n = part->name;
-    if (par.zero == 3) {
+    if (sharding.gathers_every_pass()) {
       reduce_stream =
           graph_.add_stream(fmt::format("stage {} {}-reduce", p, stream_name), p, exec::StreamRole::communication);
       TaskId previous_start = -1;
@@ -562,7 +539,7 @@ class StepBuilder {
       }
       return reductions;
     }
-    if (par.zero == 2) {
+    if (sharding.reduces_every_microbatch()) {
       // Per micro-batch: the units of each backward step, bucketed in the order they finish.
       for (std::size_t step_index = 0; step_index < stage.steps.size(); ++step_index) {
         const PipelineStep& step = stage.steps[step_index];
@@ -629,7 +606,7 @@ class StepBuilder {
   std::vector<GroupCollective> collectives_;  // by task id (full mode)
   std::map<const StageOp*, exec::Work> op_work_;
   std::map<std::pair<int, int>, exec::Work> p2p_work_;
-  std::deque<DataParallelPart> parts_;  // stable addresses: tasks keep pointers to them
+  std::deque<PartRun> parts_;  // stable addresses: tasks keep pointers to them
   std::vector<PendingGather> after_optimizer_gathers_;
   exec::TaskGraph graph_;
   std::vector<StageTasks> stages_;

@@ -7,12 +7,14 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
+#include "models/memory/memory_footprint.hpp"
 #include "sim/platform/workload.hpp"
 
 namespace clustersim::training {
 
-enum class Recompute { none, selective, full };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+/// Activation recomputation and the pipeline schedule: the memory model's enums (one of each).
+using Recompute = models::RecomputePolicy;
+using PipelineSchedule = models::ScheduleKind;
 /// `flash`: the FlashAttention-style fused kernel family the accelerator preset names
 /// (models::AcceleratorSpec::attention_kernel); `fa2` / `fa3` / `cudnn`: that fused family explicitly
 /// (models/accelerator/attention_cost.hpp); `unfused`: the s x s scores go through HBM

@@ -12,24 +12,6 @@
 namespace clustersim::training {
 namespace {
 
-models::RecomputePolicy recompute_policy(Recompute recompute) {
-  switch (recompute) {
-    case Recompute::none: return models::RecomputePolicy::none;
-    case Recompute::selective: return models::RecomputePolicy::selective;
-    case Recompute::full: return models::RecomputePolicy::full;
-  }
-  return models::RecomputePolicy::selective;
-}
-
-models::ScheduleKind schedule_kind(PipelineSchedule schedule) {
-  switch (schedule) {
-    case PipelineSchedule::gpipe: return models::ScheduleKind::gpipe;
-    case PipelineSchedule::one_f_one_b: return models::ScheduleKind::one_f_one_b;
-    case PipelineSchedule::interleaved: return models::ScheduleKind::interleaved;
-  }
-  return models::ScheduleKind::one_f_one_b;
-}
-
 /// Lengthens the step by `extra_s` of exposed time and rescales every rate derived from it.
 void add_exposed_time(TrainingResult& result, double extra_s) {
   if (!(extra_s > 0)) return;
@@ -173,13 +155,13 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   in.ep = p.ep;
   in.moe = w.moe;
   in.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  in.schedule = schedule_kind(p.schedule);
+  in.schedule = p.schedule;
   in.stage_layers = p.stage_layers;
   in.zero = p.zero;
-  in.recompute = recompute_policy(w.recompute);
+  in.recompute = w.recompute;
   in.flash_attention = w.attention != AttentionKernel::unfused;
-  in.activation_bytes_per_element = models::output_dtype_bytes(w.precision);
-  in.weight_bytes_per_param = models::dtype_bytes(w.precision) >= 4 ? 4.0 : 2.0;
+  in.activation_bytes_per_element = models::stored_element_bytes(w.precision);
+  in.weight_bytes_per_param = models::stored_element_bytes(w.precision);
   // Megatron-Core's gradient buffer: fp32 when the reduction is in fp32, else the parameter
   // dtype (docs/models.md "Memory").
   in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);

@@ -1,0 +1,33 @@
+#include "sim/training/data_parallel.hpp"
+
+namespace clustersim::training {
+
+std::vector<DataParallelPart> data_parallel_parts(const TrainingWorkload& workload, const StageProgram& program,
+                                                  const RankLayout& layout) {
+  const auto& par = workload.parallelism;
+  std::vector<DataParallelPart> parts;
+  DataParallelPart dense;
+  dense.group = layout.gradient_group(program.stage);
+  dense.sharding = models::dense_sharding(par.zero, par.dp, par.cp);
+  dense.units = parameter_units_forward(program);
+  dense.unit_shares = parameter_unit_tensor_shares(program);
+  dense.stage_parameters = program.stage_parameters;
+  const std::size_t unit_count = dense.units.size();
+  if (dense.group.size() >= 2) parts.push_back(std::move(dense));
+  if (program.stage_expert_parameters > 0) {
+    DataParallelPart experts;
+    experts.experts = true;
+    experts.group = layout.expert_gradient_group(program.stage);
+    experts.sharding = models::expert_sharding(par.zero, par.dp, par.cp, par.ep);
+    experts.units.assign(unit_count, 0.0);
+    const std::size_t base = program.embedding_forward.empty() ? 0 : 1;
+    for (int l = 0; l < program.local_layers(); ++l) {
+      experts.units[base + static_cast<std::size_t>(l)] = program.layer(l).expert_parameters;
+    }
+    experts.stage_parameters = program.stage_expert_parameters;
+    if (experts.group.size() >= 2) parts.push_back(std::move(experts));
+  }
+  return parts;
+}
+
+}  // namespace clustersim::training
