@@ -188,11 +188,11 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
 
 nlohmann::json provenance_json(const training::TrainingResult& result) {
   nlohmann::json stages = nlohmann::json::array();
-  for (std::size_t p = 0; p < result.stage_provenance.size(); ++p) {
-    const training::ProvenanceSeconds& seconds = result.stage_provenance[p];
-    nlohmann::json stage{{"stage", p}};
-    for (int p = 0; p < models::kProvenanceCount; ++p) {
-      const auto provenance = static_cast<models::Provenance>(p);
+  for (std::size_t stage_index = 0; stage_index < result.stage_provenance.size(); ++stage_index) {
+    const training::ProvenanceSeconds& seconds = result.stage_provenance[stage_index];
+    nlohmann::json stage{{"stage", stage_index}};
+    for (int k = 0; k < models::kProvenanceCount; ++k) {
+      const auto provenance = static_cast<models::Provenance>(k);
       stage[std::string(models::provenance_name(provenance)) + "_s"] = seconds[provenance];
     }
     stage["total_s"] = seconds.total_s();

@@ -257,6 +257,16 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   return cost;
 }
 
+/// Host-link time of offloading a stage does not hide: the optimizer state's transfer before
+/// its optimizer step, all of it; the activation copies, one direction's per step (both
+/// directions run at once) beyond the stage's compute, which they overlap.
+double offload_exposed_s(const StageProgram& program, const StageTimes& times, double microbatches) {
+  double copies_s = 0;
+  for (const engine::TimePs ps : program.activation_offload_ps) copies_s += engine::ps_to_seconds(ps);
+  const double compute_s = microbatches * (times.forward.compute_s + times.backward.compute_s);
+  return engine::ps_to_seconds(program.optimizer_offload_ps) + std::max(0.0, microbatches * copies_s - compute_s);
+}
+
 }  // namespace
 
 TrainingResult estimate_training_step(const TrainingSetup& setup) {
@@ -296,7 +306,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   for (std::size_t p = 0; p < stages; ++p) {
     backward_end_s[p] = pipeline_s - offset_s;
     offset_s += times[p].backward.total() / v + p2p_backward_s;
-    const double end_s = backward_end_s[p] + dp[p].after_backward_s +
+    const double end_s = backward_end_s[p] + dp[p].after_backward_s + offload_exposed_s(programs[p], times[p], m) +
                          engine::ps_to_seconds(programs[p].optimizer_ps) + dp[p].after_optimizer_s;
     if (end_s > step_s) {
       step_s = end_s;
@@ -316,6 +326,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   b.exposed_ep_s = m * (t.forward.ep_s + t.backward.ep_s);
   b.optimizer_s = engine::ps_to_seconds(programs[critical].optimizer_ps);
   b.exposed_dp_s = start_s + dp[critical].after_backward_s + dp[critical].after_optimizer_s;
+  b.offload_s = offload_exposed_s(programs[critical], t, m);
   const double stalls_s = m * dp[critical].per_cycle_s;
   b.exposed_dp_s += stalls_s;
   const double busy_s = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + stalls_s;

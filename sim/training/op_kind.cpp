@@ -12,6 +12,7 @@ std::string_view op_kind_name(OpKind kind) {
     case OpKind::pp_comm: return "pp_comm";
     case OpKind::dp_comm: return "dp_comm";
     case OpKind::optimizer: return "optimizer";
+    case OpKind::offload: return "offload";
     case OpKind::other: return "other";
   }
   return "other";
@@ -24,7 +25,10 @@ std::vector<std::string> op_kind_names() {
 }
 
 exec::TaskTraits op_traits(OpKind kind, double flops, double bytes) {
-  return {is_communication(kind) ? exec::TaskKind::communication : exec::TaskKind::compute,
+  const exec::TaskKind general = is_communication(kind)     ? exec::TaskKind::communication
+                                 : kind == OpKind::offload ? exec::TaskKind::memory_transfer
+                                                           : exec::TaskKind::compute;
+  return {general,
           static_cast<std::uint8_t>(kind), flops, bytes};
 }
 

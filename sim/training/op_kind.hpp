@@ -20,6 +20,7 @@ enum class OpKind : std::uint8_t {
   pp_comm,    ///< pipeline point-to-point transfer
   dp_comm,    ///< data-parallel gradient reduction or parameter gather
   optimizer,  ///< optimizer step
+  offload,    ///< a host-link transfer of offloaded optimizer state or activations
   other,      ///< anything else (copies, host transfers)
 };
 

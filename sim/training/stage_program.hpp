@@ -113,6 +113,13 @@ struct StageProgram {
   engine::TimePs optimizer_ps = 0;     ///< Adam step over this rank's optimizer shard
   models::Provenance optimizer_provenance = models::Provenance::roofline;  ///< estimator of optimizer_ps
   double p2p_bytes = 0;                ///< per micro-batch and direction
+  /// Offloading to host memory (workload.offload; costed by build_stage_programs from the
+  /// platform's host link): the stage's optimizer state streamed in and out over the
+  /// full-duplex link once per step before its optimizer step (0: not offloaded), and each
+  /// chunk's stored activations of one micro-batch copied out after its forward and back in
+  /// before its backward, one direction each (empty: not offloaded).
+  engine::TimePs optimizer_offload_ps = 0;
+  std::vector<engine::TimePs> activation_offload_ps;
 };
 
 /// Costs the ops of `stage`: the forward ops models::transformer_forward_ops describes for one

@@ -26,6 +26,7 @@ void StepBreakdownObserver::attribute_gap(Account& account, engine::TimePs gap, 
     case OpKind::cp_comm: account.cp += gap; break;  // flow fidelity: KV exchange on its own stream
     case OpKind::tp_comm: account.tp += gap; break;
     case OpKind::ep_comm: account.ep += gap; break;
+    case OpKind::offload: account.offload += gap; break;
     default: account.bubble += gap; break;
   }
 }
@@ -75,6 +76,7 @@ void StepBreakdownObserver::on_task_end(const exec::TaskEvent& event) {
     case OpKind::pp_comm: account.pp += duration; break;
     case OpKind::dp_comm: account.dp += duration; break;
     case OpKind::optimizer: account.optimizer += duration; break;
+    case OpKind::offload: account.offload += duration; break;  // (never on a compute stream)
   }
   account.previous_end = event.end_ps;
 }
@@ -101,6 +103,7 @@ StepBreakdown StepBreakdownObserver::breakdown(int instance, int stage) const {
   breakdown.exposed_dp_s = engine::ps_to_seconds(account.dp);
   breakdown.bubble_s = engine::ps_to_seconds(account.bubble);
   breakdown.optimizer_s = engine::ps_to_seconds(account.optimizer);
+  breakdown.offload_s = engine::ps_to_seconds(account.offload);
   return breakdown;
 }
 

@@ -16,7 +16,7 @@ namespace clustersim::training {
 /// ep_comm, optimizer); each idle gap before a compute-stream task by the prerequisite whose
 /// end released it: a pp_comm transfer -> exposed_pp_s for the part while it was in flight and
 /// bubble_s before it started (waiting for the upstream stage), a dp_comm task -> exposed_dp_s
-/// (tp, cp, ep likewise), none (it waited for its stream, or for the other members of its
+/// (tp, cp, ep likewise; an offload transfer -> offload_s), none (it waited for its stream, or for the other members of its
 /// group) -> bubble_s; the tail after the compute stream's last task by the kind of the
 /// stage's last-finishing task (its streams in StageStreams::all order on a tie). The parts
 /// add up to the stage's end time (exactly, in picoseconds).
@@ -36,7 +36,7 @@ class StepBreakdownObserver final : public exec::ExecutionObserver {
  private:
   struct Account {
     engine::TimePs previous_end = 0;  ///< end of the compute stream's last task
-    engine::TimePs compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0;
+    engine::TimePs compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0, offload = 0;
   };
   /// Per stream x instance: the last ended task's start, end and kind.
   struct StreamState {

@@ -48,6 +48,7 @@ struct StageTasks {
   StreamId tensor_userbuffers = -1;  // TE TP transfers that take no SMs from the compute beside them
   StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
   StreamId expert_data_parallel = -1, expert_data_parallel_reduce = -1;  // MoE: the experts' own
+  StreamId host_out = -1, host_in = -1, host_optimizer = -1;  // offloading: host-link copies
   // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
   // compute task (after `skip` more) must wait for.
   struct Pending {
@@ -107,7 +108,8 @@ class StepBuilder {
       streams.compute = stage.compute;
       for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
                          stage.tensor_parallel, stage.tensor_userbuffers, stage.data_parallel_reduce,
-                         stage.expert_data_parallel, stage.expert_data_parallel_reduce}) {
+                         stage.expert_data_parallel, stage.expert_data_parallel_reduce, stage.host_out,
+                         stage.host_in, stage.host_optimizer}) {
         if (s >= 0) streams.all.push_back(s);
       }
       step.stages.push_back(std::move(streams));
@@ -123,6 +125,7 @@ class StepBuilder {
     stages_.resize(static_cast<std::size_t>(par.pp));
     for (int p = 0; p < par.pp; ++p) build_stage_compute(p, microbatches);
     for (int p = 0; p < par.pp; ++p) build_p2p(p);
+    for (int p = 0; p < par.pp; ++p) build_activation_offload(p);
     for (int p = 0; p < par.pp; ++p) build_data_parallel(p);
   }
 
@@ -385,6 +388,72 @@ class StepBuilder {
     }
   }
 
+  // Activation offloading, double-buffered as the memory footprint assumes (the pass being
+  // computed and the one in transfer stay on the device): a forward pass's stored activations
+  // are copied to host memory after it (host-out stream) when another forward pass runs on the
+  // stage before its backward (else they are still on the device when it comes, as on the last
+  // stage of 1F1B), and copied back (host-in stream), prefetched once the stage's previous
+  // backward pass starts; the backward waits for its copy. The two directions of the host link
+  // run at once; copies overlap compute, so only what they do not hide shows (offload time).
+  void build_activation_offload(int p) {
+    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
+    if (program.activation_offload_ps.empty()) return;
+    StageTasks& stage = stages_[static_cast<std::size_t>(p)];
+    stage.host_out = graph_.add_stream(fmt::format("stage {} host-out", p), p, exec::StreamRole::other);
+    stage.host_in = graph_.add_stream(fmt::format("stage {} host-in", p), p, exec::StreamRole::other);
+    const std::vector<TaskId> unset(stage.forward_first.front().size(), -1);
+    std::vector<std::vector<TaskId>> copied_out(stage.forward_first.size(), unset);
+    TaskId previous_backward = -1;
+    const exec::TaskTraits traits = op_traits(OpKind::offload);
+    for (std::size_t k = 0; k < stage.steps.size(); ++k) {
+      const PipelineStep& step = stage.steps[k];
+      const auto mb = static_cast<std::size_t>(step.microbatch);
+      const auto c = static_cast<std::size_t>(step.chunk);
+      const engine::TimePs copy_ps = program.activation_offload_ps[c];
+      if (!step.backward) {
+        if (!evicted(stage.steps, k)) continue;
+        copied_out[c][mb] = graph_.add_task(stage.host_out, copy_ps, traits,
+                                            fmt::format("offload act mb{} chunk{}", step.microbatch, step.chunk),
+                                            {stage.forward_last[c][mb]});
+        continue;
+      }
+      if (copied_out[c][mb] < 0) {
+        previous_backward = stage.backward_first[c][mb];
+        continue;
+      }
+      const TaskId back = graph_.add_task(stage.host_in, copy_ps, traits,
+                                          fmt::format("reload act mb{} chunk{}", step.microbatch, step.chunk),
+                                          {copied_out[c][mb]});
+      if (previous_backward >= 0) graph_.add_dependency(back, previous_backward);
+      graph_.add_dependency(stage.backward_first[c][mb], back);
+      previous_backward = stage.backward_first[c][mb];
+    }
+  }
+
+  // Whether the forward pass at `forward` (an index of the stage's steps) has another forward
+  // pass after it before its own backward.
+  static bool evicted(const std::vector<PipelineStep>& steps, std::size_t forward) {
+    const PipelineStep& pass = steps[forward];
+    for (std::size_t k = forward + 1; k < steps.size(); ++k) {
+      if (!steps[k].backward) return true;
+      if (steps[k].microbatch == pass.microbatch && steps[k].chunk == pass.chunk) return false;
+    }
+    return false;
+  }
+
+  // Optimizer offloading: the stage's optimizer state streams in and out over the full-duplex
+  // host link once the gradients are reduced, and the optimizer step waits for it (DeepSpeed's
+  // ZeRO-Offload pattern; one transfer time, the directions overlapping).
+  void build_optimizer_offload(int p, StageTasks& stage, const std::vector<TaskId>& reductions) {
+    const StageProgram& program = programs_[static_cast<std::size_t>(p)];
+    if (program.optimizer_offload_ps <= 0) return;
+    stage.host_optimizer = graph_.add_stream(fmt::format("stage {} host-optimizer", p), p, exec::StreamRole::other);
+    const TaskId state = graph_.add_task(stage.host_optimizer, program.optimizer_offload_ps, op_traits(OpKind::offload),
+                                         "optimizer state in/out", {stage.last_backward});
+    for (const TaskId r : reductions) graph_.add_dependency(state, r);
+    graph_.add_dependency(stage.optimizer, state);
+  }
+
   // Data parallelism over the stage's gradient group (dp x cp ranks of the same shard):
   // * ZeRO 0: all-reduce of the gradients; ZeRO 1 (Megatron's distributed optimizer):
   //   reduce-scatter, Adam on the shard, all-gather of the updated parameters. With
@@ -424,6 +493,7 @@ class StepBuilder {
     }
     stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, op_traits(OpKind::optimizer), "optimizer");
     for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
+    build_optimizer_offload(p, stage, reductions);
     // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
     // overlap (ZeRO 1) the gathers are the next step's, started at this step's start; ZeRO 2
     // gathers after the optimizer, as DeepSpeed does.

@@ -12,69 +12,32 @@
 namespace clustersim::training {
 namespace {
 
-/// Lengthens the step by `extra_s` of exposed time and rescales every rate derived from it.
-void add_exposed_time(TrainingResult& result, double extra_s) {
-  if (!(extra_s > 0)) return;
-  const double scale = result.step_time_s / (result.step_time_s + extra_s);
-  result.step_time_s += extra_s;
-  result.tokens_per_s *= scale;
-  result.model_tflops_per_gpu *= scale;
-  result.hardware_tflops_per_gpu *= scale;
-  result.mfu *= scale;
-  result.hfu *= scale;
+/// The step's energy (power.tdp present): one average device running the step's activity.
+platform::PeriodEnergy step_energy(const TrainingWorkload& w, const platform::Platform& platform,
+                                   const models::FootprintInputs& inputs, const TrainingResult& result) {
+  const double gpus = result.gpus;
+  const double busy = result.breakdown.compute_s > 0 ? result.breakdown.compute_s : result.step_time_s;
+  const models::DeviceActivity activity =
+      models::estimate_training_activity(inputs, platform.cluster().network.accelerators_per_node,
+                                         w.grad_bytes_per_param, result.hardware_flops_per_step / gpus, w.precision,
+                                         result.step_time_s, busy);
+  const double tokens = static_cast<double>(w.global_batch * w.seq_len);
+  return platform::period_energy(platform, activity, gpus, tokens, result.model_flops_per_step);
 }
 
-/// Host-link time of offloading, exposed on the step. Optimizer state is streamed in and out
-/// once per step (the full-duplex link overlaps the two directions) before the optimizer can
-/// run, so it is all exposed. Activations are written in the forward and read back in the
-/// backward of every micro-batch; the copies overlap compute, so only the excess over the
-/// stage's compute time is exposed.
-double offload_time_s(const TrainingWorkload& workload, const models::FootprintInputs& inputs,
-                      const models::MemoryHierarchy& memory, const TrainingResult& result) {
-  double exposed = 0;
-  if (workload.memory.offload_optimizer) {
-    models::FootprintInputs resident = inputs;
-    resident.offload_optimizer = false;
-    double largest = 0;
-    for (int p = 0; p < inputs.pp; ++p) largest = std::max(largest, models::stage_footprint(resident, p).optimizer_bytes);
-    exposed += memory.offload_transfer_time_s(largest, models::MemoryLevelKind::host);
-  }
-  if (workload.memory.offload_activations) {
-    const double layers = static_cast<double>(inputs.model.num_hidden_layers) / inputs.pp;
-    const double per_microbatch = layers * models::layer_activation_bytes(inputs);
-    const double one_way = memory.offload_transfer_time_s(per_microbatch, models::MemoryLevelKind::host) *
-                           static_cast<double>(inputs.microbatches);
-    exposed += std::max(0.0, one_way - result.breakdown.compute_s);
-  }
-  return exposed;
-}
-
+/// The power, energy and cost report. `throttle` < 1: the step ran at that clock fraction (the
+/// power limit applied in the timeline), which the report states in place of its own factor.
 void fill_power_report(const TrainingWorkload& w, const platform::Platform& platform,
-                       const models::FootprintInputs& inputs, TrainingResult& result) {
+                       const models::FootprintInputs& inputs, double throttle, TrainingResult& result) {
   if (!platform::has_power_data(platform)) {
     result.notes.push_back("power: the accelerator preset has no power.tdp; no power or energy report");
     return;
   }
   const double gpus = result.gpus;
-  const double busy = result.breakdown.compute_s > 0 ? result.breakdown.compute_s : result.step_time_s;
-  const auto activity_for = [&](double step_s, double busy_s) {
-    return models::estimate_training_activity(inputs, platform.cluster().network.accelerators_per_node,
-                                              w.grad_bytes_per_param, result.hardware_flops_per_step / gpus,
-                                              w.precision, step_s, busy_s);
-  };
-  const double tokens = static_cast<double>(w.global_batch * w.seq_len);
-  platform::PeriodEnergy energy =
-      platform::period_energy(platform, activity_for(result.step_time_s, busy), gpus, tokens, result.model_flops_per_step);
+  const platform::PeriodEnergy energy = step_energy(w, platform, inputs, result);
   auto& report = result.power;
-  report.throttle_factor = energy.device.throttle_factor;
-  if (platform.spec().apply_throttling && energy.device.throttle_factor < 1.0) {
-    const double extra = busy * (1.0 / energy.device.throttle_factor - 1.0);
-    add_exposed_time(result, extra);
-    result.breakdown.compute_s += extra;
-    energy = platform::period_energy(platform, activity_for(result.step_time_s, result.breakdown.compute_s), gpus,
-                                     tokens, result.model_flops_per_step);
-    report.throttling_applied = true;
-  }
+  report.throttle_factor = throttle < 1.0 ? throttle : energy.device.throttle_factor;
+  report.throttling_applied = throttle < 1.0;
   const models::DeviceEnergy& device = energy.device;
   const models::ClusterEnergy& cluster = energy.cluster;
   report.computed = true;
@@ -140,42 +103,6 @@ void fill_run_report(double train_tokens, TrainingResult& result) {
   }
 }
 
-models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
-  const auto& p = w.parallelism;
-  models::FootprintInputs in;
-  in.model = w.model;
-  in.seq_len = w.seq_len;
-  in.micro_batch = w.micro_batch;
-  in.microbatches = std::max<std::int64_t>(1, w.microbatches_per_pipeline());
-  in.tp = p.tp;
-  in.pp = p.pp;
-  in.dp = p.dp;
-  in.cp = p.cp;
-  in.vp = p.vp;
-  in.ep = p.ep;
-  in.moe = w.moe;
-  in.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  in.schedule = p.schedule;
-  in.stage_layers = p.stage_layers;
-  in.zero = p.zero;
-  in.recompute = w.recompute;
-  in.flash_attention = w.attention != AttentionKernel::unfused;
-  in.activation_bytes_per_element = models::stored_element_bytes(w.precision);
-  in.weight_bytes_per_param = models::stored_element_bytes(w.precision);
-  // Megatron-Core's gradient buffer: fp32 when the reduction is in fp32, else the parameter
-  // dtype (docs/models.md "Memory").
-  in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);
-  in.fp8 = w.precision == models::Dtype::fp8;
-  in.offload_optimizer = w.memory.offload_optimizer;
-  in.offload_activations = w.memory.offload_activations;
-  in.workspace_bytes = w.memory.workspace_bytes;
-  in.fragmentation = w.memory.fragmentation;
-  in.zero3_max_live_parameters = w.memory.zero3_max_live_parameters;
-  in.zero3_prefetch_bucket_parameters = w.memory.zero3_prefetch_bucket_parameters;
-  in.zero3_reduce_bucket_parameters = w.memory.zero3_reduce_bucket_parameters;
-  return in;
-}
-
 TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platform& platform,
                          const platform::Allocation& allocation, const platform::SessionOptions& options)
     : workload_(workload),
@@ -185,6 +112,14 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
       setup_(training_setup(workload, platform, allocation, options)) {
   // Memory first: a job that does not fit is an error, never simulated.
   if (workload.enforce_memory_fit) models::check_fits(footprint_, platform.cluster().accelerator.hbm_capacity_bytes);
+  if (platform.spec().apply_throttling && platform::has_power_data(platform)) {
+    // The clock the power limit allows is set by the power the step draws at full clock: the
+    // step is simulated once alone at full clock to find it, then runs (beside the platform's
+    // other workloads) with every accelerator at that clock, so compute stretches in the
+    // timeline and the overlaps around it react.
+    const TrainingResult full_clock = simulate_training_step(setup_);
+    setup_.throttle = std::min(1.0, step_energy(workload, platform, inputs_, full_clock).device.throttle_factor);
+  }
   step_ = std::make_unique<TrainingStep>(setup_);
 }
 
@@ -200,12 +135,7 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
                                      stage.optimizer_bytes,
                                      stage.activations_bytes + stage.embedding_head_bytes + stage.recompute_buffer_bytes});
   }
-  const double offload_s = offload_time_s(workload_, inputs_, platform_.memory(), *result);
-  if (offload_s > 0) {
-    add_exposed_time(*result, offload_s);
-    result->breakdown.offload_s = offload_s;
-  }
-  fill_power_report(workload_, platform_, inputs_, *result);
+  fill_power_report(workload_, platform_, inputs_, setup_.throttle, *result);
   fill_run_report(workload_.train_tokens, *result);
   return result;
 }

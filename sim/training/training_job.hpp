@@ -15,10 +15,6 @@
 
 namespace clustersim::training {
 
-/// The footprint inputs of a training workload (precision sets the activation and weight
-/// bytes; sequence parallelism counts only with tp > 1).
-models::FootprintInputs footprint_inputs(const TrainingWorkload& workload);
-
 /// Copies the peak stage of a footprint into a result's memory report.
 void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, MemoryReport& report);
 

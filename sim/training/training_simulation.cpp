@@ -198,6 +198,71 @@ double zero3_gather_copies_s(const TrainingSetup& setup, double bytes, std::size
   return static_cast<double>(ranks) * setup.compute.elementwise(copy).time_s;
 }
 
+models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
+  const auto& p = w.parallelism;
+  models::FootprintInputs in;
+  in.model = w.model;
+  in.seq_len = w.seq_len;
+  in.micro_batch = w.micro_batch;
+  in.microbatches = std::max<std::int64_t>(1, w.microbatches_per_pipeline());
+  in.tp = p.tp;
+  in.pp = p.pp;
+  in.dp = p.dp;
+  in.cp = p.cp;
+  in.vp = p.vp;
+  in.ep = p.ep;
+  in.moe = w.moe;
+  in.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  in.schedule = p.schedule;
+  in.stage_layers = p.stage_layers;
+  in.zero = p.zero;
+  in.recompute = w.recompute;
+  in.flash_attention = w.attention != AttentionKernel::unfused;
+  in.activation_bytes_per_element = models::stored_element_bytes(w.precision);
+  in.weight_bytes_per_param = models::stored_element_bytes(w.precision);
+  // Megatron-Core's gradient buffer: fp32 when the reduction is in fp32, else the parameter
+  // dtype (docs/models.md "Memory").
+  in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);
+  in.fp8 = w.precision == models::Dtype::fp8;
+  in.offload_optimizer = w.memory.offload_optimizer;
+  in.offload_activations = w.memory.offload_activations;
+  in.workspace_bytes = w.memory.workspace_bytes;
+  in.fragmentation = w.memory.fragmentation;
+  in.zero3_max_live_parameters = w.memory.zero3_max_live_parameters;
+  in.zero3_prefetch_bucket_parameters = w.memory.zero3_prefetch_bucket_parameters;
+  in.zero3_reduce_bucket_parameters = w.memory.zero3_reduce_bucket_parameters;
+  return in;
+}
+
+namespace {
+
+/// The host-link transfers of an offloading workload (StageProgram::optimizer_offload_ps,
+/// activation_offload_ps).
+void cost_offload(const TrainingSetup& setup, StageProgram& program) {
+  const MemoryOptions& memory = setup.workload.memory;
+  if (!memory.offload_optimizer && !memory.offload_activations) return;
+  if (setup.memory == nullptr) {
+    throw ConfigError("offloading needs the platform's memory hierarchy (host memory and its link)");
+  }
+  models::FootprintInputs inputs = footprint_inputs(setup.workload);
+  if (memory.offload_optimizer) {
+    inputs.offload_optimizer = false;  // the state as it would sit on the device
+    const double bytes = models::stage_footprint(inputs, program.stage).optimizer_bytes;
+    program.optimizer_offload_ps =
+        engine::seconds_to_ps(setup.memory->offload_transfer_time_s(bytes, models::MemoryLevelKind::host));
+  }
+  if (memory.offload_activations) {
+    const double per_layer = models::layer_activation_bytes(inputs);
+    for (int c = 0; c < program.chunks; ++c) {
+      const double bytes = static_cast<double>(program.layers(c)) * per_layer;
+      program.activation_offload_ps.push_back(
+          engine::seconds_to_ps(setup.memory->offload_transfer_time_s(bytes, models::MemoryLevelKind::host)));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   const auto& par = setup.workload.parallelism;
   const RankLayout layout(par, setup.placement);
@@ -205,6 +270,7 @@ std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   programs.reserve(static_cast<std::size_t>(par.pp));
   for (int p = 0; p < par.pp; ++p) {
     programs.push_back(build_stage_program(setup.workload, setup.compute, setup.collectives, layout, p));
+    cost_offload(setup, programs.back());
   }
   return programs;
 }
@@ -229,6 +295,7 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
   setup.mode = options.mode;
   setup.accelerators = allocation.count;
   setup.compute_rate_while_communicating = platform.compute_rate_while_communicating();
+  setup.memory = &platform.memory();
   if (platform.has_speed_changes()) {
     for (int a = 0; a < platform.accelerator_count(); ++a) setup.accelerator_speed.push_back(platform.accelerator_speed(a));
   }

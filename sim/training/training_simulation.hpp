@@ -5,6 +5,8 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/memory/memory_footprint.hpp"
+#include "models/memory/memory_hierarchy.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/session.hpp"
@@ -41,6 +43,8 @@ struct TrainingSetup {
   /// Per accelerator: compute speed over time relative to nominal (a constant 0.9: a straggler
   /// 10 % slow); empty: all nominal. Needs full mode.
   std::vector<engine::Profile> accelerator_speed{};
+  /// The accelerator's memory hierarchy (host-link transfers of offloading); nullptr: none.
+  const models::MemoryHierarchy* memory = nullptr;
   /// Clock fraction every accelerator runs at because the power limit throttles it
   /// (power.apply_throttling), in (0, 1]: compute kernels take 1 / throttle as long.
   double throttle = 1.0;
@@ -96,6 +100,10 @@ double zero3_gather_copies_s(const TrainingSetup& setup, double bytes, std::size
 
 /// The costed per-micro-batch program of every pipeline stage.
 std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup);
+
+/// The footprint inputs of a training workload (precision sets the activation and weight
+/// bytes; sequence parallelism counts only with tp > 1).
+models::FootprintInputs footprint_inputs(const TrainingWorkload& workload);
 
 /// The modelling assumptions a step's result notes (one line each).
 std::vector<std::string> assumption_notes(const TrainingWorkload& workload);

@@ -7,6 +7,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/analytical_step.hpp"
 #include "sim/training/training_job.hpp"
 
 using namespace clustersim;
@@ -102,18 +103,33 @@ TEST_CASE("workload.train_tokens: steps, days, GPU-hours, energy and cost of a w
   CHECK(run.cost_usd == doctest::Approx(run.gpu_hours * 2.0));  // $2 per accelerator-hour, no electricity price
 }
 
-TEST_CASE("throttling is reported by default and applied on request") {
+TEST_CASE("throttling is reported by default and applied in the timeline on request") {
   auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
   scenario.platform.cluster.power.energy_j_per_flop[models::Dtype::bf16] *= 20;  // far above TDP
   const auto reported = runner::run_training(scenario);
-  CHECK(reported.power.throttle_factor < 1.0);
+  const double factor = reported.power.throttle_factor;
+  CHECK(factor < 1.0);
   CHECK_FALSE(reported.power.throttling_applied);
   scenario.platform.apply_throttling = true;
   const auto applied = runner::run_training(scenario);
   CHECK(applied.power.throttling_applied);
-  const double extra = reported.breakdown.compute_s * (1.0 / reported.power.throttle_factor - 1.0);
-  CHECK(applied.step_time_s == doctest::Approx(reported.step_time_s + extra));
+  // The clock is found from the step at full clock, so it is the factor the report gives.
+  CHECK(applied.power.throttle_factor == doctest::Approx(factor).epsilon(1e-12));
+  // Every kernel runs at that clock. The optimizer step alone stretches by exactly 1 / factor;
+  // the forward and backward kernels by a little less, since the time they lost sharing the GPU
+  // with communication does not stretch. The pipeline bubble waits on the other stage's
+  // compute, so it grows too: the step grows by more than the compute alone (the old
+  // after-the-fact rescaling added compute x (1 / factor - 1) only), and by less than if
+  // everything, communication included, ran 1 / factor as long.
+  CHECK(applied.breakdown.optimizer_s == doctest::Approx(reported.breakdown.optimizer_s / factor).epsilon(1e-6));
+  CHECK(applied.breakdown.compute_s <= reported.breakdown.compute_s / factor * (1 + 1e-9));
+  CHECK(applied.breakdown.compute_s >= 0.9 * reported.breakdown.compute_s / factor);
+  const double compute_growth = applied.breakdown.compute_s - reported.breakdown.compute_s;
+  CHECK(applied.step_time_s > reported.step_time_s + compute_growth);
+  CHECK(applied.step_time_s < reported.step_time_s / factor);
   CHECK(applied.tokens_per_s == doctest::Approx(32.0 * 2048 / applied.step_time_s));
+  // At that clock the busy phase draws no more than TDP.
+  CHECK(applied.power.device_peak_w <= 400.0 + 1e-6);
 }
 
 TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard") {
@@ -213,4 +229,28 @@ workload:
   CHECK_THROWS_WITH(scenario::load_scenario_from_string(yaml, "zero3-caps.yaml",
                                                          {"workload.memory.zero3_reduce_bucket_parameters=-1"}),
                     doctest::Contains("zero3_reduce_bucket_parameters"));
+}
+
+TEST_CASE("activation offload copies run beside compute on the host link; only what compute does not hide shows") {
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  const auto base = runner::run_training(scenario);
+  auto offload = scenario.training();
+  offload.memory.offload_activations = true;
+  scenario.set_training(offload);
+  // At the A100's 32 GB/s host link the copies hide behind the compute they overlap.
+  const auto hidden = runner::run_training(scenario);
+  CHECK(hidden.step_time_s == doctest::Approx(base.step_time_s).epsilon(0.02));
+  // A 100x slower link cannot keep up: the backward passes wait for their activations.
+  scenario.platform.cluster.memory_levels.back().bytes_per_s /= 100;
+  REQUIRE(scenario.platform.cluster.memory_levels.back().kind == models::MemoryLevelKind::host);
+  const auto slow = runner::run_training(scenario);
+  CHECK(slow.breakdown.offload_s > 0.1 * slow.step_time_s);
+  CHECK(slow.step_time_s > base.step_time_s + 0.5 * slow.breakdown.offload_s);
+  // The closed form of the search charges the copies' excess over compute the same way.
+  const auto platform = runner::build_platform(scenario);
+  const training::TrainingSetup setup = training::training_setup(scenario.training(), *platform,
+                                                                 scenario.primary_allocation(), scenario.simulation);
+  const auto estimate = training::estimate_training_step(setup);
+  CHECK(estimate.step_time_s == doctest::Approx(slow.step_time_s).epsilon(0.1));
+  CHECK(estimate.breakdown.offload_s > 0);
 }
