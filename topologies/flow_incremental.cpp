@@ -60,8 +60,7 @@ void IncrementalMaxMin::flow_removing(const FlowLinkIncidence& incidence, std::i
     return;
   }
   FlowState& state = flows_[f];
-  if (state.bottleneck >= 0) --links_[static_cast<std::size_t>(state.bottleneck)].bottlenecked_flows;
-  state.bottleneck = kUnsolved;
+  set_bottleneck(state, kUnsolved);
   for (const FlowHop& hop : incidence.hops_of(flow)) {
     LinkState& link = links_[static_cast<std::size_t>(hop.link)];
     if (!link.departure_marked) {
@@ -72,6 +71,12 @@ void IncrementalMaxMin::flow_removing(const FlowLinkIncidence& incidence, std::i
       link.departure_level = std::min(link.departure_level, state.rate_bytes_per_s);
     }
   }
+}
+
+void IncrementalMaxMin::set_bottleneck(FlowState& flow, LinkId bottleneck) {
+  if (flow.bottleneck >= 0) --links_[static_cast<std::size_t>(flow.bottleneck)].bottlenecked_flows;
+  if (bottleneck >= 0) ++links_[static_cast<std::size_t>(bottleneck)].bottlenecked_flows;
+  flow.bottleneck = bottleneck;
 }
 
 IncrementalMaxMin::Role IncrementalMaxMin::role(std::size_t flow) const {
@@ -186,10 +191,8 @@ void IncrementalMaxMin::fix(const FlowLinkIncidence& incidence, std::int32_t flo
                             LinkId bottleneck) {
   const auto f = static_cast<std::size_t>(flow);
   FlowState& state = flows_[f];
-  if (state.bottleneck >= 0) --links_[static_cast<std::size_t>(state.bottleneck)].bottlenecked_flows;
-  if (bottleneck >= 0) ++links_[static_cast<std::size_t>(bottleneck)].bottlenecked_flows;
   state.rate_bytes_per_s = rate;
-  state.bottleneck = bottleneck;
+  set_bottleneck(state, bottleneck);
   set_role(f, Role::kFixed);
   fixed_flows_.push_back(flow);
   for (const FlowHop& hop : incidence.hops_of(flow)) {
@@ -216,6 +219,10 @@ void IncrementalMaxMin::release(const FlowLinkIncidence& incidence, std::int32_t
   for (const FlowHop& hop : incidence.hops_of(flow)) track(incidence, hop.link, level);
 }
 
+bool IncrementalMaxMin::still_binds(LinkId bottleneck, double level) const {
+  return !tracked(bottleneck) || saturated_at(bottleneck, level);
+}
+
 bool IncrementalMaxMin::saturated_at(LinkId link, double level) const {
   const LinkState& state = links_[static_cast<std::size_t>(link)];
   // The level at which the link would fill is (capacity - fixed) / rising; compare it with
@@ -237,11 +244,13 @@ void IncrementalMaxMin::process_predictions(const FlowLinkIncidence& incidence, 
     const auto f = static_cast<std::size_t>(flow);
     if (role(f) != Role::kPredicted) continue;
     const LinkId bottleneck = flows_[f].bottleneck;
+    const bool old_holds = bottleneck == kRateCapBottleneck || still_binds(bottleneck, level);
     const double cap = cap_by_flow[f];
-    const bool holds = cap <= level * (1 + kRateTolerance) || bottleneck == kRateCapBottleneck ||
-                       !tracked(bottleneck) || saturated_at(bottleneck, level);
-    if (holds) {
+    const bool cap_holds = cap <= level * (1 + kRateTolerance);
+    if (old_holds || cap_holds) {
       set_role(f, Role::kConfirmed);
+      // Its old link no longer fills here, but its cap (which tied it) does.
+      if (!old_holds) set_bottleneck(flows_[f], kRateCapBottleneck);
       settle(incidence, flow, flows_[f].rate_bytes_per_s, kRateCapBottleneck);
     } else {
       release(incidence, flow, level, cap);
@@ -260,9 +269,15 @@ void IncrementalMaxMin::process_saturation(const FlowLinkIncidence& incidence, L
     if (flow_role == Role::kRising) {
       fix(incidence, use.flow, level, link);
     } else if (flow_role == Role::kPredicted) {
-      if (flows_[f].rate_bytes_per_s <= level * (1 + kRateTolerance)) {
+      FlowState& flow = flows_[f];
+      if (flow.rate_bytes_per_s <= level * (1 + kRateTolerance)) {
         set_role(f, Role::kConfirmed);
-        settle(incidence, use.flow, flows_[f].rate_bytes_per_s, link);
+        // If what fixed it before no longer fills at this level, this link holds it now; a
+        // stale bottleneck would hide it from this link's later changes.
+        if (flow.bottleneck >= 0 && !still_binds(flow.bottleneck, level)) {
+          set_bottleneck(flow, link);
+        }
+        settle(incidence, use.flow, flow.rate_bytes_per_s, link);
       } else {
         fix(incidence, use.flow, level, link);
       }

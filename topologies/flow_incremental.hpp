@@ -31,7 +31,10 @@ inline constexpr LinkId kUnsolved = -2;
 /// curve is unchanged) or still fills at that level; otherwise the flow is released and rises
 /// on. When a tracked link fills it fixes every flow still rising on it, predicted ones whose
 /// old rate was higher included. A flow released or fixed at a new level makes its links
-/// tracked from that level on, the first level where their load curves can differ.
+/// tracked from that level on, the first level where their load curves can differ. A link
+/// that lost flows is tracked only if it bottlenecked some flow, which relies on accurate
+/// bottlenecks: a predicted flow kept at its old rate because another link fills there, or
+/// its cap ties it, takes that link or cap as its bottleneck when its old one no longer fills.
 ///
 /// The result is the progressive-filling allocation of the whole network (up to
 /// kRateTolerance in deciding ties). An update costs O((H + D) log(H + D)) for H the hops of
@@ -129,6 +132,9 @@ class IncrementalMaxMin {
   void release(const FlowLinkIncidence& incidence, std::int32_t flow, double level,
                double cap_bytes_per_s);
   bool saturated_at(LinkId link, double level) const;
+  /// True if `bottleneck`, a link that fixed a predicted flow at `level` before, still fills
+  /// there: untracked (its course below is unchanged) or saturated at `level`.
+  bool still_binds(LinkId bottleneck, double level) const;
   void process_predictions(const FlowLinkIncidence& incidence, LinkId link, double level,
                            std::span<const double> cap_by_flow);
   void process_saturation(const FlowLinkIncidence& incidence, LinkId link, double level);
@@ -139,6 +145,8 @@ class IncrementalMaxMin {
     LinkId bottleneck = kUnsolved;  ///< counted in its link's bottlenecked_flows when >= 0
     std::uint32_t stamp = 0;        ///< epoch_ << 2 | Role, valid when its epoch is epoch_
   };
+  /// Sets `flow`'s bottleneck, keeping the links' bottlenecked_flows counts.
+  void set_bottleneck(FlowState& flow, LinkId bottleneck);
   /// Per link: its capacity, the changes recorded since the last update, and its counts while
   /// tracked (epoch equals epoch_).
   struct LinkState {
