@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -18,9 +19,10 @@ constexpr auto heap_order = [](const auto& a, const auto& b) {
   return a.key > b.key;
 };
 
-// A link that only lost flows is tracked from a hair below the lowest departed rate, so that a
-// flow bottlenecked on it whose rate ties that one only up to rounding is still looked at.
-constexpr double kDepartureLevelMargin = 1e-9;
+// A link that only lost flows or changed capacity is tracked from a hair below the lowest level
+// where its course can change, so that a flow whose rate ties that level only up to rounding
+// is still looked at.
+constexpr double kTrackLevelMargin = 1e-9;
 
 }  // namespace
 
@@ -71,6 +73,15 @@ void IncrementalMaxMin::flow_removing(const FlowLinkIncidence& incidence, std::i
       link.departure_level = std::min(link.departure_level, state.rate_bytes_per_s);
     }
   }
+}
+
+void IncrementalMaxMin::set_capacity(LinkId link, double capacity_bytes_per_s) {
+  LinkState& state = links_[static_cast<std::size_t>(link)];
+  if (!state.capacity_marked) {
+    state.capacity_marked = true;
+    capacity_changes_.push_back({link, state.capacity_bytes_per_s});
+  }
+  state.capacity_bytes_per_s = capacity_bytes_per_s;
 }
 
 void IncrementalMaxMin::set_bottleneck(FlowState& flow, LinkId bottleneck) {
@@ -290,6 +301,48 @@ void IncrementalMaxMin::process_saturation(const FlowLinkIncidence& incidence, L
   touch(link);
 }
 
+double IncrementalMaxMin::saturation_level(const FlowLinkIncidence& incidence,
+                                           LinkId link) const {
+  double level = std::numeric_limits<double>::infinity();
+  for (const LinkUse& use : incidence.flows_on(link)) {
+    const FlowState& flow = flows_[static_cast<std::size_t>(use.flow)];
+    if (flow.bottleneck == link) level = std::min(level, flow.rate_bytes_per_s);
+  }
+  return level;
+}
+
+void IncrementalMaxMin::push_change_tracks(const FlowLinkIncidence& incidence) {
+  // Links of added flows are tracked from level 0 already.
+  for (const LinkId link : departure_links_) {
+    LinkState& state = links_[static_cast<std::size_t>(link)];
+    state.departure_marked = false;
+    // Below the lowest departed rate the link's load curve is unchanged, and a lighter load
+    // can only matter to the flows it bottlenecked.
+    if (state.bottlenecked_flows > 0 && state.epoch != epoch_) {
+      push(state.departure_level * (1 - kTrackLevelMargin), EventKind::kTrack, link);
+    }
+  }
+  departure_links_.clear();
+  for (const auto& [link, solved_capacity] : capacity_changes_) {
+    LinkState& state = links_[static_cast<std::size_t>(link)];
+    state.capacity_marked = false;
+    if (state.epoch == epoch_) continue;
+    const double capacity = state.capacity_bytes_per_s;
+    if (capacity < solved_capacity) {
+      // Each flow adds at most the level to the load, so the link cannot fill below this.
+      const std::size_t flow_count = incidence.flows_on(link).size();
+      if (flow_count > 0) {
+        push(capacity / static_cast<double>(flow_count) * (1 - kTrackLevelMargin),
+             EventKind::kTrack, link);
+      }
+    } else if (capacity > solved_capacity && state.bottlenecked_flows > 0) {
+      push(saturation_level(incidence, link) * (1 - kTrackLevelMargin), EventKind::kTrack,
+           link);
+    }
+  }
+  capacity_changes_.clear();
+}
+
 std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence& incidence,
                                                         std::span<const double> cap_by_flow) {
   grow_flows(cap_by_flow.size());
@@ -318,15 +371,7 @@ std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence&
     for (const FlowHop& hop : incidence.hops_of(flow)) track(incidence, hop.link, 0.0);
   }
   added_flows_.clear();
-  for (const LinkId link : departure_links_) {
-    LinkState& state = links_[static_cast<std::size_t>(link)];
-    state.departure_marked = false;
-    // Links of added flows are tracked from level 0 already.
-    if (state.bottlenecked_flows > 0 && state.epoch != epoch_) {
-      push(state.departure_level * (1 - kDepartureLevelMargin), EventKind::kTrack, link);
-    }
-  }
-  departure_links_.clear();
+  push_change_tracks(incidence);
   push_touched(0.0, /*heapify=*/true);  // the first entries are cheaper heapified at once
 
   double level = 0;
