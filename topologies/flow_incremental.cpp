@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -18,9 +19,10 @@ constexpr auto heap_order = [](const auto& a, const auto& b) {
   return a.key > b.key;
 };
 
-// A link that only lost flows is tracked from a hair below the lowest departed rate, so that a
-// flow bottlenecked on it whose rate ties that one only up to rounding is still looked at.
-constexpr double kDepartureLevelMargin = 1e-9;
+// A link that only lost flows or changed capacity is tracked from a hair below the lowest level
+// where its course can change, so that a flow whose rate ties that level only up to rounding
+// is still looked at.
+constexpr double kTrackLevelMargin = 1e-9;
 
 }  // namespace
 
@@ -60,8 +62,7 @@ void IncrementalMaxMin::flow_removing(const FlowLinkIncidence& incidence, std::i
     return;
   }
   FlowState& state = flows_[f];
-  if (state.bottleneck >= 0) --links_[static_cast<std::size_t>(state.bottleneck)].bottlenecked_flows;
-  state.bottleneck = kUnsolved;
+  set_bottleneck(state, kUnsolved);
   for (const FlowHop& hop : incidence.hops_of(flow)) {
     LinkState& link = links_[static_cast<std::size_t>(hop.link)];
     if (!link.departure_marked) {
@@ -72,6 +73,21 @@ void IncrementalMaxMin::flow_removing(const FlowLinkIncidence& incidence, std::i
       link.departure_level = std::min(link.departure_level, state.rate_bytes_per_s);
     }
   }
+}
+
+void IncrementalMaxMin::set_capacity(LinkId link, double capacity_bytes_per_s) {
+  LinkState& state = links_[static_cast<std::size_t>(link)];
+  if (!state.capacity_marked) {
+    state.capacity_marked = true;
+    capacity_changes_.push_back({link, state.capacity_bytes_per_s});
+  }
+  state.capacity_bytes_per_s = capacity_bytes_per_s;
+}
+
+void IncrementalMaxMin::set_bottleneck(FlowState& flow, LinkId bottleneck) {
+  if (flow.bottleneck >= 0) --links_[static_cast<std::size_t>(flow.bottleneck)].bottlenecked_flows;
+  if (bottleneck >= 0) ++links_[static_cast<std::size_t>(bottleneck)].bottlenecked_flows;
+  flow.bottleneck = bottleneck;
 }
 
 IncrementalMaxMin::Role IncrementalMaxMin::role(std::size_t flow) const {
@@ -186,10 +202,8 @@ void IncrementalMaxMin::fix(const FlowLinkIncidence& incidence, std::int32_t flo
                             LinkId bottleneck) {
   const auto f = static_cast<std::size_t>(flow);
   FlowState& state = flows_[f];
-  if (state.bottleneck >= 0) --links_[static_cast<std::size_t>(state.bottleneck)].bottlenecked_flows;
-  if (bottleneck >= 0) ++links_[static_cast<std::size_t>(bottleneck)].bottlenecked_flows;
   state.rate_bytes_per_s = rate;
-  state.bottleneck = bottleneck;
+  set_bottleneck(state, bottleneck);
   set_role(f, Role::kFixed);
   fixed_flows_.push_back(flow);
   for (const FlowHop& hop : incidence.hops_of(flow)) {
@@ -216,6 +230,10 @@ void IncrementalMaxMin::release(const FlowLinkIncidence& incidence, std::int32_t
   for (const FlowHop& hop : incidence.hops_of(flow)) track(incidence, hop.link, level);
 }
 
+bool IncrementalMaxMin::still_binds(LinkId bottleneck, double level) const {
+  return !tracked(bottleneck) || saturated_at(bottleneck, level);
+}
+
 bool IncrementalMaxMin::saturated_at(LinkId link, double level) const {
   const LinkState& state = links_[static_cast<std::size_t>(link)];
   // The level at which the link would fill is (capacity - fixed) / rising; compare it with
@@ -237,11 +255,13 @@ void IncrementalMaxMin::process_predictions(const FlowLinkIncidence& incidence, 
     const auto f = static_cast<std::size_t>(flow);
     if (role(f) != Role::kPredicted) continue;
     const LinkId bottleneck = flows_[f].bottleneck;
+    const bool old_holds = bottleneck == kRateCapBottleneck || still_binds(bottleneck, level);
     const double cap = cap_by_flow[f];
-    const bool holds = cap <= level * (1 + kRateTolerance) || bottleneck == kRateCapBottleneck ||
-                       !tracked(bottleneck) || saturated_at(bottleneck, level);
-    if (holds) {
+    const bool cap_holds = cap <= level * (1 + kRateTolerance);
+    if (old_holds || cap_holds) {
       set_role(f, Role::kConfirmed);
+      // Its old link no longer fills here, but its cap (which tied it) does.
+      if (!old_holds) set_bottleneck(flows_[f], kRateCapBottleneck);
       settle(incidence, flow, flows_[f].rate_bytes_per_s, kRateCapBottleneck);
     } else {
       release(incidence, flow, level, cap);
@@ -260,9 +280,15 @@ void IncrementalMaxMin::process_saturation(const FlowLinkIncidence& incidence, L
     if (flow_role == Role::kRising) {
       fix(incidence, use.flow, level, link);
     } else if (flow_role == Role::kPredicted) {
-      if (flows_[f].rate_bytes_per_s <= level * (1 + kRateTolerance)) {
+      FlowState& flow = flows_[f];
+      if (flow.rate_bytes_per_s <= level * (1 + kRateTolerance)) {
         set_role(f, Role::kConfirmed);
-        settle(incidence, use.flow, flows_[f].rate_bytes_per_s, link);
+        // If what fixed it before no longer fills at this level, this link holds it now; a
+        // stale bottleneck would hide it from this link's later changes.
+        if (flow.bottleneck >= 0 && !still_binds(flow.bottleneck, level)) {
+          set_bottleneck(flow, link);
+        }
+        settle(incidence, use.flow, flow.rate_bytes_per_s, link);
       } else {
         fix(incidence, use.flow, level, link);
       }
@@ -273,6 +299,48 @@ void IncrementalMaxMin::process_saturation(const FlowLinkIncidence& incidence, L
   state.rising_flows = 0;
   state.fixed_bytes_per_s = state.capacity_bytes_per_s;
   touch(link);
+}
+
+double IncrementalMaxMin::saturation_level(const FlowLinkIncidence& incidence,
+                                           LinkId link) const {
+  double level = std::numeric_limits<double>::infinity();
+  for (const LinkUse& use : incidence.flows_on(link)) {
+    const FlowState& flow = flows_[static_cast<std::size_t>(use.flow)];
+    if (flow.bottleneck == link) level = std::min(level, flow.rate_bytes_per_s);
+  }
+  return level;
+}
+
+void IncrementalMaxMin::push_change_tracks(const FlowLinkIncidence& incidence) {
+  // Links of added flows are tracked from level 0 already.
+  for (const LinkId link : departure_links_) {
+    LinkState& state = links_[static_cast<std::size_t>(link)];
+    state.departure_marked = false;
+    // Below the lowest departed rate the link's load curve is unchanged, and a lighter load
+    // can only matter to the flows it bottlenecked.
+    if (state.bottlenecked_flows > 0 && state.epoch != epoch_) {
+      push(state.departure_level * (1 - kTrackLevelMargin), EventKind::kTrack, link);
+    }
+  }
+  departure_links_.clear();
+  for (const auto& [link, solved_capacity] : capacity_changes_) {
+    LinkState& state = links_[static_cast<std::size_t>(link)];
+    state.capacity_marked = false;
+    if (state.epoch == epoch_) continue;
+    const double capacity = state.capacity_bytes_per_s;
+    if (capacity < solved_capacity) {
+      // Each flow adds at most the level to the load, so the link cannot fill below this.
+      const std::size_t flow_count = incidence.flows_on(link).size();
+      if (flow_count > 0) {
+        push(capacity / static_cast<double>(flow_count) * (1 - kTrackLevelMargin),
+             EventKind::kTrack, link);
+      }
+    } else if (capacity > solved_capacity && state.bottlenecked_flows > 0) {
+      push(saturation_level(incidence, link) * (1 - kTrackLevelMargin), EventKind::kTrack,
+           link);
+    }
+  }
+  capacity_changes_.clear();
 }
 
 std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence& incidence,
@@ -303,15 +371,7 @@ std::span<const std::int32_t> IncrementalMaxMin::update(const FlowLinkIncidence&
     for (const FlowHop& hop : incidence.hops_of(flow)) track(incidence, hop.link, 0.0);
   }
   added_flows_.clear();
-  for (const LinkId link : departure_links_) {
-    LinkState& state = links_[static_cast<std::size_t>(link)];
-    state.departure_marked = false;
-    // Links of added flows are tracked from level 0 already.
-    if (state.bottlenecked_flows > 0 && state.epoch != epoch_) {
-      push(state.departure_level * (1 - kDepartureLevelMargin), EventKind::kTrack, link);
-    }
-  }
-  departure_links_.clear();
+  push_change_tracks(incidence);
   push_touched(0.0, /*heapify=*/true);  // the first entries are cheaper heapified at once
 
   double level = 0;

@@ -1,7 +1,7 @@
 #pragma once
 /// Incremental max-min fair rates for the flow model (topologies/flow_network.hpp): after flows
-/// start or end, progressive filling is replayed only where its course changes, and flows away
-/// from the change keep their rates without being visited.
+/// start or end, or link capacities change, progressive filling is replayed only where its
+/// course changes, and flows away from the change keep their rates without being visited.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,7 +31,16 @@ inline constexpr LinkId kUnsolved = -2;
 /// curve is unchanged) or still fills at that level; otherwise the flow is released and rises
 /// on. When a tracked link fills it fixes every flow still rising on it, predicted ones whose
 /// old rate was higher included. A flow released or fixed at a new level makes its links
-/// tracked from that level on, the first level where their load curves can differ.
+/// tracked from that level on, the first level where their load curves can differ. A link
+/// that lost flows is tracked only if it bottlenecked some flow, which relies on accurate
+/// bottlenecks: a predicted flow kept at its old rate because another link fills there, or
+/// its cap ties it, takes that link or cap as its bottleneck when its old one no longer fills.
+///
+/// A capacity change leaves a link's load curve alone and moves only the level where the link
+/// fills. A link whose capacity fell is tracked from its new capacity divided by its flows (it
+/// cannot fill below that level; down to level 0 for a link that went down, which fixes its
+/// flows at rate 0); one whose capacity rose is tracked from its old saturation level, and
+/// only if some flow had it as bottleneck (else it binds nobody, with more room even less).
 ///
 /// The result is the progressive-filling allocation of the whole network (up to
 /// kRateTolerance in deciding ties). An update costs O((H + D) log(H + D)) for H the hops of
@@ -47,8 +56,8 @@ class IncrementalMaxMin {
   /// Link ids and flow slots must stay below this (they share an event key with its kind).
   static constexpr std::size_t kMaxId = std::size_t{1} << 30U;
 
-  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and > 0. Throws ConfigError
-  /// for kMaxId links or more.
+  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and >= 0 (0: the link is
+  /// down and its flows get rate 0). Throws ConfigError for kMaxId links or more.
   explicit IncrementalMaxMin(std::vector<double> capacity_bytes_per_s);
 
   /// Records that `flow` (a slot) was just added to `incidence`. Throws SimulationError for a
@@ -56,10 +65,21 @@ class IncrementalMaxMin {
   void flow_added(std::int32_t flow);
   /// Records that `flow` is about to be removed from `incidence` (call before removing it).
   void flow_removing(const FlowLinkIncidence& incidence, std::int32_t flow);
-  /// True if flows were added or removed since the last update.
-  bool has_changes() const { return !added_flows_.empty() || !departure_links_.empty(); }
+  /// Records that `link`'s capacity is `capacity_bytes_per_s` (finite, >= 0) from the next
+  /// update on. Several changes before one update count as the last one; a link set back to
+  /// the capacity of the last update is no change.
+  void set_capacity(LinkId link, double capacity_bytes_per_s);
+  /// Capacity of `link` as last set, bytes/s (the next update solves with it).
+  double capacity_bytes_per_s(LinkId link) const {
+    return links_[static_cast<std::size_t>(link)].capacity_bytes_per_s;
+  }
+  /// True if flows were added or removed, or capacities set, since the last update.
+  bool has_changes() const {
+    return !added_flows_.empty() || !departure_links_.empty() || !capacity_changes_.empty();
+  }
 
-  /// Restores the max-min allocation after the recorded additions and removals. `cap_by_flow[f]`
+  /// Restores the max-min allocation after the recorded additions, removals and capacity
+  /// changes. A flow crossing a link of capacity 0 gets rate 0. `cap_by_flow[f]`
   /// is flow f's rate cap in bytes/s (> 0, may be infinite), indexed by slot and covering every
   /// slot in use. Returns the flows whose rate was fixed anew (every added flow among them), in
   /// a deterministic order; all other flows kept their rate bit for bit. Equal levels are
@@ -111,6 +131,11 @@ class IncrementalMaxMin {
     return static_cast<std::uint32_t>(kind) << kIdBits | static_cast<std::uint32_t>(id);
   }
   void push(double level_bytes_per_s, EventKind kind, std::int32_t id, std::uint32_t version = 0);
+  /// Pushes the kTrack events of the links that lost flows or changed capacity since the last
+  /// update, at the lowest level where each link's course can change.
+  void push_change_tracks(const FlowLinkIncidence& incidence);
+  /// Level at which `link` filled in the last update: the rate of a flow it bottlenecked.
+  double saturation_level(const FlowLinkIncidence& incidence, LinkId link) const;
   /// Starts following `link`'s load from `level` on, counting its flows as rising or fixed.
   void track(const FlowLinkIncidence& incidence, LinkId link, double level);
   /// Pushes the prediction event of `link`'s next predicted flow, if any.
@@ -129,6 +154,9 @@ class IncrementalMaxMin {
   void release(const FlowLinkIncidence& incidence, std::int32_t flow, double level,
                double cap_bytes_per_s);
   bool saturated_at(LinkId link, double level) const;
+  /// True if `bottleneck`, a link that fixed a predicted flow at `level` before, still fills
+  /// there: untracked (its course below is unchanged) or saturated at `level`.
+  bool still_binds(LinkId bottleneck, double level) const;
   void process_predictions(const FlowLinkIncidence& incidence, LinkId link, double level,
                            std::span<const double> cap_by_flow);
   void process_saturation(const FlowLinkIncidence& incidence, LinkId link, double level);
@@ -139,6 +167,8 @@ class IncrementalMaxMin {
     LinkId bottleneck = kUnsolved;  ///< counted in its link's bottlenecked_flows when >= 0
     std::uint32_t stamp = 0;        ///< epoch_ << 2 | Role, valid when its epoch is epoch_
   };
+  /// Sets `flow`'s bottleneck, keeping the links' bottlenecked_flows counts.
+  void set_bottleneck(FlowState& flow, LinkId bottleneck);
   /// Per link: its capacity, the changes recorded since the last update, and its counts while
   /// tracked (epoch equals epoch_).
   struct LinkState {
@@ -154,6 +184,14 @@ class IncrementalMaxMin {
     std::uint32_t end_prediction = 0;
     bool touched = false;
     bool departure_marked = false;
+    bool capacity_marked = false;  ///< in capacity_changes_
+  };
+  /// A link whose capacity was set since the last update, with its capacity then. Kept apart
+  /// from LinkState, which every network allocates for every link, so that the per-link
+  /// record does not grow for a field few links ever use.
+  struct CapacityChange {
+    LinkId link;
+    double solved_capacity_bytes_per_s;
   };
 
   std::vector<FlowState> flows_;
@@ -162,6 +200,7 @@ class IncrementalMaxMin {
   std::vector<std::int32_t> added_flows_;
   std::vector<std::uint8_t> added_pending_;  ///< per flow: in added_flows_, not yet solved
   std::vector<LinkId> departure_links_;
+  std::vector<CapacityChange> capacity_changes_;  ///< in call order, one per link
   // State of the current update.
   std::vector<Prediction> predictions_;
   std::vector<LinkId> touched_links_;

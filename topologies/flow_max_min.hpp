@@ -17,7 +17,8 @@ namespace clustersim::topologies {
 /// and a solve costs O((links + hops) log(links + flows)).
 class MaxMinFairSolver {
  public:
-  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and > 0.
+  /// `capacity_bytes_per_s` indexed by LinkId; every entry finite and >= 0 (a link of
+  /// capacity 0 fixes its flows at rate 0).
   explicit MaxMinFairSolver(std::vector<double> capacity_bytes_per_s);
 
   /// Sets `rate_by_flow[f]` (bytes/s) for every flow f of `flows`, which with `links` must be a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ using engine::TimePs;
 constexpr std::uint64_t kTagRecompute = 0x666c6f7700000001ULL;
 constexpr std::uint64_t kTagLastByte = 0x666c6f7700000002ULL;
 constexpr std::uint64_t kTagArrival = 0x666c6f7700000003ULL;
+constexpr std::uint64_t kTagCapacityChange = 0x666c6f7700000004ULL;
 
 constexpr double kPsPerSecond = static_cast<double>(engine::kPsPerSecond);
 // Latest a completion may be scheduled from now, so that now + delay cannot overflow TimePs.
@@ -59,6 +61,13 @@ struct FlowNetwork::Impl {
     bool active = false;
   };
 
+  /// A link's profile changes not applied yet: changes[next..], the next one scheduled.
+  struct PendingProfile {
+    std::vector<LinkCapacityChange> changes;
+    std::size_t next = 0;
+    EventId event;  ///< pending while next < changes.size()
+  };
+
   Impl(engine::Engine& engine_ref, const Topology* topology_ptr, std::span<const Link> links)
       : engine(engine_ref),
         topology(topology_ptr),
@@ -82,6 +91,12 @@ struct FlowNetwork::Impl {
   std::uint32_t mark_epoch = 0;
   std::vector<double> delivered_bytes;  ///< per link, by flows that have completed
   LinkTraffic traffic;                  ///< snapshot returned by traffic()
+  std::vector<PendingProfile> profiles;  ///< by link; empty until the first apply_profile
+  /// Payload rate per link at scale 1; empty until the first capacity change, before which
+  /// the solver's capacities are these (so a network that never changes one never copies).
+  std::vector<double> nominal_bytes_per_s;
+
+  std::size_t link_count() const { return link_mark.size(); }
 
   static FlowId id_of(std::int32_t slot, std::uint32_t generation) {
     return static_cast<FlowId>((static_cast<std::uint64_t>(generation) << 32U) |
@@ -97,16 +112,21 @@ struct FlowNetwork::Impl {
     return flow.active && flow.generation == generation ? &flow : nullptr;
   }
 
+  // `what` names the link's role in the message: "flow", "scaled", ...
+  void check_link_id(LinkId link, std::string_view what) const {
+    if (link < 0 || static_cast<std::size_t>(link) >= link_count()) {
+      throw ConfigError(
+          fmt::format("{} link id {} is out of range [0, {})", what, link, link_count()));
+    }
+  }
+
   void check_links(std::span<const LinkId> links) {
     if (++mark_epoch == 0) {
       std::fill(link_mark.begin(), link_mark.end(), 0U);
       mark_epoch = 1;
     }
     for (const LinkId link : links) {
-      if (link < 0 || static_cast<std::size_t>(link) >= link_mark.size()) {
-        throw ConfigError(
-            fmt::format("flow link id {} is out of range [0, {})", link, link_mark.size()));
-      }
+      check_link_id(link, "flow");
       std::uint32_t& mark = link_mark[static_cast<std::size_t>(link)];
       if (mark == mark_epoch) throw ConfigError(fmt::format("flow crosses link {} twice", link));
       mark = mark_epoch;
@@ -196,12 +216,59 @@ struct FlowNetwork::Impl {
     for (const std::int32_t slot : solved) {
       Flow& flow = flows[static_cast<std::size_t>(slot)];
       const double rate = rates.rate_bytes_per_s(slot);
-      if (rate == flow.rate_bytes_per_s && flow.last_byte_event.valid()) continue;
+      const bool scheduled = flow.last_byte_event.valid();
+      // Unchanged: a moving flow keeps its completion event, a stalled one stays without.
+      if (rate == flow.rate_bytes_per_s && (scheduled || rate == 0)) continue;
       advance(flow, now_ps);
       flow.rate_bytes_per_s = rate;
-      if (flow.last_byte_event.valid()) engine.cancel(flow.last_byte_event);
-      schedule_last_byte(slot);
+      if (scheduled) engine.cancel(flow.last_byte_event);
+      if (rate > 0) {
+        schedule_last_byte(slot);
+      } else {  // behind a down link: stalled until a recompute gives it bandwidth again
+        flow.last_byte_event = {};
+      }
     }
+  }
+
+  void set_scale(LinkId link, double scale) {
+    if (nominal_bytes_per_s.empty()) {
+      nominal_bytes_per_s.resize(link_count());
+      for (std::size_t l = 0; l < link_count(); ++l) {
+        nominal_bytes_per_s[l] = rates.capacity_bytes_per_s(static_cast<LinkId>(l));
+      }
+    }
+    rates.set_capacity(link, nominal_bytes_per_s[static_cast<std::size_t>(link)] * scale);
+    request_recompute();
+  }
+
+  void schedule_next_change(LinkId link) {
+    PendingProfile& profile = profiles[static_cast<std::size_t>(link)];
+    if (profile.next == profile.changes.size()) {
+      profile.event = {};
+      return;
+    }
+    Impl* self = this;
+    profile.event = engine.schedule_at(
+        profile.changes[profile.next].at_ps,
+        [self, link](engine::Engine&) { self->on_profile_change(link); }, kTagCapacityChange);
+  }
+
+  void on_profile_change(LinkId link) {
+    PendingProfile& profile = profiles[static_cast<std::size_t>(link)];
+    const double scale = profile.changes[profile.next++].scale;
+    set_scale(link, scale);
+    schedule_next_change(link);  // one pending event per profile: the changes are in order
+  }
+
+  void apply_profile(LinkId link, const LinkProfile& profile) {
+    check_link_id(link, "profiled");
+    check_link_profile(profile, link, engine.now());
+    if (profiles.empty()) profiles.resize(link_count());
+    PendingProfile& pending = profiles[static_cast<std::size_t>(link)];
+    if (pending.event.valid()) engine.cancel(pending.event);
+    pending.changes = profile.changes;
+    pending.next = 0;
+    schedule_next_change(link);
   }
 
   void on_last_byte(std::int32_t slot, std::uint32_t generation) {
@@ -283,6 +350,9 @@ struct FlowNetwork::Impl {
 
   ~Impl() {
     if (recompute_event.valid()) engine.cancel(recompute_event);
+    for (const PendingProfile& profile : profiles) {
+      if (profile.event.valid()) engine.cancel(profile.event);
+    }
     for (const Flow& flow : flows) {
       if (flow.active && flow.last_byte_event.valid()) engine.cancel(flow.last_byte_event);
     }
@@ -311,6 +381,24 @@ FlowId FlowNetwork::start_flow_between(int src, int dst, double bytes,
   const Path& path = impl_->topology->path(src, dst);
   return impl_->start(path.links, bytes, path.latency_s, std::move(on_complete),
                       rate_cap_bytes_per_s);
+}
+
+void FlowNetwork::set_link_scale(LinkId link, double scale) {
+  impl_->check_link_id(link, "scaled");
+  if (!valid_link_scale(scale)) {
+    throw ConfigError(
+        fmt::format("link {} scale must be a finite number >= 0, got {}", link, scale));
+  }
+  impl_->set_scale(link, scale);
+}
+
+void FlowNetwork::apply_profile(LinkId link, const LinkProfile& profile) {
+  impl_->apply_profile(link, profile);
+}
+
+double FlowNetwork::link_capacity_bytes_per_s(LinkId link) const {
+  impl_->check_link_id(link, "queried");
+  return impl_->rates.capacity_bytes_per_s(link);
 }
 
 double FlowNetwork::rate_bytes_per_s(FlowId flow) const {

@@ -2,7 +2,8 @@
 /// Flow-level network with contention: max-min fair sharing of directed links among active
 /// flows, computed by progressive filling. When flows start or end the allocation is restored
 /// incrementally (topologies/flow_incremental.hpp): only the flows the change can reach are
-/// revisited, and only flows whose rate changed get their completion event rescheduled.
+/// revisited, and only flows whose rate changed get their completion event rescheduled. Link
+/// capacities can change during a run (degraded or down links, link_profile.hpp).
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "sim/engine/engine.hpp"
+#include "topologies/link_profile.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::topologies {
@@ -32,6 +34,18 @@ struct LinkTraffic {
 /// same time are batched into one recompute, run by an event at that time (or earlier, when
 /// rate_bytes_per_s is asked). The network must outlive its pending events; destroying it
 /// cancels them (handlers already scheduled for completed flows stay).
+///
+/// Capacity changes: a link carries its nominal payload rate (Link::payload_bytes_per_s) times
+/// a scale, 1 until changed by set_link_scale or a LinkProfile. A change takes effect at the
+/// current instant and joins that instant's batched recompute like a start or an end; flows
+/// keep the bytes they carried at the old rates, and only flows whose rate changed get their
+/// completion rescheduled. A link of scale 0 is down: every flow crossing it gets rate 0 and
+/// stalls (it stays active, with no completion event) until the link comes back, then carries
+/// on from where it stopped; a flow started over a down link stalls from its start. A flow
+/// that is still stalled when the engine runs out of events never completes. A flow's rate
+/// cap is its own limit (an endpoint's NIC or protocol), not a link's, so no link scale
+/// changes it: on a degraded link a capped flow gets at most min(its cap, its max-min share of
+/// the scaled capacity).
 class FlowNetwork {
  public:
   /// Called once when the flow's last byte has arrived (transfer time + path latency).
@@ -60,12 +74,29 @@ class FlowNetwork {
   FlowId start_flow_between(int src, int dst, double bytes, CompletionHandler on_complete,
                             double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity());
 
-  /// Current max-min fair rate of an active flow, bytes/s (0 if finished or unknown). Runs a
-  /// pending recompute first.
+  /// Sets `link`'s capacity to `scale` x its nominal payload rate from now on (0: down, 1:
+  /// nominal; above 1 is allowed). Throws ConfigError if the link id is unknown or `scale` is
+  /// not a finite number >= 0.
+  void set_link_scale(LinkId link, double scale);
+
+  /// Schedules the changes of `profile` on `link` as engine events at their times, each acting
+  /// as set_link_scale then; the changes still pending from an earlier profile of the link are
+  /// dropped (an empty profile just drops them). Throws ConfigError, scheduling nothing, if
+  /// the link id is unknown or the profile invalid (check_link_profile: a time before now, not
+  /// increasing, or a scale that is not a finite number >= 0).
+  void apply_profile(LinkId link, const LinkProfile& profile);
+
+  /// Payload capacity of `link` now, bytes/s: its nominal payload rate x its current scale.
+  /// Throws ConfigError if the link id is unknown.
+  double link_capacity_bytes_per_s(LinkId link) const;
+
+  /// Current max-min fair rate of an active flow, bytes/s (0 if finished, unknown, or stalled
+  /// on a down link). Runs a pending recompute first.
   double rate_bytes_per_s(FlowId flow) const;
-  /// Active flows (started, not yet transferred all bytes).
+  /// Active flows (started, not yet transferred all bytes; stalled ones included).
   std::size_t active_flows() const;
-  /// Bytes carried on every directed link up to the engine's current time.
+  /// Bytes carried on every directed link up to the engine's current time (a stalled flow
+  /// keeps counting what it carried before it stalled).
   const LinkTraffic& traffic() const;
 
   struct Impl;

@@ -21,9 +21,13 @@ exec::Work FlowComm::collective(models::CollectiveKind kind, std::span<const std
 }
 
 void FlowComm::apply_link_profile(topologies::LinkId link, const engine::Profile& profile) {
-  // TODO(link-profiles): FlowNetwork capacity changes land from the link-profiles branch.
-  (void)profile;
-  throw SimulationError(fmt::format("link {}: capacity changes are not available yet", link));
+  // The flow network's profiles start from the link's current scale; the platform's start from
+  // a value of their own, set now.
+  engine::check_profile(profile, fmt::format("capacity profile of link {}", link), 0.0, false);
+  topologies::LinkProfile changes;
+  for (const engine::ProfileChange& change : profile.changes) changes.changes.push_back({change.at_ps, change.value});
+  network_.apply_profile(link, changes);  // checks the link and the times before changing anything
+  network_.set_link_scale(link, profile.initial);
 }
 
 int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/error.hpp"
@@ -395,69 +396,111 @@ TEST_CASE("a flow not on the changed link, faster than a re-solved flow, is pull
 
 namespace {
 
-/// From-scratch progressive filling of the given flows (by slot: path and cap).
-std::vector<double> full_max_min(const std::vector<Link>& links,
+/// The network's current payload capacity of every link, bytes/s.
+std::vector<double> capacities_of(const FlowNetwork& network, std::size_t link_count) {
+  std::vector<double> capacity;
+  for (std::size_t l = 0; l < link_count; ++l) {
+    capacity.push_back(network.link_capacity_bytes_per_s(static_cast<LinkId>(l)));
+  }
+  return capacity;
+}
+
+/// From-scratch progressive filling of the given flows (by slot: path and cap) on links of
+/// the given capacities.
+std::vector<double> full_max_min(const std::vector<double>& capacity_bytes_per_s,
                                  const std::vector<std::vector<LinkId>>& paths,
                                  const std::vector<double>& caps,
                                  const std::vector<std::int32_t>& active) {
-  std::vector<double> capacity;
-  for (const Link& link : links) capacity.push_back(link.bytes_per_s);
-  FlowLinkIncidence incidence(links.size());
+  const std::size_t link_count = capacity_bytes_per_s.size();
+  FlowLinkIncidence incidence(link_count);
   for (const std::int32_t flow : active) incidence.add(flow, paths[static_cast<std::size_t>(flow)]);
   std::vector<LinkId> all_links;
-  for (std::size_t l = 0; l < links.size(); ++l) all_links.push_back(static_cast<LinkId>(l));
-  MaxMinFairSolver solver(capacity);
+  for (std::size_t l = 0; l < link_count; ++l) all_links.push_back(static_cast<LinkId>(l));
+  MaxMinFairSolver solver(capacity_bytes_per_s);
   std::vector<double> rate(paths.size(), 0.0);
   solver.solve(incidence, all_links, active, caps, rate);
   return rate;
 }
 
+/// Random arrivals and completions on a random small network; with `change_capacities`, links
+/// are also degraded, taken down and restored, now or by profiles whose changes often fall on
+/// the instants where flows start. After every step each active flow's rate (0 when stalled)
+/// must equal a from-scratch solve on the links' current capacities.
+void random_network_run(std::uint64_t seed, bool change_capacities) {
+  std::mt19937_64 rng(seed);
+  const auto uniform_int = [&rng](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  const auto random_scale = [&] {
+    constexpr double kScales[] = {0.0, 0.25, 0.5, 1.0, 1.0, 2.0};
+    const int pick = uniform_int(0, 6);
+    return pick < 6 ? kScales[pick] : std::uniform_real_distribution<double>(0.05, 1.5)(rng);
+  };
+  std::vector<double> capacities;
+  const int link_count = uniform_int(2, 10);
+  for (int l = 0; l < link_count; ++l) capacities.push_back(kGBps * uniform_int(1, 12));
+  const auto links = links_of(capacities);
+  Engine engine(seed);
+  FlowNetwork network(engine, links);
+  std::vector<FlowId> ids;
+  std::vector<std::vector<LinkId>> paths;
+  std::vector<double> caps;
+  std::vector<LinkId> order;
+  for (int l = 0; l < link_count; ++l) order.push_back(l);
+  Arrivals arrivals(0);
+  for (int step = 0; step < 80; ++step) {
+    const int starts = uniform_int(0, 3);  // several at one instant: one batched recompute
+    for (int a = 0; a < starts; ++a) {
+      std::shuffle(order.begin(), order.end(), rng);
+      paths.emplace_back(order.begin(), order.begin() + uniform_int(1, std::min(link_count, 4)));
+      caps.push_back(uniform_int(0, 3) == 0 ? 0.5 * kGBps * uniform_int(1, 8)
+                                            : std::numeric_limits<double>::infinity());
+      const double bytes = 1e6 * uniform_int(1, 400);
+      arrivals.at_ps.push_back(-1);
+      ids.push_back(network.start_flow(paths.back(), bytes, 0.0,
+                                       arrivals.record(arrivals.at_ps.size() - 1), caps.back()));
+    }
+    if (change_capacities && uniform_int(0, 1) == 0) {
+      const LinkId link = uniform_int(0, link_count - 1);
+      if (uniform_int(0, 1) == 0) {
+        network.set_link_scale(link, random_scale());
+      } else {
+        LinkProfile profile;
+        TimePs at_ps = engine.now();
+        for (int c = uniform_int(1, 3); c > 0; --c) {
+          at_ps += TimePs{10'000'000} * uniform_int(profile.changes.empty() ? 0 : 1, 10);
+          profile.changes.push_back({at_ps, random_scale()});
+        }
+        network.apply_profile(link, profile);
+      }
+    }
+    engine.run(engine.now() + TimePs{10'000'000} * uniform_int(0, 20));  // 0-200 us later
+    std::vector<std::int32_t> active;
+    std::vector<double> got(ids.size(), 0.0);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      got[i] = network.rate_bytes_per_s(ids[i]);
+      if (arrivals.at_ps[i] < 0) active.push_back(static_cast<std::int32_t>(i));
+    }
+    REQUIRE(active.size() == network.active_flows());
+    const std::vector<double> want =
+        full_max_min(capacities_of(network, links.size()), paths, caps, active);
+    for (const std::int32_t i : active) {
+      INFO("seed ", seed, " step ", step, " flow ", i);
+      const auto f = static_cast<std::size_t>(i);
+      if (!change_capacities) CHECK(got[f] > 0);  // rate 0 needs a link that is down
+      CHECK(std::abs(got[f] - want[f]) <= 1e-9 * want[f]);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("rates after random arrivals and completions equal a from-scratch solve") {
-  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    std::mt19937_64 rng(seed);
-    const auto uniform_int = [&rng](int lo, int hi) {
-      return std::uniform_int_distribution<int>(lo, hi)(rng);
-    };
-    std::vector<double> capacities;
-    const int link_count = uniform_int(2, 10);
-    for (int l = 0; l < link_count; ++l) capacities.push_back(kGBps * uniform_int(1, 12));
-    const auto links = links_of(capacities);
-    Engine engine(seed);
-    FlowNetwork network(engine, links);
-    std::vector<FlowId> ids;
-    std::vector<std::vector<LinkId>> paths;
-    std::vector<double> caps;
-    std::vector<LinkId> order;
-    for (int l = 0; l < link_count; ++l) order.push_back(l);
-    for (int step = 0; step < 80; ++step) {
-      const int arrivals = uniform_int(0, 3);  // several at one instant: one batched recompute
-      for (int a = 0; a < arrivals; ++a) {
-        std::shuffle(order.begin(), order.end(), rng);
-        paths.emplace_back(order.begin(),
-                           order.begin() + uniform_int(1, std::min(link_count, 4)));
-        caps.push_back(uniform_int(0, 3) == 0 ? 0.5 * kGBps * uniform_int(1, 8)
-                                              : std::numeric_limits<double>::infinity());
-        const double bytes = 1e6 * uniform_int(1, 400);
-        ids.push_back(network.start_flow(paths.back(), bytes, 0.0, nullptr, caps.back()));
-      }
-      engine.run(engine.now() + TimePs{10'000'000} * uniform_int(0, 20));  // 0-200 us later
-      std::vector<std::int32_t> active;
-      std::vector<double> got(ids.size(), 0.0);
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        got[i] = network.rate_bytes_per_s(ids[i]);
-        if (got[i] > 0) active.push_back(static_cast<std::int32_t>(i));
-      }
-      REQUIRE(active.size() == network.active_flows());
-      const std::vector<double> want = full_max_min(links, paths, caps, active);
-      for (const std::int32_t i : active) {
-        INFO("seed ", seed, " step ", step, " flow ", i);
-        CHECK(std::abs(got[static_cast<std::size_t>(i)] - want[static_cast<std::size_t>(i)]) <=
-              1e-9 * want[static_cast<std::size_t>(i)]);
-      }
-    }
-  }
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) random_network_run(seed, false);
+}
+
+TEST_CASE("rates under random capacity changes and profiles equal a from-scratch solve") {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) random_network_run(seed, true);
 }
 
 TEST_CASE("on a fat-tree, random-size permutation traffic keeps exact max-min rates") {
@@ -490,7 +533,8 @@ TEST_CASE("on a fat-tree, random-size permutation traffic keeps exact max-min ra
       got[i] = network.rate_bytes_per_s(ids[i]);
       if (got[i] > 0) active.push_back(static_cast<std::int32_t>(i));
     }
-    const std::vector<double> want = full_max_min(links, paths, no_caps, active);
+    const std::vector<double> want =
+        full_max_min(capacities_of(network, links.size()), paths, no_caps, active);
     double worst = 0;
     for (const std::int32_t i : active) {
       const auto f = static_cast<std::size_t>(i);
@@ -501,4 +545,207 @@ TEST_CASE("on a fat-tree, random-size permutation traffic keeps exact max-min ra
     engine.run(engine.now() + 300'000'000);  // 0.3 ms
   }
   CHECK(checked >= 5);
+}
+
+TEST_CASE("a flow whose link halves midway finishes when the arithmetic says") {
+  // 2 GB over 10 GB/s; at 0.1 s (1 GB carried) the link drops to 5 GB/s: the other 1 GB takes
+  // 0.2 s more, so the flow ends at 0.3 s instead of 0.2 s.
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(1);
+  const FlowId flow = network.start_flow(std::vector<LinkId>{0}, 2e9, 0.0, arrivals.record(0));
+  network.apply_profile(0, LinkProfile{{{kPsPerS / 10, 0.5}}});
+  CHECK(network.link_capacity_bytes_per_s(0) == 10 * kGBps);
+  auto stats = engine.run(kPsPerS / 10);
+  CHECK(network.link_capacity_bytes_per_s(0) == 5 * kGBps);
+  CHECK(network.rate_bytes_per_s(flow) == 5 * kGBps);
+  CHECK(network.traffic().bytes == std::vector<double>{1e9});
+  const auto rest = engine.run();
+  CHECK(arrivals.at_ps[0] == 3 * kPsPerS / 10);
+  CHECK(network.traffic().bytes == std::vector<double>{2e9});
+  // Its completion at 0.2 s was cancelled once and replaced by the one at 0.3 s.
+  CHECK(stats.events_cancelled + rest.events_cancelled == 1);
+  SUBCASE("a rate cap under the degraded capacity still binds: min of both") {
+    const FlowId capped = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr, 2 * kGBps);
+    CHECK(network.rate_bytes_per_s(capped) == 2 * kGBps);
+    network.set_link_scale(0, 0.1);  // 1 GB/s, under the cap
+    CHECK(network.rate_bytes_per_s(capped) == 1 * kGBps);
+  }
+}
+
+TEST_CASE("a link down then up stalls its flow, which completes at the computed time") {
+  // 2 GB over 10 GB/s; down from 0.1 s (1 GB carried) to 0.4 s, then the other 1 GB takes
+  // 0.1 s: the flow ends at 0.5 s.
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(2);
+  const FlowId flow = network.start_flow(std::vector<LinkId>{0}, 2e9, 0.0, arrivals.record(0));
+  network.apply_profile(0, LinkProfile{{{kPsPerS / 10, 0.0}, {4 * kPsPerS / 10, 1.0}}});
+  engine.run(kPsPerS / 10);
+  CHECK(network.rate_bytes_per_s(flow) == 0.0);
+  CHECK(network.active_flows() == 1);
+  CHECK(network.link_capacity_bytes_per_s(0) == 0.0);
+  // Stalled: no completion event, only the profile's next change is pending.
+  CHECK(engine.pending() == 1);
+  engine.run(3 * kPsPerS / 10);
+  CHECK(network.traffic().bytes == std::vector<double>{1e9, 0.0});  // what it carried stays
+  engine.run();
+  CHECK(arrivals.at_ps[0] == kPsPerS / 2);
+  CHECK(network.traffic().bytes == std::vector<double>{2e9, 0.0});
+  SUBCASE("a flow started over a down link stalls from its start") {
+    network.set_link_scale(1, 0.0);
+    const FlowId late = network.start_flow(std::vector<LinkId>{1}, 1e9, 0.0, arrivals.record(1));
+    CHECK(network.rate_bytes_per_s(late) == 0.0);
+    engine.run(kPsPerS);
+    CHECK(arrivals.at_ps[1] == -1);
+    CHECK(network.active_flows() == 1);
+    network.set_link_scale(1, 0.5);  // 1 GB at 5 GB/s from 1 s
+    engine.run();
+    CHECK(arrivals.at_ps[1] == kPsPerS + kPsPerS / 5);
+  }
+  SUBCASE("a flow on a link that never comes back never completes") {
+    network.set_link_scale(1, 0.0);
+    network.start_flow(std::vector<LinkId>{1}, 1e9, 0.0, arrivals.record(1));
+    engine.run();
+    CHECK(arrivals.at_ps[1] == -1);
+    CHECK(network.active_flows() == 1);
+    CHECK(engine.pending() == 0);
+  }
+}
+
+TEST_CASE("two flows on a degraded link and a third elsewhere keep max-min rates") {
+  // A crosses link 0, B links 0 and 1, C link 2; all 10 GB/s. A = B = 5, C = 10 throughout:
+  // no change touches C, whose completion is never rescheduled.
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  Arrivals arrivals(3);
+  const std::vector<std::vector<LinkId>> paths{{0}, {0, 1}, {2}};
+  const std::vector<double> bytes{4e9, 4e9, 1e10};
+  std::vector<FlowId> ids;
+  for (std::size_t i = 0; i < 3; ++i) {
+    ids.push_back(network.start_flow(paths[i], bytes[i], 0.0, arrivals.record(i)));
+  }
+  const std::vector<double> no_caps(3, std::numeric_limits<double>::infinity());
+  const std::vector<std::int32_t> all{0, 1, 2};
+  std::uint64_t cancelled = 0;
+  // Runs to `at_ps`, applies `scales` (link, scale) and checks the rates against `want` and
+  // a from-scratch solve.
+  const auto change_and_check = [&](TimePs at_ps, std::vector<std::pair<LinkId, double>> scales,
+                                    std::vector<double> want) {
+    cancelled += engine.run(at_ps).events_cancelled;
+    for (const auto& [link, scale] : scales) network.set_link_scale(link, scale);
+    const std::vector<double> solved =
+        full_max_min(capacities_of(network, links.size()), paths, no_caps, all);
+    for (std::size_t i = 0; i < 3; ++i) {
+      INFO("at ", at_ps, " ps, flow ", i);
+      CHECK(network.rate_bytes_per_s(ids[i]) == want[i]);
+      CHECK(solved[i] == want[i]);
+    }
+  };
+  change_and_check(0, {}, {5 * kGBps, 5 * kGBps, 10 * kGBps});
+  // 0.1 s: link 0 at 4 GB/s; A and B carried 0.5 GB each.
+  change_and_check(kPsPerS / 10, {{0, 0.4}}, {2 * kGBps, 2 * kGBps, 10 * kGBps});
+  // 0.2 s: link 1 at 1 GB/s binds B; A takes the 3 left on link 0. Carried: 0.7 GB each.
+  change_and_check(2 * kPsPerS / 10, {{1, 0.1}}, {3 * kGBps, 1 * kGBps, 10 * kGBps});
+  // 0.3 s: link 0 down; A carried 1 GB, B 0.8 GB.
+  change_and_check(3 * kPsPerS / 10, {{0, 0.0}}, {0.0, 0.0, 10 * kGBps});
+  // 0.4 s: both back: A has 3 GB left at 5 GB/s (ends 1.0 s), B 3.2 GB.
+  change_and_check(4 * kPsPerS / 10, {{0, 1.0}, {1, 1.0}}, {5 * kGBps, 5 * kGBps, 10 * kGBps});
+  cancelled += engine.run().events_cancelled;
+  CHECK(arrivals.at_ps[0] == kPsPerS);
+  CHECK(arrivals.at_ps[2] == kPsPerS);  // 10 GB at 10 GB/s, never slowed
+  // B: 0.2 GB left at 1.0 s, then alone at 10 GB/s: 20 ms.
+  CHECK(arrivals.at_ps[1] == kPsPerS + kPsPerS / 50);
+  // A and B were rescheduled at 0.1, 0.2 and 0.3 s (two each), B again when A left; C never.
+  // The other 4 are the recompute events of the 4 changes, run early by rate_bytes_per_s.
+  CHECK(cancelled == 7 + 4);
+}
+
+TEST_CASE("a capacity change at the instant a flow starts is one batched recompute") {
+  // The link halves at 0.1 s, when a 1 GB flow starts on it: it runs at 5 GB/s from its start
+  // and ends at 0.3 s. Events: the start, the change, one recompute, last byte, arrival, and
+  // the recompute after it leaves.
+  for (const bool start_first : {true, false}) {
+    INFO("start scheduled first: ", start_first);
+    Engine engine;
+    const auto links = links_of({10 * kGBps});
+    FlowNetwork network(engine, links);
+    Arrivals arrivals(1);
+    const auto schedule_start = [&] {
+      engine.schedule_at(kPsPerS / 10, [&](Engine&) {
+        network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, arrivals.record(0));
+      });
+    };
+    if (start_first) schedule_start();
+    network.apply_profile(0, LinkProfile{{{kPsPerS / 10, 0.5}}});
+    if (!start_first) schedule_start();
+    const auto stats = engine.run();
+    CHECK(arrivals.at_ps[0] == 3 * kPsPerS / 10);
+    CHECK(stats.events_fired == 6);
+    CHECK(stats.events_cancelled == 0);
+  }
+  SUBCASE("set now, then started now, before the recompute runs") {
+    Engine engine;
+    const auto links = links_of({10 * kGBps});
+    FlowNetwork network(engine, links);
+    network.set_link_scale(0, 0.5);
+    const FlowId flow = network.start_flow(std::vector<LinkId>{0}, 1e9, 0.0, nullptr);
+    CHECK(network.rate_bytes_per_s(flow) == 5 * kGBps);
+  }
+}
+
+TEST_CASE("invalid capacity changes and profiles are rejected with the value") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps, 10 * kGBps});
+  FlowNetwork network(engine, links);
+  engine.run(100);
+  using clustersim::ConfigError;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(network.set_link_scale(0, -1.0),
+                       "link 0 scale must be a finite number >= 0, got -1", ConfigError);
+  CHECK_THROWS_WITH_AS(network.set_link_scale(1, inf),
+                       "link 1 scale must be a finite number >= 0, got inf", ConfigError);
+  CHECK_THROWS_WITH_AS(network.set_link_scale(2, 0.5),
+                       "scaled link id 2 is out of range [0, 2)", ConfigError);
+  CHECK_THROWS_WITH_AS(network.link_capacity_bytes_per_s(-1),
+                       "queried link id -1 is out of range [0, 2)", ConfigError);
+  CHECK_THROWS_WITH_AS(network.apply_profile(7, LinkProfile{{{200, 0.5}}}),
+                       "profiled link id 7 is out of range [0, 2)", ConfigError);
+  CHECK_THROWS_WITH_AS(network.apply_profile(1, LinkProfile{{{50, 0.5}}}),
+                       "link 1 profile: change 0 at 50 ps is before the current time 100 ps",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(network.apply_profile(1, LinkProfile{{{200, 0.5}, {200, 1.0}}}),
+                       "link 1 profile: change 1 at 200 ps is not after change 0 at 200 ps",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(network.apply_profile(0, LinkProfile{{{200, 0.5}, {300, -0.5}}}),
+                       "link 0 profile: change 1 scale must be a finite number >= 0, got -0.5",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(network.apply_profile(0, LinkProfile{{{200, nan}}}),
+                       "link 0 profile: change 0 scale must be a finite number >= 0, got nan",
+                       ConfigError);
+  // Nothing was scheduled or changed by the rejected calls.
+  CHECK(engine.pending() == 0);
+  CHECK(network.link_capacity_bytes_per_s(0) == 10 * kGBps);
+  CHECK(network.link_capacity_bytes_per_s(1) == 10 * kGBps);
+}
+
+TEST_CASE("a new profile replaces the changes still pending from the link's last one") {
+  Engine engine;
+  const auto links = links_of({10 * kGBps});
+  FlowNetwork network(engine, links);
+  network.apply_profile(0, LinkProfile{{{kPsPerS, 0.5}, {2 * kPsPerS, 0.0}}});
+  engine.run(kPsPerS);
+  CHECK(network.link_capacity_bytes_per_s(0) == 5 * kGBps);
+  // A change now (at the current time) is allowed; the 0.0 at 2 s is dropped.
+  network.apply_profile(0, LinkProfile{{{kPsPerS, 0.25}, {3 * kPsPerS, 1.0}}});
+  engine.run(2 * kPsPerS);
+  CHECK(network.link_capacity_bytes_per_s(0) == 2.5 * kGBps);
+  network.apply_profile(0, LinkProfile{});  // drops the 1.0 at 3 s
+  CHECK(engine.pending() == 0);
+  engine.run();
+  CHECK(network.link_capacity_bytes_per_s(0) == 2.5 * kGBps);
 }

@@ -82,3 +82,29 @@ TEST_CASE("the primary workload gets the accelerators before the first pinned jo
   CHECK_THROWS_WITH_AS(platform::primary_allocation(16, all),
                        "the other jobs take every accelerator: none is left for the workload", ConfigError);
 }
+
+TEST_CASE("the flow backend changes a link's capacity over time; transfers across it slow and stall") {
+  const platform::Platform platform(test_platform_spec(test_cluster(2, 1)));
+  const double bytes = 1e9;
+  const auto run = [&](const engine::Profile* profile) {
+    platform::Session session(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+    if (profile != nullptr) session.comm().apply_link_profile(platform.topology().path(0, 1).links.front(), *profile);
+    exec::TaskGraph graph;
+    const auto stream = graph.add_stream("send");
+    graph.add_work(stream, session.comm().transfer(0, 1, bytes), exec::TaskKind::communication, "send");
+    return engine::ps_to_seconds(exec::run_graph(session.engine(), graph).makespan_ps);
+  };
+  const double nominal = run(nullptr);
+  const double wire_s = bytes / platform.topology().path(0, 1).bottleneck_payload_bytes_per_s;
+  // Half capacity from the start: the transfer part takes twice as long.
+  const engine::Profile half = engine::Profile::constant(0.5);
+  CHECK(run(&half) == doctest::Approx(nominal + wire_s).epsilon(1e-6));
+  // Down for the first 5 ms, then nominal: the flow (started after the transfer's fixed
+  // latency, which passes during the outage) stalls until 5 ms, then moves all its bytes.
+  const engine::Profile outage{0.0, {{engine::seconds_to_ps(5e-3), 1.0}}};
+  CHECK(run(&outage) == doctest::Approx(5e-3 + wire_s).epsilon(1e-6));
+  platform::Session session(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+  CHECK_THROWS_WITH_AS(session.comm().apply_link_profile(0, engine::Profile{1.0, {{10, -1.0}}}),
+                       "capacity profile of link 0: the value at 10 ps must be a finite number >= 0, got -1",
+                       ConfigError);
+}
