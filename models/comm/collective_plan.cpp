@@ -85,6 +85,8 @@ class PhaseBuilder {
   }
   std::vector<Phase> take() { return std::move(phases_); }
 
+ const topologies::Topology& topology() const { return topology_; }
+
  private:
   const topologies::Topology& topology_;
   double efficiency_;
@@ -93,6 +95,139 @@ class PhaseBuilder {
   Phase current_;
   std::vector<Phase> phases_;
 };
+
+// The phases of each algorithm (CollectiveLowering::lower checked that it applies).
+
+void lower_ring(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> group, double bytes, int channels) {
+  using K = CollectiveKind;
+  const std::size_t n = group.size();
+  const double nd = static_cast<double>(n);
+  const int n_steps = static_cast<int>(n) - 1;
+  if (kind == K::all_reduce || kind == K::all_gather || kind == K::reduce_scatter) {
+    const double per_rank = kind == K::all_reduce ? 2.0 * (nd - 1) / nd * bytes : (nd - 1) / nd * bytes;
+    if (channels == 1) {
+      phases.ring(group, per_rank);
+    } else {
+      const auto domains = by_domain(phases.topology(), group);
+      const auto m = static_cast<std::size_t>(channels);
+      for (std::size_t c = 0; c < m; ++c) {
+        std::vector<int> order;
+        order.reserve(group.size());
+        for (const auto& domain : domains) {
+          for (std::size_t i = 0; i < m; ++i) order.push_back(domain[(i + c) % m]);
+        }
+        phases.ring(order, per_rank / static_cast<double>(m), true, c);
+      }
+    }
+    phases.end_phase(kind == K::all_reduce ? 2 * n_steps : n_steps);
+  } else if (kind == K::broadcast) {
+    phases.ring(group, bytes, /*close_ring=*/false);
+    phases.end_phase(n_steps);
+  } else if (kind == K::reduce) {
+    std::vector<int> reversed(group.rbegin(), group.rend());
+    phases.ring(reversed, bytes, /*close_ring=*/false);
+    phases.end_phase(n_steps);
+  } else {  // send-recv
+    phases.flow(group[0], group[1], bytes);
+    phases.end_phase(1);
+  }
+}
+
+void lower_tree(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> group, double bytes) {
+  const std::size_t n = group.size();
+  const int depth = floor_log2(n);
+  const auto tree_edges = [&](bool mirrored, double edge_bytes, bool up, bool down) {
+    const auto rank_at = [&](std::size_t p) { return mirrored ? group[n - 1 - p] : group[p]; };
+    for (std::size_t p = 1; p < n; ++p) {
+      const int child = rank_at(p);
+      const int parent = rank_at((p - 1) / 2);
+      if (up) phases.flow(child, parent, edge_bytes);
+      if (down) phases.flow(parent, child, edge_bytes);
+    }
+  };
+  if (kind == CollectiveKind::all_reduce) {
+    tree_edges(false, bytes / 2, true, true);
+    tree_edges(true, bytes / 2, true, true);
+    phases.end_phase(2 * depth);
+  } else {
+    tree_edges(false, bytes, kind == CollectiveKind::reduce, kind == CollectiveKind::broadcast);
+    phases.end_phase(depth);
+  }
+}
+
+void lower_halving_doubling(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> group, double bytes) {
+  using K = CollectiveKind;
+  const std::size_t n = group.size();
+  const double nd = static_cast<double>(n);
+  const auto exchange = [&](std::size_t distance, double each_bytes) {
+    for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[i ^ distance], each_bytes);
+    phases.end_phase(1);
+  };
+  if (kind == K::all_reduce || kind == K::reduce_scatter) {
+    for (std::size_t d = n / 2; d >= 1; d /= 2) exchange(d, bytes * static_cast<double>(d) / nd);
+  }
+  if (kind == K::all_reduce || kind == K::all_gather) {
+    for (std::size_t d = 1; d < n; d *= 2) exchange(d, bytes * static_cast<double>(d) / nd);
+  }
+}
+
+/// Reduce-scatter in each scale-up domain, the domains' shares across them (rings, or SHARP in
+/// the switches), all-gather in each domain.
+void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> group, double bytes) {
+  const auto domains = by_domain(phases.topology(), group);
+  const std::size_t m = domains.front().size();
+  const double md = static_cast<double>(m);
+  const double dd = static_cast<double>(domains.size());
+  const int m_steps = static_cast<int>(m) - 1;
+  for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
+  phases.end_phase(m_steps);
+  for (std::size_t j = 0; j < m; ++j) {
+    std::vector<int> rail;
+    for (const auto& domain : domains) rail.push_back(domain[j]);
+    if (sharp) {
+      phases.ring(rail, bytes / md);
+    } else {
+      phases.ring(rail, 2.0 * (dd - 1) / dd * bytes / md);
+    }
+  }
+  phases.end_phase(sharp ? 2 : 2 * (static_cast<int>(domains.size()) - 1));
+  for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
+  phases.end_phase(m_steps);
+}
+
+void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::span<const int> group, double bytes) {
+  const std::size_t n = group.size();
+  // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest.
+  const auto rings_of = [&](std::size_t k, double each_bytes) {
+    std::size_t stride = 1;
+    for (std::size_t j = 0; j < k; ++j) stride *= static_cast<std::size_t>(dims[j]);
+    const auto dk = static_cast<std::size_t>(dims[k]);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t coord = (i / stride) % dk;
+      const std::size_t next = i - coord * stride + ((coord + 1) % dk) * stride;
+      phases.flow(group[i], group[next], each_bytes);
+    }
+    phases.end_phase(dims[k] - 1);
+  };
+  std::vector<double> data_bytes{bytes};
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const double dk = dims[k];
+    rings_of(k, (dk - 1) / dk * data_bytes.back());
+    data_bytes.push_back(data_bytes.back() / dk);
+  }
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    const double dk = dims[k];
+    rings_of(k, (dk - 1) / dk * data_bytes[k]);
+  }
+}
+
+void lower_pairwise(PhaseBuilder& phases, std::span<const int> group, double bytes) {
+  const std::size_t n = group.size();
+  for (std::size_t k = 1; k < n; ++k) {
+    for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / static_cast<double>(n));
+    phases.end_phase(1);
+  }
+}
 
 }  // namespace
 
@@ -230,142 +365,24 @@ CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorith
                                 ? hardware_.ll128_max_bytes_per_s / wire_efficiency
                                 : std::numeric_limits<double>::infinity();
   PhaseBuilder phases(*topology_, wire_efficiency, step_latency_s, source_cap);
-  const std::size_t n = group.size();
-  const double nd = static_cast<double>(n);
-  const int n_steps = static_cast<int>(n) - 1;
-  using K = CollectiveKind;
-
   switch (algorithm) {
-    case Algorithm::ring:
-      if (kind == K::all_reduce || kind == K::all_gather || kind == K::reduce_scatter) {
-        const double per_rank = kind == K::all_reduce ? 2.0 * (nd - 1) / nd * bytes : (nd - 1) / nd * bytes;
-        const int channels = ring_channels(group);
-        if (channels == 1) {
-          phases.ring(group, per_rank);
-        } else {
-          const auto domains = by_domain(*topology_, group);
-          const auto m = static_cast<std::size_t>(channels);
-          for (std::size_t c = 0; c < m; ++c) {
-            std::vector<int> order;
-            order.reserve(group.size());
-            for (const auto& domain : domains) {
-              for (std::size_t i = 0; i < m; ++i) order.push_back(domain[(i + c) % m]);
-            }
-            phases.ring(order, per_rank / static_cast<double>(m), true, c);
-          }
-        }
-        phases.end_phase(kind == K::all_reduce ? 2 * n_steps : n_steps);
-      } else if (kind == K::broadcast) {
-        phases.ring(group, bytes, /*close_ring=*/false);
-        phases.end_phase(n_steps);
-      } else if (kind == K::reduce) {
-        std::vector<int> reversed(group.rbegin(), group.rend());
-        phases.ring(reversed, bytes, /*close_ring=*/false);
-        phases.end_phase(n_steps);
-      } else {  // send-recv
-        phases.flow(group[0], group[1], bytes);
-        phases.end_phase(1);
-      }
-      break;
-    case Algorithm::tree: {
-      const int depth = floor_log2(n);
-      const auto tree_edges = [&](bool mirrored, double edge_bytes, bool up, bool down) {
-        const auto rank_at = [&](std::size_t p) { return mirrored ? group[n - 1 - p] : group[p]; };
-        for (std::size_t p = 1; p < n; ++p) {
-          const int child = rank_at(p);
-          const int parent = rank_at((p - 1) / 2);
-          if (up) phases.flow(child, parent, edge_bytes);
-          if (down) phases.flow(parent, child, edge_bytes);
-        }
-      };
-      if (kind == K::all_reduce) {
-        tree_edges(false, bytes / 2, true, true);
-        tree_edges(true, bytes / 2, true, true);
-        phases.end_phase(2 * depth);
-      } else {
-        tree_edges(false, bytes, kind == K::reduce, kind == K::broadcast);
-        phases.end_phase(depth);
-      }
-      break;
-    }
-    case Algorithm::halving_doubling: {
-      const auto exchange = [&](std::size_t distance, double each_bytes) {
-        for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[i ^ distance], each_bytes);
-        phases.end_phase(1);
-      };
-      if (kind == K::all_reduce || kind == K::reduce_scatter) {
-        for (std::size_t d = n / 2; d >= 1; d /= 2) exchange(d, bytes * static_cast<double>(d) / nd);
-      }
-      if (kind == K::all_reduce || kind == K::all_gather) {
-        for (std::size_t d = 1; d < n; d *= 2) exchange(d, bytes * static_cast<double>(d) / nd);
-      }
-      break;
-    }
+    case Algorithm::ring: lower_ring(phases, kind, group, bytes, ring_channels(group)); break;
+    case Algorithm::tree: lower_tree(phases, kind, group, bytes); break;
+    case Algorithm::halving_doubling: lower_halving_doubling(phases, kind, group, bytes); break;
     case Algorithm::hierarchical:
-    case Algorithm::sharp: {
-      const auto domains = by_domain(*topology_, group);
-      const std::size_t m = domains.front().size();
-      const double md = static_cast<double>(m);
-      const double dd = static_cast<double>(domains.size());
-      const int m_steps = static_cast<int>(m) - 1;
-      for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
-      phases.end_phase(m_steps);
-      for (std::size_t j = 0; j < m; ++j) {
-        std::vector<int> rail;
-        for (const auto& domain : domains) rail.push_back(domain[j]);
-        if (algorithm == Algorithm::sharp) {
-          phases.ring(rail, bytes / md);
-        } else {
-          phases.ring(rail, 2.0 * (dd - 1) / dd * bytes / md);
-        }
-      }
-      phases.end_phase(algorithm == Algorithm::sharp ? 2 : 2 * (static_cast<int>(domains.size()) - 1));
-      for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
-      phases.end_phase(m_steps);
-      break;
-    }
+    case Algorithm::sharp: lower_hierarchical(phases, algorithm == Algorithm::sharp, group, bytes); break;
     case Algorithm::nvls:
       phases.ring(group, bytes);
       phases.end_phase(2);
       break;
-    case Algorithm::torus_rings: {
-      const auto dims = torus_dims_for(n);
-      // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest.
-      const auto rings_of = [&](std::size_t k, double each_bytes) {
-        std::size_t stride = 1;
-        for (std::size_t j = 0; j < k; ++j) stride *= static_cast<std::size_t>(dims[j]);
-        const auto dk = static_cast<std::size_t>(dims[k]);
-        for (std::size_t i = 0; i < n; ++i) {
-          const std::size_t coord = (i / stride) % dk;
-          const std::size_t next = i - coord * stride + ((coord + 1) % dk) * stride;
-          phases.flow(group[i], group[next], each_bytes);
-        }
-        phases.end_phase(dims[k] - 1);
-      };
-      std::vector<double> data_bytes{bytes};
-      for (std::size_t k = 0; k < dims.size(); ++k) {
-        const double dk = dims[k];
-        rings_of(k, (dk - 1) / dk * data_bytes.back());
-        data_bytes.push_back(data_bytes.back() / dk);
-      }
-      for (std::size_t k = dims.size(); k-- > 0;) {
-        const double dk = dims[k];
-        rings_of(k, (dk - 1) / dk * data_bytes[k]);
-      }
-      break;
-    }
-    case Algorithm::pairwise:
-      for (std::size_t k = 1; k < n; ++k) {
-        for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / nd);
-        phases.end_phase(1);
-      }
-      break;
+    case Algorithm::torus_rings: lower_torus_rings(phases, torus_dims_for(group.size()), group, bytes); break;
+    case Algorithm::pairwise: lower_pairwise(phases, group, bytes); break;
   }
   CollectivePlan plan;
   plan.kind = kind;
   plan.algorithm = algorithm;
   plan.protocol = protocol;
-  plan.ranks = static_cast<int>(n);
+  plan.ranks = static_cast<int>(group.size());
   plan.payload_bytes = bytes;
   plan.base_latency_s = params_.base_latency_s(protocol);
   plan.phases = phases.take();

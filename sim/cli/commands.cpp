@@ -152,9 +152,9 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   if (!options.compare.empty()) {
     const auto comparison = validate::compare_nccl_dataset(options.compare);
     if (options.format == "json") {
-      out << report::nccl_comparison_json(comparison).dump(2) << '\n';
+      out << validate::nccl_comparison_json(comparison).dump(2) << '\n';
     } else {
-      out << report::nccl_comparison_table(comparison);
+      out << validate::nccl_comparison_table(comparison);
     }
     return comparison.gpus.empty() ? 1 : 0;
   }

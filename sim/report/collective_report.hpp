@@ -1,13 +1,12 @@
 #pragma once
-/// Output of `clustersim collective`: the nccl-tests-style sweep table / JSON, and the
-/// comparison with measured nccl-tests curves.
+/// Output of `clustersim collective`: the nccl-tests-style sweep table / JSON (the comparison
+/// with measured curves is sim/validate/nccl_validation's).
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/comm/collective_sweep.hpp"
-#include "sim/validate/nccl_validation.hpp"
 
 namespace clustersim::report {
 
@@ -26,12 +25,5 @@ std::string collective_sweep_table(const SweepHeader& header, const std::vector<
 /// {"scenario","op","algorithm","fidelity","ranks","points":[{bytes,time_us,algbw_gb_per_s,
 /// busbw_gb_per_s,algorithm,protocol}]}.
 nlohmann::json collective_sweep_json(const SweepHeader& header, const std::vector<models::SweepPoint>& points);
-
-/// Per GPU type: size, measured and predicted busbw (GB/s), error (%), algorithm; then the
-/// median and worst absolute error from 1 MiB up, and the skipped GPU types.
-std::string nccl_comparison_table(const validate::NcclComparison& comparison);
-
-/// The comparison as JSON (same fields, GB/s and %).
-nlohmann::json nccl_comparison_json(const validate::NcclComparison& comparison);
 
 }  // namespace clustersim::report

@@ -85,111 +85,128 @@ struct DataParallelCost {
   double per_cycle_s = 0;        ///< ZeRO 2/3: stall added to every micro-batch's fwd + bwd
 };
 
-DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
-                                    const std::vector<DataParallelPart>& parts) {
-  DataParallelCost cost;
-  const TrainingWorkload& w = setup.workload;
-  if (parts.empty()) return cost;
-  // Every part of a stage shards by the same ZeRO stage, over its own group.
-  const models::ZeroSharding& sharding = parts.front().sharding;
-  const bool distributed_optimizer = sharding.gathers_parameters();
-  const double param_bytes = models::stored_element_bytes(w.precision);
-  const auto reduce_kind = sharding.gradient_reduction();
-  auto part_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
+/// What the data-parallel cost of a stage is computed from.
+struct DataParallelContext {
+  const TrainingSetup& setup;
+  const std::vector<DataParallelPart>& parts;
+  models::ZeroSharding sharding;          ///< every part of a stage shards by the same stage
+  double param_bytes = 2;                 ///< bytes per gathered parameter
+  models::CollectiveKind reduce_kind{};   ///< the gradient reduction
+  std::vector<double> unit_forward_s, unit_backward_s;  ///< per unit, one micro-batch
+  double part_comm_s(const DataParallelPart& part, models::CollectiveKind kind, double bytes) const {
     return bytes > 0 ? setup.collectives.time_s(kind, part.group, bytes) : 0.0;
+  }
+};
+
+/// ZeRO-3: each part gathers on its own stream, prefetching one unit ahead: the gather of unit
+/// u starts when the part's previous unit (the last one with parameters of that part, maybe in
+/// the pass before) starts computing, so it hides behind the compute from there to u. A unit
+/// waits for the slower part.
+DataParallelCost zero3_cost(const DataParallelContext& c) {
+  DataParallelCost cost;
+  const TrainingSetup& setup = c.setup;
+  const TrainingWorkload& w = setup.workload;
+  const auto& parts = c.parts;
+  const auto& unit_forward_s = c.unit_forward_s;
+  const auto& unit_backward_s = c.unit_backward_s;
+  const double param_bytes = c.param_bytes;
+  const auto reduce_kind = c.reduce_kind;
+  const auto part_comm_s = [&c](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
+    return c.part_comm_s(part, kind, bytes);
   };
-  const double rate = setup.compute_rate_while_communicating;
-  // Unit compute times (forward order) of one micro-batch.
-  std::vector<double> unit_forward_s, unit_backward_s;
-  if (!program.embedding_forward.empty()) {
-    unit_forward_s.push_back(total_s(program.embedding_forward, rate));
-    unit_backward_s.push_back(total_s(program.embedding_backward, rate));
-  }
-  for (int l = 0; l < program.local_layers(); ++l) {
-    unit_forward_s.push_back(total_s(program.layer(l).forward, rate));
-    unit_backward_s.push_back(total_s(program.layer(l).backward, rate));
-  }
-  if (!program.head_forward.empty()) {
-    unit_forward_s.push_back(total_s(program.head_forward, rate));
-    unit_backward_s.push_back(total_s(program.head_backward, rate));
-  }
-  if (sharding.gathers_every_pass()) {
-    // Each part gathers on its own stream, prefetching one unit ahead: the gather of unit u
-    // starts when the part's previous unit (the last one with parameters of that part, maybe
-    // in the pass before) starts computing, so it hides behind the compute from there to u.
-    // A unit waits for the slower part.
-    const std::size_t n = unit_forward_s.size();
-    // A unit's collectives, one per share (the whole unit without shares), back to back on the
-    // part's stream: the sum of `time_of` over their bytes.
-    const auto over_shares = [](const DataParallelPart& part, std::size_t u, double bytes_per_parameter,
-                                const auto& time_of) {
-      if (u >= part.unit_shares.size()) return time_of(part.units[u] * bytes_per_parameter);
-      double total = 0;
-      for (const double share : part.unit_shares[u]) total += time_of(part.units[u] * share * bytes_per_parameter);
-      return total;
-    };
-    const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
-                                 double bytes_per_parameter) {
-      return over_shares(part, u, bytes_per_parameter, [&](double bytes) { return part_comm_s(part, kind, bytes); });
-    };
-    // A gather and, with list-form all-gathers, the per-rank copies after it (0 otherwise).
-    const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
-      return over_shares(part, u, param_bytes, [&](double bytes) {
-        return part_comm_s(part, models::CollectiveKind::all_gather, bytes) +
-               zero3_gather_copies_s(setup, bytes, part.group.size());
-      });
-    };
-    // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
-    const auto pass_stall = [&](bool backward) {
-      std::vector<std::size_t> order;
-      std::vector<double> compute;
-      for (std::size_t k = 0; k < n; ++k) {  // the pass before
-        const std::size_t u = backward ? k : n - 1 - k;
-        order.push_back(u);
-        compute.push_back(backward ? unit_forward_s[u] : unit_backward_s[u]);
-      }
-      for (std::size_t k = 0; k < n; ++k) {  // this pass
-        const std::size_t u = backward ? n - 1 - k : k;
-        order.push_back(u);
-        compute.push_back(backward ? unit_backward_s[u] : unit_forward_s[u]);
-      }
-      double stall = 0;
-      for (std::size_t position = n; position < 2 * n; ++position) {
-        double wait = 0;
-        for (const auto& part : parts) {
-          if (part.units[order[position]] <= 0) continue;
-          double window = 0;
-          for (std::size_t j = position; j-- > 0;) {
-            window += compute[j];
-            if (part.units[order[j]] > 0) break;
-          }
-          wait = std::max(wait, gather_s(part, order[position]) - window);
-        }
-        stall += std::max(0.0, wait);
-      }
-      return stall;
-    };
-    cost.per_cycle_s = pass_stall(false) + pass_stall(true);
-    const auto unit_gather_s = [&](std::size_t u) {
-      double t = 0;
-      for (const auto& part : parts) t = std::max(t, gather_s(part, u));
-      return t;
-    };
-    cost.before_forward_s = unit_gather_s(0);
-    double backward_s = 0;
-    for (const double unit_s : unit_backward_s) backward_s += unit_s;
-    for (const auto& part : parts) {
-      double reduce_s = 0;
-      for (std::size_t u = 0; u < part.units.size(); ++u) {
-        reduce_s += unit_comm_s(part, reduce_kind, u, w.grad_bytes_per_param);
-      }
-      // The last unit's reduction (the first layer) is left after the last backward, more if
-      // the stream falls behind.
-      cost.after_backward_s = std::max(
-          {cost.after_backward_s, unit_comm_s(part, reduce_kind, 0, w.grad_bytes_per_param), reduce_s - backward_s});
+  // Each part gathers on its own stream, prefetching one unit ahead: the gather of unit u
+  // starts when the part's previous unit (the last one with parameters of that part, maybe
+  // in the pass before) starts computing, so it hides behind the compute from there to u.
+  // A unit waits for the slower part.
+  const std::size_t n = unit_forward_s.size();
+  // A unit's collectives, one per share (the whole unit without shares), back to back on the
+  // part's stream: the sum of `time_of` over their bytes.
+  const auto over_shares = [](const DataParallelPart& part, std::size_t u, double bytes_per_parameter,
+                              const auto& time_of) {
+    if (u >= part.unit_shares.size()) return time_of(part.units[u] * bytes_per_parameter);
+    double total = 0;
+    for (const double share : part.unit_shares[u]) total += time_of(part.units[u] * share * bytes_per_parameter);
+    return total;
+  };
+  const auto unit_comm_s = [&](const DataParallelPart& part, models::CollectiveKind kind, std::size_t u,
+                               double bytes_per_parameter) {
+    return over_shares(part, u, bytes_per_parameter, [&](double bytes) { return part_comm_s(part, kind, bytes); });
+  };
+  // A gather and, with list-form all-gathers, the per-rank copies after it (0 otherwise).
+  const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
+    return over_shares(part, u, param_bytes, [&](double bytes) {
+      return part_comm_s(part, models::CollectiveKind::all_gather, bytes) +
+             zero3_gather_copies_s(setup, bytes, part.group.size());
+    });
+  };
+  // One pass (forward: units 0..n-1; backward: n-1..0) preceded by the other direction.
+  const auto pass_stall = [&](bool backward) {
+    std::vector<std::size_t> order;
+    std::vector<double> compute;
+    for (std::size_t k = 0; k < n; ++k) {  // the pass before
+      const std::size_t u = backward ? k : n - 1 - k;
+      order.push_back(u);
+      compute.push_back(backward ? unit_forward_s[u] : unit_backward_s[u]);
     }
-    return cost;
+    for (std::size_t k = 0; k < n; ++k) {  // this pass
+      const std::size_t u = backward ? n - 1 - k : k;
+      order.push_back(u);
+      compute.push_back(backward ? unit_backward_s[u] : unit_forward_s[u]);
+    }
+    double stall = 0;
+    for (std::size_t position = n; position < 2 * n; ++position) {
+      double wait = 0;
+      for (const auto& part : parts) {
+        if (part.units[order[position]] <= 0) continue;
+        double window = 0;
+        for (std::size_t j = position; j-- > 0;) {
+          window += compute[j];
+          if (part.units[order[j]] > 0) break;
+        }
+        wait = std::max(wait, gather_s(part, order[position]) - window);
+      }
+      stall += std::max(0.0, wait);
+    }
+    return stall;
+  };
+  cost.per_cycle_s = pass_stall(false) + pass_stall(true);
+  const auto unit_gather_s = [&](std::size_t u) {
+    double t = 0;
+    for (const auto& part : parts) t = std::max(t, gather_s(part, u));
+    return t;
+  };
+  cost.before_forward_s = unit_gather_s(0);
+  double backward_s = 0;
+  for (const double unit_s : unit_backward_s) backward_s += unit_s;
+  for (const auto& part : parts) {
+    double reduce_s = 0;
+    for (std::size_t u = 0; u < part.units.size(); ++u) {
+      reduce_s += unit_comm_s(part, reduce_kind, u, w.grad_bytes_per_param);
+    }
+    // The last unit's reduction (the first layer) is left after the last backward, more if
+    // the stream falls behind.
+    cost.after_backward_s = std::max(
+        {cost.after_backward_s, unit_comm_s(part, reduce_kind, 0, w.grad_bytes_per_param), reduce_s - backward_s});
   }
+  return cost;
+  return cost;
+}
+
+/// ZeRO 0-2: gradient buckets reduced during the last backward (every micro-batch's with ZeRO
+/// 2), parameter gathers at the step's start (ZeRO 1 with overlap) or after the optimizer.
+DataParallelCost bucketed_cost(const DataParallelContext& c) {
+  DataParallelCost cost;
+  const TrainingWorkload& w = c.setup.workload;
+  const auto& parts = c.parts;
+  const auto& unit_forward_s = c.unit_forward_s;
+  const auto& unit_backward_s = c.unit_backward_s;
+  const double param_bytes = c.param_bytes;
+  const auto reduce_kind = c.reduce_kind;
+  const models::ZeroSharding& sharding = c.sharding;
+  const bool distributed_optimizer = sharding.gathers_parameters();
+  const auto part_comm_s = [&c](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
+    return c.part_comm_s(part, kind, bytes);
+  };
   std::vector<double> ready_s(unit_forward_s.size(), 0.0);  // unit u's parameters gathered (ZeRO >= 1)
   const auto cost_of = [&](const DataParallelPart& part) {
     DataParallelCost part_cost;
@@ -241,10 +258,10 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
     return part_cost;
   };
   for (const auto& part : parts) {
-    const DataParallelCost c = cost_of(part);
-    cost.after_backward_s = std::max(cost.after_backward_s, c.after_backward_s);
-    cost.after_optimizer_s = std::max(cost.after_optimizer_s, c.after_optimizer_s);
-    cost.per_cycle_s = std::max(cost.per_cycle_s, c.per_cycle_s);
+    const DataParallelCost part_cost = cost_of(part);
+    cost.after_backward_s = std::max(cost.after_backward_s, part_cost.after_backward_s);
+    cost.after_optimizer_s = std::max(cost.after_optimizer_s, part_cost.after_optimizer_s);
+    cost.per_cycle_s = std::max(cost.per_cycle_s, part_cost.per_cycle_s);
   }
   // The first forward pass runs unit by unit, each when its parameters are gathered: what it
   // waits in all delays the step's start.
@@ -255,6 +272,28 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
   }
   cost.before_forward_s = t - compute;
   return cost;
+}
+
+DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
+                                    const std::vector<DataParallelPart>& parts) {
+  if (parts.empty()) return {};
+  DataParallelContext c{setup, parts, parts.front().sharding, models::stored_element_bytes(setup.workload.precision),
+                        parts.front().sharding.gradient_reduction(), {}, {}};
+  const double rate = setup.compute_rate_while_communicating;
+  // Unit compute times (forward order) of one micro-batch.
+  if (!program.embedding_forward.empty()) {
+    c.unit_forward_s.push_back(total_s(program.embedding_forward, rate));
+    c.unit_backward_s.push_back(total_s(program.embedding_backward, rate));
+  }
+  for (int l = 0; l < program.local_layers(); ++l) {
+    c.unit_forward_s.push_back(total_s(program.layer(l).forward, rate));
+    c.unit_backward_s.push_back(total_s(program.layer(l).backward, rate));
+  }
+  if (!program.head_forward.empty()) {
+    c.unit_forward_s.push_back(total_s(program.head_forward, rate));
+    c.unit_backward_s.push_back(total_s(program.head_backward, rate));
+  }
+  return c.sharding.gathers_every_pass() ? zero3_cost(c) : bucketed_cost(c);
 }
 
 /// Host-link time of offloading a stage does not hide: the optimizer state's transfer before

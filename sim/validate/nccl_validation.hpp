@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace clustersim::validate {
 
 /// One compared size point.
@@ -45,5 +47,12 @@ double nccl_size_label_bytes(const std::string& label);
 /// preset (A100 -> dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200; others are skipped with a
 /// reason), and predicts every size with `auto` (analytical) on one node of that system.
 NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset);
+
+/// Per GPU type: size, measured and predicted busbw (GB/s), error (%), algorithm; then the
+/// median and worst absolute error from 1 MiB up, and the skipped GPU types.
+std::string nccl_comparison_table(const NcclComparison& comparison);
+
+/// The comparison as JSON (same fields, GB/s and %).
+nlohmann::json nccl_comparison_json(const NcclComparison& comparison);
 
 }  // namespace clustersim::validate

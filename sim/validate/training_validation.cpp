@@ -357,6 +357,108 @@ std::optional<double> predict_metric(const std::string& metric, const std::strin
   return std::nullopt;
 }
 
+/// The models: block of a row that spells its model out (layers, hidden, heads): Megatron GPT
+/// with a 4h gelu MLP and biases; tied or untied embeddings as the row's stated parameter count
+/// decides when it has one (whichever of the two counts is nearer it), otherwise tied, Megatron
+/// GPT's default.
+std::string row_model_yaml(const CsvRow& row, const SourceConventions& conv, const std::string& model_name,
+                           std::int64_t hidden_size, std::int64_t layer_count, std::int64_t head_count,
+                           std::int64_t seq_len) {
+  const std::string& id = row.get("id");
+  models::TransformerSpec spec;
+  spec.name = model_name;
+  spec.hidden_size = hidden_size;
+  spec.num_hidden_layers = layer_count;
+  spec.num_attention_heads = head_count;
+  spec.num_key_value_heads = head_count;
+  spec.intermediate_size = 4 * hidden_size;
+  spec.vocab_size = conv.vocab_size;
+  spec.hidden_act = models::Activation::gelu;
+  spec.linear_bias = true;
+  spec.tie_word_embeddings = true;
+  bool tied = true;
+  std::string tie_source;
+  if (const auto stated = parse_number(row.get("params_b")); stated && *stated > 0) {
+    const double tied_b = spec.total_parameters() / 1e9;
+    spec.tie_word_embeddings = false;
+    const double untied_b = spec.total_parameters() / 1e9;
+    tied = std::abs(tied_b - *stated) <= std::abs(untied_b - *stated);
+    tie_source = fmt::format("; {} embeddings: the row's {}B is nearer the {} count ({:.2f}B) than the {} ({:.2f}B)",
+                             tied ? "tied" : "untied", row.get("params_b"), tied ? "tied" : "untied",
+                             tied ? tied_b : untied_b, tied ? "untied" : "tied", tied ? untied_b : tied_b);
+  }
+  return fmt::format(
+      R"(models:
+  {name}:
+    source: "dataset row {id}{tie_source}"
+    hidden_size: {h}
+    num_hidden_layers: {L}
+    num_attention_heads: {a}
+    intermediate_size: {ffn}
+    vocab_size: {V}
+    max_position_embeddings: {s}
+    hidden_act: gelu
+    linear_bias: true
+    tie_word_embeddings: {tied}
+)",
+      fmt::arg("name", model_name), fmt::arg("id", id), fmt::arg("tie_source", tie_source), fmt::arg("h", hidden_size),
+      fmt::arg("L", layer_count), fmt::arg("a", head_count), fmt::arg("ffn", 4 * hidden_size),
+      fmt::arg("V", conv.vocab_size), fmt::arg("s", seq_len), fmt::arg("tied", tied ? "true" : "false"));
+}
+
+/// A row's parallel layout beyond tp, pp and dp: the published run it matches, the virtual
+/// stages, context parallelism, and the uneven stage layers of sources that count the
+/// embedding and LM head as pipeline layers.
+struct RowSplit {
+  const PublishedRun* published = nullptr;
+  std::int64_t vp = 1, cp = 1;
+  std::string stage_layers;  ///< ", stage_layers: [...]" or empty
+};
+
+/// The stated degrees of a row.
+struct RowDegrees {
+  std::int64_t tp = 1, pp = 1, dp = 1, gpus = 1;
+};
+
+/// Fills `split`; returns why the row cannot be simulated, if it cannot.
+std::optional<std::string> row_split(const CsvRow& row, const SourceConventions& conv,
+                                     std::optional<std::int64_t> layers, const RowDegrees& d, RowSplit& split) {
+  for (const auto& run : conv.published_runs) {
+    if (run.model == row.get("model")) split.published = &run;
+  }
+  const PublishedRun* published = split.published;
+  std::optional<std::int64_t> published_vp;
+  if (published && published->layers_per_virtual_stage > 0 && layers) {
+    const std::int64_t per_stage = *layers / d.pp;
+    if (*layers % d.pp != 0 || per_stage % published->layers_per_virtual_stage != 0) {
+      return fmt::format("{} layers over pp {} do not split into virtual stages of {} layers", *layers, d.pp,
+                         published->layers_per_virtual_stage);
+    }
+    published_vp = per_stage / published->layers_per_virtual_stage;
+  }
+  const std::string& notes = row.get("notes");
+  split.vp = parse_integer(row.get("vp"))
+                 .value_or(published_vp.value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1)));
+  split.cp = parse_integer(row.get("cp")).value_or(1);
+  if (d.gpus % kAcceleratorsPerNode != 0) return fmt::format("{} GPUs is not a whole number of 8-GPU nodes", d.gpus);
+  if (d.tp * d.pp * d.dp * split.cp != d.gpus) {
+    return fmt::format("tp {} x pp {} x dp {} x cp {} = {} is not the row's {} GPUs", d.tp, d.pp, d.dp, split.cp,
+                       d.tp * d.pp * d.dp * split.cp, d.gpus);
+  }
+  if (conv.embedding_counts_as_stage_layer && d.pp > 1 && layers) {
+    const std::int64_t units = *layers + 2;  // embedding + layers + LM head
+    if (units % d.pp != 0 || split.vp > 1) {
+      return fmt::format("{} layers + embedding + head do not spread evenly over pp {} x vp {}", *layers, d.pp,
+                         split.vp);
+    }
+    std::vector<std::int64_t> per_stage(static_cast<std::size_t>(d.pp), units / d.pp);
+    per_stage.front() -= 1;
+    per_stage.back() -= 1;
+    split.stage_layers = fmt::format(", stage_layers: [{}]", fmt::join(per_stage, ", "));
+  }
+  return std::nullopt;
+}
+
 RowMapping map_training_row(const CsvRow& row) {
   RowMapping mapping;
   const std::string& id = row.get("id");
@@ -433,46 +535,14 @@ RowMapping map_training_row(const CsvRow& row) {
     mapping.skip_reason = fmt::format("row does not state {}", fmt::join(missing, ", "));
     return mapping;
   }
-  const PublishedRun* published = nullptr;
-  for (const auto& run : conv.published_runs) {
-    if (run.model == row.get("model")) published = &run;
-  }
-  std::optional<std::int64_t> published_vp;
-  if (published && published->layers_per_virtual_stage > 0 && layers) {
-    const std::int64_t per_stage = *layers / *pp;
-    if (*layers % *pp != 0 || per_stage % published->layers_per_virtual_stage != 0) {
-      mapping.skip_reason = fmt::format("{} layers over pp {} do not split into virtual stages of {} layers",
-                                        *layers, *pp, published->layers_per_virtual_stage);
-      return mapping;
-    }
-    published_vp = per_stage / published->layers_per_virtual_stage;
-  }
-  const auto vp = parse_integer(row.get("vp"))
-                      .value_or(published_vp.value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1)));
-  const auto cp = parse_integer(row.get("cp")).value_or(1);
-  if (*gpus % kAcceleratorsPerNode != 0) {
-    mapping.skip_reason = fmt::format("{} GPUs is not a whole number of 8-GPU nodes", *gpus);
+  RowSplit split;
+  if (const auto problem = row_split(row, conv, layers, {*tp, *pp, *dp, *gpus}, split)) {
+    mapping.skip_reason = *problem;
     return mapping;
   }
-  if (*tp * *pp * *dp * cp != *gpus) {
-    mapping.skip_reason =
-        fmt::format("tp {} x pp {} x dp {} x cp {} = {} is not the row's {} GPUs", *tp, *pp, *dp, cp,
-                    *tp * *pp * *dp * cp, *gpus);
-    return mapping;
-  }
-  std::string stage_layers;
-  if (conv.embedding_counts_as_stage_layer && *pp > 1 && layers) {
-    const std::int64_t units = *layers + 2;  // embedding + layers + LM head
-    if (units % *pp != 0 || vp > 1) {
-      mapping.skip_reason = fmt::format("{} layers + embedding + head do not spread evenly over pp {} x vp {}",
-                                        *layers, *pp, vp);
-      return mapping;
-    }
-    std::vector<std::int64_t> per_stage(static_cast<std::size_t>(*pp), units / *pp);
-    per_stage.front() -= 1;
-    per_stage.back() -= 1;
-    stage_layers = fmt::format(", stage_layers: [{}]", fmt::join(per_stage, ", "));
-  }
+  const PublishedRun* published = split.published;
+  const std::int64_t vp = split.vp, cp = split.cp;
+  const std::string& stage_layers = split.stage_layers;
   const std::int64_t micro_batch = integer_after(notes, "MBS|micro-?batch")
                                         .value_or(published && published->micro_batch > 0 ? published->micro_batch
                                                                                           : conv.micro_batch);
@@ -485,47 +555,7 @@ RowMapping map_training_row(const CsvRow& row) {
     model_name = mapping.named_model->preset;  // resolved from the library by name
   } else {
     model_name = id + "-model";
-    // Tied or untied embeddings: the row's stated parameter count decides when it has one
-    // (whichever of the two counts is nearer it); otherwise tied, Megatron GPT's default.
-    models::TransformerSpec spec;
-    spec.name = model_name;
-    spec.hidden_size = *hidden;
-    spec.num_hidden_layers = *layers;
-    spec.num_attention_heads = *heads;
-    spec.num_key_value_heads = *heads;
-    spec.intermediate_size = 4 * *hidden;
-    spec.vocab_size = conv.vocab_size;
-    spec.hidden_act = models::Activation::gelu;
-    spec.linear_bias = true;
-    spec.tie_word_embeddings = true;
-    bool tied = true;
-    std::string tie_source;
-    if (const auto stated = parse_number(row.get("params_b")); stated && *stated > 0) {
-      const double tied_b = spec.total_parameters() / 1e9;
-      spec.tie_word_embeddings = false;
-      const double untied_b = spec.total_parameters() / 1e9;
-      tied = std::abs(tied_b - *stated) <= std::abs(untied_b - *stated);
-      tie_source = fmt::format("; {} embeddings: the row's {}B is nearer the {} count ({:.2f}B) than the {} ({:.2f}B)",
-                               tied ? "tied" : "untied", row.get("params_b"), tied ? "tied" : "untied",
-                               tied ? tied_b : untied_b, tied ? "untied" : "tied", tied ? untied_b : tied_b);
-    }
-    model_yaml = fmt::format(
-        R"(models:
-  {name}:
-    source: "dataset row {id}{tie_source}"
-    hidden_size: {h}
-    num_hidden_layers: {L}
-    num_attention_heads: {a}
-    intermediate_size: {ffn}
-    vocab_size: {V}
-    max_position_embeddings: {s}
-    hidden_act: gelu
-    linear_bias: true
-    tie_word_embeddings: {tied}
-)",
-        fmt::arg("name", model_name), fmt::arg("id", id), fmt::arg("tie_source", tie_source), fmt::arg("h", *hidden),
-        fmt::arg("L", *layers), fmt::arg("a", *heads), fmt::arg("ffn", 4 * *hidden), fmt::arg("V", conv.vocab_size),
-        fmt::arg("s", *seq), fmt::arg("tied", tied ? "true" : "false"));
+    model_yaml = row_model_yaml(row, conv, model_name, *hidden, *layers, *heads, *seq);
   }
   const std::string include = conv.system.empty() ? "" : fmt::format("include: [systems/{}.yaml]\n", conv.system);
   const std::string cluster = fmt::format("cluster:\n  nodes: {}\n{}", *gpus / kAcceleratorsPerNode, conv.cluster_yaml);

@@ -1,0 +1,1 @@
+#include "lower/uses_upper.cpp"
