@@ -65,6 +65,7 @@
 #include "sim/training/stage_program.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "models/llm/pipeline_split.hpp"
 #include "models/memory/zero_sharding.hpp"
@@ -660,18 +661,20 @@ void build_layers(const TrainingWorkload& workload, const OpCoster& cost,
   const auto build = [&](LayerProgram& layer, const std::vector<TransformerOp>& ops) {
     std::vector<StageOp> fwd, bwd_rev;
     cost.add_ops(ops, fwd, bwd_rev, selective);
-    layer.forward = fwd;
     layer.backward = reversed(std::move(bwd_rev));
     if (workload.recompute == Recompute::full) {
       std::vector<StageOp> recompute;
+      recompute.reserve(fwd.size() + layer.backward.size());
       for (const auto& op : fwd) {
         StageOp copy = op;
         copy.name = "recompute " + op.name;
         if (copy.kind == OpKind::compute) copy.kind = OpKind::recompute;
         recompute.push_back(std::move(copy));
       }
-      layer.backward.insert(layer.backward.begin(), recompute.begin(), recompute.end());
+      std::move(layer.backward.begin(), layer.backward.end(), std::back_inserter(recompute));
+      layer.backward = std::move(recompute);
     }
+    layer.forward = std::move(fwd);
   };
   const auto holds = [&](models::LayerKind kind) {
     return std::find(program.kinds.begin(), program.kinds.end(), kind) != program.kinds.end();
@@ -798,15 +801,24 @@ double hardware_flops(const std::vector<StageOp>& ops) {
   return total;
 }
 
+models::TransformerForwardOps training_forward_ops(const TrainingWorkload& workload) {
+  return models::transformer_forward_ops(workload.model, training_micro_batch(workload), training_sharding(workload),
+                                         workload.moe);
+}
+
 StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const models::ComputeModel& compute,
                                  const models::CollectiveModel& collectives,
                                  const RankLayout& layout, int stage) {
+  return build_stage_program(workload, compute, collectives, layout, stage, training_forward_ops(workload));
+}
+
+StageProgram build_stage_program(const TrainingWorkload& workload, const models::ComputeModel& compute,
+                                 const models::CollectiveModel& collectives, const RankLayout& layout, int stage,
+                                 const models::TransformerForwardOps& description) {
   const auto& par = workload.parallelism;
   const OpCoster cost(workload, compute, collectives, layout.tp_group(stage), layout.cp_group(stage),
                       layout.expert_group(stage));
-  const models::TransformerForwardOps description = models::transformer_forward_ops(
-      workload.model, training_micro_batch(workload), training_sharding(workload), workload.moe);
 
   StageProgram program;
   place_layers(workload, stage, program);

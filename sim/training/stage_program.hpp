@@ -8,6 +8,7 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
+#include "models/llm/transformer_ops.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/training/op_kind.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -130,6 +131,14 @@ StageProgram build_stage_program(const TrainingWorkload& workload,
                                  const models::ComputeModel& compute,
                                  const models::CollectiveModel& collectives,
                                  const RankLayout& layout, int stage);
+
+/// The forward ops one micro-batch of `workload` runs (the shared description, the same for
+/// every stage), for build_stage_program.
+models::TransformerForwardOps training_forward_ops(const TrainingWorkload& workload);
+/// build_stage_program with the description already built (every stage of a step shares it).
+StageProgram build_stage_program(const TrainingWorkload& workload, const models::ComputeModel& compute,
+                                 const models::CollectiveModel& collectives, const RankLayout& layout, int stage,
+                                 const models::TransformerForwardOps& description);
 
 /// Sum of `flops` over ops of kinds other than recompute (model FLOPs), and over all ops
 /// (hardware FLOPs).

@@ -268,8 +268,9 @@ std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup) {
   const RankLayout layout(par, setup.placement);
   std::vector<StageProgram> programs;
   programs.reserve(static_cast<std::size_t>(par.pp));
+  const models::TransformerForwardOps description = training_forward_ops(setup.workload);
   for (int p = 0; p < par.pp; ++p) {
-    programs.push_back(build_stage_program(setup.workload, setup.compute, setup.collectives, layout, p));
+    programs.push_back(build_stage_program(setup.workload, setup.compute, setup.collectives, layout, p, description));
     cost_offload(setup, programs.back());
   }
   return programs;
