@@ -10,13 +10,16 @@ StepBreakdownObserver::StepBreakdownObserver(const std::vector<StageStreams>& st
                                              int instances, engine::TimePs start_ps)
     : stages_(stages), instances_(static_cast<std::size_t>(instances)) {
   compute_stage_.assign(stream_count, -1);
+  watch_.assign(stream_count, Watch::none);
   for (std::size_t p = 0; p < stages_.size(); ++p) {
     compute_stage_[static_cast<std::size_t>(stages_[p].compute)] = static_cast<int>(p);
+    watch_[static_cast<std::size_t>(stages_[p].compute)] = Watch::compute;
+    for (const exec::StreamId s : stages_[p].sends) watch_[static_cast<std::size_t>(s)] = Watch::send;
   }
   Account fresh;
   fresh.previous_end = start_ps;
   accounts_.assign(stages_.size() * instances_, fresh);
-  streams_.assign(stream_count * instances_, StreamState{});
+  ended_start_.assign(stream_count * instances_, 0);
 }
 
 void StepBreakdownObserver::attribute_gap(Account& account, engine::TimePs gap, std::uint8_t kind) const {
@@ -46,7 +49,7 @@ void StepBreakdownObserver::on_task_start(const exec::TaskEvent& event) {
   const std::uint8_t kind = cause.traits.category;
   if (static_cast<OpKind>(kind) == OpKind::pp_comm) {
     // The transfer just ended, so its stream's last ended task is it.
-    const engine::TimePs cause_start = streams_[stream_index(event.instance, cause.stream)].ended_start;
+    const engine::TimePs cause_start = ended_start_[stream_index(event.instance, cause.stream)];
     const engine::TimePs in_flight_from = std::max(account.previous_end, cause_start);
     account.pp += event.start_ps - in_flight_from;
     account.bubble += in_flight_from - account.previous_end;
@@ -58,12 +61,11 @@ void StepBreakdownObserver::on_task_start(const exec::TaskEvent& event) {
 void StepBreakdownObserver::on_task_end(const exec::TaskEvent& event) {
   const exec::Task& task = event.info();
   const auto s = static_cast<std::size_t>(task.stream);
-  if (s >= compute_stage_.size()) return;  // a stream added while running: not a stage's
-  StreamState& stream = streams_[stream_index(event.instance, task.stream)];
-  stream.ended_start = event.start_ps;
-  stream.ended_end = event.end_ps;
-  stream.ended_kind = task.traits.category;
-  if (compute_stage_[s] < 0) return;
+  if (s >= watch_.size() || watch_[s] == Watch::none) return;  // (a stream added while running: not a stage's)
+  if (watch_[s] == Watch::send) {
+    ended_start_[stream_index(event.instance, task.stream)] = event.start_ps;
+    return;
+  }
   Account& account = accounts_[account_index(event.instance, compute_stage_[s])];
   const engine::TimePs duration = event.end_ps - event.start_ps;
   switch (static_cast<OpKind>(task.traits.category)) {
@@ -81,16 +83,21 @@ void StepBreakdownObserver::on_task_end(const exec::TaskEvent& event) {
   account.previous_end = event.end_ps;
 }
 
-StepBreakdown StepBreakdownObserver::breakdown(int instance, int stage) const {
+StepBreakdown StepBreakdownObserver::breakdown(int instance, int stage, const exec::TaskGraph& graph,
+                                               const exec::ExecutionResult& run) const {
   Account account = accounts_[account_index(instance, stage)];
   // Tail: other streams of the stage finishing after its compute stream.
   engine::TimePs stage_end = account.previous_end;
   std::uint8_t last_kind = static_cast<std::uint8_t>(OpKind::other);
+  const std::size_t streams = graph.stream_count();
   for (const exec::StreamId s : stages_[static_cast<std::size_t>(stage)].all) {
-    const StreamState& stream = streams_[stream_index(instance, s)];
-    if (stream.ended_end > stage_end) {
-      stage_end = stream.ended_end;
-      last_kind = stream.ended_kind;
+    const auto tasks = graph.stream_tasks(s);
+    if (tasks.empty()) continue;
+    const engine::TimePs end =
+        run.stream_end_ps[static_cast<std::size_t>(instance) * streams + static_cast<std::size_t>(s)];
+    if (end > stage_end) {
+      stage_end = end;
+      last_kind = graph.task(tasks.back()).traits.category;
     }
   }
   attribute_gap(account, stage_end - account.previous_end, last_kind);

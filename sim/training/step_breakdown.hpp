@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/engine/time.hpp"
+#include "sim/exec/executor.hpp"
 #include "sim/exec/observer.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_result.hpp"
@@ -30,20 +31,19 @@ class StepBreakdownObserver final : public exec::ExecutionObserver {
   void on_task_start(const exec::TaskEvent& event) override;
   void on_task_end(const exec::TaskEvent& event) override;
 
-  /// The breakdown of `stage` of `instance` once the run is over.
-  StepBreakdown breakdown(int instance, int stage) const;
+  /// The breakdown of `stage` of `instance` once the run is over: `graph` is the graph the run
+  /// executed and `run` its result (each stream's last task and its end give the tail).
+  StepBreakdown breakdown(int instance, int stage, const exec::TaskGraph& graph,
+                          const exec::ExecutionResult& run) const;
 
  private:
   struct Account {
     engine::TimePs previous_end = 0;  ///< end of the compute stream's last task
     engine::TimePs compute = 0, tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0, optimizer = 0, offload = 0;
   };
-  /// Per stream x instance: the last ended task's start, end and kind.
-  struct StreamState {
-    engine::TimePs ended_start = 0;
-    engine::TimePs ended_end = -1;
-    std::uint8_t ended_kind = 0;
-  };
+  /// What the observer keeps of a stream: nothing, its compute account, or (pipeline sends)
+  /// the start of its last ended task, which a gap it causes is split at.
+  enum class Watch : std::uint8_t { none, compute, send };
   void attribute_gap(Account& account, engine::TimePs gap, std::uint8_t kind) const;
   std::size_t account_index(int instance, int stage) const {
     return static_cast<std::size_t>(stage) * instances_ + static_cast<std::size_t>(instance);
@@ -55,8 +55,9 @@ class StepBreakdownObserver final : public exec::ExecutionObserver {
   std::vector<StageStreams> stages_;
   std::size_t instances_ = 1;
   std::vector<int> compute_stage_;  ///< per stream: the stage it is the compute stream of, or -1
+  std::vector<Watch> watch_;        ///< per stream
   std::vector<Account> accounts_;
-  std::vector<StreamState> streams_;
+  std::vector<engine::TimePs> ended_start_;  ///< per send stream x instance: its last ended task's start
 };
 
 }  // namespace clustersim::training

@@ -106,6 +106,9 @@ class StepBuilder {
     for (const StageTasks& stage : stages_) {
       StageStreams streams;
       streams.compute = stage.compute;
+      for (StreamId s : {stage.send_next, stage.send_prev}) {
+        if (s >= 0) streams.sends.push_back(s);
+      }
       for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
                          stage.tensor_parallel, stage.tensor_userbuffers, stage.data_parallel_reduce,
                          stage.expert_data_parallel, stage.expert_data_parallel_reduce, stage.host_out,

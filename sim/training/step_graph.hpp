@@ -33,6 +33,7 @@ struct GroupCollective {
 struct StageStreams {
   exec::StreamId compute = -1;       ///< kernels, blocking collectives, the optimizer
   std::vector<exec::StreamId> all;   ///< compute first, then every other stream of the stage
+  std::vector<exec::StreamId> sends;  ///< the pipeline send streams (next, previous)
 };
 
 /// A built step: the graph (device d = pipeline stage d), its stages' streams and, in full

@@ -196,7 +196,7 @@ TrainingResult TrainingStep::result(platform::Session& session) {
   for (const StageProgram& program : programs_) {
     result.stage_provenance.push_back(step_seconds_by_provenance(program, result.microbatches));
   }
-  result.breakdown = breakdown_->breakdown(critical_instance, critical);
+  result.breakdown = breakdown_->breakdown(critical_instance, critical, step_.graph, run);
   result.fingerprint = session.engine().fingerprint();
   result.events = session.engine().events_fired();
   result.notes = assumption_notes(w);
