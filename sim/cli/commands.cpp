@@ -17,7 +17,7 @@
 #include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
-#include "sim/scenario/schema.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/validate/training_validation.hpp"
 #include "topologies/topology.hpp"
 

@@ -7,6 +7,13 @@
 #include "sim/synthetic/collective_loop.hpp"
 
 namespace clustersim::scenario {
+
+using config::Dimension;
+using config::Field;
+using config::enum_field;
+using config::integer_field;
+using config::object_field;
+using config::quantity_field;
 namespace {
 
 std::vector<Field> collective_loop_fields() {

@@ -6,6 +6,13 @@
 #include "sim/scenario/scenario_schema.hpp"
 
 namespace clustersim::scenario {
+
+using config::ConfigNode;
+using config::Position;
+using config::Problems;
+using config::SchemaReader;
+using config::choices_hint;
+using config::closest_match;
 namespace {
 
 /// Position of `key`'s value in a model entry, or of the entry when the key is absent.

@@ -11,9 +11,9 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "sim/platform/platform_spec.hpp"
-#include "sim/scenario/config_tree.hpp"
-#include "sim/scenario/problems.hpp"
-#include "sim/scenario/schema.hpp"
+#include "sim/config/config_tree.hpp"
+#include "sim/config/problems.hpp"
+#include "sim/config/schema.hpp"
 
 namespace clustersim::scenario {
 
@@ -25,16 +25,16 @@ inline constexpr std::array<std::pair<const char*, models::Dtype>, 6> kPeakForma
 
 /// One accelerator entry (already validated). Names may contain dots ("llama-3.1-405b"), so
 /// entries are read through their own node rather than by dotted path from the root.
-models::AcceleratorSpec read_accelerator(const ConfigNode& entry, const std::string& name);
+models::AcceleratorSpec read_accelerator(const config::ConfigNode& entry, const std::string& name);
 
 /// Memory levels and power figures of one accelerator entry (already validated) into `cluster`.
 /// Optional levels exist only when both their capacity and bandwidth are given.
-void read_memory_and_power(const ConfigNode& entry, const models::AcceleratorSpec& spec, platform::ClusterSpec& cluster);
+void read_memory_and_power(const config::ConfigNode& entry, const models::AcceleratorSpec& spec, platform::ClusterSpec& cluster);
 
 /// One model entry at `path` ("models.NAME" or an inline "workload.model"), with the checks
 /// between its mixture-of-experts and latent-attention keys.
-models::TransformerSpec read_model(const ConfigNode& entry, const std::string& path, const std::string& name,
-                                   Problems& problems);
+models::TransformerSpec read_model(const config::ConfigNode& entry, const std::string& path, const std::string& name,
+                                   config::Problems& problems);
 
 /// "valid choices: ... | did you mean '...'?" over `names` (sorted, unique).
 std::string unknown_name_hint(const std::string& name, std::vector<std::string> names);

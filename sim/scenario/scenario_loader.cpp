@@ -11,12 +11,38 @@
 
 #include "models/llm/pipeline_split.hpp"
 #include "sim/scenario/preset_readers.hpp"
-#include "sim/scenario/problems.hpp"
+#include "sim/config/problems.hpp"
 #include "sim/scenario/scenario_schema.hpp"
-#include "sim/scenario/schema.hpp"
-#include "sim/scenario/units.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/config/units.hpp"
 
 namespace clustersim::scenario {
+
+using config::ConfigEntry;
+using config::ConfigNode;
+using config::Diagnostic;
+using config::Field;
+using config::FieldKind;
+using config::Position;
+using config::Problems;
+using config::ScenarioError;
+using config::Schema;
+using config::SchemaReader;
+using config::UnitError;
+using config::apply_set_override;
+using config::choices_hint;
+using config::closest_match;
+using config::find_field;
+using config::format_quantity;
+using config::load_config_file;
+using config::load_config_string;
+using config::make_diagnostic;
+using config::merge_config;
+using config::object_field;
+using config::parse_integer;
+using config::parse_quantity;
+using config::si_unit;
+using config::validate;
 
 namespace {
 

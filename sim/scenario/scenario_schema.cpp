@@ -4,6 +4,21 @@
 
 namespace clustersim::scenario {
 
+using config::Dimension;
+using config::Field;
+using config::Schema;
+using config::boolean_field;
+using config::enum_field;
+using config::integer_field;
+using config::list_field;
+using config::map_field;
+using config::number_field;
+using config::object_field;
+using config::open_map_field;
+using config::quantity_field;
+using config::render_markdown;
+using config::string_field;
+
 std::vector<Field> accelerator_preset_fields() {
   auto peak = [](const char* format) {
     return quantity_field(format, Dimension::flops_per_s,

@@ -11,6 +11,21 @@
 #include "sim/training/training_config.hpp"
 
 namespace clustersim::scenario {
+
+using config::ConfigNode;
+using config::Dimension;
+using config::Field;
+using config::Problems;
+using config::SchemaReader;
+using config::boolean_field;
+using config::enum_field;
+using config::integer_field;
+using config::list_field;
+using config::number_field;
+using config::object_field;
+using config::parse_integer;
+using config::quantity_field;
+using config::string_or_object_field;
 namespace {
 
 std::vector<Field> training_fields() {

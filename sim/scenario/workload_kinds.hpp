@@ -15,17 +15,17 @@
 #include "sim/platform/platform_spec.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/platform/workload.hpp"
-#include "sim/scenario/config_tree.hpp"
-#include "sim/scenario/problems.hpp"
-#include "sim/scenario/schema.hpp"
+#include "sim/config/config_tree.hpp"
+#include "sim/config/problems.hpp"
+#include "sim/config/schema.hpp"
 
 namespace clustersim::scenario {
 
 /// What a kind's reader gets: the scenario tree, validated against the whole schema (its own
 /// keys included), and the platform already read.
 struct WorkloadReadContext {
-  const ConfigNode& root;                  ///< the whole scenario (presets merged)
-  const SchemaReader& reader;              ///< typed access from the root, schema defaults
+  const config::ConfigNode& root;                  ///< the whole scenario (presets merged)
+  const config::SchemaReader& reader;              ///< typed access from the root, schema defaults
   std::string path;                        ///< "workload" or "jobs.NAME"
   const platform::PlatformSpec& platform;  ///< the platform (may be partial where it had problems)
   bool platform_ok = true;                 ///< false: the platform has problems; skip checks on it
@@ -34,7 +34,7 @@ struct WorkloadReadContext {
   /// unknown (a job has problems), so checks of the count are skipped.
   int accelerators = 0;
   const std::filesystem::path& data_dir;   ///< the preset library
-  Problems& problems;
+  config::Problems& problems;
   /// `path` + "." + `key`.
   std::string key(std::string_view key) const { return path + "." + std::string(key); }
 };
@@ -44,7 +44,7 @@ struct WorkloadKind {
   std::string name;  ///< the `kind:` value
   std::string help;  ///< one line for the reference
   /// The keys of its mapping, `kind` included.
-  std::vector<Field> fields;
+  std::vector<config::Field> fields;
   /// Reads the mapping at context.path into a spec, adding every problem to context.problems
   /// (it may return nullptr then).
   std::function<std::shared_ptr<const platform::WorkloadSpec>(const WorkloadReadContext&)> read;

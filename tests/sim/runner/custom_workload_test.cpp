@@ -75,10 +75,10 @@ scenario::WorkloadKind transfer_loop_kind() {
   scenario::WorkloadKind kind;
   kind.name = "transfer-loop";
   kind.help = "point-to-point transfers between two accelerators, one after another";
-  kind.fields = {scenario::integer_field("src", "sending accelerator").range(0, 1e9).need(),
-                 scenario::integer_field("dst", "receiving accelerator").range(0, 1e9).need(),
-                 scenario::quantity_field("bytes", scenario::Dimension::bytes, "per transfer").positive().need(),
-                 scenario::integer_field("rounds", "transfers").range(1, 1e6).def("1")};
+  kind.fields = {config::integer_field("src", "sending accelerator").range(0, 1e9).need(),
+                 config::integer_field("dst", "receiving accelerator").range(0, 1e9).need(),
+                 config::quantity_field("bytes", config::Dimension::bytes, "per transfer").positive().need(),
+                 config::integer_field("rounds", "transfers").range(1, 1e6).def("1")};
   kind.read = [](const scenario::WorkloadReadContext& c) {
     auto spec = std::make_shared<TransferLoopSpec>();
     spec->src = static_cast<int>(c.reader.integer(c.key("src")).value_or(0));
@@ -110,7 +110,7 @@ jobs:
 TEST_CASE("a workload kind added through the declarations runs beside a training job on one platform") {
   scenario::WorkloadKinds kinds = scenario::builtin_workload_kinds();
   kinds.add(transfer_loop_kind());
-  const auto s = scenario::load_scenario_from_string(kYaml, "custom.yaml", {}, scenario::library_data_dir(), kinds);
+  const auto s = scenario::load_scenario_from_string(kYaml, "custom.yaml", {}, config::library_data_dir(), kinds);
   REQUIRE(s.jobs.size() == 1);
   CHECK(s.primary_allocation().count == 8);  // the job is pinned to accelerators 8-12
   const runner::RunResult run = runner::run_scenario(s);
@@ -133,11 +133,11 @@ TEST_CASE("a workload kind added through the declarations runs beside a training
   // Its keys are checked against its declarations, --set reaches them, and without the kind
   // registered the scenario is an error that lists the kinds there are.
   const auto set = scenario::load_scenario_from_string(kYaml, "custom.yaml", {"jobs.ping.rounds=5"},
-                                                       scenario::library_data_dir(), kinds);
+                                                       config::library_data_dir(), kinds);
   CHECK(dynamic_cast<const TransferLoopSpec&>(*set.jobs[0].spec).rounds == 5);
   std::string bad = kYaml;
   bad.replace(bad.find("rounds: 3"), 9, "round: 3");
-  CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(bad, "custom.yaml", {}, scenario::library_data_dir(), kinds),
+  CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(bad, "custom.yaml", {}, config::library_data_dir(), kinds),
                        "custom.yaml:12:63: jobs.ping.round: unknown key 'round' (valid keys: kind, src, dst, bytes, "
                        "rounds | did you mean 'rounds'?)",
                        ConfigError);

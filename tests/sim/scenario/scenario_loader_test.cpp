@@ -9,6 +9,7 @@
 
 using namespace clustersim;
 using namespace clustersim::scenario;
+using namespace clustersim::config;
 
 namespace {
 

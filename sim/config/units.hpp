@@ -6,7 +6,7 @@
 
 #include "sim/engine/error.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 /// What a quantity measures. Parsed values are SI: bytes, bytes/s, seconds, FLOP/s, W, J.
 enum class Dimension { bytes, bytes_per_s, seconds, flops_per_s, watts, joules };
@@ -39,4 +39,4 @@ double parse_quantity(std::string_view text, Dimension expected);
 /// "989 TFLOP/s"), binary for sizes ("80 GiB"), s/ms/us/ns/ps for times.
 std::string format_quantity(double si_value, Dimension dimension);
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

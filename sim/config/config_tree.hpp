@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 struct ConfigEntry;
 
@@ -87,4 +87,4 @@ void apply_set_override(ConfigNode& root, std::string_view set_text,
                         std::vector<Diagnostic>& diagnostics,
                         const std::function<bool(const std::vector<std::string>&)>& is_known_path = {});
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/config_tree.hpp"
-#include "sim/scenario/diagnostics.hpp"
-#include "sim/scenario/units.hpp"
+#include "sim/config/config_tree.hpp"
+#include "sim/config/diagnostics.hpp"
+#include "sim/config/units.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 /// What a field's value is.
 enum class FieldKind {
@@ -125,4 +125,4 @@ std::string describe_type(const Field& field);
 /// default, description).
 std::string render_markdown(const Schema& schema);
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,11 +1,11 @@
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <tuple>
 #include <utility>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 std::string Position::to_string() const {
   if (line <= 0) return file;
@@ -109,4 +109,4 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,13 +1,13 @@
-#include "sim/scenario/units.hpp"
+#include "sim/config/units.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
-using clustersim::scenario::Dimension;
-using clustersim::scenario::format_quantity;
-using clustersim::scenario::parse_quantity;
-using clustersim::scenario::UnitError;
+using clustersim::config::Dimension;
+using clustersim::config::format_quantity;
+using clustersim::config::parse_quantity;
+using clustersim::config::UnitError;
 
 namespace {
 std::string error_of(const char* text, Dimension dimension) {

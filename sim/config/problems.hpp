@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 /// Accumulates diagnostics; knows which key paths already have a problem so cross-field
 /// checks on them are skipped instead of piling on.
@@ -35,4 +35,4 @@ class Problems {
   std::vector<Diagnostic>* diagnostics_;
 };
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

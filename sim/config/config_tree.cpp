@@ -1,4 +1,4 @@
-#include "sim/scenario/config_tree.hpp"
+#include "sim/config/config_tree.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 const ConfigNode* ConfigNode::find(std::string_view key) const {
   const ConfigEntry* entry = find_entry(key);
@@ -385,4 +385,4 @@ void apply_set_override(ConfigNode& root, std::string_view set_text,
       choices_hint("keys", siblings, closest_match(missing, siblings))));
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

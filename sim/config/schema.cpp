@@ -1,4 +1,4 @@
-#include "sim/scenario/schema.hpp"
+#include "sim/config/schema.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 namespace {
 Field make_field(std::string key, FieldKind kind, std::string help) {
@@ -419,4 +419,4 @@ std::string render_markdown(const Schema& schema) {
   return out;
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

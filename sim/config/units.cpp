@@ -1,4 +1,4 @@
-#include "sim/scenario/units.hpp"
+#include "sim/config/units.hpp"
 
 #include <array>
 #include <cctype>
@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 std::string_view dimension_name(Dimension dimension) {
   switch (dimension) {
@@ -205,4 +205,4 @@ std::string format_quantity(double si_value, Dimension dimension) {
   return buffer;
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,4 +1,4 @@
-#include "sim/scenario/config_tree.hpp"
+#include "sim/config/config_tree.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-using namespace clustersim::scenario;
+using namespace clustersim::config;
 
 namespace {
 const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/scenario";
