@@ -1,6 +1,7 @@
 #pragma once
-/// The problems of a scenario being loaded: every diagnostic, and which key paths already have
-/// one (so cross-field checks on them are skipped instead of piling on).
+/// The problems of a scenario being loaded: every diagnostic, which key paths already have one
+/// (so cross-field checks on them are skipped instead of piling on), and the warnings that do
+/// not stop the load (an override that has no effect).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -30,9 +31,16 @@ class Problems {
   bool any_bad(Paths... paths) const {
     return (bad(paths) || ...);
   }
+  /// A problem that does not stop the load (e.g. a setting another layer overrides); the
+  /// loader hands warnings() to the result's notes.
+  void warn(const Position& position, std::string key_path, std::string message, std::string hint = {}) {
+    warnings_.push_back(make_diagnostic(position, std::move(key_path), std::move(message), std::move(hint)));
+  }
+  const std::vector<Diagnostic>& warnings() const { return warnings_; }
 
  private:
   std::vector<Diagnostic>* diagnostics_;
+  std::vector<Diagnostic> warnings_;
 };
 
 }  // namespace clustersim::config

@@ -46,11 +46,34 @@ struct Field {
   /// kind it names), not against `fields`; object: only the keys in `fields` are checked.
   bool open = false;
 
-  // Fluent setters for building schemas.
-  Field&& need() && { required = true; return std::move(*this); }
-  Field&& def(std::string text) && { default_text = std::move(text); return std::move(*this); }
-  Field&& range(double low, double high) && { min = low; max = high; return std::move(*this); }
-  Field&& positive() && { min = 0; min_exclusive = true; return std::move(*this); }
+  // Fluent setters for building schemas (on a temporary, or on a declared key's Field).
+  Field&& need() && { return std::move(need()); }
+  Field&& def(std::string text) && { return std::move(def(std::move(text))); }
+  Field&& range(double low, double high) && { return std::move(range(low, high)); }
+  Field&& positive() && { return std::move(positive()); }
+  Field& need() & {
+    required = true;
+    return *this;
+  }
+  Field& def(std::string text) & {
+    default_text = std::move(text);
+    return *this;
+  }
+  Field& range(double low, double high) & {
+    min = low;
+    max = high;
+    return *this;
+  }
+  Field& positive() & {
+    min = 0;
+    min_exclusive = true;
+    return *this;
+  }
+  /// No default: an absent key leaves its member's "unset" value (the help says what that means).
+  Field& optional() & {
+    default_text.clear();
+    return *this;
+  }
 };
 
 Field integer_field(std::string key, std::string help);
