@@ -317,9 +317,62 @@ ConfigNode load_config_string(std::string_view yaml, std::string_view file_name,
   return resolve_includes(parse_config(yaml, file_name, diagnostics), folder, context);
 }
 
-void apply_set_override(ConfigNode& root, std::string_view set_text,
-                        std::vector<Diagnostic>& diagnostics,
-                        const std::function<bool(const std::vector<std::string>&)>& is_known_path) {
+Position position_of(const ConfigNode& root, std::string_view dotted_path) {
+  auto parts = split_key_path(dotted_path);
+  while (!parts.empty()) {
+    std::string joined;
+    for (std::size_t i = 0; i < parts.size(); ++i) joined += (i > 0 ? "." : "") + parts[i];
+    if (const ConfigNode* found = root.find_path(joined); found != nullptr && !found->is_null()) {
+      return found->position;
+    }
+    parts.pop_back();
+  }
+  return root.position;
+}
+
+bool has_value(const ConfigNode& root, std::string_view dotted_path) {
+  const ConfigNode* found = root.find_path(dotted_path);
+  return found != nullptr && !found->is_null();
+}
+
+namespace {
+
+/// The unknown key of an override that may not be set: the first component of `parts` that is
+/// neither written in `root` nor declared, with the keys valid there.
+Diagnostic unknown_override_key(
+    const ConfigNode& root, const std::vector<std::string>& parts, const std::string& shown,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path,
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
+  const ConfigNode* node = &root;
+  std::vector<std::string> prefix;
+  std::size_t i = 0;
+  for (; i + 1 < parts.size(); ++i) {
+    prefix.push_back(parts[i]);
+    const ConfigNode* child = node != nullptr && node->is_mapping() ? node->find(parts[i]) : nullptr;
+    if (child == nullptr && !(is_known_path && is_known_path(prefix))) {
+      prefix.pop_back();
+      break;
+    }
+    node = child;
+  }
+  std::vector<std::string> valid = declared_keys ? declared_keys(prefix) : std::vector<std::string>{};
+  if (node != nullptr && node->is_mapping()) {
+    for (const std::string& key : node->keys()) {
+      if (std::find(valid.begin(), valid.end(), key) == valid.end()) valid.push_back(key);
+    }
+  }
+  std::string walked;
+  for (std::size_t j = 0; j <= i; ++j) walked += (j > 0 ? "." : "") + parts[j];
+  return make_diagnostic(Position{"<command line>", 0, 0}, walked, "unknown key '" + parts[i] + "' in " + shown,
+                         choices_hint("keys", valid, closest_match(parts[i], valid)));
+}
+
+}  // namespace
+
+void apply_set_override(
+    ConfigNode& root, std::string_view set_text, std::vector<Diagnostic>& diagnostics,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path,
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
   const Position command_line{"<command line>", 0, 0};
   const std::string shown = "--set " + std::string(set_text);
   const std::size_t equals = set_text.find('=');
@@ -377,12 +430,7 @@ void apply_set_override(ConfigNode& root, std::string_view set_text,
     }
     node = child;
   }
-  // The path does not exist: name the first missing key and its closest sibling.
-  const std::string missing = split_key_path(walked).back();
-  const auto siblings = node->keys();
-  diagnostics.push_back(make_diagnostic(
-      command_line, walked, "unknown key '" + missing + "' in " + shown,
-      choices_hint("keys", siblings, closest_match(missing, siblings))));
+  diagnostics.push_back(unknown_override_key(root, parts, shown, is_known_path, declared_keys));
 }
 
 }  // namespace clustersim::config

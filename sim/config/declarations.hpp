@@ -162,7 +162,7 @@ class Declarations {
                      return std::nullopt;
                    },
                    [dimension](const V& value) {
-                     return optional_text(value, [dimension](double v) { return format_quantity(v, dimension); });
+                     return optional_text(value, [dimension](double v) { return format_quantity_exact(v, dimension); });
                    });
   }
   /// One entry of a map member (`entry` -> quantity): set when written, absent otherwise.
@@ -170,7 +170,7 @@ class Declarations {
   Field& quantity_entry(std::string key, At at, K entry, Dimension dimension, std::string help) {
     return bind_entry(quantity_field(std::move(key), dimension, std::move(help)), access(at), entry,
                       [dimension](const ConfigNode& node) { return quantity_value(node, dimension); },
-                      [dimension](double value) { return format_quantity(value, dimension); });
+                      [dimension](double value) { return format_quantity_exact(value, dimension); });
   }
   /// One entry of a map member (`entry` -> number).
   template <class At, class K>
@@ -236,6 +236,10 @@ class Declarations {
   template <class At, class U>
   void splice(At at, const Declarations<U>& keys) {
     for (const Key<U>& child : keys.keys()) add(lift(child, access(at)));
+  }
+  /// Adds the keys of `keys` (bound to T too) at this level.
+  void splice(const Declarations<T>& keys) {
+    for (const Key<T>& key : keys.keys()) add(key);
   }
   /// A key read by a function of its own (a preset lookup, a kind dispatch): declared here for
   /// validation, docs and suggestions only.

@@ -3,6 +3,7 @@
 /// (so cross-field checks on them are skipped instead of piling on), and the warnings that do
 /// not stop the load (an override that has no effect).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,20 @@
 #include "sim/config/diagnostics.hpp"
 
 namespace clustersim::config {
+
+/// A cross-field rule that does not hold: the key it is reported at, relative to the section
+/// the rule checks (e.g. "parallelism.ep" of a workload), and the message. Each rule is one
+/// function returning it: the loader adds the key's file:line:column, models and simulations
+/// throw the same text (throw_if).
+struct RuleProblem {
+  std::string key;
+  std::string message;
+};
+
+/// Throws ConfigError(problem->message) when there is a problem.
+inline void throw_if(const std::optional<RuleProblem>& problem) {
+  if (problem) throw ConfigError(problem->message);
+}
 
 /// Accumulates diagnostics; knows which key paths already have a problem so cross-field
 /// checks on them are skipped instead of piling on.

@@ -1,7 +1,8 @@
 #pragma once
-/// A declarative schema of scenario fields (key, kind, range, choices, unit, default, help),
-/// the validator that checks a ConfigNode against it, typed readers that fall back to the
-/// schema defaults, and the Markdown reference generated from it.
+/// A declarative schema of configuration fields (key, kind, range, choices, unit, default,
+/// help), the validator that checks a ConfigNode against it, and the Markdown reference
+/// generated from it. Fields are made by declarations (declarations.hpp), which bind each key
+/// to the member it sets.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -53,6 +54,7 @@ struct Field {
   Field&& positive() && { return std::move(positive()); }
   Field& need() & {
     required = true;
+    default_text.clear();  // a required key has no default
     return *this;
   }
   Field& def(std::string text) & {
@@ -105,33 +107,6 @@ const Field* find_field(const std::vector<Field>& fields, const std::vector<std:
 /// path of `node` ("" for the root).
 void validate(const ConfigNode& node, const std::vector<Field>& fields, const std::string& prefix,
               std::vector<Diagnostic>& diagnostics);
-
-/// Typed access to a validated tree, falling back to the schema default where a key is
-/// absent (or invalid: validation already reported it). Paths are dotted, from the root.
-class SchemaReader {
- public:
-  SchemaReader(const ConfigNode& root, const std::vector<Field>& fields)
-      : root_(&root), fields_(&fields) {}
-
-  /// The node at `path`, or nullptr.
-  const ConfigNode* node(std::string_view path) const { return root_->find_path(path); }
-  /// True if the key is written (not defaulted).
-  bool has(std::string_view path) const;
-  /// Position of the key's value if written, else of the closest written ancestor.
-  Position position(std::string_view path) const;
-
-  std::optional<std::int64_t> integer(std::string_view path) const;
-  std::optional<double> number(std::string_view path) const;
-  std::optional<bool> boolean(std::string_view path) const;
-  std::optional<std::string> string(std::string_view path) const;
-  /// SI value of a quantity field.
-  std::optional<double> quantity(std::string_view path) const;
-
- private:
-  std::optional<std::string> text(std::string_view path) const;
-  const ConfigNode* root_;
-  const std::vector<Field>* fields_;
-};
 
 /// Parses an integer scalar ("8", "-3"); nullopt if not a whole number.
 std::optional<std::int64_t> parse_integer(std::string_view text);

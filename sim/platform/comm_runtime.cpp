@@ -6,9 +6,12 @@
 
 namespace clustersim::platform {
 
-std::string_view fidelity_name(Fidelity fidelity) {
-  return fidelity == Fidelity::flow ? "flow" : "analytical";
+const config::NameTable<Fidelity>& fidelity_names() {
+  static const config::NameTable<Fidelity> names("fidelity", {{"analytical", Fidelity::analytical}, {"flow", Fidelity::flow}});
+  return names;
 }
+
+std::string_view fidelity_name(Fidelity fidelity) { return fidelity_names().name(fidelity); }
 
 exec::Work AnalyticalComm::collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups,
                                       double bytes) {

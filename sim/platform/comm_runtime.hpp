@@ -15,6 +15,7 @@
 
 #include "models/comm/collective_kind.hpp"
 #include "models/comm/collective_model.hpp"
+#include "sim/config/name_table.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "topologies/flow_network.hpp"
@@ -24,6 +25,8 @@ namespace clustersim::platform {
 /// The network fidelity of a run (`simulation.fidelity`): which CommRuntime backend answers.
 enum class Fidelity : std::uint8_t { analytical, flow };
 
+/// "analytical", "flow".
+const config::NameTable<Fidelity>& fidelity_names();
 /// "analytical" or "flow".
 std::string_view fidelity_name(Fidelity fidelity);
 

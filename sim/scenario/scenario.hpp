@@ -29,6 +29,7 @@ struct NamedWorkload {
 struct Scenario {
   int schema_version = 1;
   std::string name;
+  std::string description;  ///< free text
   std::string source_file;  ///< the top-level YAML file it came from
   platform::PlatformSpec platform;
   platform::SessionOptions simulation;  ///< `simulation`: fidelity, mode, seed
