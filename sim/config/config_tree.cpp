@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace clustersim::config {
@@ -153,8 +154,9 @@ struct IncludeContext {
 ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
                             IncludeContext& context);
 
+/// `key` is what names the file: "include", or "base" for a derived system.
 ConfigNode load_included(const std::filesystem::path& file, const std::string& display_name,
-                         const ConfigNode& include_item, IncludeContext& context) {
+                         const ConfigNode& include_item, const std::string& key, IncludeContext& context) {
   std::error_code error;
   const auto canonical = std::filesystem::weakly_canonical(file, error);
   const auto in_chain = std::find(context.chain.begin(), context.chain.end(), canonical);
@@ -164,14 +166,13 @@ ConfigNode load_included(const std::filesystem::path& file, const std::string& d
       cycle += context.chain_names[static_cast<std::size_t>(it - context.chain.begin())] + " -> ";
     }
     cycle += display_name;
-    context.diagnostics->push_back(
-        make_diagnostic(include_item.position, "include", "include cycle: " + cycle));
+    context.diagnostics->push_back(make_diagnostic(include_item.position, key, key + " cycle: " + cycle));
     return {};
   }
   std::string text;
   if (!read_text(file, text)) {
-    context.diagnostics->push_back(make_diagnostic(include_item.position, "include",
-                                                   "cannot read include file '" + display_name + "'"));
+    context.diagnostics->push_back(
+        make_diagnostic(include_item.position, key, "cannot read " + key + " file '" + display_name + "'"));
     return {};
   }
   ConfigNode parsed = parse_config(text, display_name, *context.diagnostics);
@@ -183,13 +184,59 @@ ConfigNode load_included(const std::filesystem::path& file, const std::string& d
   return resolved;
 }
 
+/// The library system file a file's `base:` names (data_dir/systems/NAME.yaml), or nullopt
+/// with a diagnostic naming the closest system.
+std::optional<std::filesystem::path> base_system_file(const ConfigNode& base, IncludeContext& context) {
+  if (!base.is_scalar()) {
+    context.diagnostics->push_back(
+        make_diagnostic(base.position, "base", "expected a system name, got " + base.describe()));
+    return std::nullopt;
+  }
+  const std::filesystem::path folder = context.data_dir / "systems";
+  const std::filesystem::path file = folder / (base.text + ".yaml");
+  if (std::filesystem::is_regular_file(file)) return file;
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  context.diagnostics->push_back(make_diagnostic(base.position, "base", "unknown system '" + base.text + "'",
+                                                 choices_hint("choices", names, closest_match(base.text, names))));
+  return std::nullopt;
+}
+
+/// Merges the file `chosen` (included at `item`) into `merged`.
+void merge_included(ConfigNode& merged, const std::filesystem::path& chosen, const ConfigNode& item,
+                    const std::string& key, IncludeContext& context) {
+  const ConfigNode included = load_included(chosen, chosen.lexically_normal().string(), item, key, context);
+  if (included.is_mapping()) {
+    merge_config(merged, included);
+  } else if (!included.is_null()) {
+    context.diagnostics->push_back(make_diagnostic(
+        included.position, "", "an included file must be a mapping, got " + included.describe()));
+  }
+}
+
 ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
                             IncludeContext& context) {
   if (!node.is_mapping()) return node;
   const ConfigEntry* include = node.find_entry("include");
-  if (include == nullptr) return node;
+  const ConfigEntry* base = node.find_entry("base");
+  if (include == nullptr && base == nullptr) return node;
+  ConfigNode merged;
+  merged.kind = ConfigNode::Kind::mapping;
+  merged.position = node.position;
+  // A derived system: its base system underneath, then its includes, then itself.
+  if (base != nullptr) {
+    if (const auto file = base_system_file(base->value, context)) merge_included(merged, *file, base->value, "base", context);
+    node.erase("base");
+    include = node.find_entry("include");
+  }
   std::vector<ConfigNode> paths;
-  if (include->value.is_scalar()) {
+  if (include == nullptr) {
+    // no includes
+  } else if (include->value.is_scalar()) {
     paths.push_back(include->value);
   } else if (include->value.is_sequence()) {
     for (const auto& item : include->value.items) {
@@ -205,9 +252,6 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
         include->value.position, "include",
         "expected a file path or a list of file paths, got " + include->value.describe()));
   }
-  ConfigNode merged;
-  merged.kind = ConfigNode::Kind::mapping;
-  merged.position = node.position;
   for (const auto& item : paths) {
     const std::filesystem::path relative(item.text);
     const std::filesystem::path local = relative.is_absolute() ? relative : folder / relative;
@@ -227,14 +271,7 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
           "include file '" + item.text + "' not found (looked for " + looked + ")"));
       continue;
     }
-    const ConfigNode included =
-        load_included(chosen, chosen.lexically_normal().string(), item, context);
-    if (included.is_mapping()) {
-      merge_config(merged, included);
-    } else if (!included.is_null()) {
-      context.diagnostics->push_back(make_diagnostic(
-          included.position, "", "an included file must be a mapping, got " + included.describe()));
-    }
+    merge_included(merged, chosen, item, "include", context);
   }
   node.erase("include");
   merge_config(merged, node);

@@ -69,7 +69,9 @@ std::filesystem::path library_data_dir();
 /// Reads a YAML file and resolves its `include:` (a path or a list of paths, resolved against
 /// the including file's folder first, then `data_dir`): included files merge first, in order,
 /// then the including file on top; nested includes work; cycles and missing files become
-/// diagnostics. The returned tree has no `include` keys.
+/// diagnostics. A file's top-level `base: NAME` (a derived system) merges the library system
+/// `data_dir`/systems/NAME.yaml underneath it, before its includes; an unknown name is a
+/// diagnostic with the closest system. The returned tree has no `include` or `base` keys.
 ConfigNode load_config_file(const std::filesystem::path& file, const std::filesystem::path& data_dir,
                             std::vector<Diagnostic>& diagnostics);
 

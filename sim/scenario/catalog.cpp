@@ -81,6 +81,8 @@ Description describe_preset(LibraryKind kind, const std::string& name, const std
   if (map == nullptr || !map->is_mapping() || map->find(name) == nullptr) {
     throw ConfigError(file.string() + ": no entry '" + name + "' under '" + section + ":'");
   }
+  // A library preset may derive from another (`base:`): show what it resolves to.
+  merge_library_presets(root, kind, section, "", data_dir, diagnostics);
   if (!diagnostics.empty()) throw config::ScenarioError(diagnostics);
   Description description{std::string(is_accelerator ? "accelerator " : "model ") + name + " (" + file.string() + ")",
                           "", std::string(section) + "." + name, {}};

@@ -19,6 +19,13 @@ ConfigNode empty_mapping(const config::Position& position) {
   return node;
 }
 
+/// The name an entry's `base:` gives, if it is a plain name.
+std::optional<std::string> base_of(const ConfigNode* entry) {
+  const ConfigNode* base = entry != nullptr && entry->is_mapping() ? entry->find("base") : nullptr;
+  if (base == nullptr || !base->is_scalar()) return std::nullopt;
+  return base->text;
+}
+
 /// The library entry `name` of `section` (in its own file), or nullopt (with a diagnostic when
 /// the file exists but lacks the entry).
 std::optional<ConfigEntry> library_entry(LibraryKind kind, std::string_view section, const std::string& name,
@@ -41,7 +48,8 @@ std::optional<ConfigEntry> library_entry(LibraryKind kind, std::string_view sect
   return *entry;
 }
 
-/// Library entries of every name the scenario reaches: its own entries and the reference.
+/// Library entries of every name the scenario reaches: its own entries, the reference, and
+/// the bases of those (transitively).
 ConfigNode library_entries(const ConfigNode& root, LibraryKind kind, std::string_view section,
                            std::string_view reference_path, const std::filesystem::path& data_dir,
                            std::vector<Diagnostic>& diagnostics) {
@@ -56,11 +64,58 @@ ConfigNode library_entries(const ConfigNode& root, LibraryKind kind, std::string
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const std::string name = pending[i];
     if (!looked.insert(name).second) continue;
+    const ConfigNode* own_entry = own != nullptr && own->is_mapping() ? own->find(name) : nullptr;
+    if (const auto base = base_of(own_entry)) pending.push_back(*base);
     if (auto entry = library_entry(kind, section, name, data_dir, diagnostics)) {
+      if (const auto base = base_of(&entry->value)) pending.push_back(*base);
       entries.set(name, entry->key_position, entry->value);
     }
   }
   return entries;
+}
+
+struct BaseContext {
+  std::string_view section;
+  std::vector<std::string> library;  ///< the library's names of this kind, for the near-miss
+  std::vector<Diagnostic>* diagnostics;
+};
+
+/// Resolves the `base:` of entry `name` of `map` (and of its bases first); `chain` holds the
+/// entries being resolved, to find cycles.
+void resolve_base(ConfigNode& map, const std::string& name, std::vector<std::string>& chain, BaseContext& context) {
+  ConfigNode* entry = map.find(name);
+  const ConfigNode* base = entry != nullptr && entry->is_mapping() ? entry->find("base") : nullptr;
+  if (base == nullptr) return;
+  const std::string key = std::string(context.section) + "." + name + ".base";
+  const config::Position at = base->position;
+  const std::string base_name = base->is_scalar() ? base->text : "";
+  chain.push_back(name);
+  if (!base->is_scalar()) {
+    context.diagnostics->push_back(make_diagnostic(at, key, "expected a preset name, got " + base->describe()));
+  } else if (std::find(chain.begin(), chain.end(), base_name) != chain.end()) {
+    std::string cycle;
+    for (auto it = std::find(chain.begin(), chain.end(), base_name); it != chain.end(); ++it) cycle += *it + " -> ";
+    context.diagnostics->push_back(make_diagnostic(at, key, "base cycle: " + cycle + base_name));
+  } else if (map.find(base_name) == nullptr) {
+    std::vector<std::string> names = context.library;
+    for (const std::string& own : map.keys()) names.push_back(own);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    context.diagnostics->push_back(make_diagnostic(at, key, "unknown base '" + base_name + "'",
+                                                   config::choices_hint("choices", names,
+                                                                        config::closest_match(base_name, names))));
+  } else {
+    resolve_base(map, base_name, chain, context);
+    ConfigNode derived = *map.find(base_name);
+    ConfigNode own = *map.find(name);
+    own.erase("base");
+    config::merge_config(derived, own);
+    *map.find(name) = std::move(derived);
+    chain.pop_back();
+    return;
+  }
+  map.find(name)->erase("base");  // reported: read the entry as it is
+  chain.pop_back();
 }
 
 }  // namespace
@@ -98,6 +153,11 @@ void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view 
   ConfigNode merged = empty_mapping(root.position);
   ConfigNode& section_node = merged.set(std::string(section), root.position, std::move(library));
   if (own != nullptr) config::merge_config(section_node, *own);
+  BaseContext context{section, library_names(kind, data_dir), &diagnostics};
+  for (const std::string& name : section_node.keys()) {
+    std::vector<std::string> chain;
+    if (section_node.find(name)->is_mapping()) resolve_base(section_node, name, chain, context);
+  }
   if (ConfigNode* existing = root.find(section)) {
     *existing = section_node;
   } else {

@@ -17,6 +17,12 @@ using config::member;
 using platform::ClusterSpec;
 using platform::PlatformSpec;
 
+/// `base`: what a derived preset (an accelerator, a model) builds on.
+Field base_field(const char* section) {
+  return config::string_field("base", std::string("a preset this one derives from (the scenario's `") + section +
+                                          ":` map, then the library): every key not set here keeps the base's value");
+}
+
 Declarations<platform::Stragglers> straggler_keys() {
   Declarations<platform::Stragglers> keys;
   keys.integer_list("nodes", &platform::Stragglers::nodes, "straggler node", 0, 1e7,
@@ -81,9 +87,17 @@ Declarations<OutputConfig> output_keys() {
 
 }  // namespace
 
-std::vector<Field> accelerator_preset_fields() { return models::accelerator_keys().fields(); }
+std::vector<Field> accelerator_preset_fields() {
+  std::vector<Field> fields{base_field("accelerators")};
+  for (Field& field : models::accelerator_keys().fields()) fields.push_back(std::move(field));
+  return fields;
+}
 
-std::vector<Field> model_fields() { return models::transformer_keys().fields(); }
+std::vector<Field> model_fields() {
+  std::vector<Field> fields{base_field("models")};
+  for (Field& field : models::transformer_keys().fields()) fields.push_back(std::move(field));
+  return fields;
+}
 
 const Declarations<ClusterSpec>& cluster_keys() {
   static const Declarations<ClusterSpec> keys = [] {
@@ -127,11 +141,14 @@ Declarations<Scenario> scenario_keys(const WorkloadKinds& kinds, std::string_vie
   keys.string("description", &Scenario::description, "free text");
   keys.declare(config::list_field("include",
                                   "files merged underneath this one (relative to this file, then the library)"));
+  keys.declare(config::string_field("base", "a system preset (models/data/systems) this file builds on: merged "
+                                            "underneath it, before its includes (a system file may say it too)"));
   keys.declare(config::map_field("accelerators", accelerator_preset_fields(),
                                  "accelerator presets by name; an entry named like a library preset overrides its "
-                                 "fields"));
+                                 "fields, an entry with `base` derives from another preset"));
   keys.declare(config::map_field("models", model_fields(),
-                                 "model presets by name; an entry named like a library preset overrides its fields"));
+                                 "model presets by name; an entry named like a library preset overrides its fields, "
+                                 "an entry with `base` derives from another preset"));
   keys.object("cluster", member(&Scenario::platform, &PlatformSpec::cluster), cluster_keys(), "the hardware").need();
   keys.declare(workload_field(kinds, *primary, "workload", "what runs on the cluster: its keys are those of its kind",
                               false))

@@ -20,10 +20,10 @@ class WorkloadKinds;
 struct WorkloadKind;
 
 /// Fields of one accelerator preset (an entry of `accelerators:`; models/data/accelerators):
-/// models::accelerator_keys().
+/// models::accelerator_keys() and `base`.
 std::vector<config::Field> accelerator_preset_fields();
 /// Fields of one model (an entry of `models:`, or an inline `workload.model`; Hugging Face
-/// config.json names; models/data/llms): models::transformer_keys().
+/// config.json names; models/data/llms): models::transformer_keys() and `base`.
 std::vector<config::Field> model_fields();
 
 /// The keys of `cluster` (nodes, scale-up domain, scale-out network, placement, stragglers),
@@ -38,8 +38,8 @@ config::Field workload_field(const WorkloadKinds& kinds, const WorkloadKind& kin
                              bool job);
 /// Every key of a scenario for a primary workload of kind `primary_kind` (the first of `kinds`
 /// when it names none of them), bound to the Scenario; `workload`, `jobs`, `accelerators`,
-/// `models` and `include` are declared for validation and docs and read by functions of their
-/// own (kind dispatch, preset lookups, include resolution).
+/// `models`, `include` and `base` are declared for validation and docs and read by functions of
+/// their own (kind dispatch, preset lookups, include resolution).
 config::Declarations<Scenario> scenario_keys(const WorkloadKinds& kinds, std::string_view primary_kind);
 /// The whole scenario schema (scenario_keys' fields, titled).
 config::Schema scenario_schema(const WorkloadKinds& kinds, std::string_view primary_kind);
