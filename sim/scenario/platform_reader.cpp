@@ -127,6 +127,31 @@ void complete_network(const ConfigNode& root, const topologies::TopologyKind& ki
   }
 }
 
+/// Was `value` written outside the library file of its preset kind (by the scenario, an
+/// include, a --set, or a derived preset of the scenario)?
+bool written_by_scenario(const ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
+  const std::filesystem::path folder = (data_dir / library_folder(kind)).lexically_normal();
+  return std::filesystem::path(value.position.file).parent_path().lexically_normal() != folder;
+}
+
+/// Settings another layer overrides have no effect: warn, naming the key that wins.
+void warn_shadowed(const ConfigNode& root, const std::filesystem::path& data_dir, const platform::ClusterSpec& cluster,
+                   Problems& problems) {
+  const std::string winner = "cluster.node.scale_up.bandwidth";
+  const std::string key = "accelerators." + cluster.accelerator.name + ".scale_up_bandwidth";
+  const ConfigNode* accelerators = root.find("accelerators");
+  const ConfigNode* entry =
+      accelerators != nullptr && accelerators->is_mapping() ? accelerators->find(cluster.accelerator.name) : nullptr;
+  const ConfigNode* shadowed = entry != nullptr && entry->is_mapping() ? entry->find("scale_up_bandwidth") : nullptr;
+  if (shadowed == nullptr || !has_value(root, winner) ||
+      !written_by_scenario(*shadowed, data_dir, LibraryKind::accelerators)) {
+    return;
+  }
+  problems.warn(shadowed->position, key,
+                "has no effect: " + winner + " (" + position_of(root, winner).to_string() +
+                    ") sets the scale-up bandwidth and wins");
+}
+
 }  // namespace
 
 bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
@@ -140,6 +165,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   if (const auto problem = platform.cost.basis_problem()) {
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);
   }
+  warn_shadowed(root, data_dir, cluster, problems);
   return accelerator_ok;
 }
 

@@ -219,6 +219,8 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   const bool platform_ok = accelerator_ok && !problems.bad("cluster");
   read_workloads(root, kinds, data_dir, platform_ok, diagnostics, problems, scenario);
   if (!diagnostics.empty()) throw ScenarioError(diagnostics);
+  scenario.warnings = problems.warnings();
+  config::sort_diagnostics(scenario.warnings);
   return scenario;
 }
 

@@ -17,7 +17,8 @@ namespace clustersim::scenario {
 
 /// Loads, merges (includes, library presets, derived presets), applies `set_overrides`
 /// ("key.path=value"), validates and cross-checks a scenario file, reading every key through
-/// its declaration (scenario_schema.hpp). Throws config::ScenarioError carrying every problem.
+/// its declaration (scenario_schema.hpp). Throws config::ScenarioError carrying every problem;
+/// problems that do not stop the load are the scenario's `warnings`.
 /// `data_dir` is the preset library (models/data; env CLUSTERSIM_DATA overrides the default);
 /// `kinds` the workload kinds the scenario may name.
 Scenario load_scenario(const std::filesystem::path& file,

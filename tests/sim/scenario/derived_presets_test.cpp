@@ -87,6 +87,7 @@ TEST_CASE("derived accelerator: the base's every field but the one it changes, a
   CHECK(derived_step.model_flops_per_step == base_step.model_flops_per_step);
   CHECK(derived.platform.cluster.network.scale_up.bytes_per_s == base.platform.cluster.network.scale_up.bytes_per_s);
   CHECK(derived.platform.cluster.memory_levels.front().bytes_per_s == 6.7e12);
+  CHECK(derived.warnings.empty());
 }
 
 TEST_CASE("derived accelerator: an unknown base names the closest preset; a cycle of bases is an error") {
