@@ -89,52 +89,39 @@ void complete_mla(const ConfigNode& entry, const std::string& path, TransformerS
 }
 
 void declare_moe_and_mla(Declarations<TransformerSpec>& k) {
-  using T = TransformerSpec;
-  k.integer("num_local_experts", config::member(&T::moe, &MoeSpec::num_experts),
-            "mixture of experts: routed experts per MoE layer (Mixtral's key; DeepSeek's is n_routed_experts); unset: "
-            "a dense model")
-      .range(1, 1e6)
+  const auto moe = [&k](const char* key, std::int64_t MoeSpec::*field, double min, double max,
+                        const char* help) -> config::Field& {
+    return k.integer(key, config::member(&TransformerSpec::moe, field), help).range(min, max);
+  };
+  const auto mla = [&k](const char* key, std::int64_t MlaSpec::*field, double min, const char* help) {
+    k.integer(key, config::member(&TransformerSpec::mla, field), help).range(min, 1e12).optional();
+  };
+  moe("num_local_experts", &MoeSpec::num_experts, 1, 1e6,
+      "mixture of experts: routed experts per MoE layer (Mixtral's key; DeepSeek's is n_routed_experts); unset: a "
+      "dense model")
       .optional();
-  k.integer("n_routed_experts", config::member(&T::moe, &MoeSpec::num_experts),
-            "mixture of experts: routed experts per MoE layer (DeepSeek's key)")
-      .range(1, 1e6)
+  moe("n_routed_experts", &MoeSpec::num_experts, 1, 1e6,
+      "mixture of experts: routed experts per MoE layer (DeepSeek's key)")
       .optional();
-  k.integer("num_experts_per_tok", config::member(&T::moe, &MoeSpec::num_experts_per_tok),
-            "routed experts each token goes to (top-k); MoE models only")
-      .range(1, 1e6)
+  moe("num_experts_per_tok", &MoeSpec::num_experts_per_tok, 1, 1e6,
+      "routed experts each token goes to (top-k); MoE models only")
       .optional();
-  k.integer("n_shared_experts", config::member(&T::moe, &MoeSpec::n_shared_experts),
-            "experts every token goes to, each moe_intermediate_size wide; MoE only")
-      .range(0, 1e6);
-  k.integer("moe_intermediate_size", config::member(&T::moe, &MoeSpec::moe_intermediate_size),
-            "FFN width of one expert; unset: intermediate_size (Mixtral)")
-      .range(1, 1e12)
+  moe("n_shared_experts", &MoeSpec::n_shared_experts, 0, 1e6,
+      "experts every token goes to, each moe_intermediate_size wide; MoE only");
+  moe("moe_intermediate_size", &MoeSpec::moe_intermediate_size, 1, 1e12,
+      "FFN width of one expert; unset: intermediate_size (Mixtral)")
       .optional();
-  k.integer("first_k_dense_replace", config::member(&T::moe, &MoeSpec::first_k_dense_replace),
-            "dense layers before the first MoE layer (DeepSeek-V3: 3)")
-      .range(0, 1e12);
-  k.integer("moe_layer_freq", config::member(&T::moe, &MoeSpec::moe_layer_freq),
-            "layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0 (Hugging Face)")
-      .range(1, 1e12);
-  k.integer("q_lora_rank", config::member(&T::mla, &MlaSpec::q_lora_rank),
-            "multi-head latent attention (MLA): query latent width; unset or 0: queries not compressed")
-      .range(0, 1e12)
-      .optional();
-  k.integer("kv_lora_rank", config::member(&T::mla, &MlaSpec::kv_lora_rank),
-            "MLA key/value latent width (what the KV cache stores); setting the MLA keys makes the attention MLA")
-      .range(1, 1e12)
-      .optional();
-  k.integer("qk_nope_head_dim", config::member(&T::mla, &MlaSpec::qk_nope_head_dim),
-            "MLA per-head query/key width without RoPE")
-      .range(0, 1e12)
-      .optional();
-  k.integer("qk_rope_head_dim", config::member(&T::mla, &MlaSpec::qk_rope_head_dim),
-            "MLA per-head RoPE width (one RoPE key shared by all heads)")
-      .range(0, 1e12)
-      .optional();
-  k.integer("v_head_dim", config::member(&T::mla, &MlaSpec::v_head_dim), "MLA per-head value width")
-      .range(1, 1e12)
-      .optional();
+  moe("first_k_dense_replace", &MoeSpec::first_k_dense_replace, 0, 1e12,
+      "dense layers before the first MoE layer (DeepSeek-V3: 3)");
+  moe("moe_layer_freq", &MoeSpec::moe_layer_freq, 1, 1e12,
+      "layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0 (Hugging Face)");
+  mla("q_lora_rank", &MlaSpec::q_lora_rank, 0,
+      "multi-head latent attention (MLA): query latent width; unset or 0: queries not compressed");
+  mla("kv_lora_rank", &MlaSpec::kv_lora_rank, 1,
+      "MLA key/value latent width (what the KV cache stores); setting the MLA keys makes the attention MLA");
+  mla("qk_nope_head_dim", &MlaSpec::qk_nope_head_dim, 0, "MLA per-head query/key width without RoPE");
+  mla("qk_rope_head_dim", &MlaSpec::qk_rope_head_dim, 0, "MLA per-head RoPE width (one RoPE key shared by all heads)");
+  mla("v_head_dim", &MlaSpec::v_head_dim, 1, "MLA per-head value width");
 }
 
 }  // namespace

@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "config_test_support.hpp"
+
 using namespace clustersim;
 using namespace clustersim::config;
+using clustersim::config::testing::parse_ok;
 
 namespace {
 
@@ -62,12 +65,6 @@ const Declarations<Thing>& thing_keys() {
   return keys;
 }
 
-ConfigNode parse(const std::string& yaml) {
-  std::vector<Diagnostic> diagnostics;
-  ConfigNode node = parse_config(yaml, "t.yaml", diagnostics);
-  REQUIRE(diagnostics.empty());
-  return node;
-}
 
 }  // namespace
 
@@ -103,7 +100,7 @@ TEST_CASE("declarations: the schema's defaults are the default-constructed struc
 }
 
 TEST_CASE("declarations: reading sets written members only, through member chains and map entries") {
-  const ConfigNode node = parse(
+  const ConfigNode node = parse_ok(
       "count: 8\nbig: 5000000000\nratio: 0.25\nflag: no\nlabel: hi\nshape: circle\nbandwidth: \"400 Gb/s\"\n"
       "price: 2.5\npeak: {one: \"1 PFLOP/s\"}\ndims: [4, 2]\nlink: {efficiency: 0.9}\n");
   std::vector<Diagnostic> diagnostics;
@@ -129,7 +126,7 @@ TEST_CASE("declarations: reading sets written members only, through member chain
 }
 
 TEST_CASE("declarations: a value validation rejects is skipped; list items are range-checked at their position") {
-  const ConfigNode node = parse("count: many\ndims: [4, 0, x]\n");
+  const ConfigNode node = parse_ok("count: many\ndims: [4, 0, x]\n");
   std::vector<Diagnostic> diagnostics;
   validate(node, thing_keys().fields(), "", diagnostics);
   REQUIRE(diagnostics.size() == 2);  // count's type, big missing
