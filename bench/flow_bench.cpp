@@ -38,6 +38,8 @@ Topology fat_tree_16k() {
   spec.scale_out.nics_per_node = 8;
   spec.scale_out.nic_bytes_per_s = 50e9;
   spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_up.efficiency = 1.0;  // ideal links, as in the figures of docs/performance.md
+  spec.scale_out.efficiency = 1.0;
   return Topology::build(spec);
 }
 

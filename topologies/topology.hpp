@@ -13,20 +13,22 @@ namespace clustersim::topologies {
 enum class VertexKind { accelerator, scale_up_switch, switch_, nic };
 
 /// Scale-up domain (NVLink + NVSwitch): one node, or several nodes on one NVLink switch.
+/// The defaults are the scenario's (`cluster.node.scale_up`, declared in topology_keys.cpp).
 struct ScaleUpSpec {
   std::string fabric = "nvswitch";  ///< "nvswitch" (one switch plane per domain)
   double bytes_per_s = 0;           ///< per accelerator, one direction
-  double latency_s = 0;             ///< accelerator -> accelerator through the switch
+  double latency_s = 1e-6;          ///< accelerator -> accelerator through the switch
   /// Accelerators per scale-up domain; 0 means one node (accelerators_per_node). A multiple
   /// of accelerators_per_node dividing the cluster, e.g. 72 for NVL72 (18 nodes of 4 GPUs):
   /// accelerators of one domain talk over its NVLink switch, never over a NIC.
   int domain_size = 0;
   /// Achievable payload fraction of bytes_per_s (protocol headers, flow control, SM-driven
   /// copies), in (0, 1]: collectives and the flow model see bytes_per_s x efficiency.
-  double efficiency = 1.0;
+  double efficiency = 0.8;
 };
 
-/// Scale-out fabric between nodes.
+/// Scale-out fabric between nodes. The defaults are the scenario's (`cluster.network`, declared
+/// in topology_keys.cpp).
 struct ScaleOutSpec {
   /// Registry name: "custom", "dragonfly", "fat-tree", "rail-optimized", "switch", "torus".
   std::string topology = "fat-tree";
@@ -42,8 +44,8 @@ struct ScaleOutSpec {
   double link_bytes_per_s = 0;
   double link_latency_s = 1e-6;       ///< per hop (cable + switch traversal)
   /// Achievable payload fraction of every scale-out link (NIC, switch-to-switch, torus and
-  /// custom links), in (0, 1].
-  double efficiency = 1.0;
+  /// custom links), in (0, 1]: 47 of 50 GB/s per NDR NIC (nccl-tests#290).
+  double efficiency = 0.94;
   std::vector<int> torus_dims;        ///< torus: size per dimension (1 to 3 entries)
   int dragonfly_groups = 0;                   ///< dragonfly: groups
   int dragonfly_routers_per_group = 0;        ///< dragonfly: routers per group
@@ -155,20 +157,6 @@ class Topology {
   explicit Topology(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-/// A documented parameter of a registered topology (for `clustersim list/describe`).
-struct ParameterDoc {
-  std::string name, unit, default_value, help;
-};
-
-/// A registered scale-out topology builder.
-struct TopologyDoc {
-  std::string name, help;
-  std::vector<ParameterDoc> parameters;
-};
-
-/// All registered scale-out topologies, in name order.
-const std::vector<TopologyDoc>& topology_registry();
 
 /// Every problem with `spec`, one message each naming the field and its valid range (empty
 /// when valid). Topology::build throws a ConfigError joining them with "; ". Checks that need

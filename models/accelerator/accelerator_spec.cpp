@@ -27,4 +27,28 @@ double AcceleratorSpec::matmul_efficiency_for(Dtype dtype) const {
   return matmul_efficiency;
 }
 
+std::vector<MemoryLevel> AcceleratorSpec::memory_levels() const {
+  const auto energy = [this](MemoryLevelKind kind) {
+    const auto it = energy_j_per_byte.find(kind);
+    return it == energy_j_per_byte.end() ? 0.0 : it->second;
+  };
+  std::vector<MemoryLevel> levels{
+      {MemoryLevelKind::hbm, hbm_capacity_bytes, hbm_bytes_per_s, hbm_latency_s, energy(MemoryLevelKind::hbm)}};
+  if (l2_bytes > 0 && l2_bytes_per_s > 0) {
+    levels.push_back({MemoryLevelKind::l2, l2_bytes, l2_bytes_per_s, l2_latency_s, energy(MemoryLevelKind::l2)});
+  }
+  if (sram_bytes > 0 && sram_bytes_per_s > 0) {
+    levels.push_back({MemoryLevelKind::sram, sram_bytes, sram_bytes_per_s, 0.0, energy(MemoryLevelKind::sram)});
+  }
+  if (host_capacity_bytes > 0 && host_bytes_per_s > 0) {
+    levels.push_back({MemoryLevelKind::host, host_capacity_bytes, host_bytes_per_s, host_latency_s,
+                      energy(MemoryLevelKind::host)});
+  }
+  if (cxl_capacity_bytes > 0 && cxl_bytes_per_s > 0) {
+    levels.push_back(
+        {MemoryLevelKind::cxl, cxl_capacity_bytes, cxl_bytes_per_s, cxl_latency_s, energy(MemoryLevelKind::cxl)});
+  }
+  return levels;
+}
+
 }  // namespace clustersim::models

@@ -2,14 +2,17 @@
 /// Datasheet and microbenchmark description of one accelerator model.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "models/accelerator/attention_kernel_family.hpp"
 #include "models/accelerator/dtype.hpp"
+#include "models/memory/memory_hierarchy.hpp"
 
 namespace clustersim::models {
 
-/// Everything the compute and memory models need to know about one accelerator.
-/// All rates are dense (no sparsity). Library presets live in models/data/accelerators/.
+/// Everything the compute, memory and power models need to know about one accelerator: what an
+/// accelerator preset sets (models/data/accelerators/, keys declared in accelerator_keys.cpp,
+/// whose defaults are the initializers below). All rates are dense (no sparsity).
 struct AcceleratorSpec {
   std::string name;          ///< registry name, e.g. "h100-sxm"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
@@ -25,8 +28,33 @@ struct AcceleratorSpec {
   double l2_bytes_per_s = 0;   ///< L2 read bandwidth, bytes/s (0: unknown, no L2 reuse credit)
   int compute_units = 0;  ///< SMs (NVIDIA), CUs (AMD), cores (TPU) -- for wave quantization
 
-  double tdp_w = 0;
-  double idle_w = 0;
+  /// Memory hierarchy around HBM (preset `memory`); memory_levels() builds the levels. A level
+  /// with an unknown (0) capacity or bandwidth is absent. Defaults in SI units are written as
+  /// the units parser reads their YAML text ("500 ns" is 500 x 1e-9), so a default and the same
+  /// value written in a scenario are the same double.
+  double hbm_latency_s = 500 * 1e-9;  ///< HBM load-to-use latency
+  double l2_latency_s = 200 * 1e-9;   ///< L2 load-to-use latency
+  double sram_bytes = 0;          ///< shared memory / SRAM, all compute units together
+  double sram_bytes_per_s = 0;    ///< SRAM bandwidth, all compute units together
+  HostLink host_link = HostLink::pcie;  ///< how host DRAM is attached
+  double host_capacity_bytes = 0;       ///< host DRAM per accelerator
+  double host_bytes_per_s = 0;          ///< host link bandwidth, one direction (0: no offload)
+  double host_latency_s = 2e-6;         ///< host transfer setup latency
+  double cxl_capacity_bytes = 0;        ///< pooled CXL memory per accelerator
+  double cxl_bytes_per_s = 0;           ///< CXL bandwidth per accelerator
+  double cxl_latency_s = 3e-6;          ///< CXL transfer setup latency
+  /// Dynamic energy per byte moved at each level (estimates, docs/models.md "Power").
+  std::map<MemoryLevelKind, double> energy_j_per_byte{{MemoryLevelKind::sram, 1e-12},
+                                                      {MemoryLevelKind::l2, 5e-12},
+                                                      {MemoryLevelKind::hbm, 31 * 1e-12},
+                                                      {MemoryLevelKind::host, 120e-12},
+                                                      {MemoryLevelKind::cxl, 120e-12}};
+
+  double tdp_w = 0;   ///< board power limit (0: unknown, no power report)
+  double idle_w = 0;  ///< idle power (0: unknown)
+  /// Dynamic energy per FLOP of the formats the preset gives (others: see
+  /// models/power/power_model.hpp, accelerator_power).
+  std::map<Dtype, double> energy_j_per_flop;
 
   /// Fraction of peak the best large GEMM reaches ("maximum achievable matmul"), from
   /// public microbenchmarks; the roofline scales peak by it.
@@ -80,6 +108,9 @@ struct AcceleratorSpec {
   double peak_for(Dtype dtype) const;
   /// Best-GEMM fraction of peak in `dtype`: matmul_efficiency_by_dtype, else matmul_efficiency.
   double matmul_efficiency_for(Dtype dtype) const;
+  /// The memory levels of one accelerator, nearest-last as the loader has always listed them:
+  /// HBM, then L2, SRAM, host and CXL where both their capacity and bandwidth are known.
+  std::vector<MemoryLevel> memory_levels() const;
 };
 
 }  // namespace clustersim::models

@@ -3,6 +3,8 @@
 /// path the kernel uses and whether its softmax overlaps the matrix math (attention_cost.hpp).
 #include <string_view>
 
+#include "sim/config/name_table.hpp"
+
 namespace clustersim::models {
 
 /// Fused-attention kernel family.
@@ -26,6 +28,8 @@ enum class AttentionKernelFamily {
 /// Whether the family needs asynchronous warpgroup MMA (fa3, cudnn: Hopper and later).
 bool needs_warpgroup_mma(AttentionKernelFamily family);
 
+/// The names of the families: "fa2", "fa3", "cudnn".
+const config::NameTable<AttentionKernelFamily>& attention_kernel_family_names();
 /// "fa2", "fa3" or "cudnn".
 std::string_view attention_kernel_family_name(AttentionKernelFamily family);
 /// Parses "fa2", "fa3" or "cudnn"; throws ConfigError listing the valid names.

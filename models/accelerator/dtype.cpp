@@ -1,18 +1,8 @@
 #include "models/accelerator/dtype.hpp"
 
-#include <array>
-#include <string>
-
 #include "sim/engine/error.hpp"
 
 namespace clustersim::models {
-
-namespace {
-
-constexpr std::array<Dtype, 6> kAllDtypes = {Dtype::fp32, Dtype::tf32, Dtype::bf16,
-                                             Dtype::fp16, Dtype::fp8,  Dtype::fp4};
-
-}  // namespace
 
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
@@ -37,32 +27,18 @@ double output_dtype_bytes(Dtype dtype) {
 
 double stored_element_bytes(Dtype precision) { return output_dtype_bytes(precision); }
 
-std::string_view dtype_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::fp32:
-      return "fp32";
-    case Dtype::tf32:
-      return "tf32";
-    case Dtype::bf16:
-      return "bf16";
-    case Dtype::fp16:
-      return "fp16";
-    case Dtype::fp8:
-      return "fp8";
-    case Dtype::fp4:
-      return "fp4";
-  }
-  throw ConfigError("dtype_name: invalid Dtype value");
+const config::NameTable<Dtype>& dtype_names() {
+  static const config::NameTable<Dtype> names("dtype", {{"fp32", Dtype::fp32},
+                                                        {"tf32", Dtype::tf32},
+                                                        {"bf16", Dtype::bf16},
+                                                        {"fp16", Dtype::fp16},
+                                                        {"fp8", Dtype::fp8},
+                                                        {"fp4", Dtype::fp4}});
+  return names;
 }
 
-Dtype parse_dtype(std::string_view name) {
-  std::string valid;
-  for (Dtype dtype : kAllDtypes) {
-    if (dtype_name(dtype) == name) return dtype;
-    if (!valid.empty()) valid += ", ";
-    valid += dtype_name(dtype);
-  }
-  throw ConfigError("unknown dtype '" + std::string(name) + "'; valid dtypes: " + valid);
-}
+std::string_view dtype_name(Dtype dtype) { return dtype_names().name(dtype); }
+
+Dtype parse_dtype(std::string_view name) { return dtype_names().parse(name); }
 
 }  // namespace clustersim::models

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "sim/config/name_table.hpp"
+
 namespace clustersim::models {
 
 /// Numeric format of an op's math and operands.
@@ -23,9 +25,11 @@ double output_dtype_bytes(Dtype dtype);
 /// programs, the data-parallel collectives and the memory footprint read it. Equal to
 /// output_dtype_bytes(precision).
 double stored_element_bytes(Dtype precision);
-/// Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "fp4".
+/// The names of the formats: "fp32", "tf32", "bf16", "fp16", "fp8", "fp4" (lower case).
+const config::NameTable<Dtype>& dtype_names();
+/// The format's name (dtype_names()).
 std::string_view dtype_name(Dtype dtype);
-/// Parses a lower-case name; throws ConfigError listing the valid names.
+/// Parses a name; throws ConfigError listing the valid names.
 Dtype parse_dtype(std::string_view name);
 
 }  // namespace clustersim::models

@@ -2,6 +2,8 @@
 /// The collective operations, their names and nccl-tests' size and bus-bandwidth conventions.
 #include <string_view>
 
+#include "sim/config/name_table.hpp"
+
 namespace clustersim::models {
 
 /// The collectives ClusterSim can time. `bytes` always follows nccl-tests: the per-rank buffer
@@ -12,6 +14,9 @@ enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, 
 /// "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "reduce", "send-recv".
 std::string_view collective_name(CollectiveKind kind);
 
+/// The names of the collectives: "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+/// "broadcast", "reduce", "send-recv".
+const config::NameTable<CollectiveKind>& collective_names();
 /// Parses a name as printed by collective_name. Throws ConfigError listing the valid names.
 CollectiveKind parse_collective(std::string_view name);
 

@@ -1,19 +1,15 @@
 #include "models/comm/comm_fidelity.hpp"
 
-#include <fmt/format.h>
-
-#include "sim/engine/error.hpp"
-
 namespace clustersim::models {
 
-std::string_view comm_fidelity_name(CommFidelity fidelity) {
-  return fidelity == CommFidelity::flow ? "flow" : "analytical";
+const config::NameTable<CommFidelity>& comm_fidelity_names() {
+  static const config::NameTable<CommFidelity> names(
+      "fidelity", {{"analytical", CommFidelity::analytical}, {"flow", CommFidelity::flow}});
+  return names;
 }
 
-CommFidelity parse_comm_fidelity(std::string_view name) {
-  if (name == "analytical") return CommFidelity::analytical;
-  if (name == "flow") return CommFidelity::flow;
-  throw ConfigError(fmt::format("unknown fidelity '{}'; valid: analytical, flow", name));
-}
+std::string_view comm_fidelity_name(CommFidelity fidelity) { return comm_fidelity_names().name(fidelity); }
+
+CommFidelity parse_comm_fidelity(std::string_view name) { return comm_fidelity_names().parse(name); }
 
 }  // namespace clustersim::models

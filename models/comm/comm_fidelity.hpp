@@ -6,10 +6,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sim/config/name_table.hpp"
+
 namespace clustersim::models {
 
 enum class CommFidelity : std::uint8_t { analytical, flow };
 
+/// "analytical", "flow".
+const config::NameTable<CommFidelity>& comm_fidelity_names();
 /// "analytical" or "flow".
 std::string_view comm_fidelity_name(CommFidelity fidelity);
 /// Parses "analytical" or "flow"; throws ConfigError listing both.

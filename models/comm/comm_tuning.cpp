@@ -10,19 +10,21 @@
 
 namespace clustersim::models {
 
-std::string_view algorithm_name(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::halving_doubling: return "halving-doubling";
-    case Algorithm::hierarchical: return "hierarchical";
-    case Algorithm::nvls: return "nvls";
-    case Algorithm::sharp: return "sharp";
-    case Algorithm::torus_rings: return "torus-rings";
-    case Algorithm::pairwise: return "pairwise";
-  }
-  throw ConfigError("unknown algorithm");
+const config::NameTable<std::optional<Algorithm>>& algorithm_names() {
+  static const config::NameTable<std::optional<Algorithm>> names(
+      "algorithm", {{"auto", std::nullopt},
+                    {"ring", Algorithm::ring},
+                    {"tree", Algorithm::tree},
+                    {"halving-doubling", Algorithm::halving_doubling},
+                    {"hierarchical", Algorithm::hierarchical},
+                    {"nvls", Algorithm::nvls},
+                    {"sharp", Algorithm::sharp},
+                    {"torus-rings", Algorithm::torus_rings},
+                    {"pairwise", Algorithm::pairwise}});
+  return names;
 }
+
+std::string_view algorithm_name(Algorithm algorithm) { return algorithm_names().name(algorithm); }
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
@@ -32,12 +34,9 @@ const std::vector<Algorithm>& all_algorithms() {
 }
 
 Algorithm parse_algorithm(std::string_view name) {
-  std::string valid = "auto";
-  for (const Algorithm algorithm : all_algorithms()) {
-    if (algorithm_name(algorithm) == name) return algorithm;
-    valid += ", " + std::string(algorithm_name(algorithm));
-  }
-  throw ConfigError(fmt::format("unknown algorithm '{}'; valid: {}", name, valid));
+  const std::optional<Algorithm> algorithm = algorithm_names().parse(name);
+  if (!algorithm) throw ConfigError("algorithm 'auto' names no fixed algorithm (the tuner chooses)");
+  return *algorithm;
 }
 
 std::string_view protocol_name(Protocol protocol) {

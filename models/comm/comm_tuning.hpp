@@ -4,9 +4,12 @@
 /// Calibration (docs/validation.md, "Collectives vs nccl-tests"): the defaults below are shared
 /// by every GPU type; only the fabric (link bandwidth and latency from the scenario) and the
 /// NVLS capability differ between an 8xA100, 8xH100 and 8xH200 node.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sim/config/name_table.hpp"
 
 #include "models/accelerator/accelerator_spec.hpp"
 
@@ -24,11 +27,15 @@ enum class Algorithm {
   pairwise,          ///< all-to-all in n-1 phases: rank i sends to rank i+k in phase k
 };
 
+/// The names of the algorithms, "auto" (nullopt: the tuner chooses) first, then "ring", "tree",
+/// "halving-doubling", "hierarchical", "nvls", "sharp", "torus-rings", "pairwise".
+const config::NameTable<std::optional<Algorithm>>& algorithm_names();
 /// "ring", "tree", "halving-doubling", "hierarchical", "nvls", "sharp", "torus-rings", "pairwise".
 std::string_view algorithm_name(Algorithm algorithm);
 /// Every algorithm, in declaration order.
 const std::vector<Algorithm>& all_algorithms();
-/// Parses an algorithm name. Throws ConfigError listing the valid names (and "auto").
+/// Parses a fixed algorithm's name. Throws ConfigError listing the valid names (and "auto")
+/// for an unknown name, and for "auto", which names none.
 Algorithm parse_algorithm(std::string_view name);
 
 /// NCCL protocols. LL carries 4 data bytes per 8-byte flagged line, LL128 120 data bytes per

@@ -7,26 +7,21 @@
 
 namespace clustersim::models {
 
-std::string_view activation_name(Activation activation) {
-  switch (activation) {
-    case Activation::gelu:
-      return "gelu";
-    case Activation::swiglu:
-      return "swiglu";
-    case Activation::relu2:
-      return "relu2";
-  }
-  throw ConfigError("activation_name: invalid Activation value");
+const config::NameTable<Activation>& activation_names() {
+  static const config::NameTable<Activation> names("hidden_act", {{"gelu", Activation::gelu},
+                                                                   {"swiglu", Activation::swiglu},
+                                                                   {"relu2", Activation::relu2},
+                                                                   {"gelu_new", Activation::gelu},
+                                                                   {"gelu_pytorch_tanh", Activation::gelu},
+                                                                   {"silu", Activation::swiglu},
+                                                                   {"squared_relu", Activation::relu2},
+                                                                   {"squared-relu", Activation::relu2}});
+  return names;
 }
 
-Activation parse_activation(std::string_view name) {
-  if (name == "gelu" || name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu;
-  if (name == "silu" || name == "swiglu") return Activation::swiglu;
-  if (name == "relu2" || name == "squared_relu" || name == "squared-relu") return Activation::relu2;
-  throw ConfigError("unknown hidden_act '" + std::string(name) +
-                    "'; valid: gelu, gelu_new, gelu_pytorch_tanh, relu2, squared_relu (2-matrix MLP), "
-                    "silu, swiglu (gated 3-matrix MLP)");
-}
+std::string_view activation_name(Activation activation) { return activation_names().name(activation); }
+
+Activation parse_activation(std::string_view name) { return activation_names().parse(name); }
 
 namespace {
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "sim/config/name_table.hpp"
+
 #include "models/llm/mla_spec.hpp"
 #include "models/llm/moe_spec.hpp"
 
@@ -16,12 +18,13 @@ namespace clustersim::models {
 /// pass over the up-projection like gelu).
 enum class Activation { gelu, swiglu, relu2 };
 
+/// The Hugging Face `hidden_act` names: "gelu" (also "gelu_new", "gelu_pytorch_tanh") -> gelu;
+/// "swiglu" or "silu" -> swiglu (Llama's gated MLP); "relu2" (Hugging Face's Nemotron name,
+/// also "squared_relu" and NeMo's "squared-relu") -> relu2.
+const config::NameTable<Activation>& activation_names();
 /// "gelu", "swiglu" or "relu2".
 std::string_view activation_name(Activation activation);
-/// Parses a Hugging Face `hidden_act`: "gelu" (also "gelu_new", "gelu_pytorch_tanh") -> gelu;
-/// "silu" or "swiglu" -> swiglu (Llama's gated MLP); "relu2" (Hugging Face's Nemotron name,
-/// also "squared_relu" and NeMo's "squared-relu") -> relu2. Throws ConfigError listing valid
-/// names.
+/// Parses a `hidden_act` (activation_names()). Throws ConfigError listing valid names.
 Activation parse_activation(std::string_view name);
 
 /// A decoder-only transformer. Field names follow Hugging Face configs. A default `moe`
@@ -30,8 +33,9 @@ Activation parse_activation(std::string_view name);
 ///
 /// Parameter counts ignore biases. All functions that count validate first (ConfigError).
 struct TransformerSpec {
-  std::string name;    ///< registry name, e.g. "llama-3-70b"
-  std::string source;  ///< where the figures come from
+  std::string name;          ///< registry name, e.g. "llama-3-70b"
+  std::string display_name;  ///< human-readable name (for reports; optional)
+  std::string source;        ///< where the figures come from
   std::int64_t hidden_size = 0;
   std::int64_t num_hidden_layers = 0;
   std::int64_t num_attention_heads = 0;

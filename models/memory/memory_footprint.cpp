@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "models/llm/parallel_rules.hpp"
 #include "models/llm/pipeline_split.hpp"
 #include "models/memory/zero_sharding.hpp"
 
@@ -14,6 +15,11 @@ namespace {
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError("memory footprint: " + message);
+}
+
+/// A rule shared with the scenario loader (models/llm/parallel_rules.hpp), with its text.
+void require_rule(const std::optional<config::RuleProblem>& problem) {
+  if (problem) require(false, problem->message);
 }
 
 /// Activation bytes of one layer per s*b*h, split into the part tensor parallelism divides
@@ -284,7 +290,7 @@ void FootprintInputs::validate() const {
   require(microbatches > 0, "micro-batches per pipeline must be positive");
   require(tp >= 1 && pp >= 1 && dp >= 1 && cp >= 1 && vp >= 1, "parallel degrees tp, pp, dp, cp, vp must be >= 1");
   require(zero >= 0 && zero <= 3, fmt::format("ZeRO stage {} is not one of 0, 1, 2, 3", zero));
-  require(seq_len % cp == 0, fmt::format("seq_len {} is not divisible by cp {}", seq_len, cp));
+  require_rule(context_parallel_problem(seq_len, cp));
   (void)split_of(*this);  // throws when the layers do not split over the (virtual) stages as given
   require(activation_bytes_per_element > 0, "activation bytes per element must be positive");
   require(weight_bytes_per_param >= 0 && gradient_bytes_per_param >= 0 && optimizer_bytes_per_param >= 0,
@@ -295,15 +301,7 @@ void FootprintInputs::validate() const {
               zero3_reduce_bucket_parameters >= 0,
           "ZeRO-3 live-parameter, prefetch and reduce bucket sizes must not be negative");
   require(ep >= 1, fmt::format("expert-parallel degree ep {} must be >= 1", ep));
-  if (ep > 1) {
-    require(model.is_moe(), fmt::format("ep = {} needs a mixture-of-experts model; '{}' has no experts", ep, model.name));
-    require(model.moe.num_experts % ep == 0,
-            fmt::format("the {} experts are not divisible by ep {}", model.moe.num_experts, ep));
-    require((static_cast<std::int64_t>(dp) * cp) % ep == 0,
-            fmt::format("ep {} does not divide dp x cp = {} (the expert-parallel group is carved out of the "
-                        "data-parallel ranks)",
-                        ep, static_cast<std::int64_t>(dp) * cp));
-  }
+  require_rule(expert_parallel_problem(model, ep, dp, cp));
   moe.validate(model.moe);
 }
 

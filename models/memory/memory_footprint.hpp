@@ -35,6 +35,11 @@ inline constexpr double kDefaultWorkspaceBytes = 1024.0 * 1024.0 * 1024.0;
 /// Caching-allocator fragmentation: reserved / allocated. 1.10 is an assumption (documented
 /// estimate; PyTorch's caching allocator typically reserves 5-20 % more than allocated).
 inline constexpr double kDefaultFragmentation = 1.10;
+/// DeepSpeed ZeRO-3's defaults, in parameters (elements): stage3_max_live_parameters,
+/// stage3_prefetch_bucket_size, reduce_bucket_size.
+inline constexpr double kDefaultZero3MaxLiveParameters = 1e9;
+inline constexpr double kDefaultZero3PrefetchBucketParameters = 5e8;
+inline constexpr double kDefaultZero3ReduceBucketParameters = 5e8;
 
 /// Everything the footprint depends on, in plain numbers (the models layer does not see the
 /// scenario). Bytes per parameter default to Megatron mixed-precision Adam.
@@ -75,9 +80,9 @@ struct FootprintInputs {
   /// 5e8) the parameters prefetched ahead, reduce_bucket_size (default 5e8) the gradient
   /// bucket reduce-scattered at once. See docs/models.md ("Memory", ZeRO-3); the scenario keys
   /// are workload.memory.zero3_*.
-  double zero3_max_live_parameters = 1e9;
-  double zero3_prefetch_bucket_parameters = 5e8;
-  double zero3_reduce_bucket_parameters = 5e8;
+  double zero3_max_live_parameters = kDefaultZero3MaxLiveParameters;
+  double zero3_prefetch_bucket_parameters = kDefaultZero3PrefetchBucketParameters;
+  double zero3_reduce_bucket_parameters = kDefaultZero3ReduceBucketParameters;
   double optimizer_bytes_per_param = 12;    ///< fp32 master weight + Adam m + v
   bool offload_optimizer = false;    ///< optimizer state lives in host memory
   bool offload_activations = false;  ///< stored activations live in host memory

@@ -18,6 +18,11 @@ std::string_view memory_level_name(MemoryLevelKind kind) {
   return "?";
 }
 
+const config::NameTable<HostLink>& host_link_names() {
+  static const config::NameTable<HostLink> names("host link", {{"pcie", HostLink::pcie}, {"c2c", HostLink::c2c}});
+  return names;
+}
+
 MemoryHierarchy::MemoryHierarchy(std::vector<MemoryLevel> levels, HostLink host_link)
     : levels_(std::move(levels)), host_link_(host_link) {
   std::sort(levels_.begin(), levels_.end(),

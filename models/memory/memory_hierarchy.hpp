@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/config/name_table.hpp"
+
 namespace clustersim::models {
 
 /// A level of the hierarchy, nearest to the math units first.
@@ -15,6 +17,8 @@ std::string_view memory_level_name(MemoryLevelKind kind);
 
 /// How host DRAM is attached: PCIe (x86 hosts) or a coherent chip-to-chip link (Grace C2C).
 enum class HostLink { pcie, c2c };
+/// "pcie", "c2c".
+const config::NameTable<HostLink>& host_link_names();
 
 /// One level. Capacities and bandwidths are per accelerator.
 struct MemoryLevel {

@@ -17,10 +17,15 @@ constexpr double kJoulesPerKwh = 3.6e6;
 
 }  // namespace
 
+std::optional<config::RuleProblem> CostSpec::basis_problem() const {
+  if (!(accelerator_hour_usd && capex_usd_per_accelerator)) return std::nullopt;
+  return config::RuleProblem{"capex_usd_per_accelerator",
+                             "set either cost.accelerator_hour_usd or cost.capex_usd_per_accelerator, not both"};
+}
+
 void CostSpec::validate() const {
   require(any(), "set cost.accelerator_hour_usd, or cost.capex_usd_per_accelerator with electricity_usd_per_kwh");
-  require(!(accelerator_hour_usd && capex_usd_per_accelerator),
-          "set either cost.accelerator_hour_usd or cost.capex_usd_per_accelerator, not both");
+  if (const auto problem = basis_problem()) require(false, problem->message);
   if (accelerator_hour_usd) require(*accelerator_hour_usd >= 0, "accelerator_hour_usd must not be negative");
   if (capex_usd_per_accelerator) require(*capex_usd_per_accelerator >= 0, "capex_usd_per_accelerator must not be negative");
   require(amortization_years > 0, "amortization_years must be positive");

@@ -3,6 +3,8 @@
 /// lifetime plus electricity (with the data centre's PUE).
 #include <optional>
 
+#include "sim/config/problems.hpp"
+
 namespace clustersim::models {
 
 /// Prices. Set `accelerator_hour_usd`, or `capex_usd_per_accelerator` with
@@ -12,8 +14,11 @@ struct CostSpec {
   std::optional<double> capex_usd_per_accelerator;  ///< purchase incl. its share of servers/network, $
   double amortization_years = 4;                    ///< straight-line lifetime, years
   double electricity_usd_per_kwh = 0;               ///< $ per kWh at the meter
-  double pue = 1.0;                                 ///< facility power / IT power, >= 1
+  double pue = 1.2;                                 ///< facility power / IT power, >= 1
   bool any() const { return accelerator_hour_usd.has_value() || capex_usd_per_accelerator.has_value(); }
+  /// Both price bases set (key: capex_usd_per_accelerator, relative to `cost`); the loader and
+  /// validate() report the same text.
+  std::optional<config::RuleProblem> basis_problem() const;
   /// Throws ConfigError naming the field for negative prices, both or neither price basis,
   /// non-positive amortization or PUE below 1.
   void validate() const;

@@ -30,6 +30,18 @@ void PowerSpec::validate() const {
   require(switch_w >= 0, "switch power must not be negative");
 }
 
+void set_accelerator_power(const AcceleratorSpec& chip, PowerSpec& power) {
+  power.tdp_w = chip.tdp_w;
+  power.idle_w = chip.idle_w;
+  power.energy_j_per_flop = chip.energy_j_per_flop;
+  if (!(chip.tdp_w > chip.idle_w)) return;
+  for (const auto& [dtype, peak] : chip.peak_flops_per_s) {
+    if (!power.energy_j_per_flop.count(dtype)) {
+      power.energy_j_per_flop[dtype] = 0.8 * (chip.tdp_w - chip.idle_w) / (chip.matmul_efficiency_for(dtype) * peak);
+    }
+  }
+}
+
 double PowerSpec::flop_energy_j(Dtype dtype) const {
   const auto it = energy_j_per_flop.find(dtype);
   if (it != energy_j_per_flop.end()) return it->second;

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "models/accelerator/accelerator_spec.hpp"
 #include "models/accelerator/dtype.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 
@@ -18,9 +19,12 @@ struct PowerSpec {
   double tdp_w = 0;   ///< board power limit, > 0
   double idle_w = 0;  ///< static power, drawn whenever the device is on, 0 <= idle < tdp
   std::map<Dtype, double> energy_j_per_flop;  ///< dynamic energy of one FLOP per format
-  std::map<LinkKind, double> energy_j_per_bit;  ///< dynamic energy per bit sent, per link class
-  double nic_w = 0;     ///< one NIC (incl. its transceiver), drawn for the whole step
-  double switch_w = 0;  ///< one scale-out switch (incl. its transceivers)
+  /// Dynamic energy per bit sent, per link class (estimates, docs/models.md "Power"):
+  /// NVLink-class 1.3 pJ, NIC-to-switch 5 pJ (written as the units parser reads "1.3 pJ", so the
+  /// default and the value written in a scenario are the same double).
+  std::map<LinkKind, double> energy_j_per_bit{{LinkKind::scale_up, 1.3 * 1e-12}, {LinkKind::scale_out, 5e-12}};
+  double nic_w = 25;      ///< one NIC (incl. its transceiver), drawn for the whole step
+  double switch_w = 1500;  ///< one scale-out switch (incl. its transceivers)
 
   /// Throws ConfigError naming the field if tdp is not positive, idle is negative or not
   /// below tdp, or an energy or power is negative.
@@ -28,6 +32,13 @@ struct PowerSpec {
   /// Energy per FLOP of `dtype`; throws ConfigError listing the formats present if absent.
   double flop_energy_j(Dtype dtype) const;
 };
+
+/// Sets the accelerator's part of `power` from its preset: tdp, idle and energy per FLOP. A
+/// format with a peak but no energy per FLOP in the preset gets 0.8 x (tdp - idle) /
+/// (matmul efficiency x peak): a best-efficiency GEMM is taken to draw the board's TDP with
+/// 80 % of the dynamic power in the math units (assumption, docs/models.md "Power"); none when
+/// tdp <= idle (unknown power).
+void set_accelerator_power(const AcceleratorSpec& chip, PowerSpec& power);
 
 /// What one device did during one step.
 struct DeviceActivity {

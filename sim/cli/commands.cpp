@@ -17,9 +17,8 @@
 #include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
-#include "sim/scenario/schema.hpp"
 #include "sim/validate/training_validation.hpp"
-#include "topologies/topology.hpp"
+#include "topologies/topology_keys.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -29,15 +28,6 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream file(path);
   if (!file) throw Error(fmt::format("cannot write {}", path.string()));
   file << text;
-}
-
-std::string describe_topology(const topologies::TopologyDoc& doc) {
-  std::string text = fmt::format("topology {}\n  {}\nparameters (cluster.network.*):\n", doc.name, doc.help);
-  for (const auto& p : doc.parameters) {
-    text += fmt::format("  {:<20} {:<10} default {:<10} {}\n", p.name, p.unit.empty() ? "-" : p.unit,
-                        p.default_value.empty() ? "-" : p.default_value, p.help);
-  }
-  return text;
 }
 
 }  // namespace
@@ -77,7 +67,9 @@ int ops_command(const OpsOptions& options, std::ostream& out) {
 
 int list_command(const std::string& kind, std::ostream& out) {
   if (kind == "topologies") {
-    for (const auto& doc : topologies::topology_registry()) out << fmt::format("{:<16} {}\n", doc.name, doc.help);
+    for (const auto& topology : topologies::topology_kinds()) {
+      out << fmt::format("{:<16} {}\n", topology.name, topology.help);
+    }
     return 0;
   }
   const auto library_kind = kind == "accelerators" ? scenario::LibraryKind::accelerators
@@ -88,13 +80,7 @@ int list_command(const std::string& kind, std::ostream& out) {
 }
 
 int describe_command(const std::string& name, std::ostream& out) {
-  for (const auto& doc : topologies::topology_registry()) {
-    if (doc.name == name) {
-      out << describe_topology(doc);
-      return 0;
-    }
-  }
-  out << scenario::describe_library_entry(name);
+  out << scenario::render_description(scenario::describe(name));
   return 0;
 }
 

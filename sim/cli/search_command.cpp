@@ -6,19 +6,9 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/parallelism_search.hpp"
 #include "sim/sweep/search_report.hpp"
+#include "sim/training/training_config.hpp"
 
 namespace clustersim::cli {
-namespace {
-
-training::Recompute parse_recompute(const std::string& name) {
-  if (name == "none") return training::Recompute::none;
-  if (name == "selective") return training::Recompute::selective;
-  if (name == "full") return training::Recompute::full;
-  throw ConfigError(fmt::format("unknown recompute policy '{}'; valid policies: none, selective, full", name));
-}
-
-}  // namespace
-
 CLI::App* add_search_command(CLI::App& app, SearchCommandOptions& options) {
   auto* cmd = app.add_subcommand("search", "search the TP/PP/DP/CP split, virtual stages, micro-batch, ZeRO "
                                            "and recompute for the best step (analytical, then re-simulated)");
@@ -60,7 +50,7 @@ int search_command(const SearchCommandOptions& options, std::ostream& out) {
   search.space.max_micro_batch = options.max_micro_batch;
   search.space.zero_stages = options.zero;
   search.space.recompute_policies.clear();
-  for (const std::string& name : options.recompute) search.space.recompute_policies.push_back(parse_recompute(name));
+  for (const std::string& name : options.recompute) search.space.recompute_policies.push_back(training::recompute_names().parse(name));
 
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
   const sweep::SearchResult result = sweep::search_parallelism(scenario, search);

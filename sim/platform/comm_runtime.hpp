@@ -16,6 +16,7 @@
 #include "models/comm/collective_kind.hpp"
 #include "models/comm/collective_model.hpp"
 #include "models/comm/comm_fidelity.hpp"
+#include "sim/config/name_table.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "topologies/flow_network.hpp"
@@ -24,6 +25,11 @@ namespace clustersim::platform {
 
 /// The network fidelity of a run (`simulation.fidelity`): which CommRuntime backend answers.
 using Fidelity = models::CommFidelity;
+
+/// "analytical", "flow" (models::comm_fidelity_names).
+inline const config::NameTable<Fidelity>& fidelity_names() { return models::comm_fidelity_names(); }
+/// "analytical" or "flow".
+inline std::string_view fidelity_name(Fidelity fidelity) { return models::comm_fidelity_name(fidelity); }
 
 /// One communication backend bound to one run (engine) of a platform.
 class CommRuntime {

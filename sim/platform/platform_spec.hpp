@@ -4,6 +4,8 @@
 /// Built by the scenario loader; Platform (platform.hpp) builds the models from it once.
 #include <vector>
 
+#include "sim/config/name_table.hpp"
+
 #include "models/accelerator/accelerator_spec.hpp"
 #include "models/comm/collective_model.hpp"
 #include "models/memory/memory_hierarchy.hpp"
@@ -20,6 +22,8 @@ namespace clustersim::platform {
 /// nodes, so every process group of up to N consecutive ranks leaves its node (and crosses
 /// leaf switches whenever its nodes hang off different leaves).
 enum class Placement { packed, scattered };
+/// "packed", "scattered".
+const config::NameTable<Placement>& placement_names();
 
 /// Nodes whose accelerators compute slower than nominal (`cluster.stragglers`).
 struct Stragglers {

@@ -5,9 +5,13 @@
 
 namespace clustersim::platform {
 
-std::string_view simulation_mode_name(SimulationMode mode) {
-  return mode == SimulationMode::full ? "full" : "symmetric";
+const config::NameTable<SimulationMode>& simulation_mode_names() {
+  static const config::NameTable<SimulationMode> names(
+      "simulation mode", {{"symmetric", SimulationMode::symmetric}, {"full", SimulationMode::full}});
+  return names;
 }
+
+std::string_view simulation_mode_name(SimulationMode mode) { return simulation_mode_names().name(mode); }
 
 Session::Session(const models::CollectiveModel& collectives, SessionOptions options)
     : options_(options), engine_(options.seed) {

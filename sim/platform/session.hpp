@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "models/comm/collective_model.hpp"
+#include "sim/config/name_table.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/platform/comm_runtime.hpp"
 
@@ -18,6 +19,8 @@ class Platform;
 /// stragglers, failures, heterogeneous clusters).
 enum class SimulationMode : std::uint8_t { symmetric, full };
 
+/// "symmetric", "full".
+const config::NameTable<SimulationMode>& simulation_mode_names();
 /// "symmetric" or "full".
 std::string_view simulation_mode_name(SimulationMode mode);
 

@@ -40,6 +40,10 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
         "workloads (use simulation.fidelity: flow)",
         names));
   }
+  // Settings without effect reach the user with the result (the run table and the JSON notes).
+  for (const config::Diagnostic& warning : scenario.warnings) {
+    result.primary->notes.push_back("warning: " + warning.render());
+  }
   result.fingerprint = session.engine().fingerprint();
   result.events = session.engine().events_fired();
   return result;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/diagnostics.hpp"
 #include "sim/platform/platform_spec.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/platform/workload.hpp"
@@ -29,6 +30,7 @@ struct NamedWorkload {
 struct Scenario {
   int schema_version = 1;
   std::string name;
+  std::string description;  ///< free text
   std::string source_file;  ///< the top-level YAML file it came from
   platform::PlatformSpec platform;
   platform::SessionOptions simulation;  ///< `simulation`: fidelity, mode, seed
@@ -37,6 +39,9 @@ struct Scenario {
   /// Other jobs sharing the platform (`jobs:`), pinned to their accelerators, in name order.
   std::vector<NamedWorkload> jobs;
   OutputConfig output;
+  /// Problems that did not stop the load (a setting another layer overrides, so it has no
+  /// effect), with their positions; the runner adds them to the result's notes.
+  std::vector<config::Diagnostic> warnings;
 
   /// The primary workload's accelerators: its own pinned range, or the ones the pinned jobs
   /// leave (platform::primary_allocation). Throws ConfigError for overlapping jobs.

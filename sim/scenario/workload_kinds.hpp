@@ -1,9 +1,10 @@
 #pragma once
 /// The workload kinds a scenario may name (`workload.kind`, `jobs.NAME.kind`): each declares
-/// the keys of its mapping (the schema the loader validates it against, `docs/scenario-
-/// reference.md` and the near-miss suggestions read) and reads a validated mapping into its
-/// platform::WorkloadSpec. A registry is a value: builtin_workload_kinds() has training and
-/// collective-loop; a caller (a test, a plugin) adds its own kind to a copy and hands it to
+/// the keys of its mapping once, bound to the members of its platform::WorkloadSpec
+/// (config::Declarations: the schema the loader validates it against, its reader,
+/// `docs/scenario-reference.md` and the near-miss suggestions all come from them), plus the
+/// rules its keys cannot express. A registry is a value: builtin_workload_kinds() has training
+/// and collective-loop; a caller (a test, a plugin) adds its own kind to a copy and hands it to
 /// the loader, with no change to the loader, the runner or the CLI.
 #include <filesystem>
 #include <functional>
@@ -12,20 +13,21 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/config/config_tree.hpp"
+#include "sim/config/declarations.hpp"
+#include "sim/config/problems.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/platform/platform_spec.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/platform/workload.hpp"
-#include "sim/scenario/config_tree.hpp"
-#include "sim/scenario/problems.hpp"
-#include "sim/scenario/schema.hpp"
 
 namespace clustersim::scenario {
 
 /// What a kind's reader gets: the scenario tree, validated against the whole schema (its own
 /// keys included), and the platform already read.
 struct WorkloadReadContext {
-  const ConfigNode& root;                  ///< the whole scenario (presets merged)
-  const SchemaReader& reader;              ///< typed access from the root, schema defaults
+  const config::ConfigNode& root;          ///< the whole scenario (presets merged)
+  const config::ConfigNode& mapping;       ///< the workload's own mapping (at `path`)
   std::string path;                        ///< "workload" or "jobs.NAME"
   const platform::PlatformSpec& platform;  ///< the platform (may be partial where it had problems)
   bool platform_ok = true;                 ///< false: the platform has problems; skip checks on it
@@ -34,17 +36,21 @@ struct WorkloadReadContext {
   /// unknown (a job has problems), so checks of the count are skipped.
   int accelerators = 0;
   const std::filesystem::path& data_dir;   ///< the preset library
-  Problems& problems;
+  config::Problems& problems;
   /// `path` + "." + `key`.
   std::string key(std::string_view key) const { return path + "." + std::string(key); }
+  /// Position of `path` + "." + `key` if written, else of its closest written ancestor.
+  config::Position position(std::string_view key) const { return config::position_of(root, this->key(key)); }
+  /// Whether the workload writes `key` (relative to `path`).
+  bool has(std::string_view key) const { return config::has_value(root, this->key(key)); }
 };
 
 /// One workload kind.
 struct WorkloadKind {
   std::string name;  ///< the `kind:` value
   std::string help;  ///< one line for the reference
-  /// The keys of its mapping, `kind` included.
-  std::vector<Field> fields;
+  /// The keys of its mapping, `kind` excluded (workload_field adds it).
+  std::vector<config::Field> fields;
   /// Reads the mapping at context.path into a spec, adding every problem to context.problems
   /// (it may return nullptr then).
   std::function<std::shared_ptr<const platform::WorkloadSpec>(const WorkloadReadContext&)> read;
@@ -53,6 +59,26 @@ struct WorkloadKind {
   /// May it be the primary `workload:`?
   bool can_be_primary = true;
 };
+
+/// A kind whose keys are `keys`, bound to a Spec: its reader default-constructs a Spec, sets
+/// every key the mapping writes, then calls `complete` (if any) for what the declarations
+/// cannot say: preset lookups, keys whose default is another key, cross-field rules and the
+/// checks against the platform, each adding its problems to context.problems.
+template <class Spec>
+WorkloadKind declared_workload_kind(std::string name, std::string help, config::Declarations<Spec> keys,
+                                    std::function<void(const WorkloadReadContext&, Spec&)> complete = {}) {
+  WorkloadKind kind;
+  kind.name = std::move(name);
+  kind.help = std::move(help);
+  kind.fields = keys.fields();
+  kind.read = [keys = std::move(keys), complete = std::move(complete)](const WorkloadReadContext& context) {
+    auto spec = std::make_shared<Spec>();
+    keys.read(context.mapping, context.path, *spec, context.problems);
+    if (complete) complete(context, *spec);
+    return std::shared_ptr<const platform::WorkloadSpec>(std::move(spec));
+  };
+  return kind;
+}
 
 /// The kinds a loader knows, in insertion order.
 class WorkloadKinds {

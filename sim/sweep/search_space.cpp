@@ -4,6 +4,7 @@
 #include <utility>
 #include <fmt/format.h>
 
+#include "models/llm/parallel_rules.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::sweep {
@@ -42,14 +43,6 @@ void check_options(const SearchSpaceOptions& o) {
   }
 }
 
-/// tp shards attention heads; K/V heads either shard evenly or are replicated (tp a multiple
-/// of them), as Megatron's GQA allows.
-bool tp_divides_heads(const models::TransformerSpec& model, int tp) {
-  if (model.num_attention_heads % tp != 0) return false;
-  const std::int64_t kv = model.num_key_value_heads > 0 ? model.num_key_value_heads : model.num_attention_heads;
-  return kv % tp == 0 || tp % kv == 0;
-}
-
 }  // namespace
 
 std::string Candidate::label() const {
@@ -59,12 +52,7 @@ std::string Candidate::label() const {
 }
 
 const char* recompute_name(training::Recompute recompute) {
-  switch (recompute) {
-    case training::Recompute::none: return "none";
-    case training::Recompute::selective: return "selective";
-    case training::Recompute::full: return "full";
-  }
-  return "none";
+  return training::recompute_names().name(recompute).c_str();
 }
 
 int scale_up_domain_size(const scenario::Scenario& scenario) {
@@ -93,7 +81,7 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
 
   std::vector<Candidate> out;
   for (int tp : divisors_up_to(model.num_attention_heads, max_tp)) {
-    if (!tp_divides_heads(model, tp) || accelerators % tp != 0) continue;
+    if (models::tensor_parallel_problem(model, tp) || accelerators % tp != 0) continue;
     // Pipeline depths: even splits (pp divides the layers), and layouts where the embedding
     // and the loss each take a layer's place ((layers + 2) divides over pp x vp virtual stages).
     std::vector<int> depths = divisors_up_to(model.num_hidden_layers, max_pp);
@@ -122,6 +110,7 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
         }
       }
       for (std::int64_t cp : powers_of_two_dividing(w.seq_len, options.max_cp)) {
+        if (models::context_parallel_problem(w.seq_len, static_cast<int>(cp))) continue;
         const std::int64_t tp_pp_cp = static_cast<std::int64_t>(tp) * pp * cp;
         if (accelerators % tp_pp_cp != 0) continue;
         const std::int64_t dp = accelerators / tp_pp_cp;
@@ -131,7 +120,9 @@ std::vector<Candidate> enumerate_candidates(const scenario::Scenario& scenario, 
         if (model.is_moe()) {
           const std::int64_t ep_limit = options.max_ep > 0 ? options.max_ep : model.moe.num_experts;
           for (int ep : divisors_up_to(model.moe.num_experts, ep_limit)) {
-            if (ep > 1 && (dp * cp) % ep == 0) eps.push_back(ep);
+            if (ep > 1 && !models::expert_parallel_problem(model, ep, static_cast<int>(dp), static_cast<int>(cp))) {
+              eps.push_back(ep);
+            }
           }
         }
         for (const auto& [vp, ends_lighter] : layouts) {

@@ -8,6 +8,7 @@
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "models/memory/memory_footprint.hpp"
+#include "sim/config/name_table.hpp"
 #include "sim/platform/workload.hpp"
 
 namespace clustersim::training {
@@ -20,10 +21,19 @@ using PipelineSchedule = models::ScheduleKind;
 /// (models/accelerator/attention_cost.hpp); `unfused`: the s x s scores go through HBM
 /// (Megatron before 2022).
 enum class AttentionKernel { flash, fa2, fa3, cudnn, unfused };
-/// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
 /// ZeRO-3 collective granularity (ParallelismConfig::zero3_granularity).
 enum class Zero3Granularity { layer, tensor };
 
+/// "none", "selective", "full".
+const config::NameTable<Recompute>& recompute_names();
+/// "1f1b", "gpipe", "interleaved".
+const config::NameTable<PipelineSchedule>& pipeline_schedule_names();
+/// "flash", "fa2", "fa3", "cudnn", "unfused".
+const config::NameTable<AttentionKernel>& attention_kernel_names();
+/// "layer", "tensor".
+const config::NameTable<Zero3Granularity>& zero3_granularity_names();
+
+/// Parallel split. Rank order (fastest-varying first) is tp, cp, dp, pp, as in Megatron.
 struct ParallelismConfig {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
   bool sequence_parallel = true;
@@ -44,17 +54,19 @@ struct ParallelismConfig {
   int world_size() const { return tp * pp * dp * cp; }
 };
 
-/// Memory options of a training job (`workload.offload`, `workload.memory`).
+/// Memory options of a training job (`workload.offload`, `workload.memory`); the defaults are
+/// the memory model's (models/memory/memory_footprint.hpp).
 struct MemoryOptions {
   bool offload_optimizer = false;    ///< optimizer state in host memory, streamed each step
   bool offload_activations = false;  ///< stored activations in host memory
-  double workspace_bytes = 0;        ///< per device: CUDA context, cuBLAS, NCCL buffers
-  double fragmentation = 1.1;        ///< caching-allocator reserved / allocated
+  /// Per device: CUDA context, cuBLAS workspace, NCCL buffers.
+  double workspace_bytes = models::kDefaultWorkspaceBytes;
+  double fragmentation = models::kDefaultFragmentation;  ///< caching-allocator reserved / allocated
   /// ZeRO-3 working set, in parameters (elements), DeepSpeed's defaults: cap on gathered
   /// parameters live at once, parameters prefetched ahead, gradient reduce bucket.
-  double zero3_max_live_parameters = 1e9;
-  double zero3_prefetch_bucket_parameters = 5e8;
-  double zero3_reduce_bucket_parameters = 5e8;
+  double zero3_max_live_parameters = models::kDefaultZero3MaxLiveParameters;
+  double zero3_prefetch_bucket_parameters = models::kDefaultZero3PrefetchBucketParameters;
+  double zero3_reduce_bucket_parameters = models::kDefaultZero3ReduceBucketParameters;
 };
 
 /// A training workload on a given model: one optimizer step of a data/tensor/pipeline/context/

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "models/llm/parallel_rules.hpp"
 #include "models/llm/pipeline_split.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -115,15 +116,8 @@ void validate_training_setup(const TrainingSetup& setup) {
   positive(w.global_batch, "global_batch");
   positive(w.micro_batch, "micro_batch");
   positive(p.ep, "ep");
-  if (p.ep > 1) {
-    if (!w.model.is_moe()) {
-      throw ConfigError(fmt::format("expert parallelism (ep = {}) needs a mixture-of-experts model", p.ep));
-    }
-    if (w.model.moe.num_experts % p.ep != 0 || (p.dp * p.cp) % p.ep != 0) {
-      throw ConfigError(fmt::format("ep {} must divide the {} experts and dp x cp = {}", p.ep, w.model.moe.num_experts,
-                                    p.dp * p.cp));
-    }
-  }
+  // The split's rules are the loader's (models/llm/parallel_rules.hpp), with the same text.
+  config::throw_if(models::expert_parallel_problem(w.model, p.ep, p.dp, p.cp));
   if (p.zero < 0 || p.zero > 3) throw ConfigError(fmt::format("zero must be 0..3, got {}", p.zero));
   if (p.zero == 3 && p.zero3_granularity == Zero3Granularity::tensor &&
       (w.model.is_moe() || w.model.attention == models::AttentionKind::mla)) {
@@ -133,23 +127,14 @@ void validate_training_setup(const TrainingSetup& setup) {
   if (!(w.grad_bytes_per_param > 0)) {
     throw ConfigError(fmt::format("grad_bytes_per_param must be positive, got {}", w.grad_bytes_per_param));
   }
-  if (p.vp > 1 && p.schedule != PipelineSchedule::interleaved) {
-    throw ConfigError(fmt::format("vp = {} needs the interleaved schedule", p.vp));
-  }
-  if (w.global_batch % (p.dp * w.micro_batch) != 0) {
-    throw ConfigError(fmt::format("global_batch {} is not divisible by dp * micro_batch = {} * {} = {}",
-                                  w.global_batch, p.dp, w.micro_batch, p.dp * w.micro_batch));
-  }
+  config::throw_if(models::virtual_pipeline_problem(p.vp, pipeline_schedule_names().name(p.schedule),
+                                                    p.schedule == PipelineSchedule::interleaved));
+  config::throw_if(models::batch_split_problem(w.global_batch, p.dp, w.micro_batch));
   // Throws when the layers do not split over the (virtual) stages as given.
   (void)models::PipelineSplit(w.model.num_hidden_layers, p.pp,
                               p.schedule == PipelineSchedule::interleaved ? p.vp : 1, p.stage_layers);
-  if (w.model.num_attention_heads % p.tp != 0) {
-    throw ConfigError(fmt::format("num_attention_heads {} is not divisible by tp {}",
-                                  w.model.num_attention_heads, p.tp));
-  }
-  if (w.seq_len % p.cp != 0) {
-    throw ConfigError(fmt::format("seq_len {} is not divisible by cp {}", w.seq_len, p.cp));
-  }
+  config::throw_if(models::tensor_parallel_problem(w.model, p.tp));
+  config::throw_if(models::context_parallel_problem(w.seq_len, p.cp));
   validate_speeds(setup);
   const int accelerators = setup.job_accelerators();
   if (accelerators < 1 || accelerators > setup.topology.accelerator_count()) {

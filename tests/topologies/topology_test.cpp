@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "sim/engine/error.hpp"
+#include "topologies/topology_keys.hpp"
 #include "topology_test_support.hpp"
 
 using namespace clustersim::topologies;
@@ -56,42 +59,51 @@ TEST_CASE("every problem is reported at once") {
   CHECK(spec_problems(cluster(2, 8, 8)).empty());
 }
 
-TEST_CASE("registry documents every topology in name order") {
-  const std::vector<TopologyDoc>& registry = topology_registry();
-  REQUIRE(registry.size() == 6);
-  CHECK(registry[0].name == "custom");
-  CHECK(registry[1].name == "dragonfly");
-  CHECK(registry[2].name == "fat-tree");
-  CHECK(registry[3].name == "rail-optimized");
-  CHECK(registry[4].name == "switch");
-  CHECK(registry[5].name == "torus");
-  const TopologyDoc& fat_tree = registry[2];
-  REQUIRE(fat_tree.parameters.size() == 9);
-  CHECK(fat_tree.parameters[0].name == "tiers");
-  CHECK(fat_tree.parameters[0].default_value == "2");
-  CHECK(fat_tree.parameters[1].name == "radix");
-  CHECK(fat_tree.parameters[1].default_value == "64");
-  CHECK(fat_tree.parameters[2].name == "oversubscription");
-  CHECK(fat_tree.parameters[3].name == "aggregation_oversubscription");
-  CHECK(fat_tree.parameters[5].name == "nic_bytes_per_s");
-  CHECK(fat_tree.parameters[5].unit == "bytes/s");
-  REQUIRE(registry[4].parameters.size() == 4);
-  CHECK(registry[4].parameters[2].name == "link_latency_s");
-  CHECK(registry[4].parameters[2].unit == "s");
-  CHECK(registry[1].parameters[0].name == "dragonfly_groups");
-  CHECK(registry[5].parameters[0].name == "torus_dims");
-  CHECK(registry[0].parameters[0].name == "custom_file");
-  // Defaults documented in the registry match the spec's defaults.
-  const ScaleOutSpec defaults;
-  CHECK(fat_tree.parameters[0].default_value == std::to_string(defaults.tiers));
-  CHECK(fat_tree.parameters[1].default_value == std::to_string(defaults.radix));
-  CHECK(fat_tree.parameters[4].default_value == std::to_string(defaults.nics_per_node));
-  CHECK(fat_tree.parameters[8].name == "routing");
-  CHECK(fat_tree.parameters[8].default_value == defaults.routing);
-  for (const TopologyDoc& doc : registry) {
-    CHECK(!doc.help.empty());
-    for (const ParameterDoc& parameter : doc.parameters) CHECK(!parameter.help.empty());
+TEST_CASE("every topology kind is registered in name order and reads declared YAML keys") {
+  const std::vector<TopologyKind>& kinds = topology_kinds();
+  REQUIRE(kinds.size() == 6);
+  CHECK(kinds[0].name == "custom");
+  CHECK(kinds[1].name == "dragonfly");
+  CHECK(kinds[2].name == "fat-tree");
+  CHECK(kinds[3].name == "rail-optimized");
+  CHECK(kinds[4].name == "switch");
+  CHECK(kinds[5].name == "torus");
+  CHECK(kinds[1].keys.front() == "groups");  // YAML keys, not C++ field names
+  CHECK(kinds[5].required == std::vector<std::string>{"dims"});
+  CHECK(kinds[0].whole_network);
+  CHECK_FALSE(kinds[2].whole_network);
+  CHECK(find_topology_kind("torus") == &kinds[5]);
+  CHECK(find_topology_kind("ring") == nullptr);
+  const auto fields = scale_out_keys().fields();
+  for (const TopologyKind& kind : kinds) {
+    CHECK(!kind.help.empty());
+    for (const std::string& key : kind.keys) {
+      const clustersim::config::Field* field = clustersim::config::find_field(fields, clustersim::config::split_key_path(key));
+      REQUIRE_MESSAGE(field != nullptr, (kind.name + ": " + key));
+      CHECK(!field->help.empty());
+    }
+    for (const std::string& key : kind.required) {
+      CHECK(std::find(kind.keys.begin(), kind.keys.end(), key) != kind.keys.end());
+    }
+    CHECK(std::find(kind.keys.begin(), kind.keys.end(), "routing") != kind.keys.end());
   }
+}
+
+TEST_CASE("the declared defaults of the network keys are the specs' defaults") {
+  const auto scale_out = scale_out_keys().fields();
+  const auto field = [&](const std::vector<std::string>& path) { return clustersim::config::find_field(scale_out, path); };
+  CHECK(field({"tiers"})->default_text == "2");
+  CHECK(field({"radix"})->default_text == "64");
+  CHECK(field({"routing"})->default_text == "ecmp");
+  CHECK(field({"nic", "efficiency"})->default_text == "0.94");
+  CHECK(ScaleOutSpec{}.efficiency == 0.94);
+  CHECK(field({"nic", "per_node"})->default_text.empty());  // unset: cluster.node.per_node
+  CHECK(field({"link", "latency"})->default_text == "1 us");
+  const auto scale_up = scale_up_keys().fields();
+  CHECK(clustersim::config::find_field(scale_up, {"efficiency"})->default_text == "0.8");
+  CHECK(ScaleUpSpec{}.efficiency == 0.8);
+  CHECK(clustersim::config::find_field(scale_up, {"latency"})->default_text == "1 us");
+  CHECK(scale_out_keys().defaults_differing(ScaleOutSpec{}).empty());
 }
 
 TEST_CASE("a moved-from topology's paths stay valid in the new owner") {

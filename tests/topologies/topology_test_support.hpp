@@ -4,7 +4,8 @@
 
 namespace clustersim::topologies::testing {
 
-/// `nodes` x `per_node` accelerators, 450 GB/s / 1 us NVSwitch, 400 Gb/s NICs, 1 us per hop.
+/// `nodes` x `per_node` accelerators, 450 GB/s / 1 us NVSwitch, 400 Gb/s NICs, 1 us per hop;
+/// ideal links (efficiency 1, not the scenario defaults), so payload rates are line rates.
 inline ClusterNetworkSpec cluster(int nodes, int per_node, int nics, const char* topology = "fat-tree",
                                   int radix = 64, int tiers = 2, double oversubscription = 1.0) {
   ClusterNetworkSpec spec;
@@ -19,6 +20,8 @@ inline ClusterNetworkSpec cluster(int nodes, int per_node, int nics, const char*
   spec.scale_out.nics_per_node = nics;
   spec.scale_out.nic_bytes_per_s = 50e9;  // 400 Gb/s
   spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_up.efficiency = 1.0;
+  spec.scale_out.efficiency = 1.0;
   return spec;
 }
 

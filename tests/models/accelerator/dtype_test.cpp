@@ -29,6 +29,6 @@ TEST_CASE("parse_dtype rejects unknown names and lists the valid ones") {
   } catch (const ConfigError& error) {
     message = error.what();
   }
-  CHECK(message == "unknown dtype 'bf17'; valid dtypes: fp32, tf32, bf16, fp16, fp8, fp4");
+  CHECK(message == "unknown dtype 'bf17'; valid: fp32, tf32, bf16, fp16, fp8, fp4");
   CHECK_THROWS_AS(parse_dtype("BF16"), ConfigError);  // names are lower-case
 }

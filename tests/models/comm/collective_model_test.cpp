@@ -26,6 +26,8 @@ ClusterNetworkSpec cluster(int nodes, int per_node, int nics, const char* topolo
   spec.scale_out.nics_per_node = nics;
   spec.scale_out.nic_bytes_per_s = 50e9;  // 400 Gb/s
   spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_up.efficiency = 1.0;  // ideal links (not the scenario defaults): payload = line rate
+  spec.scale_out.efficiency = 1.0;
   return spec;
 }
 

@@ -23,7 +23,7 @@ topologies::Topology four_gpu_node() {
   topologies::ClusterNetworkSpec spec;
   spec.nodes = 1;
   spec.accelerators_per_node = 4;
-  spec.scale_up = {"nvswitch", 100e9, 1e-6};
+  spec.scale_up = {"nvswitch", 100e9, 1e-6, 0, 1.0};  // ideal NVLink
   spec.scale_out.nics_per_node = 4;
   return topologies::Topology::build(spec);
 }
@@ -90,7 +90,7 @@ TEST_CASE("the flow evaluator equals the analytical one without contention") {
 
 TEST_CASE("auto picks LL for small messages, NVLS for large ones where the GPU has it, ring otherwise") {
   topologies::ClusterNetworkSpec spec;
-  spec.scale_up = {"nvswitch", 450e9, 1e-6};
+  spec.scale_up = {"nvswitch", 450e9, 1e-6, 0, 1.0};  // ideal NVLink
   const auto topology = topologies::Topology::build(spec);
   const std::vector<int> group = {0, 1, 2, 3, 4, 5, 6, 7};
   const CollectiveTuner hopper(topology, TunerParams{}, CollectiveHardware{true});
@@ -172,11 +172,12 @@ topologies::Topology switched_nodes(int nodes, int per_node) {
   topologies::ClusterNetworkSpec spec;
   spec.nodes = nodes;
   spec.accelerators_per_node = per_node;
-  spec.scale_up = {"nvswitch", 100e9, 1e-6};
+  spec.scale_up = {"nvswitch", 100e9, 1e-6, 0, 1.0};  // ideal NVLink
   spec.scale_out.topology = "switch";
   spec.scale_out.nics_per_node = per_node;
   spec.scale_out.nic_bytes_per_s = 25e9;
   spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_out.efficiency = 1.0;  // ideal links
   return topologies::Topology::build(spec);
 }
 
@@ -238,6 +239,7 @@ TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
   spec.scale_out.torus_dims = {4, 2};
   spec.scale_out.nic_bytes_per_s = 25e9;
   spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_out.efficiency = 1.0;  // ideal links
   const auto topology = topologies::Topology::build(spec);
   const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
   const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(8), 8e6);

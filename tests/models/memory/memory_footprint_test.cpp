@@ -371,7 +371,7 @@ TEST_CASE("invalid footprint inputs are rejected with the field named") {
   CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("fragmentation factor 0.9 must be >= 1"));
   in = tiny();
   in.cp = 3;
-  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("seq_len 512 is not divisible by cp 3"));
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("seq_len 512 is not divisible by 2 x cp = 6"));
 }
 
 TEST_CASE("estimated HBM traffic of a step") {
@@ -512,15 +512,15 @@ TEST_CASE("MoE stage weights over all stages add up to the model") {
 TEST_CASE("invalid expert parallelism is rejected with the field named") {
   FootprintInputs in = tiny();
   in.ep = 2;
-  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("ep = 2 needs a mixture-of-experts model; 'gpt-test' has no experts"));
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("expert parallelism needs a mixture-of-experts model (ep = 2; model 'gpt-test'"));
   in = tiny_moe();
   in.ep = 3;
   in.dp = 3;
-  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("the 8 experts are not divisible by ep 3"));
+  CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("ep 3 does not divide the 8 experts of model 'gpt-test'"));
   in = tiny_moe();
   in.ep = 8;
   CHECK_THROWS_WITH(stage_footprint(in, 0),
-                    doctest::Contains("ep 8 does not divide dp x cp = 4 (the expert-parallel group is carved out of"));
+                    doctest::Contains("ep 8 does not divide dp x cp = 4 x 1 (the expert-parallel group is carved out of"));
   in = tiny_moe();
   in.moe.imbalance = 0.5;
   CHECK_THROWS_WITH(stage_footprint(in, 0), doctest::Contains("moe imbalance (busiest expert's load / mean load) must be >= 1"));

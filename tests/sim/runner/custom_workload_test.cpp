@@ -70,23 +70,21 @@ std::unique_ptr<platform::Workload> TransferLoopSpec::instantiate(const platform
   return std::make_unique<TransferLoop>(*this);
 }
 
-/// The kind's declarations: its keys with types, units, ranges, defaults and help, and its reader.
+/// The kind's declarations: each key once, bound to the member it sets, with its type, unit,
+/// range and help (its default is the member's initializer); the rule between keys next to it.
 scenario::WorkloadKind transfer_loop_kind() {
-  scenario::WorkloadKind kind;
-  kind.name = "transfer-loop";
-  kind.help = "point-to-point transfers between two accelerators, one after another";
-  kind.fields = {scenario::integer_field("src", "sending accelerator").range(0, 1e9).need(),
-                 scenario::integer_field("dst", "receiving accelerator").range(0, 1e9).need(),
-                 scenario::quantity_field("bytes", scenario::Dimension::bytes, "per transfer").positive().need(),
-                 scenario::integer_field("rounds", "transfers").range(1, 1e6).def("1")};
-  kind.read = [](const scenario::WorkloadReadContext& c) {
-    auto spec = std::make_shared<TransferLoopSpec>();
-    spec->src = static_cast<int>(c.reader.integer(c.key("src")).value_or(0));
-    spec->dst = static_cast<int>(c.reader.integer(c.key("dst")).value_or(1));
-    spec->bytes = c.reader.quantity(c.key("bytes")).value_or(0);
-    spec->rounds = static_cast<int>(c.reader.integer(c.key("rounds")).value_or(1));
-    return spec;
+  config::Declarations<TransferLoopSpec> keys;
+  keys.integer("src", &TransferLoopSpec::src, "sending accelerator").range(0, 1e9).need();
+  keys.integer("dst", &TransferLoopSpec::dst, "receiving accelerator").range(0, 1e9).need();
+  keys.quantity("bytes", &TransferLoopSpec::bytes, config::Dimension::bytes, "per transfer").positive().need();
+  keys.integer("rounds", &TransferLoopSpec::rounds, "transfers").range(1, 1e6);
+  const auto distinct = [](const scenario::WorkloadReadContext& c, TransferLoopSpec& spec) {
+    if (spec.src == spec.dst && !c.problems.any_bad(c.key("src"), c.key("dst"))) {
+      c.problems.add(c.position("dst"), c.key("dst"), "dst must differ from src");
+    }
   };
+  scenario::WorkloadKind kind = scenario::declared_workload_kind<TransferLoopSpec>(
+      "transfer-loop", "point-to-point transfers between two accelerators, one after another", keys, distinct);
   kind.can_be_primary = false;
   return kind;
 }
@@ -110,7 +108,7 @@ jobs:
 TEST_CASE("a workload kind added through the declarations runs beside a training job on one platform") {
   scenario::WorkloadKinds kinds = scenario::builtin_workload_kinds();
   kinds.add(transfer_loop_kind());
-  const auto s = scenario::load_scenario_from_string(kYaml, "custom.yaml", {}, scenario::library_data_dir(), kinds);
+  const auto s = scenario::load_scenario_from_string(kYaml, "custom.yaml", {}, config::library_data_dir(), kinds);
   REQUIRE(s.jobs.size() == 1);
   CHECK(s.primary_allocation().count == 8);  // the job is pinned to accelerators 8-12
   const runner::RunResult run = runner::run_scenario(s);
@@ -133,11 +131,17 @@ TEST_CASE("a workload kind added through the declarations runs beside a training
   // Its keys are checked against its declarations, --set reaches them, and without the kind
   // registered the scenario is an error that lists the kinds there are.
   const auto set = scenario::load_scenario_from_string(kYaml, "custom.yaml", {"jobs.ping.rounds=5"},
-                                                       scenario::library_data_dir(), kinds);
+                                                       config::library_data_dir(), kinds);
   CHECK(dynamic_cast<const TransferLoopSpec&>(*set.jobs[0].spec).rounds == 5);
+  CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(kYaml, "custom.yaml", {"jobs.ping.dst=8"},
+                                                           config::library_data_dir(), kinds),
+                       "--set jobs.ping.dst=8: jobs.ping.dst: dst must differ from src", ConfigError);
+  // The default the reference shows is the member's initializer.
+  const auto& fields = kinds.find("transfer-loop")->fields;
+  CHECK(std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.key == "rounds"; })->default_text == "1");
   std::string bad = kYaml;
   bad.replace(bad.find("rounds: 3"), 9, "round: 3");
-  CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(bad, "custom.yaml", {}, scenario::library_data_dir(), kinds),
+  CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(bad, "custom.yaml", {}, config::library_data_dir(), kinds),
                        "custom.yaml:12:63: jobs.ping.round: unknown key 'round' (valid keys: kind, src, dst, bytes, "
                        "rounds | did you mean 'rounds'?)",
                        ConfigError);

@@ -9,6 +9,7 @@
 
 using namespace clustersim;
 using namespace clustersim::scenario;
+using namespace clustersim::config;
 
 namespace {
 
@@ -218,7 +219,7 @@ workload: {model: llama-3-8b, seq_len: 4096, global_batch: 8, precision: fp8, pa
 TEST_CASE("loader: bad input, keys and types") {
   CHECK(one_problem(kBase + "simulaton: {seed: 1}\n") ==
         "t.yaml:31:1: simulaton: unknown key 'simulaton' (valid keys: schema_version, name, description, "
-        "include, accelerators, models, cluster, workload, jobs, simulation, power, cost, output | did you mean "
+        "include, base, accelerators, models, cluster, workload, jobs, simulation, power, cost, output | did you mean "
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
@@ -462,7 +463,9 @@ TEST_CASE("loader: bad input, missing keys, files, includes, syntax") {
 TEST_CASE("loader: bad input, --set") {
   CHECK(one_problem(kBase, {"workload.paralelism.tp=4"}) ==
         "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
-        "keys: model, seq_len, global_batch, micro_batch, parallelism | did you mean 'parallelism'?)");
+        "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, attention, "
+        "overlap_grad_reduce, tp_comm_overlap, tp_async_backward, train_tokens, gradient_reduce_dtype, moe, offload, "
+        "memory | did you mean 'parallelism'?)");
   CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
         "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");
   // A schema key absent from the file may be set; an unknown one may not.
@@ -477,7 +480,7 @@ TEST_CASE("loader: several problems are reported together, sorted by position") 
   const auto diagnostics = problems(yaml);
   REQUIRE(diagnostics.size() == 4);
   CHECK(diagnostics[0].render() == "t.yaml:3:1: colour: unknown key 'colour' (valid keys: schema_version, name, "
-                                   "description, include, accelerators, models, cluster, workload, jobs, "
+                                   "description, include, base, accelerators, models, cluster, workload, jobs, "
                                    "simulation, power, cost, output)");
   CHECK(diagnostics[1].render() == "t.yaml:8:28: accelerators.test-gpu.memory.hbm_capacity: \"80 GiB/s\" is a "
                                    "bandwidth, expected a size such as \"80 GiB\" or \"50 MB\"");

@@ -295,7 +295,7 @@ TEST_CASE("invalid splits are rejected with a message naming the numbers") {
     const Bench bench(test_cluster(nodes, 8), std::move(w));
     CHECK_THROWS_WITH_AS(bench.run(), message.c_str(), ConfigError);
   };
-  expect(workload(model, 2, 2, 4, 10), "global_batch 10 is not divisible by dp * micro_batch = 4 * 1 = 4");
+  expect(workload(model, 2, 2, 4, 10), "global_batch 10 is not divisible by dp x micro_batch = 4 x 1");
   expect(workload(small_gpt(6), 2, 4, 2, 16), "6 layers do not divide evenly over pp x vp = 4 x 1 virtual stages; give stage_layers for an uneven split");
   auto heads = workload(model, 16, 1, 1, 16);
   heads.model.num_attention_heads = 8;
@@ -305,13 +305,13 @@ TEST_CASE("invalid splits are rejected with a message naming the numbers") {
          "tp * pp * dp * cp = 2 * 2 * 2 * 1 = 8 does not match the topology's 16 accelerators");
   auto cp = workload(model, 2, 1, 4, 16, 2049);
   cp.parallelism.cp = 2;
-  expect(cp, "seq_len 2049 is not divisible by cp 2");
+  expect(cp, "seq_len 2049 is not divisible by 2 x cp = 4 (context parallelism splits each sequence into 2 x cp chunks)");
   auto mb = workload(model, 2, 2, 4, 16);
   mb.micro_batch = 0;
   expect(mb, "micro_batch must be >= 1, got 0");
   auto vp = workload(model, 2, 2, 4, 16);
   vp.parallelism.vp = 2;
-  expect(vp, "vp = 2 needs the interleaved schedule");
+  expect(vp, "vp = 2 needs schedule 'interleaved', got '1f1b'");
 }
 
 TEST_CASE("interleaved 1F1B divides the bubble by the number of chunks") {
@@ -675,7 +675,8 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
   auto dense = workload(small_gpt(), 1, 1, 8, 16, 1024);
   dense.parallelism.ep = 2;
   CHECK_THROWS_WITH_AS(Bench(test_cluster(1, 8), dense).run(),
-                       "expert parallelism (ep = 2) needs a mixture-of-experts model", ConfigError);
+                       "expert parallelism needs a mixture-of-experts model (ep = 2; model 'test-gpt' sets no num_local_experts / "
+                       "n_routed_experts)", ConfigError);
 }
 
 TEST_CASE("full mode simulates every rank and reproduces symmetric mode on a homogeneous cluster") {

@@ -30,7 +30,8 @@ inline models::AcceleratorSpec test_accelerator() {
 }
 
 /// `nodes` x `per_node` on a single scale-out switch; 450 GB/s NVSwitch, 400 Gb/s NICs.
-/// `free_network` makes links so fast and latency-free that transfers cost ~0.
+/// `free_network` makes links so fast and latency-free that transfers cost ~0. Links are ideal
+/// (efficiency 1, not the scenario defaults).
 inline topologies::ClusterNetworkSpec test_cluster(int nodes, int per_node, bool free_network = false) {
   topologies::ClusterNetworkSpec spec;
   spec.nodes = nodes;
@@ -42,6 +43,8 @@ inline topologies::ClusterNetworkSpec test_cluster(int nodes, int per_node, bool
   spec.scale_out.nics_per_node = per_node;
   spec.scale_out.nic_bytes_per_s = free_network ? 1e21 : 50e9;
   spec.scale_out.link_latency_s = free_network ? 0.0 : 1e-6;
+  spec.scale_up.efficiency = 1.0;
+  spec.scale_out.efficiency = 1.0;
   return spec;
 }
 

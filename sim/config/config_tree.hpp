@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 struct ConfigEntry;
 
@@ -69,7 +69,9 @@ std::filesystem::path library_data_dir();
 /// Reads a YAML file and resolves its `include:` (a path or a list of paths, resolved against
 /// the including file's folder first, then `data_dir`): included files merge first, in order,
 /// then the including file on top; nested includes work; cycles and missing files become
-/// diagnostics. The returned tree has no `include` keys.
+/// diagnostics. A file's top-level `base: NAME` (a derived system) merges the library system
+/// `data_dir`/systems/NAME.yaml underneath it, before its includes; an unknown name is a
+/// diagnostic with the closest system. The returned tree has no `include` or `base` keys.
 ConfigNode load_config_file(const std::filesystem::path& file, const std::filesystem::path& data_dir,
                             std::vector<Diagnostic>& diagnostics);
 
@@ -79,12 +81,21 @@ ConfigNode load_config_string(std::string_view yaml, std::string_view file_name,
                               const std::filesystem::path& data_dir,
                               std::vector<Diagnostic>& diagnostics);
 
+/// Position of the value at `dotted_path` if it is written (not null), else of its closest
+/// written ancestor (`root` at worst).
+Position position_of(const ConfigNode& root, std::string_view dotted_path);
+/// True if `dotted_path` holds a value (present and not null).
+bool has_value(const ConfigNode& root, std::string_view dotted_path);
+
 /// Applies one `--set key.path=value` to `root`. The key path must exist in `root`, or
 /// `is_known_path` must accept it (then missing mappings are created). The value is parsed
 /// as YAML (scalar, flow list or flow map) with position "--set <text>". Problems become
-/// diagnostics at "<command line>".
-void apply_set_override(ConfigNode& root, std::string_view set_text,
-                        std::vector<Diagnostic>& diagnostics,
-                        const std::function<bool(const std::vector<std::string>&)>& is_known_path = {});
+/// diagnostics at "<command line>": an unknown key is the first component neither written nor
+/// declared, with the closest of the keys `declared_keys` lists under its parent path (and of
+/// those written there).
+void apply_set_override(
+    ConfigNode& root, std::string_view set_text, std::vector<Diagnostic>& diagnostics,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path = {},
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys = {});
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,13 +1,14 @@
-#include "sim/scenario/config_tree.hpp"
+#include "sim/config/config_tree.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 const ConfigNode* ConfigNode::find(std::string_view key) const {
   const ConfigEntry* entry = find_entry(key);
@@ -153,8 +154,9 @@ struct IncludeContext {
 ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
                             IncludeContext& context);
 
+/// `key` is what names the file: "include", or "base" for a derived system.
 ConfigNode load_included(const std::filesystem::path& file, const std::string& display_name,
-                         const ConfigNode& include_item, IncludeContext& context) {
+                         const ConfigNode& include_item, const std::string& key, IncludeContext& context) {
   std::error_code error;
   const auto canonical = std::filesystem::weakly_canonical(file, error);
   const auto in_chain = std::find(context.chain.begin(), context.chain.end(), canonical);
@@ -164,14 +166,13 @@ ConfigNode load_included(const std::filesystem::path& file, const std::string& d
       cycle += context.chain_names[static_cast<std::size_t>(it - context.chain.begin())] + " -> ";
     }
     cycle += display_name;
-    context.diagnostics->push_back(
-        make_diagnostic(include_item.position, "include", "include cycle: " + cycle));
+    context.diagnostics->push_back(make_diagnostic(include_item.position, key, key + " cycle: " + cycle));
     return {};
   }
   std::string text;
   if (!read_text(file, text)) {
-    context.diagnostics->push_back(make_diagnostic(include_item.position, "include",
-                                                   "cannot read include file '" + display_name + "'"));
+    context.diagnostics->push_back(
+        make_diagnostic(include_item.position, key, "cannot read " + key + " file '" + display_name + "'"));
     return {};
   }
   ConfigNode parsed = parse_config(text, display_name, *context.diagnostics);
@@ -183,13 +184,59 @@ ConfigNode load_included(const std::filesystem::path& file, const std::string& d
   return resolved;
 }
 
+/// The library system file a file's `base:` names (data_dir/systems/NAME.yaml), or nullopt
+/// with a diagnostic naming the closest system.
+std::optional<std::filesystem::path> base_system_file(const ConfigNode& base, IncludeContext& context) {
+  if (!base.is_scalar()) {
+    context.diagnostics->push_back(
+        make_diagnostic(base.position, "base", "expected a system name, got " + base.describe()));
+    return std::nullopt;
+  }
+  const std::filesystem::path folder = context.data_dir / "systems";
+  const std::filesystem::path file = folder / (base.text + ".yaml");
+  if (std::filesystem::is_regular_file(file)) return file;
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  context.diagnostics->push_back(make_diagnostic(base.position, "base", "unknown system '" + base.text + "'",
+                                                 choices_hint("choices", names, closest_match(base.text, names))));
+  return std::nullopt;
+}
+
+/// Merges the file `chosen` (included at `item`) into `merged`.
+void merge_included(ConfigNode& merged, const std::filesystem::path& chosen, const ConfigNode& item,
+                    const std::string& key, IncludeContext& context) {
+  const ConfigNode included = load_included(chosen, chosen.lexically_normal().string(), item, key, context);
+  if (included.is_mapping()) {
+    merge_config(merged, included);
+  } else if (!included.is_null()) {
+    context.diagnostics->push_back(make_diagnostic(
+        included.position, "", "an included file must be a mapping, got " + included.describe()));
+  }
+}
+
 ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder,
                             IncludeContext& context) {
   if (!node.is_mapping()) return node;
   const ConfigEntry* include = node.find_entry("include");
-  if (include == nullptr) return node;
+  const ConfigEntry* base = node.find_entry("base");
+  if (include == nullptr && base == nullptr) return node;
+  ConfigNode merged;
+  merged.kind = ConfigNode::Kind::mapping;
+  merged.position = node.position;
+  // A derived system: its base system underneath, then its includes, then itself.
+  if (base != nullptr) {
+    if (const auto file = base_system_file(base->value, context)) merge_included(merged, *file, base->value, "base", context);
+    node.erase("base");
+    include = node.find_entry("include");
+  }
   std::vector<ConfigNode> paths;
-  if (include->value.is_scalar()) {
+  if (include == nullptr) {
+    // no includes
+  } else if (include->value.is_scalar()) {
     paths.push_back(include->value);
   } else if (include->value.is_sequence()) {
     for (const auto& item : include->value.items) {
@@ -205,9 +252,6 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
         include->value.position, "include",
         "expected a file path or a list of file paths, got " + include->value.describe()));
   }
-  ConfigNode merged;
-  merged.kind = ConfigNode::Kind::mapping;
-  merged.position = node.position;
   for (const auto& item : paths) {
     const std::filesystem::path relative(item.text);
     const std::filesystem::path local = relative.is_absolute() ? relative : folder / relative;
@@ -227,14 +271,7 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
           "include file '" + item.text + "' not found (looked for " + looked + ")"));
       continue;
     }
-    const ConfigNode included =
-        load_included(chosen, chosen.lexically_normal().string(), item, context);
-    if (included.is_mapping()) {
-      merge_config(merged, included);
-    } else if (!included.is_null()) {
-      context.diagnostics->push_back(make_diagnostic(
-          included.position, "", "an included file must be a mapping, got " + included.describe()));
-    }
+    merge_included(merged, chosen, item, "include", context);
   }
   node.erase("include");
   merge_config(merged, node);
@@ -317,9 +354,62 @@ ConfigNode load_config_string(std::string_view yaml, std::string_view file_name,
   return resolve_includes(parse_config(yaml, file_name, diagnostics), folder, context);
 }
 
-void apply_set_override(ConfigNode& root, std::string_view set_text,
-                        std::vector<Diagnostic>& diagnostics,
-                        const std::function<bool(const std::vector<std::string>&)>& is_known_path) {
+Position position_of(const ConfigNode& root, std::string_view dotted_path) {
+  auto parts = split_key_path(dotted_path);
+  while (!parts.empty()) {
+    std::string joined;
+    for (std::size_t i = 0; i < parts.size(); ++i) joined += (i > 0 ? "." : "") + parts[i];
+    if (const ConfigNode* found = root.find_path(joined); found != nullptr && !found->is_null()) {
+      return found->position;
+    }
+    parts.pop_back();
+  }
+  return root.position;
+}
+
+bool has_value(const ConfigNode& root, std::string_view dotted_path) {
+  const ConfigNode* found = root.find_path(dotted_path);
+  return found != nullptr && !found->is_null();
+}
+
+namespace {
+
+/// The unknown key of an override that may not be set: the first component of `parts` that is
+/// neither written in `root` nor declared, with the keys valid there.
+Diagnostic unknown_override_key(
+    const ConfigNode& root, const std::vector<std::string>& parts, const std::string& shown,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path,
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
+  const ConfigNode* node = &root;
+  std::vector<std::string> prefix;
+  std::size_t i = 0;
+  for (; i + 1 < parts.size(); ++i) {
+    prefix.push_back(parts[i]);
+    const ConfigNode* child = node != nullptr && node->is_mapping() ? node->find(parts[i]) : nullptr;
+    if (child == nullptr && !(is_known_path && is_known_path(prefix))) {
+      prefix.pop_back();
+      break;
+    }
+    node = child;
+  }
+  std::vector<std::string> valid = declared_keys ? declared_keys(prefix) : std::vector<std::string>{};
+  if (node != nullptr && node->is_mapping()) {
+    for (const std::string& key : node->keys()) {
+      if (std::find(valid.begin(), valid.end(), key) == valid.end()) valid.push_back(key);
+    }
+  }
+  std::string walked;
+  for (std::size_t j = 0; j <= i; ++j) walked += (j > 0 ? "." : "") + parts[j];
+  return make_diagnostic(Position{"<command line>", 0, 0}, walked, "unknown key '" + parts[i] + "' in " + shown,
+                         choices_hint("keys", valid, closest_match(parts[i], valid)));
+}
+
+}  // namespace
+
+void apply_set_override(
+    ConfigNode& root, std::string_view set_text, std::vector<Diagnostic>& diagnostics,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path,
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
   const Position command_line{"<command line>", 0, 0};
   const std::string shown = "--set " + std::string(set_text);
   const std::size_t equals = set_text.find('=');
@@ -377,12 +467,7 @@ void apply_set_override(ConfigNode& root, std::string_view set_text,
     }
     node = child;
   }
-  // The path does not exist: name the first missing key and its closest sibling.
-  const std::string missing = split_key_path(walked).back();
-  const auto siblings = node->keys();
-  diagnostics.push_back(make_diagnostic(
-      command_line, walked, "unknown key '" + missing + "' in " + shown,
-      choices_hint("keys", siblings, closest_match(missing, siblings))));
+  diagnostics.push_back(unknown_override_key(root, parts, shown, is_known_path, declared_keys));
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -8,7 +8,7 @@
 
 #include "sim/engine/error.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 /// Where a YAML node or key came from. `line` and `column` are 1-based; 0 means "no line"
 /// (a command-line --set, or a whole file).
@@ -63,4 +63,4 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

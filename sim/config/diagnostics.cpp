@@ -1,11 +1,11 @@
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <tuple>
 #include <utility>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 std::string Position::to_string() const {
   if (line <= 0) return file;
@@ -96,12 +96,19 @@ std::optional<std::string> closest_match(std::string_view word,
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   const std::string word_lower = lower(word);
   std::optional<std::string> best;
-  // Case-insensitive distance decides; the case-sensitive one breaks ties ("Gbs" -> "Gb/s").
-  std::pair<std::size_t, std::size_t> best_distance{limit + 1, 0};
+  // Case-insensitive distance decides; the case-sensitive one breaks ties ("Gbs" -> "Gb/s"),
+  // then the longer common prefix ("vpp" -> "vp", not "pp").
+  std::tuple<std::size_t, std::size_t, std::size_t> best_distance{limit + 1, 0, 0};
   for (const auto& candidate : candidates) {
-    const std::pair<std::size_t, std::size_t> distance{edit_distance(word_lower, lower(candidate)),
-                                                       edit_distance(word, candidate)};
-    if (distance.first <= limit && distance < best_distance) {
+    const std::string candidate_lower = lower(candidate);
+    const std::size_t prefix =
+        static_cast<std::size_t>(std::mismatch(word_lower.begin(), word_lower.end(), candidate_lower.begin(),
+                                               candidate_lower.end())
+                                     .first -
+                                 word_lower.begin());
+    const std::tuple<std::size_t, std::size_t, std::size_t> distance{
+        edit_distance(word_lower, candidate_lower), edit_distance(word, candidate), word_lower.size() - prefix};
+    if (std::get<0>(distance) <= limit && distance < best_distance) {
       best_distance = distance;
       best = candidate;
     }
@@ -109,4 +116,4 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,7 +1,8 @@
 #pragma once
-/// A declarative schema of scenario fields (key, kind, range, choices, unit, default, help),
-/// the validator that checks a ConfigNode against it, typed readers that fall back to the
-/// schema defaults, and the Markdown reference generated from it.
+/// A declarative schema of configuration fields (key, kind, range, choices, unit, default,
+/// help), the validator that checks a ConfigNode against it, and the Markdown reference
+/// generated from it. Fields are made by declarations (declarations.hpp), which bind each key
+/// to the member it sets.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -9,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario/config_tree.hpp"
-#include "sim/scenario/diagnostics.hpp"
-#include "sim/scenario/units.hpp"
+#include "sim/config/config_tree.hpp"
+#include "sim/config/diagnostics.hpp"
+#include "sim/config/units.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 /// What a field's value is.
 enum class FieldKind {
@@ -46,11 +47,35 @@ struct Field {
   /// kind it names), not against `fields`; object: only the keys in `fields` are checked.
   bool open = false;
 
-  // Fluent setters for building schemas.
-  Field&& need() && { required = true; return std::move(*this); }
-  Field&& def(std::string text) && { default_text = std::move(text); return std::move(*this); }
-  Field&& range(double low, double high) && { min = low; max = high; return std::move(*this); }
-  Field&& positive() && { min = 0; min_exclusive = true; return std::move(*this); }
+  // Fluent setters for building schemas (on a temporary, or on a declared key's Field).
+  Field&& need() && { return std::move(need()); }
+  Field&& def(std::string text) && { return std::move(def(std::move(text))); }
+  Field&& range(double low, double high) && { return std::move(range(low, high)); }
+  Field&& positive() && { return std::move(positive()); }
+  Field& need() & {
+    required = true;
+    default_text.clear();  // a required key has no default
+    return *this;
+  }
+  Field& def(std::string text) & {
+    default_text = std::move(text);
+    return *this;
+  }
+  Field& range(double low, double high) & {
+    min = low;
+    max = high;
+    return *this;
+  }
+  Field& positive() & {
+    min = 0;
+    min_exclusive = true;
+    return *this;
+  }
+  /// No default: an absent key leaves its member's "unset" value (the help says what that means).
+  Field& optional() & {
+    default_text.clear();
+    return *this;
+  }
 };
 
 Field integer_field(std::string key, std::string help);
@@ -83,33 +108,6 @@ const Field* find_field(const std::vector<Field>& fields, const std::vector<std:
 void validate(const ConfigNode& node, const std::vector<Field>& fields, const std::string& prefix,
               std::vector<Diagnostic>& diagnostics);
 
-/// Typed access to a validated tree, falling back to the schema default where a key is
-/// absent (or invalid: validation already reported it). Paths are dotted, from the root.
-class SchemaReader {
- public:
-  SchemaReader(const ConfigNode& root, const std::vector<Field>& fields)
-      : root_(&root), fields_(&fields) {}
-
-  /// The node at `path`, or nullptr.
-  const ConfigNode* node(std::string_view path) const { return root_->find_path(path); }
-  /// True if the key is written (not defaulted).
-  bool has(std::string_view path) const;
-  /// Position of the key's value if written, else of the closest written ancestor.
-  Position position(std::string_view path) const;
-
-  std::optional<std::int64_t> integer(std::string_view path) const;
-  std::optional<double> number(std::string_view path) const;
-  std::optional<bool> boolean(std::string_view path) const;
-  std::optional<std::string> string(std::string_view path) const;
-  /// SI value of a quantity field.
-  std::optional<double> quantity(std::string_view path) const;
-
- private:
-  std::optional<std::string> text(std::string_view path) const;
-  const ConfigNode* root_;
-  const std::vector<Field>* fields_;
-};
-
 /// Parses an integer scalar ("8", "-3"); nullopt if not a whole number.
 std::optional<std::int64_t> parse_integer(std::string_view text);
 /// Parses a real scalar ("0.85", "1e-3"); nullopt if not a number.
@@ -125,4 +123,4 @@ std::string describe_type(const Field& field);
 /// default, description).
 std::string render_markdown(const Schema& schema);
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,4 +1,4 @@
-#include "sim/scenario/config_tree.hpp"
+#include "sim/config/config_tree.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,17 +7,13 @@
 #include <string>
 #include <vector>
 
-using namespace clustersim::scenario;
+#include "config_test_support.hpp"
+
+using namespace clustersim::config;
+using clustersim::config::testing::parse_ok;
 
 namespace {
 const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/scenario";
-
-ConfigNode parse_ok(const std::string& yaml) {
-  std::vector<Diagnostic> diagnostics;
-  ConfigNode node = parse_config(yaml, "t.yaml", diagnostics);
-  REQUIRE(diagnostics.empty());
-  return node;
-}
 }  // namespace
 
 TEST_CASE("config_tree: nodes and keys carry 1-based positions") {

@@ -1,13 +1,14 @@
-#include "sim/scenario/units.hpp"
+#include "sim/config/units.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
-using clustersim::scenario::Dimension;
-using clustersim::scenario::format_quantity;
-using clustersim::scenario::parse_quantity;
-using clustersim::scenario::UnitError;
+using clustersim::config::Dimension;
+using clustersim::config::format_quantity;
+using clustersim::config::format_quantity_exact;
+using clustersim::config::parse_quantity;
+using clustersim::config::UnitError;
 
 namespace {
 std::string error_of(const char* text, Dimension dimension) {
@@ -112,4 +113,13 @@ TEST_CASE("units: format_quantity uses decimal rates, binary sizes, s/ms/us time
   // Round trip.
   CHECK(parse_quantity(format_quantity(450e9, Dimension::bytes_per_s), Dimension::bytes_per_s) ==
         doctest::Approx(450e9));
+}
+
+TEST_CASE("units: format_quantity_exact prints a text that parses back to the same double") {
+  CHECK(format_quantity_exact(1e-6, Dimension::seconds) == "1 us");
+  CHECK(format_quantity(0.6e-6, Dimension::seconds) == "600 ns");  // 600 x 1e-9 is another double
+  CHECK(format_quantity_exact(0.6e-6, Dimension::seconds) == "0.6 us");
+  CHECK(parse_quantity(format_quantity_exact(0.9e-6, Dimension::seconds), Dimension::seconds) == 0.9e-6);
+  CHECK(format_quantity_exact(1500, Dimension::watts) == "1.5 kW");
+  CHECK(format_quantity_exact(31 * 1e-12, Dimension::joules) == "31 pJ");
 }

@@ -1,14 +1,11 @@
-#include "sim/scenario/schema.hpp"
+#include "sim/config/schema.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "sim/scenario/scenario_schema.hpp"
-#include "sim/scenario/workload_kinds.hpp"
-
-using namespace clustersim::scenario;
+using namespace clustersim::config;
 
 namespace {
 std::vector<Field> test_fields() {
@@ -107,34 +104,14 @@ TEST_CASE("schema: all problems are collected, sorted by position") {
   CHECK(diagnostics[2].key_path == "extra");
 }
 
-TEST_CASE("schema: SchemaReader returns written values or schema defaults") {
+TEST_CASE("schema: find_field walks objects and named entries; positions fall back to written ancestors") {
   std::vector<Diagnostic> diagnostics;
   const ConfigNode root = parse_config("count: 3\nbandwidth: 400 Gb/s\n", "s.yaml", diagnostics);
   const auto fields = test_fields();
-  const SchemaReader reader(root, fields);
-  CHECK(reader.integer("count").value() == 3);
-  CHECK(reader.number("ratio").value() == 0.5);  // default
-  CHECK(reader.boolean("flag").value() == true);
-  CHECK(reader.string("shape").value() == "ring");
-  CHECK(reader.quantity("bandwidth").value() == doctest::Approx(50e9));
-  CHECK(reader.integer("inner.depth").value() == 2);
-  CHECK_FALSE(reader.has("ratio"));
-  CHECK(reader.has("count"));
-  CHECK(reader.position("inner.depth").to_string() == "s.yaml:1:1");  // falls back to the root
-  CHECK(reader.position("bandwidth").to_string() == "s.yaml:2:12");
+  CHECK_FALSE(has_value(root, "ratio"));
+  CHECK(has_value(root, "count"));
+  CHECK(position_of(root, "inner.depth").to_string() == "s.yaml:1:1");  // falls back to the root
+  CHECK(position_of(root, "bandwidth").to_string() == "s.yaml:2:12");
   CHECK(find_field(fields, {"named", "anything", "label"})->key == "label");
   CHECK(find_field(fields, {"inner", "nope"}) == nullptr);
-}
-
-TEST_CASE("schema: the scenario reference is generated from the schema") {
-  const std::string markdown = scenario_reference_markdown(builtin_workload_kinds());
-  CHECK(markdown.rfind("# Scenario reference\n", 0) == 0);
-  CHECK(markdown.find("## `cluster`") != std::string::npos);
-  CHECK(markdown.find("| `cluster.network.nic.bandwidth` | bandwidth (B/s) | **required** | per NIC, one direction |") !=
-        std::string::npos);
-  CHECK(markdown.find("| `workload.parallelism.zero` | integer (between 0 and 3) | `1` | ZeRO stage |") !=
-        std::string::npos);
-  CHECK(markdown.find("| `accelerators.<name>.memory.hbm_capacity` | size (B) | **required** |") !=
-        std::string::npos);
-  CHECK(markdown.find("| `simulation.fidelity` | one of: analytical, flow | `analytical` |") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-#include "sim/scenario/units.hpp"
+#include "sim/config/units.hpp"
 
 #include <array>
 #include <cctype>
@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "sim/scenario/diagnostics.hpp"
+#include "sim/config/diagnostics.hpp"
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 std::string_view dimension_name(Dimension dimension) {
   switch (dimension) {
@@ -158,35 +158,50 @@ double parse_quantity(std::string_view text, Dimension expected) {
                   suggestion);
 }
 
-std::string format_quantity(double si_value, Dimension dimension) {
-  struct Scale {
-    double factor;
-    const char* unit;
-  };
-  std::vector<Scale> scales;
+namespace {
+
+struct Scale {
+  double factor;
+  const char* unit;
+};
+
+/// The units format_quantity prints for `dimension`, largest first.
+std::vector<Scale> print_scales(Dimension dimension) {
   switch (dimension) {
     case Dimension::bytes:
-      scales = {{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"},
-                {1024.0, "KiB"}, {1.0, "B"}};
-      break;
+      return {{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}, {1.0, "B"}};
     case Dimension::bytes_per_s:
-      scales = {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "kB/s"},
-                {1.0, "B/s"}};
-      break;
+      return {{1e15, "PB/s"}, {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "kB/s"}, {1.0, "B/s"}};
     case Dimension::seconds:
-      scales = {{1.0, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}, {1e-12, "ps"}};
-      break;
+      return {{1.0, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}, {1e-12, "ps"}};
     case Dimension::flops_per_s:
-      scales = {{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1e6, "MFLOP/s"},
-                {1e3, "kFLOP/s"}, {1.0, "FLOP/s"}};
-      break;
+      return {{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1e6, "MFLOP/s"}, {1e3, "kFLOP/s"}, {1.0, "FLOP/s"}};
     case Dimension::watts:
-      scales = {{1e6, "MW"}, {1e3, "kW"}, {1.0, "W"}, {1e-3, "mW"}};
-      break;
+      return {{1e6, "MW"}, {1e3, "kW"}, {1.0, "W"}, {1e-3, "mW"}};
     case Dimension::joules:
-      scales = {{1e3, "kJ"}, {1.0, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}, {1e-9, "nJ"}, {1e-12, "pJ"}};
-      break;
+      return {{1e3, "kJ"}, {1.0, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}, {1e-9, "nJ"}, {1e-12, "pJ"}};
   }
+  return {{1.0, ""}};
+}
+
+std::string scaled_text(double si_value, const Scale& scale, int precision) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g %s", precision, si_value / scale.factor, scale.unit);
+  return buffer;
+}
+
+bool round_trips(const std::string& text, double si_value, Dimension dimension) {
+  try {
+    return parse_quantity(text, dimension) == si_value;
+  } catch (const UnitError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string format_quantity(double si_value, Dimension dimension) {
+  const std::vector<Scale> scales = print_scales(dimension);
   Scale chosen = scales.back();
   for (const auto& scale : scales) {
     if (std::fabs(si_value) >= scale.factor * (1 - 1e-12)) {
@@ -195,14 +210,27 @@ std::string format_quantity(double si_value, Dimension dimension) {
     }
   }
   if (si_value == 0) {
-    chosen = dimension == Dimension::seconds ? Scale{1.0, "s"} : scales.back();
     for (const auto& scale : scales) {
       if (scale.factor == 1.0) chosen = scale;
     }
   }
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.6g %s", si_value / chosen.factor, chosen.unit);
-  return buffer;
+  return scaled_text(si_value, chosen, 6);
 }
 
-}  // namespace clustersim::scenario
+std::string format_quantity_exact(double si_value, Dimension dimension) {
+  const std::string preferred = format_quantity(si_value, dimension);
+  if (round_trips(preferred, si_value, dimension)) return preferred;
+  // Another unit may name the same double ("0.6 us" is 0.6 x 1e-6, "600 ns" is not).
+  std::string shortest;
+  for (const Scale& scale : print_scales(dimension)) {
+    for (int precision : {6, 17}) {
+      const std::string text = scaled_text(si_value, scale, precision);
+      if (round_trips(text, si_value, dimension) && (shortest.empty() || text.size() < shortest.size())) {
+        shortest = text;
+      }
+    }
+  }
+  return shortest.empty() ? preferred : shortest;
+}
+
+}  // namespace clustersim::config

@@ -1,4 +1,4 @@
-#include "sim/scenario/schema.hpp"
+#include "sim/config/schema.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace clustersim::scenario {
+namespace clustersim::config {
 
 namespace {
 Field make_field(std::string key, FieldKind kind, std::string help) {
@@ -281,71 +281,6 @@ void validate(const ConfigNode& node, const std::vector<Field>& fields, const st
   }
 }
 
-bool SchemaReader::has(std::string_view path) const {
-  const ConfigNode* found = node(path);
-  return found != nullptr && !found->is_null();
-}
-
-Position SchemaReader::position(std::string_view path) const {
-  auto parts = split_key_path(path);
-  while (!parts.empty()) {
-    std::string joined;
-    for (std::size_t i = 0; i < parts.size(); ++i) joined += (i > 0 ? "." : "") + parts[i];
-    if (const ConfigNode* found = node(joined); found != nullptr && !found->is_null()) {
-      return found->position;
-    }
-    parts.pop_back();
-  }
-  return root_->position;
-}
-
-std::optional<std::string> SchemaReader::text(std::string_view path) const {
-  if (const ConfigNode* found = node(path); found != nullptr && found->is_scalar()) {
-    return found->text;
-  }
-  const Field* field = find_field(*fields_, split_key_path(path));
-  if (field != nullptr && !field->default_text.empty()) return field->default_text;
-  return std::nullopt;
-}
-
-std::optional<std::int64_t> SchemaReader::integer(std::string_view path) const {
-  const auto written = text(path);
-  if (!written) return std::nullopt;
-  if (auto value = parse_integer(*written)) return value;
-  const Field* field = find_field(*fields_, split_key_path(path));
-  return field && !field->default_text.empty() ? parse_integer(field->default_text) : std::nullopt;
-}
-
-std::optional<double> SchemaReader::number(std::string_view path) const {
-  const auto written = text(path);
-  if (!written) return std::nullopt;
-  if (auto value = parse_number(*written)) return value;
-  const Field* field = find_field(*fields_, split_key_path(path));
-  return field && !field->default_text.empty() ? parse_number(field->default_text) : std::nullopt;
-}
-
-std::optional<bool> SchemaReader::boolean(std::string_view path) const {
-  const auto written = text(path);
-  if (!written) return std::nullopt;
-  if (auto value = parse_boolean(*written)) return value;
-  const Field* field = find_field(*fields_, split_key_path(path));
-  return field && !field->default_text.empty() ? parse_boolean(field->default_text) : std::nullopt;
-}
-
-std::optional<std::string> SchemaReader::string(std::string_view path) const { return text(path); }
-
-std::optional<double> SchemaReader::quantity(std::string_view path) const {
-  const Field* field = find_field(*fields_, split_key_path(path));
-  const auto written = text(path);
-  if (!written || field == nullptr) return std::nullopt;
-  try {
-    return parse_quantity(*written, field->dimension);
-  } catch (const UnitError&) {
-    if (field->default_text.empty()) return std::nullopt;
-    return parse_quantity(field->default_text, field->dimension);
-  }
-}
-
 std::string describe_type(const Field& field) {
   switch (field.kind) {
     case FieldKind::integer:
@@ -419,4 +354,4 @@ std::string render_markdown(const Schema& schema) {
   return out;
 }
 
-}  // namespace clustersim::scenario
+}  // namespace clustersim::config

@@ -1,0 +1,37 @@
+#include "models/power/power_keys.hpp"
+
+namespace clustersim::models {
+
+const config::Declarations<PowerSpec>& network_power_keys() {
+  static const config::Declarations<PowerSpec> keys = [] {
+    using config::Dimension;
+    config::Declarations<PowerSpec> k;
+    k.quantity("nic", &PowerSpec::nic_w, Dimension::watts, "one NIC with its transceiver");
+    k.quantity("switch", &PowerSpec::switch_w, Dimension::watts, "one scale-out switch with its transceivers");
+    k.quantity_entry("scale_up_energy_per_bit", &PowerSpec::energy_j_per_bit, LinkKind::scale_up, Dimension::joules,
+                     "NVLink-class links");
+    k.quantity_entry("scale_out_energy_per_bit", &PowerSpec::energy_j_per_bit, LinkKind::scale_out,
+                     Dimension::joules, "NIC-to-switch links");
+    return k;
+  }();
+  return keys;
+}
+
+const config::Declarations<CostSpec>& cost_keys() {
+  static const config::Declarations<CostSpec> keys = [] {
+    config::Declarations<CostSpec> k;
+    k.number("accelerator_hour_usd", &CostSpec::accelerator_hour_usd, "rental price, $ per accelerator-hour")
+        .range(0, 1e9);
+    k.number("capex_usd_per_accelerator", &CostSpec::capex_usd_per_accelerator,
+             "purchase price per accelerator incl. its share of servers and network, $")
+        .range(0, 1e12);
+    k.number("amortization_years", &CostSpec::amortization_years, "straight-line lifetime of the capex").positive();
+    k.number("electricity_usd_per_kwh", &CostSpec::electricity_usd_per_kwh, "electricity price, $ per kWh")
+        .range(0, 1e6);
+    k.number("pue", &CostSpec::pue, "facility power / IT power").range(1, 10);
+    return k;
+  }();
+  return keys;
+}
+
+}  // namespace clustersim::models

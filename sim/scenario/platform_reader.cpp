@@ -1,0 +1,172 @@
+#include "sim/scenario/platform_reader.hpp"
+
+#include <string>
+
+#include "sim/scenario/preset_library.hpp"
+#include "sim/scenario/preset_readers.hpp"
+#include "topologies/topology_keys.hpp"
+
+namespace clustersim::scenario {
+namespace {
+
+using config::ConfigNode;
+using config::has_value;
+using config::parse_integer;
+using config::position_of;
+using config::Problems;
+
+/// The accelerator the cluster names (`cluster.node.accelerator`), with what the platform
+/// derives from it; false when it is unknown or has problems.
+bool read_accelerator_section(const ConfigNode& root, const std::filesystem::path& data_dir,
+                              platform::ClusterSpec& cluster, Problems& problems) {
+  const ConfigNode* named = root.find_path("cluster.node.accelerator");
+  const std::string name = named != nullptr && named->is_scalar() ? named->text : "";
+  const ConfigNode* accelerators = root.find("accelerators");
+  const ConfigNode* entry =
+      accelerators != nullptr && accelerators->is_mapping() ? accelerators->find(name) : nullptr;
+  if (entry == nullptr && !name.empty() && !problems.bad("cluster.node.accelerator")) {
+    std::vector<std::string> names = library_names(LibraryKind::accelerators, data_dir);
+    if (accelerators != nullptr && accelerators->is_mapping()) {
+      for (const auto& key : accelerators->keys()) names.push_back(key);
+    }
+    problems.add(position_of(root, "cluster.node.accelerator"), "cluster.node.accelerator",
+                 "unknown accelerator '" + name + "'", unknown_name_hint(name, names));
+  }
+  if (entry == nullptr) return false;
+  set_accelerator(read_accelerator(*entry, "accelerators." + name, name, problems), cluster);
+  return !problems.bad("accelerators." + name);
+}
+
+/// Every straggler node is a node of the cluster.
+void check_stragglers(const ConfigNode& root, const platform::ClusterSpec& cluster, Problems& problems) {
+  const std::string key = "cluster.stragglers.nodes";
+  const ConfigNode* list = root.find_path(key);
+  if (list == nullptr || problems.bad("cluster.nodes")) return;
+  const int nodes = cluster.network.nodes;
+  for (const ConfigNode& item : config::list_items(*list)) {
+    const std::optional<std::int64_t> node = item.is_scalar() ? parse_integer(item.text) : std::nullopt;
+    if (node && *node >= nodes && *node <= 10000000) {  // the rest: reported by the declaration
+      problems.add(item.position, key,
+                   "straggler node must be an integer in [0, " + std::to_string(nodes - 1) + "], got " +
+                       item.describe());
+    }
+  }
+}
+
+/// The scale-up domain: its bandwidth defaults to the accelerator's, its size divides the cluster.
+void complete_scale_up(const ConfigNode& root, bool accelerator_ok, bool whole_network,
+                       platform::ClusterSpec& cluster, Problems& problems) {
+  topologies::ClusterNetworkSpec& network = cluster.network;
+  const int domain = network.scale_up.domain_size > 0 ? network.scale_up.domain_size : network.accelerators_per_node;
+  if (!has_value(root, "cluster.node.scale_up.bandwidth")) {
+    network.scale_up.bytes_per_s = cluster.accelerator.scale_up_bytes_per_s;
+    if (accelerator_ok && network.scale_up.bytes_per_s <= 0 && domain > 1 && !whole_network) {
+      problems.add(position_of(root, "cluster.node"), "cluster.node.scale_up.bandwidth",
+                   "missing scale-up bandwidth: accelerator '" + cluster.accelerator.name +
+                       "' has no scale_up_bandwidth, so set cluster.node.scale_up.bandwidth");
+    }
+  }
+  const std::string key = "cluster.node.scale_up.domain_size";
+  if (!has_value(root, key) || problems.any_bad(key, "cluster.node.per_node", "cluster.nodes")) return;
+  const std::int64_t accelerator_total = static_cast<std::int64_t>(network.nodes) * network.accelerators_per_node;
+  if (whole_network) {
+    problems.add(position_of(root, key), key,
+                 "domain_size does not apply to topology " + network.scale_out.topology +
+                     " (it has no NVLink switch)");
+  } else if (network.scale_up.domain_size % network.accelerators_per_node != 0 ||
+             accelerator_total % network.scale_up.domain_size != 0) {
+    problems.add(position_of(root, key), key,
+                 "domain_size " + std::to_string(network.scale_up.domain_size) + " must be a multiple of per_node " +
+                     std::to_string(network.accelerators_per_node) + " that divides the " +
+                     std::to_string(accelerator_total) + " accelerators (whole nodes per domain)");
+  }
+}
+
+/// The keys the chosen topology cannot do without (the schema cannot say "required if"), and
+/// the NIC bandwidth every multi-node switched network needs.
+void require_topology_keys(const ConfigNode& root, const topologies::TopologyKind& kind, int nodes,
+                           Problems& problems) {
+  if (!problems.bad("cluster.network.topology")) {
+    for (const std::string& key : kind.required) {
+      const std::string path = "cluster.network." + key;
+      if (!has_value(root, path) && !problems.bad(path)) {
+        problems.add(position_of(root, "cluster.network.topology"), path,
+                     "topology " + kind.name + " needs cluster.network." + key);
+      }
+    }
+  }
+  if (!kind.whole_network && nodes > 1 && !has_value(root, "cluster.network.nic.bandwidth") &&
+      !problems.any_bad("cluster.network.nic", "cluster.nodes")) {
+    problems.add(position_of(root, "cluster.network.nic"), "cluster.network.nic.bandwidth",
+                 "missing required key 'bandwidth': NIC bandwidth is needed with more than one node "
+                 "(except for topology torus or custom)");
+  }
+}
+
+/// The scale-out network: NICs per node default to the accelerators per node and divide them;
+/// the network is built once so that the topology's own problems point at its keys.
+void complete_network(const ConfigNode& root, const topologies::TopologyKind& kind, platform::ClusterSpec& cluster,
+                      Problems& problems) {
+  topologies::ClusterNetworkSpec& network = cluster.network;
+  topologies::ScaleOutSpec& scale_out = network.scale_out;
+  require_topology_keys(root, kind, network.nodes, problems);
+  if (!has_value(root, "cluster.network.nic.per_node")) scale_out.nics_per_node = network.accelerators_per_node;
+  if (!problems.any_bad("cluster.node.per_node", "cluster.network.nic.per_node") && !kind.whole_network &&
+      network.accelerators_per_node % scale_out.nics_per_node != 0) {
+    problems.add(position_of(root, "cluster.network.nic.per_node"), "cluster.network.nic.per_node",
+                 "per_node " + std::to_string(network.accelerators_per_node) +
+                     " accelerators is not divisible by nic.per_node " + std::to_string(scale_out.nics_per_node));
+  }
+  if (problems.bad("cluster")) return;
+  try {
+    (void)topologies::Topology::build(network);
+  } catch (const ConfigError& e) {
+    // A custom network's problems are in its file: point at the key that names it.
+    const std::string key = kind.name == "custom" ? "cluster.network.file" : "cluster.network";
+    problems.add(position_of(root, key), key, e.what());
+  }
+}
+
+/// Was `value` written outside the library file of its preset kind (by the scenario, an
+/// include, a --set, or a derived preset of the scenario)?
+bool written_by_scenario(const ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
+  const std::filesystem::path folder = (data_dir / library_folder(kind)).lexically_normal();
+  return std::filesystem::path(value.position.file).parent_path().lexically_normal() != folder;
+}
+
+/// Settings another layer overrides have no effect: warn, naming the key that wins.
+void warn_shadowed(const ConfigNode& root, const std::filesystem::path& data_dir, const platform::ClusterSpec& cluster,
+                   Problems& problems) {
+  const std::string winner = "cluster.node.scale_up.bandwidth";
+  const std::string key = "accelerators." + cluster.accelerator.name + ".scale_up_bandwidth";
+  const ConfigNode* accelerators = root.find("accelerators");
+  const ConfigNode* entry =
+      accelerators != nullptr && accelerators->is_mapping() ? accelerators->find(cluster.accelerator.name) : nullptr;
+  const ConfigNode* shadowed = entry != nullptr && entry->is_mapping() ? entry->find("scale_up_bandwidth") : nullptr;
+  if (shadowed == nullptr || !has_value(root, winner) ||
+      !written_by_scenario(*shadowed, data_dir, LibraryKind::accelerators)) {
+    return;
+  }
+  problems.warn(shadowed->position, key,
+                "has no effect: " + winner + " (" + position_of(root, winner).to_string() +
+                    ") sets the scale-up bandwidth and wins");
+}
+
+}  // namespace
+
+bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
+                       Problems& problems) {
+  platform::ClusterSpec& cluster = platform.cluster;
+  const bool accelerator_ok = read_accelerator_section(root, data_dir, cluster, problems);
+  const topologies::TopologyKind* kind = topologies::find_topology_kind(cluster.network.scale_out.topology);
+  check_stragglers(root, cluster, problems);
+  complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
+  complete_network(root, *kind, cluster, problems);
+  if (const auto problem = platform.cost.basis_problem()) {
+    problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);
+  }
+  warn_shadowed(root, data_dir, cluster, problems);
+  return accelerator_ok;
+}
+
+}  // namespace clustersim::scenario

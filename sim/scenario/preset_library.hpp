@@ -1,0 +1,34 @@
+#pragma once
+/// The preset library (models/data: accelerators/, llms/, systems/) as a scenario sees it:
+/// library entries merged underneath the scenario's own, and derived presets (`base:`).
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/config_tree.hpp"
+#include "sim/config/diagnostics.hpp"
+
+namespace clustersim::scenario {
+
+/// The three kinds of library presets (folders of the data dir: accelerators, llms, systems).
+enum class LibraryKind { accelerators, models, systems };
+
+/// The data-dir folder of `kind`: "accelerators", "llms", "systems".
+std::string_view library_folder(LibraryKind kind);
+
+/// Preset names of `kind` (file stems in the data dir), sorted.
+std::vector<std::string> library_names(LibraryKind kind,
+                                       const std::filesystem::path& data_dir = config::library_data_dir());
+
+/// Completes the preset map `section` of `root` ("accelerators" or "models"): the library
+/// entry of every preset the scenario names (an entry of its own, the one at `reference_path`,
+/// a base) goes underneath the scenario's own entry, so a scenario overrides single fields; then
+/// every entry with `base: NAME` becomes NAME's (resolved) entry with its own keys on top, so a
+/// derived preset keeps everything of its base it does not set. An unknown base (with the
+/// closest name) and a cycle of bases are diagnostics at the `base` key.
+void merge_library_presets(config::ConfigNode& root, LibraryKind kind, std::string_view section,
+                           std::string_view reference_path, const std::filesystem::path& data_dir,
+                           std::vector<config::Diagnostic>& diagnostics);
+
+}  // namespace clustersim::scenario

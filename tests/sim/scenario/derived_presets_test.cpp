@@ -1,0 +1,147 @@
+// Derived presets (`base:`) for feasibility studies.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/accelerator/accelerator_keys.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/training_result.hpp"
+
+using namespace clustersim;
+using namespace clustersim::scenario;
+
+namespace {
+
+const std::string kLibrary = CLUSTERSIM_DATA_DIR;
+const std::string kDerived = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/derived";
+
+// An 8 x H100 node of the real library; the accelerator is whatever `ACCELERATOR` names.
+const std::string kH100 = R"(schema_version: 1
+name: derived-h100
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 1, node: {accelerator: ACCELERATOR}}
+workload: {model: llama-3-8b, seq_len: 4096, global_batch: 16, micro_batch: 1, parallelism: {tp: 8}}
+)";
+
+std::string with_accelerator(const std::string& name, const std::string& accelerators = "") {
+  std::string yaml = kH100;
+  yaml.replace(yaml.find("ACCELERATOR"), 11, name);
+  return yaml + accelerators;
+}
+
+/// The diagnostic at `key_path` (the first one), or a failed check.
+config::Diagnostic at(const std::vector<config::Diagnostic>& diagnostics, const std::string& key_path) {
+  for (const config::Diagnostic& d : diagnostics) {
+    if (d.key_path == key_path) return d;
+  }
+  FAIL("no diagnostic at " << key_path);
+  return {};
+}
+
+std::vector<config::Diagnostic> problems(const std::string& yaml, const std::string& data_dir = kLibrary) {
+  try {
+    load_scenario_from_string(yaml, "t.yaml", {}, data_dir);
+  } catch (const config::ScenarioError& e) {
+    return e.diagnostics();
+  }
+  FAIL("expected ScenarioError");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("derived accelerator: the base's every field but the one it changes, and a run that differs only there") {
+  const std::string twice_hbm = "accelerators: {h100-2xhbm: {base: h100-sxm, memory: {hbm_bandwidth: \"6.7 TB/s\"}}}\n";
+  const Scenario base = load_scenario_from_string(with_accelerator("h100-sxm"), "t.yaml", {}, kLibrary);
+  const Scenario derived = load_scenario_from_string(with_accelerator("h100-2xhbm", twice_hbm), "t.yaml", {}, kLibrary);
+  const models::AcceleratorSpec& original = base.platform.cluster.accelerator;
+  const models::AcceleratorSpec& got = derived.platform.cluster.accelerator;
+  CHECK(got.name == "h100-2xhbm");  // a derived preset has its own name
+  CHECK(got.display_name == original.display_name);
+  CHECK(got.hbm_bytes_per_s == 6.7e12);
+  // Every declared key but memory.hbm_bandwidth holds the base's value: efficiencies, attention
+  // physics and collective settings included.
+  std::vector<std::string> differing;
+  std::function<void(const std::vector<config::Key<models::AcceleratorSpec>>&, const std::string&)> walk =
+      [&](const auto& keys, const std::string& prefix) {
+        for (const auto& key : keys) {
+          const std::string path = prefix.empty() ? key.field.key : prefix + "." + key.field.key;
+          walk(key.children, path);
+          if (key.same && !key.same(got, original)) differing.push_back(path);
+        }
+      };
+  walk(models::accelerator_keys().keys(), "");
+  CHECK(differing == std::vector<std::string>{"memory.hbm_bandwidth"});
+  CHECK(got.matmul_efficiency_by_dtype == original.matmul_efficiency_by_dtype);
+  CHECK(got.attention_softmax_overlap == original.attention_softmax_overlap);
+  CHECK(got.collectives_ll128_max_bytes_per_s == original.collectives_ll128_max_bytes_per_s);
+  // The run: the HBM-bound parts get faster, the step time drops; the network is the same.
+  const runner::RunResult base_run = runner::run_scenario(base);
+  const runner::RunResult derived_run = runner::run_scenario(derived);
+  const auto& base_step = dynamic_cast<const training::TrainingResult&>(*base_run.primary);
+  const auto& derived_step = dynamic_cast<const training::TrainingResult&>(*derived_run.primary);
+  CHECK(derived_step.step_time_s < base_step.step_time_s);
+  CHECK(derived_step.model_flops_per_step == base_step.model_flops_per_step);
+  CHECK(derived.platform.cluster.network.scale_up.bytes_per_s == base.platform.cluster.network.scale_up.bytes_per_s);
+  CHECK(derived.platform.cluster.memory_levels.front().bytes_per_s == 6.7e12);
+  CHECK(derived.warnings.empty());
+}
+
+TEST_CASE("derived accelerator: an unknown base names the closest preset; a cycle of bases is an error") {
+  // (Its other problems are the keys the base would have given: as with a missing include.)
+  const auto unknown = at(problems(with_accelerator("fast", "accelerators: {fast: {base: h100-sxn}}\n")),
+                          "accelerators.fast.base");
+  CHECK(unknown.message == "unknown base 'h100-sxn'");
+  CHECK(unknown.hint.find("did you mean 'h100-sxm'?") != std::string::npos);
+  const auto cycle = at(problems(with_accelerator("a", "accelerators: {a: {base: b}, b: {base: a}}\n")),
+                        "accelerators.b.base");
+  CHECK(cycle.message == "base cycle: a -> b -> a");
+  const auto self = at(problems(with_accelerator("h100-sxm", "accelerators: {h100-sxm: {base: h100-sxm}}\n")),
+                       "accelerators.h100-sxm.base");
+  CHECK(self.message == "base cycle: h100-sxm -> h100-sxm");
+}
+
+TEST_CASE("derived system: `base:` in a system file keeps the base system and changes what it sets") {
+  const std::string yaml = R"(schema_version: 1
+name: derived-node
+include: [systems/SYSTEM.yaml]
+cluster: {nodes: 2}
+workload:
+  model: {hidden_size: 1024, num_hidden_layers: 4, num_attention_heads: 16, vocab_size: 32000}
+  seq_len: 1024
+  global_batch: 8
+  parallelism: {tp: 4}
+)";
+  auto with_system = [&](const std::string& system) {
+    std::string text = yaml;
+    text.replace(text.find("SYSTEM"), 6, system);
+    return text;
+  };
+  const Scenario base = load_scenario_from_string(with_system("test-node"), "t.yaml", {}, kDerived);
+  const Scenario fast = load_scenario_from_string(with_system("test-node-fast-nic"), "t.yaml", {}, kDerived);
+  CHECK(fast.platform.cluster.network.scale_out.nic_bytes_per_s == 2 * base.platform.cluster.network.scale_out.nic_bytes_per_s);
+  CHECK(fast.platform.cluster.network.scale_up.efficiency == 0.9);  // the base's
+  CHECK(fast.platform.cluster.network.scale_out.topology == "switch");
+  CHECK(fast.platform.cluster.network.accelerators_per_node == 4);
+  // A scenario may build on a system directly, too.
+  const std::string direct = std::string(R"(schema_version: 1
+name: direct
+base: test-node
+cluster: {nodes: 2}
+)") + yaml.substr(yaml.find("workload:"));
+  CHECK(load_scenario_from_string(direct, "t.yaml", {}, kDerived).platform.cluster.network.scale_up.efficiency == 0.9);
+  const auto cycle = problems(with_system("loop-a"), kDerived);
+  REQUIRE(!cycle.empty());
+  CHECK(cycle[0].key_path == "base");
+  CHECK(cycle[0].message.find("base cycle: ") == 0);
+  std::string unknown = direct;
+  unknown.replace(unknown.find("base: test-node"), 15, "base: test-nod");
+  const auto typo = problems(unknown, kDerived);
+  REQUIRE(!typo.empty());
+  CHECK(typo[0].render() ==
+        "t.yaml:3:7: base: unknown system 'test-nod' (valid choices: loop-a, loop-b, test-node, test-node-fast-nic | "
+        "did you mean 'test-node'?)");
+}
