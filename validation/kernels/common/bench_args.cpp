@@ -5,10 +5,15 @@
 
 namespace clustersim::kernels {
 
+const std::vector<std::string>& shape_sets() {
+  static const std::vector<std::string> sets = {"default", "decode"};
+  return sets;
+}
+
 std::string bench_usage(const std::string& program) {
   return "usage: " + program +
          " --out FILE.csv --accelerator NAME [--warmup N] [--repeats N] [--seconds N] [--quick]"
-         " [--source TEXT] [--meta KEY=VALUE]...";
+         " [--shapes default|decode] [--source TEXT] [--meta KEY=VALUE]...";
 }
 
 namespace {
@@ -38,7 +43,8 @@ BenchArgs parse_bench_args(const std::vector<std::string>& args) {
       continue;
     }
     if (option != "--out" && option != "--accelerator" && option != "--warmup" &&
-        option != "--repeats" && option != "--seconds" && option != "--source" && option != "--meta") {
+        option != "--repeats" && option != "--seconds" && option != "--shapes" && option != "--source" &&
+        option != "--meta") {
       throw std::invalid_argument("unknown option '" + option + "'");
     }
     if (i + 1 >= args.size()) throw std::invalid_argument(option + ": missing value");
@@ -53,6 +59,13 @@ BenchArgs parse_bench_args(const std::vector<std::string>& args) {
       parsed.repeats = parse_int(option, value, 3);
     } else if (option == "--seconds") {
       parsed.seconds = parse_int(option, value, 1);
+    } else if (option == "--shapes") {
+      bool known = false;
+      for (const std::string& set : shape_sets()) known = known || set == value;
+      if (!known) {
+        throw std::invalid_argument("--shapes: expected default or decode, got '" + value + "'");
+      }
+      parsed.shapes = value;
     } else if (option == "--source") {
       parsed.source = value;
     } else {  // --meta

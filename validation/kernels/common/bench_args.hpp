@@ -16,17 +16,22 @@ struct BenchArgs {
   int repeats = 30;          ///< timed repeats per shape (--repeats, >= 3)
   bool quick = false;        ///< a small subset of shapes (--quick), for smoke runs
   int seconds = 0;           ///< sustained_bench: length of the loop (--seconds, >= 1); 0: its default
+  std::string shapes = "default";  ///< shape set (--shapes default|decode); see shape_sets()
   std::string source;        ///< row source text (--source); the tool name and date if empty
   CalibrationMetadata metadata;  ///< --meta key=value, in the order given
 };
+
+/// The shape sets --shapes accepts: "default" (the training shapes) and "decode" (LLM serving:
+/// skinny GEMMs and one-query attention over a KV cache). Not every program has both.
+const std::vector<std::string>& shape_sets();
 
 /// The usage text for a benchmark called `program`.
 std::string bench_usage(const std::string& program);
 
 /// Parses argv[1..]: --out PATH, --accelerator NAME, --warmup N, --repeats N, --seconds N, --quick,
-/// --source TEXT, --meta KEY=VALUE (repeatable). Throws std::invalid_argument naming the
-/// problem for unknown options, missing values, non-integer or out-of-range numbers and
-/// missing required options.
+/// --shapes SET, --source TEXT, --meta KEY=VALUE (repeatable). Throws std::invalid_argument
+/// naming the problem for unknown options, missing values, non-integer or out-of-range numbers,
+/// unknown shape sets and missing required options.
 BenchArgs parse_bench_args(const std::vector<std::string>& args);
 
 }  // namespace clustersim::kernels

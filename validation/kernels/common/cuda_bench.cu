@@ -1,5 +1,6 @@
 #include "cuda_bench.cuh"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -68,6 +69,59 @@ TimingSummary time_op(const std::function<void()>& launch, int warmup, int repea
   return summarize(time_repeats(launch, warmup, repeats, stream));
 }
 
+L2Flush::L2Flush(std::size_t l2_bytes) : bytes_(std::max<std::size_t>(256ull << 20, 4 * l2_bytes)) {
+  check_cuda(cudaMalloc(&buffer_, bytes_), "cudaMalloc L2 flush buffer");
+}
+
+L2Flush::~L2Flush() {
+  if (buffer_) cudaFree(buffer_);
+}
+
+void L2Flush::enqueue(cudaStream_t stream) const {
+  check_cuda(cudaMemsetAsync(buffer_, 0, bytes_, stream), "L2 flush");
+}
+
+std::vector<double> time_repeats_cold(const std::function<void()>& launch, int warmup, int repeats,
+                                      cudaStream_t stream, const L2Flush& flush) {
+  for (int i = 0; i < warmup; ++i) launch();
+  check_cuda(cudaGetLastError(), "warm-up launch");
+  check_cuda(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(repeats), nullptr);
+  const auto destroy = [&] {
+    for (cudaEvent_t event : events) {
+      if (event) cudaEventDestroy(event);
+    }
+  };
+  std::vector<double> samples_s;
+  samples_s.reserve(static_cast<std::size_t>(repeats));
+  try {
+    for (cudaEvent_t& event : events) check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+    for (std::size_t i = 0; i < events.size(); i += 2) {
+      flush.enqueue(stream);
+      check_cuda(cudaEventRecord(events[i], stream), "cudaEventRecord");
+      launch();
+      check_cuda(cudaEventRecord(events[i + 1], stream), "cudaEventRecord");
+    }
+    check_cuda(cudaGetLastError(), "timed launch");
+    check_cuda(cudaStreamSynchronize(stream), "timed executions");
+    for (std::size_t i = 0; i < events.size(); i += 2) {
+      float elapsed_ms = 0.0f;
+      check_cuda(cudaEventElapsedTime(&elapsed_ms, events[i], events[i + 1]), "cudaEventElapsedTime");
+      samples_s.push_back(static_cast<double>(elapsed_ms) * 1e-3);
+    }
+  } catch (...) {
+    destroy();
+    throw;
+  }
+  destroy();
+  return samples_s;
+}
+
+TimingSummary time_op_cold(const std::function<void()>& launch, int warmup, int repeats,
+                           cudaStream_t stream, const L2Flush& flush) {
+  return summarize(time_repeats_cold(launch, warmup, repeats, stream, flush));
+}
+
 DeviceInfo current_device_info() {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
@@ -105,10 +159,16 @@ bool has_key(const CalibrationMetadata& metadata, const std::string& key) {
 int run_benchmark(int argc, char** argv, const std::string& tool,
                   const std::function<std::vector<CalibrationRow>(const BenchArgs&,
                                                                   const std::string& source)>&
-                      measure) {
+                      measure,
+                  const std::vector<std::string>& shape_sets) {
   BenchArgs args;
   try {
     args = parse_bench_args(std::vector<std::string>(argv + 1, argv + argc));
+    bool supported = false;
+    for (const std::string& set : shape_sets) supported = supported || set == args.shapes;
+    if (!supported) {
+      throw std::invalid_argument("--shapes " + args.shapes + " is not measured by this program");
+    }
   } catch (const std::invalid_argument& error) {
     std::cerr << tool << ": " << error.what() << '\n' << bench_usage(tool) << '\n';
     return 64;
@@ -125,6 +185,7 @@ int run_benchmark(int argc, char** argv, const std::string& tool,
                                         std::to_string((runtime_version % 1000) / 10));
     }
     if (!has_key(metadata, "tool")) metadata.emplace_back("tool", "validation/kernels/" + tool);
+    if (args.shapes != "default" && !has_key(metadata, "shapes")) metadata.emplace_back("shapes", args.shapes);
     std::string date;
     for (const auto& [key, value] : metadata) {
       if (key == "date") date = value;

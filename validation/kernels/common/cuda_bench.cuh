@@ -39,6 +39,36 @@ std::vector<double> time_repeats(const std::function<void()>& launch, int warmup
 TimingSummary time_op(const std::function<void()>& launch, int warmup, int repeats,
                       cudaStream_t stream);
 
+/// A device scratch buffer of max(256 MiB, 4 x L2) bytes whose zeroing evicts the L2 cache:
+/// the "cold cache" of decode kernels, whose weights or KV cache a decode step streams from HBM
+/// once per layer (what triton.testing.do_bench does with its 256 MB buffer).
+class L2Flush {
+ public:
+  explicit L2Flush(std::size_t l2_bytes);
+  ~L2Flush();
+  L2Flush(const L2Flush&) = delete;
+  L2Flush& operator=(const L2Flush&) = delete;
+  /// Enqueues cudaMemsetAsync of the whole buffer on `stream`.
+  void enqueue(cudaStream_t stream) const;
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// Like time_repeats, for short kernels with cold operands: `warmup` untimed executions, then
+/// per repeat the flush (untimed), a start event, one execution and a stop event, with no host
+/// synchronization until the last repeat. The flush evicts L2 and keeps the GPU busy while the
+/// host enqueues the op, so the host's launch latency is not timed (time_repeats times it: its
+/// start event fires while the host is still launching). Returns seconds per repeat.
+std::vector<double> time_repeats_cold(const std::function<void()>& launch, int warmup, int repeats,
+                                      cudaStream_t stream, const L2Flush& flush);
+
+/// time_repeats_cold followed by summarize().
+TimingSummary time_op_cold(const std::function<void()>& launch, int warmup, int repeats,
+                           cudaStream_t stream, const L2Flush& flush);
+
 /// Name, SM count, L2 size and memory of the current device.
 struct DeviceInfo {
   std::string name;
@@ -52,11 +82,13 @@ DeviceInfo current_device_info();
 
 /// Runs a benchmark: parses the arguments, checks for a device, calls `measure` with the
 /// arguments and the default row source ("validation/kernels/<tool> <date>"), then writes the
-/// calibration CSV (metadata from --meta plus `cuda` and `tool`). Returns the process exit
-/// status: 0 on success, 1 on errors, 2 when no CUDA device was found, 64 on bad arguments.
+/// calibration CSV (metadata from --meta plus `cuda`, `tool` and, for a shape set other than
+/// "default", `shapes`). Returns the process exit status: 0 on success, 1 on errors, 2 when no
+/// CUDA device was found, 64 on bad arguments (also a --shapes set not in `shape_sets`).
 int run_benchmark(int argc, char** argv, const std::string& tool,
                   const std::function<std::vector<CalibrationRow>(const BenchArgs&,
                                                                   const std::string& source)>&
-                      measure);
+                      measure,
+                  const std::vector<std::string>& shape_sets = {"default"});
 
 }  // namespace clustersim::kernels

@@ -165,6 +165,11 @@ TEST_CASE("benchmark arguments") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_bench_args({"--meta", "=x"}), "--meta: expected KEY=VALUE, got '=x'",
                        std::invalid_argument);
+  CHECK(defaults.shapes == "default");
+  CHECK(parse_bench_args({"--out", "x.csv", "--accelerator", "h200-sxm", "--shapes", "decode"}).shapes == "decode");
+  CHECK_THROWS_WITH_AS(parse_bench_args({"--shapes", "prefill"}), "--shapes: expected default or decode, got 'prefill'",
+                       std::invalid_argument);
+  CHECK(bench_usage("gemm_bench").find("[--shapes default|decode]") != std::string::npos);
 }
 
 TEST_CASE("transformer GEMM shapes: Llama-3-70B at tp 8, sequence 8192") {
