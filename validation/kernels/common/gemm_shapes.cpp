@@ -32,27 +32,36 @@ void validate_shard(const TransformerShard& shard) {
   divisible("intermediate_size must be a multiple of tp", shard.intermediate_size, shard.tp);
 }
 
-std::vector<GemmShape> transformer_layer_gemms(const TransformerShard& shard) {
-  validate_shard(shard);
+namespace {
+
+struct Linear {
+  const char* name;
+  std::int64_t in_features;   // per rank
+  std::int64_t out_features;  // per rank
+};
+
+// The layer's four linears on one rank (the shard is validated by the caller).
+std::vector<Linear> layer_linears(const TransformerShard& shard) {
   const std::int64_t head_dim = shard.hidden_size / shard.num_heads;
-  const std::int64_t tokens = shard.seq_len * shard.micro_batch;
-  const std::string prefix = shard.model + " tp" + std::to_string(shard.tp) + " s" +
-                             std::to_string(shard.seq_len) + " mb" +
-                             std::to_string(shard.micro_batch) + " ";
-  struct Linear {
-    const char* name;
-    std::int64_t in_features;   // per rank
-    std::int64_t out_features;  // per rank
-  };
-  const Linear linears[] = {
+  return {
       {"qkv", shard.hidden_size, (shard.num_heads + 2 * shard.num_kv_heads) * head_dim / shard.tp},
       {"attn_out", shard.num_heads * head_dim / shard.tp, shard.hidden_size},
       {"mlp_up", shard.hidden_size,
        (shard.gated_mlp ? 2 : 1) * shard.intermediate_size / shard.tp},
       {"mlp_down", shard.intermediate_size / shard.tp, shard.hidden_size},
   };
+}
+
+}  // namespace
+
+std::vector<GemmShape> transformer_layer_gemms(const TransformerShard& shard) {
+  validate_shard(shard);
+  const std::int64_t tokens = shard.seq_len * shard.micro_batch;
+  const std::string prefix = shard.model + " tp" + std::to_string(shard.tp) + " s" +
+                             std::to_string(shard.seq_len) + " mb" +
+                             std::to_string(shard.micro_batch) + " ";
   std::vector<GemmShape> shapes;
-  for (const Linear& linear : linears) {
+  for (const Linear& linear : layer_linears(shard)) {
     // Y[T x out] = X[T x in] W[in x out]; dX = dY W^T; dW = X^T dY.
     shapes.push_back({prefix + linear.name + " fwd", tokens, linear.out_features,
                       linear.in_features, 1});
@@ -102,6 +111,48 @@ TransformerShard mcore_gpt_1_7b_tp1() {
 
 TransformerShard mcore_gpt_7_1b_tp2() {
   return {"mcore-gpt-7.1b", 4096, 32, 32, 16384, false, 2, 4096, 1};
+}
+
+TransformerShard llama3_8b_decode(std::int64_t tp, std::int64_t tokens) {
+  return {"llama-3-8b", 4096, 32, 8, 14336, true, tp, 1, tokens};
+}
+
+TransformerShard llama3_70b_decode(std::int64_t tp, std::int64_t tokens) {
+  return {"llama-3-70b", 8192, 64, 8, 28672, true, tp, 1, tokens};
+}
+
+std::vector<GemmShape> decode_layer_gemms(const TransformerShard& shard) {
+  validate_shard(shard);
+  const std::int64_t tokens = shard.seq_len * shard.micro_batch;
+  const std::string prefix = shard.model + " tp" + std::to_string(shard.tp) + " decode m" +
+                             std::to_string(tokens) + " ";
+  std::vector<GemmShape> shapes;
+  for (const Linear& linear : layer_linears(shard)) {
+    shapes.push_back({prefix + linear.name, tokens, linear.out_features, linear.in_features, 1});
+  }
+  return shapes;
+}
+
+std::vector<std::int64_t> decode_token_counts(bool quick) {
+  if (quick) return {1, 16, 256};
+  return {1, 2, 4, 8, 16, 32, 64, 128, 256};
+}
+
+std::vector<std::int64_t> decode_tp_degrees(bool quick) {
+  if (quick) return {1, 8};
+  return {1, 2, 4, 8};
+}
+
+std::vector<GemmShape> decode_gemm_sweep(bool quick) {
+  std::vector<GemmShape> shapes;
+  for (auto* model : {&llama3_8b_decode, &llama3_70b_decode}) {
+    for (std::int64_t tp : decode_tp_degrees(quick)) {
+      for (std::int64_t tokens : decode_token_counts(quick)) {
+        for (GemmShape& shape : decode_layer_gemms(model(tp, tokens))) shapes.push_back(std::move(shape));
+      }
+    }
+  }
+  return shapes;
 }
 
 std::vector<GemmShape> default_gemm_sweep(bool quick) {

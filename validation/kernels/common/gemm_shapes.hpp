@@ -58,6 +58,27 @@ TransformerShard gpt3_175b_tp8();
 TransformerShard mcore_gpt_1_7b_tp1();
 TransformerShard mcore_gpt_7_1b_tp2();
 
+/// Llama-3-8B (hidden 4096, 32 heads, 8 kv heads, SwiGLU 14336) and Llama-3-70B (8192, 64/8,
+/// 28672) at tensor-parallel degree `tp`, one decode step of `tokens` sequences: seq_len 1,
+/// micro_batch = tokens (models/data/llms/llama-3-8b.yaml, llama-3-70b.yaml).
+TransformerShard llama3_8b_decode(std::int64_t tp, std::int64_t tokens);
+TransformerShard llama3_70b_decode(std::int64_t tp, std::int64_t tokens);
+
+/// The 4 forward GEMMs of one layer on one rank in a decode step (QKV, attention output, MLP
+/// up with gate+up fused when gated, MLP down): m = tokens (seq_len * micro_batch), n = output
+/// features, k = input features. Labels read "<model> tp<tp> decode m<tokens> <linear>".
+std::vector<GemmShape> decode_layer_gemms(const TransformerShard& shard);
+
+/// Tokens per decode step the decode sweep measures: 1, 2, 4, ..., 256; `quick`: 1, 16, 256.
+std::vector<std::int64_t> decode_token_counts(bool quick);
+/// Tensor-parallel degrees of the decode sweep: 1, 2, 4, 8; `quick`: 1, 8.
+std::vector<std::int64_t> decode_tp_degrees(bool quick);
+
+/// The decode sweep (gemm_bench --shapes decode): decode_layer_gemms of Llama-3-8B and
+/// Llama-3-70B for every tp degree and token count above (2 x 4 x 9 x 4 = 288 GEMMs; quick
+/// 2 x 2 x 3 x 4 = 48), ordered model, tp, tokens, linear.
+std::vector<GemmShape> decode_gemm_sweep(bool quick);
+
 /// The suite's default sweep: squares 1024..16384, the four shards' layer GEMMs and GPT-3's
 /// attention batched GEMMs. `quick` keeps squares 1024 and 4096 and GPT-3's forward GEMMs.
 std::vector<GemmShape> default_gemm_sweep(bool quick);

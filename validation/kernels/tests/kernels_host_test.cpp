@@ -253,3 +253,45 @@ TEST_CASE("sustained run: the first window against the settled tail") {
                        "summarize_sustained: window 1 starts before window 0", std::invalid_argument);
   CHECK_THROWS_AS(summarize_sustained(windows, 0.0), std::invalid_argument);
 }
+
+TEST_CASE("decode GEMM shapes: Llama-3-8B and -70B linears per rank against 1..256 tokens") {
+  // Llama-3-8B tp 1, one token: QKV (32 + 2*8) * 128 = 6144 outputs from 4096 inputs.
+  const std::vector<GemmShape> one = decode_layer_gemms(llama3_8b_decode(1, 1));
+  REQUIRE(one.size() == 4);
+  CHECK(one[0].label == "llama-3-8b tp1 decode m1 qkv");
+  CHECK((one[0].m == 1 && one[0].n == 6144 && one[0].k == 4096 && one[0].batch == 1));
+  CHECK((one[1].m == 1 && one[1].n == 4096 && one[1].k == 4096));   // attention output
+  CHECK((one[2].m == 1 && one[2].n == 28672 && one[2].k == 4096));  // gate + up: 2 x 14336
+  CHECK((one[3].m == 1 && one[3].n == 4096 && one[3].k == 14336));  // down
+  // Llama-3-70B tp 8, 64 tokens: QKV 1280 outputs, attention output 1024 inputs, MLP 7168 / 3584.
+  const std::vector<GemmShape> big = decode_layer_gemms(llama3_70b_decode(8, 64));
+  CHECK(big[0].label == "llama-3-70b tp8 decode m64 qkv");
+  CHECK((big[0].m == 64 && big[0].n == 1280 && big[0].k == 8192));
+  CHECK((big[1].n == 8192 && big[1].k == 1024));
+  CHECK((big[2].n == 7168 && big[2].k == 8192));
+  CHECK((big[3].n == 8192 && big[3].k == 3584));
+  // Llama-3-8B tp 8: 4 q heads + 2 x 1 kv head = 768 QKV outputs; 14336 / 8 = 1792.
+  const std::vector<GemmShape> split = decode_layer_gemms(llama3_8b_decode(8, 256));
+  CHECK((split[0].m == 256 && split[0].n == 768 && split[0].k == 4096));
+  CHECK((split[3].n == 4096 && split[3].k == 1792));
+
+  CHECK(decode_token_counts(false) == std::vector<std::int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256});
+  CHECK(decode_token_counts(true) == std::vector<std::int64_t>{1, 16, 256});
+  CHECK(decode_tp_degrees(false) == std::vector<std::int64_t>{1, 2, 4, 8});
+  const std::vector<GemmShape> sweep = decode_gemm_sweep(false);
+  REQUIRE(sweep.size() == 2 * 4 * 9 * 4);
+  CHECK(sweep.front().label == "llama-3-8b tp1 decode m1 qkv");
+  CHECK(sweep.back().label == "llama-3-70b tp8 decode m256 mlp_down");
+  for (const GemmShape& shape : sweep) {
+    CHECK((shape.m >= 1 && shape.m <= 256 && shape.batch == 1));
+    CHECK(shape.n % 16 == 0);  // cuBLASLt fp8 needs 16-byte aligned leading dimensions (n is C's)
+    CHECK(shape.k % 16 == 0);
+  }
+  CHECK(decode_gemm_sweep(true).size() == 2 * 2 * 3 * 4);
+  // The training sweep is unchanged by the decode one.
+  CHECK(default_gemm_sweep(false).size() == 5 + 4 * 12 + 2);
+  CHECK_THROWS_WITH_AS(decode_layer_gemms(llama3_70b_decode(16, 1)),
+                       "transformer shard llama-3-70b: num_kv_heads must be a multiple of tp (8 not divisible by 16)",
+                       std::invalid_argument);
+  CHECK_THROWS_AS(decode_layer_gemms(llama3_8b_decode(1, 0)), std::invalid_argument);
+}
