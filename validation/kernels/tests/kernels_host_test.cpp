@@ -9,6 +9,7 @@
 
 #include "common/bench_args.hpp"
 #include "common/calibration_csv.hpp"
+#include "common/decode_attention.hpp"
 #include "common/gemm_shapes.hpp"
 #include "common/sustained.hpp"
 #include "common/timing_stats.hpp"
@@ -294,4 +295,66 @@ TEST_CASE("decode GEMM shapes: Llama-3-8B and -70B linears per rank against 1..2
                        "transformer shard llama-3-70b: num_kv_heads must be a multiple of tp (8 not divisible by 16)",
                        std::invalid_argument);
   CHECK_THROWS_AS(decode_layer_gemms(llama3_8b_decode(1, 0)), std::invalid_argument);
+}
+
+TEST_CASE("decode attention shapes: per-rank GQA heads, batch x KV length under the cache cap") {
+  const std::vector<DecodeAttentionShape> sweep = decode_attention_sweep(false);
+  CHECK(sweep.size() == 580);
+  CHECK(sweep.front().label == "llama-3-8b tp1");
+  CHECK((sweep.front().batch == 1 && sweep.front().heads == 32 && sweep.front().kv_heads == 8 &&
+         sweep.front().seq_kv == 128 && sweep.front().head_dim == 128));
+  std::vector<std::pair<std::int64_t, std::int64_t>> heads;
+  std::int64_t longest = 0, widest = 0;
+  for (const DecodeAttentionShape& shape : sweep) {
+    CHECK(decode_kv_bytes(shape) <= kMaxDecodeKvBytes);
+    CHECK(shape.heads % shape.kv_heads == 0);
+    const std::int64_t group = shape.heads / shape.kv_heads;
+    CHECK((group == 4 || group == 8));  // the fallback kernel's instantiations cover 1, 2, 4, 8
+    if (std::find(heads.begin(), heads.end(), std::make_pair(shape.heads, shape.kv_heads)) == heads.end()) {
+      heads.emplace_back(shape.heads, shape.kv_heads);
+    }
+    longest = std::max(longest, shape.seq_kv);
+    widest = std::max(widest, shape.batch);
+  }
+  // Llama-3-8B 32/8, 16/4, 8/2, 4/1 and Llama-3-70B 64/8, 32/4, 16/2, 8/1 at tp 1, 2, 4, 8.
+  CHECK(heads == std::vector<std::pair<std::int64_t, std::int64_t>>{
+                     {32, 8}, {16, 4}, {8, 2}, {4, 1}, {64, 8}, {32, 4}, {16, 2}, {8, 1}});
+  CHECK(longest == 32768);
+  CHECK(widest == 256);
+  // The cap: 8 kv heads reach 256 sequences only up to 1024 tokens; 1 kv head up to 8192.
+  DecodeAttentionShape cap{"x", 256, 32, 8, 1024, 128};
+  CHECK(decode_kv_bytes(cap) == kMaxDecodeKvBytes);
+  cap.seq_kv = 2048;
+  CHECK(decode_kv_bytes(cap) > kMaxDecodeKvBytes);
+  CHECK(decode_attention_sweep(true).size() == 14);
+}
+
+TEST_CASE("decode attention: the fallback kernel's split-KV plan") {
+  // One sequence, one kv head, 32k keys on 132 SMs: 264 blocks wanted, 128-key slices -> 256.
+  const DecodeSplitPlan long_one = plan_decode_splits(1, 1, 32768, 132);
+  CHECK(long_one.keys_per_split == 128);
+  CHECK(long_one.splits == 256);
+  // Enough (sequence, kv head) pairs for two waves: no split.
+  const DecodeSplitPlan wide = plan_decode_splits(256, 8, 1024, 132);
+  CHECK(wide.splits == 1);
+  CHECK(wide.keys_per_split == 1024);
+  // 1000 keys, 6 pairs: 44 splits wanted, at most ceil(1000 / 128) = 8; 125 -> 128 keys, 8 splits
+  // with the last holding 104 keys.
+  const DecodeSplitPlan tail = plan_decode_splits(3, 2, 1000, 132);
+  CHECK(tail.keys_per_split == 128);
+  CHECK(tail.splits == 8);
+  CHECK((tail.splits - 1) * tail.keys_per_split < 1000);
+  // Short caches stay one split; every split is non-empty.
+  CHECK(plan_decode_splits(1, 1, 77, 132).splits == 1);
+  for (std::int64_t seq : {128, 1000, 4096, 32768}) {
+    for (std::int64_t pairs : {1, 3, 64, 2048}) {
+      const DecodeSplitPlan plan = plan_decode_splits(pairs, 1, seq, 132);
+      CHECK(plan.splits * plan.keys_per_split >= seq);
+      CHECK((plan.splits - 1) * plan.keys_per_split < seq);
+      CHECK(plan.keys_per_split % 64 == 0);
+    }
+  }
+  CHECK_THROWS_WITH_AS(plan_decode_splits(1, 1, 0, 132),
+                       "plan_decode_splits: batch, kv_heads, seq_kv, sm_count and min_keys must be positive",
+                       std::invalid_argument);
 }
