@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the CUDA kernel suite on this machine's GPU (about 7 minutes on an H100/H200, 2 of them the
-# sustained GEMM loop; --quick about 2) and writes calibration CSVs (docs/validation.md, "Kernel
-# suite") plus the setup they were measured on.
+# Runs the CUDA kernel suite on this machine's GPU (about 7.5 minutes on an H100/H200, 2 of them
+# the sustained GEMM loop; --quick about 2.5) and writes calibration CSVs (docs/validation.md,
+# "Kernel suite") plus the setup they were measured on.
 #
 #   validation/kernels/run.sh [--quick] [OUT_DIR]
 #
@@ -17,6 +17,12 @@
 # runs one bf16 8192^3 GEMM back to back for 120 s (15 with --quick) into sustained/gemm.csv (the
 # settled rate) while nvidia-smi logs clocks, power and temperature every second into
 # sustained/smi.csv: what a GPU keeps at its power limit, against the short runs above.
+# LLM decode (about 30 s) goes to decode/: skinny GEMMs (gemm_bench --shapes decode) into
+# decode/gemm.csv and one-query attention over a KV cache into decode/attention.csv
+# (attention_sdpa.py --shapes decode: flash_attn_with_kvcache when flash-attn imports, else SDPA's
+# FlashAttention-2 backend; attention_bench --shapes decode without torch). The NCCL all-reduce
+# across this node's GPUs (allreduce_bench.py) goes to collectives/allreduce.csv, or, with fewer
+# than 2 GPUs or no nccl-tests/torch, collectives/allreduce.skipped says why.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -26,7 +32,7 @@ out_dir=""
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=(--quick) ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg' (valid: --quick)" >&2; exit 64 ;;
     *) [[ -z "$out_dir" ]] || { echo "run.sh: more than one OUT_DIR" >&2; exit 64; }; out_dir=$arg ;;
   esac
@@ -130,17 +136,20 @@ meta=(--meta "gpu=$gpu_name" --meta "driver=$driver" --meta "clocks=$clocks" --m
       --meta "host=$(hostname)")
 common_args=(--accelerator "$ACCELERATOR" "${quick[@]}" "${meta[@]}")
 status=0
+last_rc=0  # exit status of the latest run_one
 run_one() {  # name command...
   local name=$1; shift
   say "run.sh: $name"
   local started=$SECONDS
+  last_rc=0
   if "$@" 2> >(tee -a "$log" >&2); then
     say "run.sh: $name done in $((SECONDS - started)) s"
   else
     local rc=$?
+    last_rc=$rc
+    [[ $rc -eq 3 ]] && { say "run.sh: $name skipped (not available here)"; return 0; }
     say "run.sh: $name FAILED (exit $rc)"
     [[ $rc -eq 2 ]] && exit 2  # no device
-    [[ $rc -eq 3 ]] && { say "run.sh: $name skipped (not available here)"; return 0; }
     status=1
   fi
 }
@@ -157,6 +166,28 @@ else
   run_one attention "$BUILD_DIR/attention_bench" --out "$out_dir/attention.csv" "${common_args[@]}"
 fi
 run_one layer "$BUILD_DIR/layer_bench" --out "$out_dir/layer.csv" "${common_args[@]}"
+
+# --- LLM decode: skinny GEMMs, one-query attention, small all-reduce ------------------------------
+mkdir -p "$out_dir/decode" "$out_dir/collectives"
+run_one decode-gemm "$BUILD_DIR/gemm_bench" --shapes decode --out "$out_dir/decode/gemm.csv" "${common_args[@]}"
+last_rc=3
+if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
+  decode_backend=flash
+  python3 -c "import flash_attn" >/dev/null 2>&1 && decode_backend=flash_attn
+  run_one decode-attention python3 "$here/attention_sdpa.py" --shapes decode --backend "$decode_backend" \
+    --out "$out_dir/decode/attention.csv" "${common_args[@]}"
+fi
+if [[ $last_rc -eq 3 ]]; then
+  say "run.sh: decode attention from attention_bench (torch or its decode backend unavailable)"
+  run_one decode-attention "$BUILD_DIR/attention_bench" --shapes decode --out "$out_dir/decode/attention.csv" \
+    "${common_args[@]}"
+fi
+if command -v python3 >/dev/null 2>&1; then
+  run_one allreduce python3 "$here/allreduce_bench.py" --out "$out_dir/collectives/allreduce.csv" "${common_args[@]}"
+else
+  echo "skipped: python3 is not installed (allreduce_bench.py needs it)" >"$out_dir/collectives/allreduce.skipped"
+  say "run.sh: allreduce skipped (python3 is not installed)"
+fi
 
 mkdir -p "$out_dir/sustained"
 smi_target=()
