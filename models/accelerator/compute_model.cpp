@@ -168,12 +168,14 @@ std::size_t ComputeModel::GemmKeyHash::operator()(const GemmKey& key) const {
   mix(static_cast<std::uint64_t>(key.batch));
   mix(static_cast<std::uint64_t>(key.dtype) * 2 + (key.split_accumulation ? 1 : 0));
   mix(static_cast<std::uint64_t>(std::llround(key.accumulate_bytes * 1024.0)));
+  mix(static_cast<std::uint64_t>(std::llround(key.weight_bytes * 1024.0)));
   return static_cast<std::size_t>(hash);
 }
 
 OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
+  (void)shape.b_bytes();  // validates weight_bytes
   const GemmKey key{shape.m, shape.n, shape.k, shape.batch, static_cast<int>(shape.dtype), shape.accumulate_bytes,
-                    shape.split_accumulation};
+                    shape.split_accumulation, shape.weight_bytes};
   if (const auto it = gemm_memo_.find(key); it != gemm_memo_.end()) return it->second;
   OpEstimate result = gemm_uncached(shape);
   gemm_memo_.emplace(key, result);
@@ -181,6 +183,9 @@ OpEstimate ComputeModel::gemm(const GemmShape& shape) const {
 }
 
 OpEstimate ComputeModel::gemm_uncached(const GemmShape& shape) const {
+  // Weight-only quantised GEMMs: no measured table covers them; the roofline over the packed
+  // weight's bytes.
+  if (shape.weight_bytes > 0 && shape.weight_bytes != dtype_bytes(shape.dtype)) return gemm_roofline(shape);
   KernelShape kernel;
   kernel.op = shape.batch > 1 ? OpClass::batched_gemm : OpClass::gemm;
   kernel.dtype = shape.dtype;
@@ -220,7 +225,7 @@ OpEstimate ComputeModel::gemm_roofline(const GemmShape& shape) const {
   estimate.time_s = schedule.time_s + spec_.kernel_launch_s;
   estimate.flops = 2.0 * m * n * k * batch;
   estimate.bytes =
-      ((m * k + k * n) * dtype_bytes(shape.dtype) + m * n * output_dtype_bytes(shape.dtype)) *
+      (m * k * dtype_bytes(shape.dtype) + k * n * shape.b_bytes() + m * n * output_dtype_bytes(shape.dtype)) *
       batch;
   estimate.compute_bound = schedule.compute_bound();
   estimate.provenance = Provenance::roofline;

@@ -246,6 +246,7 @@ class ComputeModel {
     int dtype;
     double accumulate_bytes;
     bool split_accumulation;
+    double weight_bytes;
     bool operator==(const GemmKey&) const = default;
   };
   struct GemmKeyHash {

@@ -31,6 +31,7 @@ struct ProblemCosts {
   double peak_flops_per_s;
   double memory_bytes_per_s;
   double input_bytes, output_bytes;
+  double weight_bytes;  // B's bytes per element as stored
   double useful_flops;
   double compulsory_operand_bytes;
   bool operands_fit_l2;
@@ -48,7 +49,7 @@ double wave_panel_bytes(const ProblemCosts& p, std::int64_t tiles_m, std::int64_
   rows = std::min(ceil_div(count, cols), tiles_m);
   const double panel_rows = std::min(static_cast<double>(rows * tile_m), p.m);
   const double panel_cols = std::min(static_cast<double>(cols * tile_n), p.n);
-  return (panel_rows + panel_cols) * p.k * p.input_bytes;
+  return (panel_rows * p.input_bytes + panel_cols * p.weight_bytes) * p.k;
 }
 
 /// A and B bytes read from HBM with `tile_count` tiles run `active` at a time.
@@ -67,6 +68,11 @@ double operand_bytes(const ProblemCosts& p, std::int64_t tiles_m, std::int64_t t
 }
 
 }  // namespace
+
+double GemmShape::b_bytes() const {
+  if (weight_bytes < 0) throw ConfigError("a GEMM's weight_bytes must be >= 0, got " + std::to_string(weight_bytes));
+  return weight_bytes > 0 ? weight_bytes : dtype_bytes(dtype);
+}
 
 std::string GemmSchedule::describe() const {
   std::string text = std::to_string(tile_m);
@@ -95,8 +101,9 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
   p.memory_bytes_per_s = spec.hbm_bytes_per_s * spec.memory_efficiency;
   p.input_bytes = dtype_bytes(problem.dtype);
   p.output_bytes = output_dtype_bytes(problem.dtype);
+  p.weight_bytes = problem.b_bytes();
   p.useful_flops = 2.0 * p.m * p.n * p.k * p.batch;
-  const double operands_per_matrix = (p.m * p.k + p.k * p.n) * p.input_bytes;
+  const double operands_per_matrix = p.m * p.k * p.input_bytes + p.k * p.n * p.weight_bytes;
   p.compulsory_operand_bytes = operands_per_matrix * p.batch;
   p.operands_fit_l2 = spec.l2_bytes > 0 && operands_per_matrix <= spec.l2_bytes;
   p.store_bytes = p.m * p.n * p.batch * p.output_bytes;

@@ -59,6 +59,13 @@ struct GemmShape {
   /// AcceleratorSpec::fp8_promotion_interval K elements (Transformer Engine's dgrad and wgrad
   /// GEMMs; its forward GEMMs use fast accumulation). Ignored for other formats.
   bool split_accumulation = false;
+  /// 0: B (the weight, k x n) is stored in `dtype`. > 0: bytes per B element as stored, for
+  /// weight-only quantisation (W4A16: 0.5, W8A16: 1): the kernel reads the packed weight and
+  /// dequantises it in the main loop, whose math stays in `dtype` (Marlin, TensorRT-LLM's
+  /// weight-only GEMMs). The scales' bytes (one per group of 128) are neglected.
+  double weight_bytes = 0;
+  /// Bytes per element of B as read from HBM.
+  double b_bytes() const;
 };
 
 

@@ -138,6 +138,7 @@ class ForwardBuilder {
     result.gemm.shape.k = k;
     result.gemm.shape.batch = batch;
     result.gemm.shape.dtype = quantized ? sharding_.gemm_dtype : sharding_.unquantized_gemm_dtype;
+    if (quantized) result.gemm.shape.weight_bytes = sharding_.weight_bytes;
     result.gemm.quantized = quantized;
     result.gemm.parallel = parallel;
     result.gemm.grouped = grouped;

@@ -74,6 +74,9 @@ struct TransformerSharding {
   Dtype gemm_dtype = Dtype::bf16;              ///< the layers' linear GEMMs (quantized when fp8 / fp4)
   Dtype unquantized_gemm_dtype = Dtype::bf16;  ///< the router and the LM head (not quantized layers)
   Dtype activation_dtype = Dtype::bf16;        ///< stored activations: act = dtype_bytes() bytes each
+  /// Bytes per stored weight element of the quantized layers' GEMMs (GemmShape::weight_bytes):
+  /// 0: gemm_dtype's; 0.5 or 1 for weight-only int4 / int8 (serving) with gemm_dtype the math.
+  double weight_bytes = 0;
   Dtype attention_dtype = Dtype::bf16;
   bool fused_attention = true;                 ///< FlashAttention-style kernel (AttentionShape::fused)
   std::optional<AttentionKernelFamily> attention_kernel{};  ///< unset: the accelerator's default

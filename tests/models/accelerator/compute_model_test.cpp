@@ -94,6 +94,23 @@ TEST_CASE("skinny m=1 GEMM is memory bound") {
   CHECK(estimate.time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
 }
 
+TEST_CASE("a weight-only quantised GEMM reads its packed weight: W4A16 decode moves a quarter of the bytes") {
+  // m = 1: bytes = 1*8192*2 (A) + 8192*8192*0.5 (packed B) + 1*8192*2 (C) = 33587200.
+  const ComputeModel model(test_accelerator(128));
+  GemmShape w4 = gemm_shape(1, 8192, 8192);
+  w4.weight_bytes = 0.5;
+  const OpEstimate packed = model.gemm(w4);
+  CHECK(packed.bytes == doctest::Approx(33587200.0));
+  CHECK(packed.time_s >= 33587200.0 / (2e12 * 0.9) + 4e-6);  // at least its bytes' time (the tile's math may bound it)
+  CHECK(packed.time_s < model.gemm(gemm_shape(1, 8192, 8192)).time_s);
+  // The memo tells the two apart; weight_bytes equal to the dtype's is the plain GEMM.
+  GemmShape same = gemm_shape(1, 8192, 8192);
+  same.weight_bytes = 2;
+  CHECK(model.gemm(same).time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
+  w4.weight_bytes = -1;
+  CHECK_THROWS_AS(model.gemm(w4), clustersim::ConfigError);
+}
+
 TEST_CASE("per-format matmul efficiency: fp8 at its own best fraction of the fp8 peak") {
   AcceleratorSpec spec = test_accelerator(128);
   spec.matmul_efficiency_by_dtype[Dtype::fp8] = 0.5;
