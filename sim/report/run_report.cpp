@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/report/serving_report.hpp"
 #include "sim/report/training_report.hpp"
 
 namespace clustersim::report {
@@ -34,6 +35,8 @@ nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner:
   nlohmann::json out;
   if (const auto* training = as_training(run.primary.get())) {
     out = training_result_json(scenario, *training);
+  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
+    out = serving_result_json(scenario, *serving, run);
   } else {
     out = {{"schema_version", kResultSchemaVersion},
            {"scenario", {{"name", scenario.name}, {"file", scenario.source_file}}},
@@ -57,6 +60,8 @@ std::string run_summary_table(const scenario::Scenario& scenario, const runner::
   std::string out;
   if (const auto* training = as_training(run.primary.get())) {
     out = training_summary_table(scenario, *training);
+  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
+    out = serving_summary_table(scenario, *serving, run);
   } else {
     out = metrics_table(fmt::format("{} ({})", scenario.name, run.primary->kind), *run.primary);
     out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(run.fingerprint), run.events);

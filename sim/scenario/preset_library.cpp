@@ -56,8 +56,33 @@ ConfigNode library_entries(const ConfigNode& root, LibraryKind kind, std::string
   const ConfigNode* own = root.find(section);
   std::vector<std::string> pending;
   if (own != nullptr && own->is_mapping()) pending = own->keys();
-  if (const ConfigNode* reference = root.find_path(reference_path); reference != nullptr && reference->is_scalar()) {
-    pending.push_back(reference->text);
+  // Each ';'-separated reference path; a '*' segment stands for every key of a mapping
+  // ("workload.pools.*.accelerator").
+  std::vector<const ConfigNode*> level;
+  for (std::string_view rest = reference_path; !rest.empty();) {
+    const std::size_t end = std::min(rest.find(';'), rest.size());
+    const std::string one(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    level = {&root};
+    std::size_t start = 0;
+    while (start <= one.size() && !level.empty()) {
+      const std::size_t dot = std::min(one.find('.', start), one.size());
+      const std::string part = one.substr(start, dot - start);
+      std::vector<const ConfigNode*> next;
+      for (const ConfigNode* node : level) {
+        if (node == nullptr || !node->is_mapping()) continue;
+        if (part == "*") {
+          for (const std::string& key : node->keys()) next.push_back(node->find(key));
+        } else if (const ConfigNode* child = node->find(part)) {
+          next.push_back(child);
+        }
+      }
+      level = std::move(next);
+      start = dot + 1;
+    }
+    for (const ConfigNode* reference : level) {
+      if (reference != nullptr && reference->is_scalar()) pending.push_back(reference->text);
+    }
   }
   ConfigNode entries = empty_mapping(root.position);
   std::set<std::string> looked;

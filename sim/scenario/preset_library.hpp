@@ -24,7 +24,8 @@ std::vector<std::string> library_names(LibraryKind kind,
 /// Completes the preset map `section` of `root` ("accelerators" or "models"): the library
 /// entry of every preset the scenario names (an entry of its own, the one at `reference_path`,
 /// a base) goes underneath the scenario's own entry, so a scenario overrides single fields; then
-/// every entry with `base: NAME` becomes NAME's (resolved) entry with its own keys on top, so a
+/// `reference_path` may list several paths separated by ';', and a '*' segment matches every key
+/// of a mapping ("workload.pools.*.accelerator"). Then every entry with `base: NAME` becomes NAME's (resolved) entry with its own keys on top, so a
 /// derived preset keeps everything of its base it does not set. An unknown base (with the
 /// closest name) and a cycle of bases are diagnostics at the `base` key.
 void merge_library_presets(config::ConfigNode& root, LibraryKind kind, std::string_view section,

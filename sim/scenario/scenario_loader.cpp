@@ -207,7 +207,8 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
     throw ScenarioError(diagnostics);
   }
   apply_overrides(root, set_overrides, kinds, diagnostics);
-  merge_library_presets(root, LibraryKind::accelerators, "accelerators", "cluster.node.accelerator", data_dir,
+  merge_library_presets(root, LibraryKind::accelerators, "accelerators",
+                        "cluster.node.accelerator;workload.pools.*.accelerator", data_dir,
                         diagnostics);
   merge_library_presets(root, LibraryKind::models, "models", "workload.model", data_dir, diagnostics);
   config::validate(root, schema_fields(root, kinds), "", diagnostics);

@@ -129,29 +129,6 @@ Declarations<TrainingWorkload> declare_training_keys() {
   return keys;
 }
 
-/// The model the workload names (the scenario's `models:` map, then the library) or defines
-/// inline; nullptr (with a problem) when there is none.
-const ConfigNode* find_model(const WorkloadReadContext& c, std::string& model_path, std::string& model_name) {
-  const ConfigNode* model_node = c.root.find_path(c.key("model"));
-  model_path = c.key("model");
-  model_name = "inline";
-  if (model_node != nullptr && model_node->is_mapping()) return model_node;
-  if (model_node == nullptr || !model_node->is_scalar()) return nullptr;
-  model_name = model_node->text;
-  model_path = "models." + model_name;
-  const ConfigNode* models_map = c.root.find("models");
-  const ConfigNode* entry = models_map != nullptr && models_map->is_mapping() ? models_map->find(model_name) : nullptr;
-  if (entry == nullptr) {
-    std::vector<std::string> names = library_names(LibraryKind::models, c.data_dir);
-    if (models_map != nullptr && models_map->is_mapping()) {
-      for (const auto& key : models_map->keys()) names.push_back(key);
-    }
-    c.problems.add(model_node->position, c.key("model"), "unknown model '" + model_name + "'",
-                   unknown_name_hint(model_name, names));
-  }
-  return entry;
-}
-
 /// Reports a broken rule of models/llm/parallel_rules.hpp at its key (relative to the workload).
 void report(const WorkloadReadContext& c, const std::optional<config::RuleProblem>& problem) {
   if (problem) c.problems.add(c.position(problem->key), c.key(problem->key), problem->message);
@@ -294,6 +271,29 @@ void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
 }
 
 }  // namespace
+
+/// The model the workload names (the scenario's `models:` map, then the library) or defines
+/// inline; nullptr (with a problem) when there is none.
+const ConfigNode* find_model(const WorkloadReadContext& c, std::string& model_path, std::string& model_name) {
+  const ConfigNode* model_node = c.root.find_path(c.key("model"));
+  model_path = c.key("model");
+  model_name = "inline";
+  if (model_node != nullptr && model_node->is_mapping()) return model_node;
+  if (model_node == nullptr || !model_node->is_scalar()) return nullptr;
+  model_name = model_node->text;
+  model_path = "models." + model_name;
+  const ConfigNode* models_map = c.root.find("models");
+  const ConfigNode* entry = models_map != nullptr && models_map->is_mapping() ? models_map->find(model_name) : nullptr;
+  if (entry == nullptr) {
+    std::vector<std::string> names = library_names(LibraryKind::models, c.data_dir);
+    if (models_map != nullptr && models_map->is_mapping()) {
+      for (const auto& key : models_map->keys()) names.push_back(key);
+    }
+    c.problems.add(model_node->position, c.key("model"), "unknown model '" + model_name + "'",
+                   unknown_name_hint(model_name, names));
+  }
+  return entry;
+}
 
 const Declarations<TrainingWorkload>& training_keys() {
   static const Declarations<TrainingWorkload> keys = declare_training_keys();

@@ -27,6 +27,7 @@ const WorkloadKinds& builtin_workload_kinds() {
   static const WorkloadKinds kinds = [] {
     WorkloadKinds built;
     built.add(training_workload_kind());
+    built.add(serving_workload_kind());
     built.add(collective_loop_workload_kind());
     return built;
   }();

@@ -80,6 +80,13 @@ WorkloadKind declared_workload_kind(std::string name, std::string help, config::
   return kind;
 }
 
+/// The model a workload's `model` key names (the scenario's `models:` map, then the library) or
+/// defines inline, with its path ("models.NAME" or the inline key) and name ("inline" when
+/// inline); nullptr with a problem when the name is unknown, nullptr alone when the key is
+/// absent or not a name or mapping (the validator reports those).
+const config::ConfigNode* find_model(const WorkloadReadContext& context, std::string& model_path,
+                                     std::string& model_name);
+
 /// The kinds a loader knows, in insertion order.
 class WorkloadKinds {
  public:
@@ -99,7 +106,9 @@ class WorkloadKinds {
 WorkloadKind training_workload_kind();
 /// The synthetic collective-loop kind (collective_loop_kind.cpp).
 WorkloadKind collective_loop_workload_kind();
-/// training and collective-loop.
+/// The serving workload kind (serving_kind.cpp).
+WorkloadKind serving_workload_kind();
+/// training, serving and collective-loop.
 const WorkloadKinds& builtin_workload_kinds();
 
 }  // namespace clustersim::scenario

@@ -415,8 +415,8 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
 }
 
 TEST_CASE("loader: bad input, unsupported features") {
-  CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: serving\n  model: tiny"}})) ==
-        "t.yaml:25:9: workload.kind: invalid value 'serving' (valid choices: training)");
+  CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: inference\n  model: tiny"}})) ==
+        "t.yaml:25:9: workload.kind: invalid value 'inference' (valid choices: training, serving)");
   // The flow fidelity and the placement key are accepted (issue 3).
   CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})).simulation.fidelity == platform::Fidelity::flow);
   CHECK(load(kBase).platform.cluster.placement == platform::Placement::packed);

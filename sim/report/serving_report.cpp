@@ -1,0 +1,146 @@
+#include "sim/report/serving_report.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/report/training_report.hpp"
+
+namespace clustersim::report {
+namespace {
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+std::string ms(double seconds) { return fmt::format("{:.1f} ms", seconds * 1e3); }
+
+std::string distribution_row(const char* name, const serving::Distribution& d) {
+  return fmt::format("  {:<22} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, ms(d.mean), ms(d.p50), ms(d.p90), ms(d.p99),
+                     ms(d.max));
+}
+
+}  // namespace
+
+nlohmann::json distribution_json(const serving::Distribution& d) {
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}, {"count", d.count}};
+}
+
+nlohmann::json serving_json(const serving::ServingResult& r) {
+  nlohmann::json pools = nlohmann::json::array();
+  for (const serving::PoolResult& p : r.pools) {
+    pools.push_back({{"name", p.name},
+                     {"role", p.role},
+                     {"accelerator", p.accelerator},
+                     {"replicas", p.replicas},
+                     {"tp", p.tp},
+                     {"pp", p.pp},
+                     {"ep", p.ep},
+                     {"memory_bytes",
+                      {{"capacity", p.memory.capacity},
+                       {"weights", p.memory.weights},
+                       {"activations", p.memory.activations},
+                       {"kv_cache", p.memory.kv_cache}}},
+                     {"kv_bytes_per_token", p.memory.kv_bytes_per_token},
+                     {"kv_blocks", p.memory.kv_blocks},
+                     {"utilisation", p.utilisation},
+                     {"kv_cache_utilisation", {{"mean", p.kv_utilisation_mean}, {"peak", p.kv_utilisation_peak}}},
+                     {"iterations", p.iterations},
+                     {"mean_batch_tokens", p.mean_batch_tokens},
+                     {"busy_shares",
+                      {{"compute_bound", p.compute_share},
+                       {"memory_bound", p.memory_share},
+                       {"communication", p.communication_share},
+                       {"host", p.host_share}}}});
+  }
+  nlohmann::json series = {{"time_s", nlohmann::json::array()},
+                           {"queued", nlohmann::json::array()},
+                           {"kv_cache_utilisation", nlohmann::json::array()},
+                           {"output_tokens_per_s", nlohmann::json::array()}};
+  for (const serving::ServingSample& s : r.series) {
+    series["time_s"].push_back(s.time_s);
+    series["queued"].push_back(s.queued);
+    series["kv_cache_utilisation"].push_back(s.kv_utilisation);
+    series["output_tokens_per_s"].push_back(s.output_tokens_per_s);
+  }
+  return {{"duration_s", r.duration_s},
+          {"requests", r.requests},
+          {"completed", r.completed},
+          {"input_tokens", r.input_tokens},
+          {"output_tokens", r.output_tokens},
+          {"throughput_tokens_per_s", r.throughput_tokens_per_s},
+          {"input_tokens_per_s", r.input_tokens_per_s},
+          {"output_tokens_per_s", r.output_tokens_per_s},
+          {"requests_per_s", r.requests_per_s},
+          {"ttft_s", distribution_json(r.ttft_s)},
+          {"tpot_s", distribution_json(r.tpot_s)},
+          {"itl_s", distribution_json(r.itl_s)},
+          {"e2e_s", distribution_json(r.e2e_s)},
+          {"queue_s", distribution_json(r.queue_s)},
+          {"goodput_requests_per_s", r.goodput_requests_per_s},
+          {"rejected", r.rejected},
+          {"preemptions", r.preemptions},
+          {"kv_cache_utilisation", {{"mean", r.kv_utilisation_mean}, {"peak", r.kv_utilisation_peak}}},
+          {"prefix_hit_rate", r.prefix_hit_rate},
+          {"gpu_utilisation", r.gpu_utilisation},
+          {"accelerators", r.accelerators},
+          {"average_power_w", r.average_power_w},
+          {"energy_per_token_j", optional_number(r.energy_per_token_j)},
+          {"cost_per_million_tokens", optional_number(r.cost_per_million_tokens)},
+          {"slo",
+           {{"ttft_s", r.slo.ttft_s}, {"tpot_s", r.slo.tpot_s}, {"percentile", r.slo.percentile}, {"met", r.slo_met}}},
+          {"limiter", r.limiter},
+          {"pools", pools},
+          {"time_series", series}};
+}
+
+nlohmann::json serving_result_json(const scenario::Scenario& scenario, const serving::ServingResult& result,
+                                   const runner::RunResult& run) {
+  return {{"schema_version", kResultSchemaVersion},
+          {"scenario", {{"name", scenario.name}, {"file", scenario.source_file}}},
+          {"serving", serving_json(result)},
+          {"notes", result.notes},
+          {"events", run.events},
+          {"fingerprint", fingerprint_hex(run.fingerprint)}};
+}
+
+std::string serving_summary_table(const scenario::Scenario& scenario, const serving::ServingResult& r,
+                                  const runner::RunResult& run) {
+  std::string out = fmt::format("{} (serving)\n", scenario.name);
+  out += fmt::format("  requests                {} completed, {} rejected, {} preemptions, over {:.2f} s\n", r.completed,
+                     r.rejected, r.preemptions, r.duration_s);
+  out += fmt::format("  throughput              {:.1f} req/s, {:.0f} output tok/s, {:.0f} input tok/s, {:.0f} tok/s\n",
+                     r.requests_per_s, r.output_tokens_per_s, r.input_tokens_per_s, r.throughput_tokens_per_s);
+  out += fmt::format("  {:<22} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency", "mean", "p50", "p90", "p99", "max");
+  out += distribution_row("TTFT", r.ttft_s);
+  out += distribution_row("TPOT", r.tpot_s);
+  out += distribution_row("ITL", r.itl_s);
+  out += distribution_row("end to end", r.e2e_s);
+  out += distribution_row("queue", r.queue_s);
+  if (r.slo.ttft_s > 0 || r.slo.tpot_s > 0) {
+    out += fmt::format("  SLO (p{:g})               TTFT <= {}, TPOT <= {}: {}; goodput {:.2f} req/s\n", r.slo.percentile,
+                       r.slo.ttft_s > 0 ? ms(r.slo.ttft_s) : "-", r.slo.tpot_s > 0 ? ms(r.slo.tpot_s) : "-",
+                       r.slo_met ? "met" : "missed", r.goodput_requests_per_s);
+  }
+  out += fmt::format("  KV cache                {:.1f} % mean, {:.1f} % peak; prefix hit rate {:.1f} %\n",
+                     r.kv_utilisation_mean * 100, r.kv_utilisation_peak * 100, r.prefix_hit_rate * 100);
+  out += fmt::format("  accelerators            {} busy {:.1f} % of the time; limited by {}\n", r.accelerators,
+                     r.gpu_utilisation * 100, r.limiter);
+  if (r.energy_per_token_j) {
+    out += fmt::format("  power                   {:.1f} kW average, {:.3f} J per output token", r.average_power_w / 1e3,
+                       *r.energy_per_token_j);
+    out += r.cost_per_million_tokens ? fmt::format(", ${:.3f} per million output tokens\n", *r.cost_per_million_tokens)
+                                     : "\n";
+  }
+  for (const serving::PoolResult& p : r.pools) {
+    out += fmt::format(
+        "  pool {:<18} {} x {} (tp {} pp {} ep {}), {}: busy {:.1f} %, {:.0f} tokens per iteration; per device "
+        "{:.1f} GiB weights, {:.1f} GiB KV cache ({} blocks, {:.0f} KiB per token)\n",
+        p.name, p.replicas, p.accelerator, p.tp, p.pp, p.ep, p.role, p.utilisation * 100, p.mean_batch_tokens,
+        p.memory.weights / (1024.0 * 1024 * 1024), p.memory.kv_cache / (1024.0 * 1024 * 1024), p.memory.kv_blocks,
+        p.memory.kv_bytes_per_token / 1024.0);
+  }
+  for (const std::string& note : r.notes) out += fmt::format("  note: {}\n", note);
+  out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(run.fingerprint), run.events);
+  return out;
+}
+
+}  // namespace clustersim::report

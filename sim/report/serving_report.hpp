@@ -1,0 +1,32 @@
+#pragma once
+/// Report sinks of a serving run: the summary table and the `serving` section of the JSON
+/// document (docs/serving.md lists every field).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/serving/serving_workload.hpp"
+
+namespace clustersim::report {
+
+/// {mean, p50, p90, p99, max} in seconds.
+nlohmann::json distribution_json(const serving::Distribution& distribution);
+
+/// The `serving` section: throughput_tokens_per_s, input_tokens_per_s, output_tokens_per_s,
+/// requests_per_s, ttft_s, tpot_s, itl_s, e2e_s, queue_s, goodput_requests_per_s, rejected,
+/// preemptions, kv_cache_utilisation {mean, peak}, prefix_hit_rate, gpu_utilisation,
+/// energy_per_token_j, cost_per_million_tokens (null when unknown), slo, limiter, pools,
+/// time_series {time_s, queued, kv_cache_utilisation, output_tokens_per_s}.
+nlohmann::json serving_json(const serving::ServingResult& result);
+
+/// The whole document: {schema_version, scenario, serving, notes, events, fingerprint}.
+nlohmann::json serving_result_json(const scenario::Scenario& scenario, const serving::ServingResult& result,
+                                   const runner::RunResult& run);
+
+/// The summary table.
+std::string serving_summary_table(const scenario::Scenario& scenario, const serving::ServingResult& result,
+                                  const runner::RunResult& run);
+
+}  // namespace clustersim::report

@@ -1,0 +1,362 @@
+// The serving workload kind: its keys (`workload.*` when `kind: serving`), declared once and
+// bound to serving::ServingSpec, and what they cannot say: the model and pool-accelerator
+// lookups, the framework's defaults for unwritten scheduler keys, and the checks between the
+// pools, the model, the requests and the platform.
+#include <algorithm>
+#include <string>
+
+#include "models/llm/parallel_rules.hpp"
+#include "models/llm/transformer_keys.hpp"
+#include "sim/scenario/preset_library.hpp"
+#include "sim/scenario/preset_readers.hpp"
+#include "sim/scenario/workload_kinds.hpp"
+#include "sim/serving/frameworks.hpp"
+#include "sim/serving/serving_workload.hpp"
+
+namespace clustersim::scenario {
+namespace {
+
+using config::ConfigNode;
+using config::Declarations;
+using config::Dimension;
+using config::member;
+using serving::ServingSpec;
+
+Declarations<serving::LengthSpec> length_keys() {
+  using L = serving::LengthSpec;
+  Declarations<L> keys;
+  keys.enumeration("distribution", &L::kind, serving::length_kind_names(),
+                   "fixed (value), uniform (min..max), normal or lognormal (mean, stddev), empirical (file)");
+  keys.number("value", &L::value, "tokens, for a fixed length").range(1, 1e9);
+  keys.number("min", &L::min, "smallest length; every distribution is clamped to [min, max]").range(1, 1e9);
+  keys.number("max", &L::max, "largest length").range(1, 1e9);
+  keys.number("mean", &L::mean, "mean tokens (normal, lognormal)").range(0, 1e9);
+  keys.number("stddev", &L::stddev, "standard deviation of the tokens (normal, lognormal)").range(0, 1e9);
+  keys.file("file", &L::file, "empirical: a CSV of `length[,weight]` rows (a header line is allowed)");
+  return keys;
+}
+
+Declarations<serving::RequestsSpec> requests_keys() {
+  using R = serving::RequestsSpec;
+  using A = serving::ArrivalSpec;
+  Declarations<A> arrival;
+  arrival.enumeration("process", &A::process, serving::arrival_process_names(),
+                      "poisson, gamma (bursty: cv), constant, ramp (rate to rate_end over ramp_duration), closed_loop "
+                      "(clients with think_time), offline (all at time 0), trace (requests.trace)");
+  arrival.number("rate", &A::rate_per_s, "requests per second (poisson, gamma, constant; ramp: the start)").positive();
+  arrival.number("cv", &A::cv, "gamma: coefficient of variation of the gaps (1 = Poisson, > 1 bursty)").positive();
+  arrival.number("rate_end", &A::rate_end_per_s, "ramp: requests per second reached at ramp_duration").range(0, 1e12);
+  arrival.quantity("ramp_duration", &A::ramp_duration_s, Dimension::seconds, "ramp: time to reach rate_end");
+  arrival.integer("clients", &A::clients, "closed_loop: concurrent users").range(1, 1e9);
+  arrival.quantity("think_time", &A::think_time_s, Dimension::seconds,
+                   "closed_loop: mean time between an answer and the user's next request (exponential)");
+  Declarations<serving::PrefixSpec> prefix;
+  prefix.integer("groups", &serving::PrefixSpec::groups, "system prompts shared by groups of requests; 0: none")
+      .range(0, 1e9);
+  prefix.integer("tokens", &serving::PrefixSpec::tokens, "tokens of a system prompt (added in front of the input)")
+      .range(0, 1e9);
+  prefix.integer("turns", &serving::PrefixSpec::turns,
+                 "turns per session (closed_loop): each turn's prompt carries the conversation so far")
+      .range(1, 1e6);
+  Declarations<R> keys;
+  keys.integer("count", &R::count, "requests to send (a trace: at most this many rows; 0: every row)").range(0, 1e12);
+  keys.object("arrival", &R::arrival, arrival, "the arrival process");
+  keys.object("input", &R::input, length_keys(), "prompt length distribution, tokens");
+  keys.object("output", &R::output, length_keys(), "output length distribution, tokens (the first included)");
+  keys.object("prefix", &R::prefix, prefix, "shared prefixes: system prompts and multi-turn sessions");
+  keys.file("trace", &R::trace_file,
+            "a CSV with a header naming arrival_s, input_tokens, output_tokens (optionally prefix_id, prefix_tokens): "
+            "replayed with arrival.process: trace");
+  return keys;
+}
+
+Declarations<serving::SchedulerSpec> scheduler_keys() {
+  using S = serving::SchedulerSpec;
+  Declarations<S> keys;
+  keys.integer("max_sequences", &S::max_sequences, "sequences in one batch (vLLM max_num_seqs); default: the framework's")
+      .range(1, 1e7);
+  keys.integer("max_batched_tokens", &S::max_batched_tokens,
+               "query tokens in one iteration (vLLM max_num_batched_tokens); default: the framework's")
+      .range(1, 1e9);
+  keys.boolean("chunked_prefill", &S::chunked_prefill,
+               "split prompts into chunks that fill the token budget beside decodes (Sarathi-Serve)");
+  keys.enumeration("policy", &S::policy, serving::schedule_policy_names(),
+                   "decode_first: running decodes, then prompt chunks; prefill_first: waiting prompts first; "
+                   "static_batch: a batch runs to its end before the next is admitted");
+  keys.integer("block_size", &S::block_size, "tokens per KV-cache block (page)").range(1, 1e6);
+  keys.number("memory_utilisation", &S::memory_utilisation,
+              "fraction of HBM for weights, activations and the KV cache (vLLM gpu_memory_utilization)")
+      .range(0.05, 1);
+  keys.enumeration("preemption", &S::preemption, serving::preemption_mode_names(),
+                   "when the KV cache is full: recompute (drop the blocks, prefill again) or swap (to host memory)");
+  keys.integer("max_queue", &S::max_queue, "waiting requests a replica accepts (more are rejected); 0: unbounded")
+      .range(0, 1e12);
+  keys.boolean("prefix_caching", &S::prefix_caching,
+               "keep the blocks of shared prefixes cached (LRU) for later requests");
+  keys.quantity("iteration_overhead", &S::iteration_overhead_s, Dimension::seconds,
+                "host time per iteration (scheduling, sampling, launches); default: the framework's");
+  keys.quantity("iteration_overhead_per_sequence", &S::iteration_overhead_per_sequence_s, Dimension::seconds,
+                "more host time per sequence of the batch; default: the framework's");
+  keys.boolean("overlap_host", &S::overlap_host,
+               "the host prepares the next iteration while the GPU runs this one (SGLang's overlap scheduler)");
+  keys.boolean("reserve_output", &S::reserve_output,
+               "admission reserves KV blocks for the whole output, so nothing is preempted (TensorRT-LLM "
+               "GUARANTEED_NO_EVICT)");
+  keys.boolean("kv_of_free_memory", &S::kv_of_free_memory,
+               "memory_utilisation applies to the memory left after weights and activations (TensorRT-LLM), not "
+               "to all of it (vLLM)");
+  return keys;
+}
+
+const Declarations<serving::PoolSpec>& pool_keys() {
+  static const Declarations<serving::PoolSpec> keys = [] {
+    Declarations<serving::PoolSpec> pool;
+    pool.enumeration("role", &serving::PoolSpec::role, serving::replica_role_names(),
+                     "mixed (prefill and decode), or prefill / decode pools of a disaggregated deployment");
+    pool.declare(config::string_field("accelerator",
+                                      "the pool's accelerator (the scenario's `accelerators:` map, then the library); "
+                                      "default: the cluster's"));
+    pool.integer("replicas", &serving::PoolSpec::replicas, "model instances in the pool").range(1, 1e6);
+    pool.integer("tp", &serving::PoolSpec::tp, "tensor-parallel ranks per instance").range(1, 1e4);
+    pool.integer("pp", &serving::PoolSpec::pp, "pipeline stages per instance").range(1, 1e4);
+    pool.integer("ep", &serving::PoolSpec::ep, "expert-parallel ranks (MoE; <= tp, the instance's ranks)").range(1, 1e4);
+    return pool;
+  }();
+  return keys;
+}
+
+Declarations<ServingSpec> declare_serving_keys() {
+  using W = ServingSpec;
+  Declarations<serving::ServingPrecision> precision;
+  precision.enumeration("weights", &serving::ServingPrecision::weights, serving::weight_format_names(),
+                        "bf16, fp16, fp8 (W8A8), int8 / int4 (weight-only, bf16 math), fp4 (W4A4, Blackwell)");
+  precision.enumeration("activations", &serving::ServingPrecision::activations,
+                        models::dtype_names().only({"bf16", "fp16"}), "activations");
+  precision.enumeration("kv_cache", &serving::ServingPrecision::kv_cache,
+                        models::dtype_names().only({"bf16", "fp16", "fp8"}), "KV-cache elements");
+  Declarations<serving::SpeculativeSpec> speculative;
+  speculative.integer("tokens", &serving::SpeculativeSpec::tokens, "draft tokens proposed per step; 0: off").range(0, 64);
+  speculative.number("acceptance", &serving::SpeculativeSpec::acceptance,
+                     "probability each draft token is accepted (until the first rejection)")
+      .range(0, 1);
+  speculative.number("draft_cost_fraction", &serving::SpeculativeSpec::draft_cost_fraction,
+                     "one draft token's cost / one target iteration (a small draft model ~0.1; an MTP head ~1 / "
+                     "layers)")
+      .range(0, 10);
+  Declarations<serving::SloSpec> slo;
+  slo.quantity("ttft", &serving::SloSpec::ttft_s, Dimension::seconds, "time-to-first-token target; 0: none");
+  slo.quantity("tpot", &serving::SloSpec::tpot_s, Dimension::seconds, "time-per-output-token target; 0: none");
+  slo.number("percentile", &serving::SloSpec::percentile, "the percentile held to the targets").range(1, 100);
+  Declarations<models::MoeRuntime> moe;
+  moe.number("imbalance", &models::MoeRuntime::imbalance, "busiest expert's tokens / mean tokens per expert").range(1, 1e6);
+  Declarations<W> keys;
+  keys.declare(config::string_or_object_field("model", models::transformer_keys().fields(),
+                                              "model name (the scenario's `models:` map, then the library) or inline "
+                                              "Hugging Face fields"))
+      .need();
+  keys.enumeration("framework", &W::framework, serving::framework_names(),
+                   "serving framework whose defaults fill the scheduler keys left unset (docs/serving-frameworks.md)");
+  keys.object("precision", &W::precision, precision, "number formats");
+  keys.declare(config::map_field("pools", pool_keys().fields(), "pools of model instances, by name (accelerators in name order)"))
+      .need();
+  keys.object("scheduler", &W::scheduler, scheduler_keys(), "continuous batching and the KV cache");
+  keys.object("speculative", &W::speculative, speculative, "speculative decoding");
+  keys.enumeration("router", &W::router, serving::router_policy_names(), "how requests are spread over instances");
+  keys.object("requests", &W::requests, requests_keys(), "the request stream").need();
+  keys.object("slo", &W::slo, slo, "latency objectives (goodput, capacity)");
+  keys.object("moe", &W::moe, moe, "mixture-of-experts routing (MoE models only)");
+  Declarations<platform::Allocation> placement;
+  placement.integer("first", &platform::Allocation::first, "the first accelerator (global, node-major index)")
+      .range(0, 1e9);
+  placement.integer("count", &platform::Allocation::count, "accelerators; 0: the primary workload's").range(0, 1e9);
+  keys.object("accelerators", &W::placement, placement,
+              "as one of `jobs:`: the accelerators it runs on (beside a training workload); unset: the primary's");
+  keys.boolean("exact_cost", &W::exact_cost,
+               "cost every iteration op by op (the reference the memoised cost is held to within 1 %; slower)");
+  return keys;
+}
+
+/// Unwritten scheduler keys take the framework's values (for the first pool's accelerator).
+void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
+  serving::FrameworkContext context;
+  const serving::PoolSpec* first = w.pools.empty() ? nullptr : &w.pools.front();
+  const models::AcceleratorSpec& accelerator =
+      first != nullptr && first->accelerator ? *first->accelerator : c.platform.cluster.accelerator;
+  if (accelerator.hbm_capacity_bytes > 0) context.hbm_bytes = accelerator.hbm_capacity_bytes;
+  if (first != nullptr) context.instance_accelerators = first->tp * first->pp;
+  context.offline = w.requests.arrival.process == serving::ArrivalProcess::offline;
+  context.max_model_len = w.model.max_position_embeddings;
+  const serving::SchedulerSpec d = serving::framework_scheduler(w.framework, context);
+  serving::SchedulerSpec& s = w.scheduler;
+  const auto unset = [&](const char* key) { return !c.has(std::string("scheduler.") + key); };
+  if (unset("max_sequences")) s.max_sequences = d.max_sequences;
+  if (unset("max_batched_tokens")) s.max_batched_tokens = d.max_batched_tokens;
+  if (unset("chunked_prefill")) s.chunked_prefill = d.chunked_prefill;
+  if (unset("policy")) s.policy = d.policy;
+  if (unset("block_size")) s.block_size = d.block_size;
+  if (unset("memory_utilisation")) s.memory_utilisation = d.memory_utilisation;
+  if (unset("preemption")) s.preemption = d.preemption;
+  if (unset("prefix_caching")) s.prefix_caching = d.prefix_caching;
+  if (unset("iteration_overhead")) {
+    s.iteration_overhead_s = d.iteration_overhead_s;
+    s.iteration_overhead_per_sequence_s = d.iteration_overhead_per_sequence_s;
+  }
+  if (unset("overlap_host")) s.overlap_host = d.overlap_host;
+  if (unset("reserve_output")) s.reserve_output = d.reserve_output;
+  if (unset("kv_of_free_memory")) s.kv_of_free_memory = d.kv_of_free_memory;
+}
+
+/// The pools, in name order, with their accelerators.
+void read_pools(const WorkloadReadContext& c, ServingSpec& w) {
+  const ConfigNode* pools = c.root.find_path(c.key("pools"));
+  if (pools == nullptr || !pools->is_mapping()) return;
+  std::vector<std::string> names = pools->keys();
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string path = c.key("pools." + name);
+    serving::PoolSpec pool;
+    pool.name = name;
+    pool_keys().read(*pools->find(name), path, pool, c.problems);
+    if (const ConfigNode* accelerator = pools->find(name)->find("accelerator"); accelerator && accelerator->is_scalar()) {
+      pool.accelerator_name = accelerator->text;
+      const ConfigNode* library = c.root.find("accelerators");
+      const ConfigNode* entry = library != nullptr && library->is_mapping() ? library->find(pool.accelerator_name) : nullptr;
+      if (entry == nullptr) {
+        c.problems.add(accelerator->position, path + ".accelerator", "unknown accelerator '" + pool.accelerator_name + "'",
+                       unknown_name_hint(pool.accelerator_name, library_names(LibraryKind::accelerators, c.data_dir)));
+      } else {
+        pool.accelerator = read_accelerator(*entry, "accelerators." + pool.accelerator_name, pool.accelerator_name,
+                                            c.problems);
+      }
+    }
+    w.pools.push_back(std::move(pool));
+  }
+}
+
+void check_pools(const WorkloadReadContext& c, const ServingSpec& w, bool model_ok) {
+  config::Problems& problems = c.problems;
+  int mixed = 0, prefill = 0, decode = 0;
+  for (const serving::PoolSpec& pool : w.pools) {
+    const std::string path = "pools." + pool.name;
+    (pool.role == serving::ReplicaRole::mixed ? mixed : pool.role == serving::ReplicaRole::prefill ? prefill : decode)++;
+    if (model_ok && !problems.bad(c.key(path + ".tp"))) {
+      if (const auto problem = models::tensor_parallel_problem(w.model, pool.tp)) {
+        problems.add(c.position(path + ".tp"), c.key(path + ".tp"), problem->message);
+      }
+    }
+    if (pool.ep > pool.tp) {
+      problems.add(c.position(path + ".ep"), c.key(path + ".ep"),
+                   "ep " + std::to_string(pool.ep) + " exceeds tp " + std::to_string(pool.tp) +
+                       ": an instance spreads its experts over its own TP ranks");
+    } else if (model_ok && pool.ep > 1 && (!w.model.is_moe() || w.model.moe.num_experts % pool.ep != 0)) {
+      problems.add(c.position(path + ".ep"), c.key(path + ".ep"),
+                   w.model.is_moe() ? "ep " + std::to_string(pool.ep) + " does not divide the model's " +
+                                          std::to_string(w.model.moe.num_experts) + " routed experts"
+                                    : "ep > 1 needs a mixture-of-experts model; '" + w.model.name + "' has no experts");
+    }
+    if (model_ok && pool.pp > w.model.num_hidden_layers) {
+      problems.add(c.position(path + ".pp"), c.key(path + ".pp"),
+                   "pp " + std::to_string(pool.pp) + " exceeds the model's " +
+                       std::to_string(w.model.num_hidden_layers) + " layers");
+    }
+    const models::AcceleratorSpec& accelerator = pool.accelerator.value_or(c.platform.cluster.accelerator);
+    const models::Dtype math = serving::weight_format_math(w.precision.weights);
+    if ((c.platform_ok || pool.accelerator) && !accelerator.peak_flops_per_s.count(math) &&
+        !problems.bad(c.key("precision.weights"))) {
+      problems.add(c.position("precision.weights"), c.key("precision.weights"),
+                   "weights " + std::string(serving::weight_format_names().name(w.precision.weights)) + " need a " +
+                       std::string(models::dtype_name(math)) + " peak, but accelerator '" + accelerator.name +
+                       "' (pool " + pool.name + ") has none");
+    }
+  }
+  if ((prefill > 0 || decode > 0) && (mixed > 0 || prefill == 0 || decode == 0)) {
+    problems.add(c.position("pools"), c.key("pools"),
+                 "a disaggregated deployment needs prefill and decode pools and no mixed one (has " +
+                     std::to_string(mixed) + " mixed, " + std::to_string(prefill) + " prefill, " +
+                     std::to_string(decode) + " decode)");
+  }
+  if (c.accelerators >= 0 && c.platform_ok && !problems.any_bad(c.key("pools"), "cluster.nodes", "cluster.node.per_node") &&
+      w.accelerators() > c.accelerators) {
+    problems.add(c.position("pools"), c.key("pools"),
+                 "the pools need " + std::to_string(w.accelerators()) + " accelerators (replicas x tp x pp), but the "
+                 "workload has " + std::to_string(c.accelerators));
+  }
+}
+
+void check_requests(const WorkloadReadContext& c, const ServingSpec& w) {
+  const serving::RequestsSpec& r = w.requests;
+  config::Problems& problems = c.problems;
+  if (problems.any_bad(c.key("requests"))) return;
+  using P = serving::ArrivalProcess;
+  const P process = r.arrival.process;
+  if (process == P::trace && r.trace_file.empty()) {
+    problems.add(c.position("requests.arrival.process"), c.key("requests.trace"),
+                 "arrival.process: trace needs requests.trace (a CSV file)");
+    return;
+  }
+  if (process != P::trace && c.has("requests.trace")) {
+    problems.add(c.position("requests.trace"), c.key("requests.trace"),
+                 "requests.trace is replayed only with arrival.process: trace (it is '" +
+                     std::string(serving::arrival_process_names().name(process)) + "')");
+  }
+  if (process == P::ramp && (!c.has("requests.arrival.rate_end") || !c.has("requests.arrival.ramp_duration"))) {
+    problems.add(c.position("requests.arrival.process"), c.key("requests.arrival.process"),
+                 "a ramp needs arrival.rate_end and arrival.ramp_duration");
+  }
+  if (r.prefix.turns > 1 && process != P::closed_loop) {
+    problems.add(c.position("requests.prefix.turns"), c.key("requests.prefix.turns"),
+                 "multi-turn sessions need arrival.process: closed_loop (a turn follows its answer)");
+  }
+  for (const char* which : {"input", "output"}) {
+    const serving::LengthSpec& l = std::string(which) == "input" ? r.input : r.output;
+    const std::string base = std::string("requests.") + which;
+    if (l.max < l.min) {
+      problems.add(c.position(base + ".max"), c.key(base + ".max"), "max is below min");
+    } else if (l.kind == serving::LengthKind::empirical && l.file.empty()) {
+      problems.add(c.position(base + ".distribution"), c.key(base + ".file"), "an empirical distribution needs a file");
+    } else if ((l.kind == serving::LengthKind::normal || l.kind == serving::LengthKind::lognormal) &&
+               !c.has(base + ".mean")) {
+      problems.add(c.position(base + ".distribution"), c.key(base + ".mean"),
+                   "a normal or lognormal distribution needs mean (and stddev)");
+    }
+  }
+  if (problems.any_bad(c.key("requests"))) return;
+  try {  // reads the trace and length files: their own errors name file, line and column
+    (void)serving::RequestGenerator(r, 1);
+  } catch (const ConfigError& e) {
+    const char* key = process == P::trace                                ? "requests.trace"
+                      : r.input.kind == serving::LengthKind::empirical  ? "requests.input.file"
+                      : r.output.kind == serving::LengthKind::empirical ? "requests.output.file"
+                                                                        : "requests";
+    problems.add(c.position(key), c.key(key), e.what());
+  }
+}
+
+void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
+  std::string model_path, model_name;
+  const ConfigNode* model_entry = find_model(c, model_path, model_name);
+  if (model_entry != nullptr) w.model = read_model(*model_entry, model_path, model_name, c.problems);
+  const bool model_ok = model_entry != nullptr && !c.problems.bad(model_path) && w.model.num_attention_heads > 0 &&
+                        w.model.num_key_value_heads > 0 && w.model.num_hidden_layers > 0;
+  read_pools(c, w);
+  apply_framework_defaults(c, w);
+  check_pools(c, w, model_ok);
+  check_requests(c, w);
+  if (c.has("moe") && model_ok && !w.model.is_moe()) {
+    c.problems.add(c.position("moe"), c.key("moe"),
+                   "workload.moe applies only to mixture-of-experts models; model '" + w.model.name + "' has no experts");
+  }
+}
+
+}  // namespace
+
+WorkloadKind serving_workload_kind() {
+  static const Declarations<ServingSpec> keys = declare_serving_keys();
+  WorkloadKind kind = declared_workload_kind<ServingSpec>(
+      "serving",
+      "request-level LLM serving: pools of model instances, continuous batching, paged KV cache, SLOs", keys,
+      complete_serving);
+  return kind;
+}
+
+}  // namespace clustersim::scenario

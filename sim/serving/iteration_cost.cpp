@@ -1,0 +1,225 @@
+#include "sim/serving/iteration_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "models/memory/memory_footprint.hpp"
+#include "sim/engine/error.hpp"
+
+namespace clustersim::serving {
+namespace {
+
+void accumulate(IterationCost& into, const IterationCost& part, double repeat = 1) {
+  into.time_s += part.time_s * repeat;
+  into.compute_bound_s += part.compute_bound_s * repeat;
+  into.memory_bound_s += part.memory_bound_s * repeat;
+  into.communication_s += part.communication_s * repeat;
+  into.host_s += part.host_s * repeat;
+  into.flops += part.flops * repeat;
+  into.hbm_bytes += part.hbm_bytes * repeat;
+}
+
+void add_estimate(IterationCost& into, const models::OpEstimate& e, double repeat) {
+  into.time_s += e.time_s * repeat;
+  (e.compute_bound ? into.compute_bound_s : into.memory_bound_s) += e.time_s * repeat;
+  into.hbm_bytes += e.bytes * repeat;
+}
+
+}  // namespace
+
+IterationCostModel::IterationCostModel(const models::ComputeModel& compute, const models::CollectiveModel& collectives,
+                                       InstanceLayout layout)
+    : compute_(&compute), collectives_(&collectives), layout_(std::move(layout)) {
+  const auto& s = layout_.sharding;
+  layout_.model.validate();
+  if (s.tp < 1 || layout_.pp < 1 || s.ep < 1) {
+    throw ConfigError(fmt::format("an instance needs tp, pp and ep >= 1, got {}, {}, {}", s.tp, layout_.pp, s.ep));
+  }
+  if (layout_.pp > layout_.model.num_hidden_layers) {
+    throw ConfigError(fmt::format("pp {} exceeds the model's {} layers", layout_.pp, layout_.model.num_hidden_layers));
+  }
+  if (layout_.accelerators.size() != static_cast<std::size_t>(s.tp * layout_.pp)) {
+    throw ConfigError(fmt::format("an instance of tp {} x pp {} needs {} accelerators, got {}", s.tp, layout_.pp,
+                                  s.tp * layout_.pp, layout_.accelerators.size()));
+  }
+  if (s.ep > s.tp) {
+    throw ConfigError(fmt::format("ep {} exceeds tp {}: an instance's experts are spread over its TP ranks", s.ep, s.tp));
+  }
+  tp_group_.assign(layout_.accelerators.begin(), layout_.accelerators.begin() + s.tp);
+  ep_group_.assign(layout_.accelerators.begin(), layout_.accelerators.begin() + s.ep);
+  launch_s_ = compute.spec().kernel_launch_s;
+  // Validates the split against the model (tp dividing the heads, ep the experts).
+  (void)models::transformer_forward_ops(layout_.model, {{{1, 1}}, models::HeadOutput::next_token}, s, layout_.routing);
+}
+
+double IterationCostModel::kv_bytes_per_token(double kv_element_bytes) const {
+  return models::kv_cache_bytes(layout_.model, 1.0, kv_element_bytes, layout_.sharding.tp) / layout_.pp;
+}
+
+void IterationCostModel::add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
+                                 IterationCost& into) const {
+  for (const models::TransformerOp& op : ops) {
+    if (op.kind == models::TransformerOpKind::attention && skip_attention) continue;
+    into.flops += op.flops * repeat;
+    if (op.kind != models::TransformerOpKind::communication) {
+      add_estimate(into, models::compute_estimate(*compute_, op), repeat);
+      continue;
+    }
+    if (!op.comm.collective) continue;  // Megatron's f: nothing in the forward pass
+    const std::vector<int>& group = op.comm.point == models::CommPoint::ep_dispatch ||
+                                            op.comm.point == models::CommPoint::ep_combine
+                                        ? ep_group_
+                                        : tp_group_;
+    if (group.size() < 2) continue;
+    const double t = collectives_->time_s(*op.comm.collective, group, op.comm.bytes) * repeat;
+    into.time_s += t;
+    into.communication_s += t;
+  }
+}
+
+double IterationCostModel::pipeline_transfer_s(std::int64_t tokens) const {
+  if (layout_.pp <= 1) return 0;
+  const int tp = layout_.sharding.tp;
+  const double bytes = static_cast<double>(tokens) * static_cast<double>(layout_.model.hidden_size) *
+                       models::dtype_bytes(layout_.sharding.activation_dtype);
+  double total = 0;
+  for (int stage = 0; stage + 1 < layout_.pp; ++stage) {
+    const int group[] = {layout_.accelerators[static_cast<std::size_t>(stage * tp)],
+                         layout_.accelerators[static_cast<std::size_t>((stage + 1) * tp)]};
+    total += collectives_->time_s(models::CollectiveKind::send_recv, group, bytes);
+  }
+  return total;
+}
+
+IterationCost IterationCostModel::tokens_part(std::int64_t tokens) {
+  if (const auto it = tokens_memo_.find(tokens); it != tokens_memo_.end()) return it->second;
+  const models::TransformerForwardOps ops = models::transformer_forward_ops(
+      layout_.model, {{{tokens, tokens}}, models::HeadOutput::next_token}, layout_.sharding, layout_.routing);
+  IterationCost part;
+  add_ops(ops.embedding, 1, true, part);
+  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), true, part);
+  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), true, part);
+  const double transfer = pipeline_transfer_s(tokens);
+  part.time_s += transfer;
+  part.communication_s += transfer;
+  tokens_memo_.emplace(tokens, part);
+  return part;
+}
+
+IterationCost IterationCostModel::head_part(std::int64_t sequences) {
+  if (const auto it = head_memo_.find(sequences); it != head_memo_.end()) return it->second;
+  const models::TransformerBatch batch{std::vector<models::SequenceWork>(static_cast<std::size_t>(sequences), {1, 1}),
+                                       models::HeadOutput::next_token};
+  IterationCost part;
+  // The head alone: built for S one-token sequences (its final norm then covers S tokens, not
+  // T: a few microseconds at most, inside the 1 % exact() holds cost() to).
+  add_ops(models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing).head, 1, true, part);
+  head_memo_.emplace(sequences, part);
+  return part;
+}
+
+double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops,
+                                       double& bytes, bool& compute_bound) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(q) << 44) ^ (static_cast<std::uint64_t>(kv) << 16) ^
+                            static_cast<std::uint64_t>(sequences);
+  auto it = attention_memo_.find(key);
+  if (it == attention_memo_.end()) {
+    const models::TransformerBatch batch{
+        std::vector<models::SequenceWork>(static_cast<std::size_t>(sequences), {q, kv}), models::HeadOutput::next_token};
+    const models::TransformerForwardOps ops =
+        models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing);
+    const auto& layer = ops.dense_layer.empty() ? ops.moe_layer : ops.dense_layer;
+    IterationCost part;
+    for (const models::TransformerOp& op : layer) {
+      if (op.kind != models::TransformerOpKind::attention) continue;
+      part.flops += op.flops;
+      add_estimate(part, models::compute_estimate(*compute_, op), 1);
+    }
+    it = attention_memo_.emplace(key, part).first;
+  }
+  flops += it->second.flops;
+  bytes += it->second.hbm_bytes;
+  compute_bound = it->second.compute_bound_s > it->second.memory_bound_s;
+  return it->second.time_s;
+}
+
+IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch) {
+  if (batch.empty()) throw ConfigError("an iteration needs at least one sequence");
+  std::int64_t tokens = 0, decodes = 0, decode_kv = 0, decode_q = 1;
+  for (const BatchEntry& e : batch) tokens += e.query_tokens;
+  IterationCost total = tokens_part(tokens);
+  accumulate(total, head_part(static_cast<std::int64_t>(batch.size())));
+  // Attention: one varlen kernel per layer; its work is the sum over the sequences (decode
+  // steps folded into their mean KV length), one launch.
+  double attention = 0, flops = 0, bytes = 0, compute_bound_s = 0;
+  int groups = 0;
+  for (const BatchEntry& e : batch) {
+    if (e.decode) {  // decode (and speculative verification) steps: one shape
+      decode_q = std::max(decode_q, e.query_tokens);
+      ++decodes;
+      decode_kv += e.kv_tokens;
+      continue;
+    }
+    bool cb = false;
+    const double t = attention_s(e.query_tokens, e.kv_tokens, 1, flops, bytes, cb);
+    attention += t;
+    if (cb) compute_bound_s += t;
+    ++groups;
+  }
+  if (decodes > 0) {
+    const auto mean_kv = std::max<std::int64_t>(decode_q, (decode_kv + decodes / 2) / decodes);
+    bool cb = false;
+    const double t = attention_s(decode_q, mean_kv, decodes, flops, bytes, cb);
+    attention += t;
+    if (cb) compute_bound_s += t;
+    ++groups;
+  }
+  attention -= launch_s_ * (groups - 1);
+  const double layers = static_cast<double>(layout_.model.num_hidden_layers);
+  total.time_s += attention * layers;
+  total.compute_bound_s += compute_bound_s * layers;
+  total.memory_bound_s += (attention - compute_bound_s) * layers;
+  total.flops += flops * layers;
+  total.hbm_bytes = (total.hbm_bytes + bytes * layers) / layout_.pp;
+  total.time_s += layout_.host_overhead_s;
+  total.host_s += layout_.host_overhead_s;
+  return total;
+}
+
+IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const {
+  if (batch.empty()) throw ConfigError("an iteration needs at least one sequence");
+  models::TransformerBatch tb;
+  tb.head = models::HeadOutput::next_token;
+  std::int64_t tokens = 0;
+  for (const BatchEntry& e : batch) {
+    tb.sequences.push_back({e.query_tokens, e.kv_tokens});
+    tokens += e.query_tokens;
+  }
+  const models::TransformerForwardOps ops =
+      models::transformer_forward_ops(layout_.model, tb, layout_.sharding, layout_.routing);
+  IterationCost total;
+  add_ops(ops.embedding, 1, false, total);
+  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), false, total);
+  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), false, total);
+  add_ops(ops.head, 1, false, total);
+  // One varlen attention kernel per layer, not one per (q, kv) group: take back the extra launches.
+  const auto& layer = ops.dense_layer.empty() ? ops.moe_layer : ops.dense_layer;
+  for (const models::TransformerOp& op : layer) {
+    if (op.kind != models::TransformerOpKind::attention || op.attention.groups.size() < 2) continue;
+    const double extra = launch_s_ * static_cast<double>(op.attention.groups.size() - 1) *
+                         static_cast<double>(layout_.model.num_hidden_layers);
+    total.time_s -= extra;
+    total.memory_bound_s -= extra;
+  }
+  const double transfer = pipeline_transfer_s(tokens);
+  total.time_s += transfer + layout_.host_overhead_s;
+  total.communication_s += transfer;
+  total.hbm_bytes /= layout_.pp;
+  total.host_s += layout_.host_overhead_s;
+  return total;
+}
+
+}  // namespace clustersim::serving

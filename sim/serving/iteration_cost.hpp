@@ -1,0 +1,100 @@
+#pragma once
+/// The time of one serving iteration on one model instance: the shared transformer op
+/// description (models/llm/transformer_ops.hpp) applied to the exact batch composition, costed
+/// with the pool's compute model and the platform's collective model.
+///
+/// A batch is a list of entries, each one sequence's work in this iteration: a prefill chunk
+/// (query tokens q > 1 after kv - q cached tokens) or a decode step (q = 1, or 1 + the
+/// speculative tokens being verified). With T = the batch's query tokens and S its sequences:
+///   * the GEMMs, norms, activations, MoE routing and the TP / EP collectives run over all T
+///     tokens (they depend on T only);
+///   * attention is one variable-length kernel per layer over every sequence (FlashAttention's
+///     varlen / paged kernels): the sum of the per-sequence (q, kv) work with one launch;
+///   * the head computes the next-token logits of each of the S sequences;
+///   * pipeline parallelism: the stages run one after the other for a batch (one batch in
+///     flight per instance), with the T h activations sent between consecutive stages;
+///   * a host overhead per iteration (the framework's scheduling, sampling and launches).
+/// cost() memoises the T-dependent part by T, the head by S, prefill attention by (q, kv), and
+/// folds the decode entries into one attention shape of their mean KV length (decode attention
+/// is linear in KV length while it is memory-bound); exact() costs the op list of the exact
+/// batch. bench/serving_bench.cpp and tests/sim/serving hold them within 1 %.
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "models/accelerator/compute_model.hpp"
+#include "models/comm/collective_model.hpp"
+#include "models/llm/moe_runtime.hpp"
+#include "models/llm/transformer_ops.hpp"
+#include "models/llm/transformer_spec.hpp"
+
+namespace clustersim::serving {
+
+/// One sequence's work in an iteration.
+struct BatchEntry {
+  std::int64_t query_tokens = 1;  ///< tokens computed now (a prefill chunk, or 1 + speculated)
+  std::int64_t kv_tokens = 1;     ///< keys they attend to, these included
+  bool decode = false;            ///< a decode step (cost() folds these into one shape)
+};
+
+/// How a model instance is laid out.
+struct InstanceLayout {
+  models::TransformerSpec model;
+  models::TransformerSharding sharding;  ///< tp, ep, dtypes, weight bytes (cp and sequence parallelism unused)
+  models::MoeRuntime routing;
+  int pp = 1;
+  /// Accelerators of the instance, stage-major (stage s holds [s tp, (s + 1) tp)); size tp x pp.
+  std::vector<int> accelerators;
+  double host_overhead_s = 0;  ///< per iteration
+};
+
+/// What one iteration costs.
+struct IterationCost {
+  double time_s = 0;           ///< wall time: compute + communication + host
+  double compute_bound_s = 0;  ///< time of ops limited by math throughput
+  double memory_bound_s = 0;   ///< time of ops limited by memory bandwidth (weights, KV, activations)
+  double communication_s = 0; ///< TP / EP collectives and pipeline transfers
+  double host_s = 0;           ///< the framework's per-iteration overhead
+  double flops = 0;            ///< model FLOPs of the iteration (every stage)
+  double hbm_bytes = 0;        ///< HBM bytes one device moves
+};
+
+class IterationCostModel {
+ public:
+  /// Binds `compute` (the pool's accelerator) and `collectives` (the platform's), which must
+  /// outlive it. Throws ConfigError for an invalid layout (tp not dividing the heads, pp above
+  /// the layers, accelerators not tp x pp).
+  IterationCostModel(const models::ComputeModel& compute, const models::CollectiveModel& collectives,
+                     InstanceLayout layout);
+
+  /// Memoised cost of `batch` (non-empty).
+  IterationCost cost(std::span<const BatchEntry> batch);
+  /// The op list of the exact batch, costed op by op (no memo): the reference cost() is held to.
+  IterationCost exact(std::span<const BatchEntry> batch) const;
+
+  const InstanceLayout& layout() const { return layout_; }
+  /// KV-cache bytes per token on one device of the instance (its stage's layers, its TP share).
+  double kv_bytes_per_token(double kv_element_bytes) const;
+
+ private:
+  IterationCost tokens_part(std::int64_t tokens);
+  IterationCost head_part(std::int64_t sequences);
+  double attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops, double& bytes,
+                     bool& compute_bound);
+  /// Sums `ops` (communication over the instance's groups); attention ops skipped when
+  /// `skip_attention`.
+  void add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
+               IterationCost& into) const;
+  double pipeline_transfer_s(std::int64_t tokens) const;
+
+  const models::ComputeModel* compute_;
+  const models::CollectiveModel* collectives_;
+  InstanceLayout layout_;
+  std::vector<int> tp_group_, ep_group_;
+  double launch_s_ = 0;
+  std::unordered_map<std::int64_t, IterationCost> tokens_memo_, head_memo_;
+  std::unordered_map<std::uint64_t, IterationCost> attention_memo_;
+};
+
+}  // namespace clustersim::serving

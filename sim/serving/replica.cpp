@@ -1,0 +1,416 @@
+#include "sim/serving/replica.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/task_graph.hpp"
+
+namespace clustersim::serving {
+
+const config::NameTable<SchedulePolicy>& schedule_policy_names() {
+  static const config::NameTable<SchedulePolicy> names(
+      "schedule policy", {{"decode_first", SchedulePolicy::decode_first},
+                          {"prefill_first", SchedulePolicy::prefill_first},
+                          {"static_batch", SchedulePolicy::static_batch}});
+  return names;
+}
+
+const config::NameTable<PreemptionMode>& preemption_mode_names() {
+  static const config::NameTable<PreemptionMode> names(
+      "preemption mode", {{"recompute", PreemptionMode::recompute}, {"swap", PreemptionMode::swap}});
+  return names;
+}
+
+const config::NameTable<ReplicaRole>& replica_role_names() {
+  static const config::NameTable<ReplicaRole> names(
+      "pool role", {{"mixed", ReplicaRole::mixed}, {"prefill", ReplicaRole::prefill}, {"decode", ReplicaRole::decode}});
+  return names;
+}
+
+/// A request inside a replica.
+struct Replica::Sequence {
+  RequestRecord* record = nullptr;
+  std::int64_t prompt = 0;     // tokens to prefill: the input (+ generated ones after a recompute)
+  std::int64_t computed = 0;   // prompt tokens whose KV exists (cached prefix included)
+  std::int64_t kv = 0;         // tokens whose KV is in the cache
+  std::int64_t generated = 0;  // output tokens produced
+  std::int64_t blocks = 0;     // private blocks
+  std::int64_t hit_blocks = 0; // blocks read from a cached prefix
+  double last_token_s = -1;
+  std::int64_t chunk = 0;      // query tokens scheduled this iteration
+  bool swapped = false;
+  bool decoding() const { return computed >= prompt; }
+};
+
+Replica::Replica(int index, ReplicaRole role, IterationCostModel& cost, const SchedulerSpec& scheduler,
+                 const SpeculativeSpec& speculative, std::int64_t kv_blocks, double kv_bytes_per_token,
+                 double host_bytes_per_s, bool exact_cost)
+    : index_(index),
+      role_(role),
+      cost_(&cost),
+      scheduler_(scheduler),
+      speculative_(speculative),
+      kv_blocks_(kv_blocks),
+      kv_bytes_per_token_(kv_bytes_per_token),
+      host_bytes_per_s_(host_bytes_per_s),
+      exact_cost_(exact_cost) {
+  if (kv_blocks < 1) throw ConfigError(fmt::format("replica {} has no KV-cache blocks", index));
+  if (scheduler.block_size < 1 || scheduler.max_sequences < 1 || scheduler.max_batched_tokens < 1) {
+    throw ConfigError("block_size, max_sequences and max_batched_tokens must be >= 1");
+  }
+}
+
+Replica::~Replica() = default;
+
+double Replica::now_s() const { return engine::ps_to_seconds(session_->engine().now()); }
+
+void Replica::start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events) {
+  session_ = &session;
+  events_ = std::move(events);
+  acceptance_rng_.seed(engine::rng_stream_seed(session.options().seed, 0x5e41'1000 + static_cast<std::uint64_t>(index_)));
+  graph_ = std::make_unique<exec::TaskGraph>();
+  stream_ = graph_->add_stream(fmt::format("replica {}", index_), 0, exec::StreamRole::compute);
+  executor_ = std::make_unique<exec::Executor>(session.engine(), *graph_);
+  if (!(speed == engine::Profile::constant(1.0))) executor_->apply_speed_profile(0, 0, speed);
+  executor_->on_finished([this] { finish_iteration(); });
+  executor_->start();
+}
+
+std::int64_t Replica::blocks_for(std::int64_t tokens) const {
+  return (tokens + scheduler_.block_size - 1) / scheduler_.block_size;
+}
+
+std::int64_t Replica::cached_prefix_tokens(std::int64_t prefix_id) const {
+  const auto it = prefixes_.find(prefix_id);
+  return it == prefixes_.end() ? 0 : it->second.tokens;
+}
+
+bool Replica::evict_prefix(std::int64_t needed) {
+  for (auto it = prefix_lru_.begin(); it != prefix_lru_.end() && needed > 0;) {
+    CachedPrefix& entry = prefixes_.at(*it);
+    if (entry.users > 0) {
+      ++it;
+      continue;
+    }
+    const std::int64_t blocks = entry.tokens / scheduler_.block_size;
+    used_blocks_ -= blocks;
+    cached_blocks_ -= blocks;
+    needed -= blocks;
+    prefixes_.erase(*it);
+    it = prefix_lru_.erase(it);
+  }
+  return needed <= 0;
+}
+
+bool Replica::take_blocks(std::int64_t blocks) {
+  if (blocks <= 0) return true;
+  const std::int64_t free = kv_blocks_ - used_blocks_;
+  if (free < blocks && !evict_prefix(blocks - free)) return false;
+  used_blocks_ += blocks;
+  stats_.peak_blocks = std::max(stats_.peak_blocks, used_blocks_);
+  return true;
+}
+
+bool Replica::grow(Sequence& s, std::int64_t kv_after) {
+  const std::int64_t need = blocks_for(kv_after) - s.hit_blocks - s.blocks;
+  if (!take_blocks(need)) return false;
+  s.blocks += std::max<std::int64_t>(0, need);
+  return true;
+}
+
+void Replica::release(Sequence& s, bool keep_prefix) {
+  const RequestRecord& r = *s.record;
+  if (keep_prefix && scheduler_.prefix_caching && r.request.prefix_id >= 0 && r.request.reusable_tokens > 0) {
+    // Its full blocks of the reusable context stay cached (moved from the sequence to the cache).
+    const std::int64_t want = std::min(r.request.reusable_tokens, s.kv) / scheduler_.block_size * scheduler_.block_size;
+    auto [it, fresh] = prefixes_.try_emplace(r.request.prefix_id);
+    if (fresh) it->second.lru = prefix_lru_.insert(prefix_lru_.end(), r.request.prefix_id);
+    const std::int64_t moved = std::min(s.blocks, want / scheduler_.block_size - it->second.tokens / scheduler_.block_size);
+    if (moved > 0) {
+      it->second.tokens += moved * scheduler_.block_size;
+      cached_blocks_ += moved;
+      s.blocks -= moved;
+    }
+    prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
+  }
+  if (s.hit_blocks > 0) {
+    if (auto it = prefixes_.find(r.request.prefix_id); it != prefixes_.end()) --it->second.users;
+  }
+  used_blocks_ -= s.blocks;
+  s.blocks = 0;
+  s.hit_blocks = 0;
+}
+
+void Replica::submit(RequestRecord& record) {
+  const Request& r = record.request;
+  record.replica = index_;
+  const bool too_long = blocks_for(r.input_tokens + (role_ == ReplicaRole::prefill ? 1 : r.output_tokens)) > kv_blocks_ ||
+                        (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens);
+  if (too_long || (scheduler_.max_queue > 0 && static_cast<int>(waiting_.size()) >= scheduler_.max_queue)) {
+    record.rejected = true;
+    record.finish_s = now_s();
+    if (events_.finished) events_.finished(record);
+    return;
+  }
+  auto s = std::make_unique<Sequence>();
+  s->record = &record;
+  s->prompt = r.input_tokens;
+  waiting_.push_back(std::move(s));
+  ++outstanding_;
+  maybe_schedule();
+}
+
+void Replica::submit_prefilled(RequestRecord& record) {
+  const Request& r = record.request;
+  record.replica = index_;
+  if (blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_) {
+    record.rejected = true;
+    record.finish_s = now_s();
+    if (events_.finished) events_.finished(record);
+    return;
+  }
+  auto s = std::make_unique<Sequence>();
+  s->record = &record;
+  s->prompt = r.input_tokens;
+  s->computed = s->prompt;
+  s->kv = s->prompt;
+  s->generated = 1;  // the prefill pool sampled the first token
+  s->last_token_s = record.first_token_s;
+  waiting_.push_back(std::move(s));
+  ++outstanding_;
+  maybe_schedule();
+}
+
+void Replica::preempt_one(std::size_t protect_from) {
+  // The most recently admitted running sequence that is not yet in this batch (vLLM's choice).
+  std::unique_ptr<Sequence> victim = std::move(running_.back());
+  running_.pop_back();
+  (void)protect_from;
+  Sequence& s = *victim;
+  ++s.record->preemptions;
+  ++stats_.preemptions;
+  if (scheduler_.preemption == PreemptionMode::swap) {
+    iteration_swap_s_ += static_cast<double>(s.kv) * kv_bytes_per_token_ / host_bytes_per_s_;
+    release(s, false);
+    s.swapped = true;
+  } else {
+    release(s, false);
+    s.prompt = s.record->request.input_tokens + std::max<std::int64_t>(0, s.generated - 1);
+    s.computed = 0;
+    s.kv = 0;
+  }
+  waiting_.push_front(std::move(victim));
+}
+
+bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch) {
+  if (s.swapped) {
+    if (!take_blocks(blocks_for(s.kv))) return false;
+    s.blocks = blocks_for(s.kv);
+    s.swapped = false;
+    iteration_swap_s_ += static_cast<double>(s.kv) * kv_bytes_per_token_ / host_bytes_per_s_;
+  }
+  if (s.decoding()) {  // swapped back in, or a prefilled request at a decode replica
+    const std::int64_t q = 1 + speculative_.tokens;
+    if (budget < q || !grow(s, s.kv + q)) return false;
+    s.chunk = q;
+    batch.push_back({q, s.kv + q, true});
+    return true;
+  }
+  const Request& r = s.record->request;
+  if (s.computed == 0 && scheduler_.prefix_caching && r.prefix_id >= 0) {
+    if (auto it = prefixes_.find(r.prefix_id); it != prefixes_.end()) {
+      const std::int64_t bs = scheduler_.block_size;
+      const std::int64_t hit =
+          std::min({it->second.tokens, r.prefix_tokens / bs * bs, (s.prompt - 1) / bs * bs});
+      if (hit > 0) {
+        s.hit_blocks = hit / bs;
+        s.computed = s.kv = hit;
+        ++it->second.users;
+        prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
+      }
+    }
+  }
+  const std::int64_t remaining = s.prompt - s.computed;
+  const std::int64_t chunk = scheduler_.chunked_prefill ? std::min(remaining, budget) : remaining;
+  // GUARANTEED_NO_EVICT: the blocks of the whole output are taken at admission.
+  const std::int64_t reserve =
+      scheduler_.reserve_output ? s.prompt + r.output_tokens - std::max<std::int64_t>(0, s.generated - 1) : s.kv + chunk;
+  if (chunk < 1 || chunk > budget || !grow(s, std::max(reserve, s.kv + chunk))) {
+    if (s.hit_blocks > 0 && s.blocks == 0) {  // undo the lookup: it is retried next iteration
+      release(s, false);
+      s.computed = s.kv = 0;
+    }
+    return false;
+  }
+  if (s.record->scheduled_s < 0) {
+    s.record->scheduled_s = now_s();
+    s.record->prefix_hit_tokens = s.computed;
+    stats_.prefix_hit_tokens += s.computed;
+    stats_.prompt_tokens += r.input_tokens;
+  }
+  s.chunk = chunk;
+  batch.push_back({chunk, s.kv + chunk, false});
+  return true;
+}
+
+void Replica::maybe_schedule() {
+  if (!busy_ && (!waiting_.empty() || !running_.empty())) run_iteration();
+}
+
+void Replica::run_iteration() {
+  batch_.clear();
+  batch_sequences_.clear();
+  iteration_swap_s_ = 0;
+  const double now = now_s();
+  stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
+  last_change_s_ = now;
+  std::int64_t budget = scheduler_.max_batched_tokens;
+  const auto schedule_running = [&](bool decodes, bool prefills) {
+    for (std::size_t i = 0; i < running_.size() && static_cast<int>(batch_.size()) < scheduler_.max_sequences; ++i) {
+      Sequence& s = *running_[i];
+      if (s.decoding() ? !decodes : !prefills) continue;
+      if (s.decoding()) {
+        const std::int64_t q = 1 + speculative_.tokens;
+        if (budget < q) break;
+        bool fits = grow(s, s.kv + q);
+        while (!fits && running_.size() > i + 1) {
+          preempt_one(i + 1);
+          fits = grow(s, s.kv + q);
+        }
+        if (!fits) {  // nothing left to preempt but itself
+          preempt_one(i);
+          break;
+        }
+        s.chunk = q;
+        batch_.push_back({q, s.kv + q, true});
+      } else {
+        const std::int64_t chunk = std::min(s.prompt - s.computed, budget);
+        if (chunk < 1 || !grow(s, s.kv + chunk)) continue;
+        s.chunk = chunk;
+        batch_.push_back({chunk, s.kv + chunk, false});
+      }
+      budget -= s.chunk;
+      batch_sequences_.push_back(&s);
+    }
+  };
+  const auto admit_waiting = [&] {
+    while (!waiting_.empty() && budget > 0 && static_cast<int>(batch_.size()) < scheduler_.max_sequences) {
+      Sequence& s = *waiting_.front();
+      if (!admit(s, budget, batch_)) break;
+      budget -= s.chunk;
+      batch_sequences_.push_back(&s);
+      running_.push_back(std::move(waiting_.front()));
+      waiting_.pop_front();
+    }
+  };
+  if (scheduler_.policy == SchedulePolicy::decode_first) {
+    schedule_running(true, true);
+    admit_waiting();
+  } else if (scheduler_.policy == SchedulePolicy::static_batch) {
+    if (running_.empty()) {
+      admit_waiting();
+    } else {
+      schedule_running(true, true);
+    }
+  } else {
+    schedule_running(false, true);  // chunks of prompts already started
+    admit_waiting();
+    if (batch_.empty()) schedule_running(true, false);
+  }
+  if (batch_.empty()) return;  // nothing fits: wait for an arrival (cannot happen with a running set)
+  IterationCost cost = exact_cost_ ? cost_->exact(batch_) : cost_->cost(batch_);
+  if (speculative_.tokens > 0) {
+    // Draft proposals: `tokens` draft steps over the decoding sequences.
+    std::int64_t decodes = 0;
+    for (const BatchEntry& e : batch_) decodes += e.decode ? 1 : 0;
+    if (decodes > 0) {
+      const double draft = speculative_.tokens * speculative_.draft_cost_fraction * cost.time_s;
+      cost.time_s += draft;
+      cost.memory_bound_s += draft;
+    }
+  }
+  // Host work: scheduling, input preparation, sampling and output processing of this batch.
+  const double host = scheduler_.iteration_overhead_s +
+                      scheduler_.iteration_overhead_per_sequence_s * static_cast<double>(batch_.size());
+  const double exposed = scheduler_.overlap_host ? std::max(0.0, host - cost.time_s) : host;
+  cost.time_s += exposed;
+  cost.host_s += exposed;
+  cost.time_s += iteration_swap_s_;
+  stats_.swap_s += iteration_swap_s_;
+  stats_.compute_bound_s += cost.compute_bound_s;
+  stats_.memory_bound_s += cost.memory_bound_s;
+  stats_.communication_s += cost.communication_s;
+  stats_.host_s += cost.host_s;
+  stats_.flops += cost.flops;
+  stats_.hbm_bytes += cost.hbm_bytes;
+  stats_.busy_s += cost.time_s;
+  ++stats_.iterations;
+  busy_ = true;
+  iteration_start_s_ = now;
+  executor_->add_work(stream_, exec::Work{engine::seconds_to_ps(cost.time_s), {}},
+                      {exec::TaskKind::compute, 0, cost.flops, cost.hbm_bytes}, "iteration");
+}
+
+void Replica::finish_iteration() {
+  if (!busy_) return;
+  busy_ = false;
+  const double now = now_s();
+  stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
+  last_change_s_ = now;
+  std::bernoulli_distribution accept(std::clamp(speculative_.acceptance, 0.0, 1.0));
+  bool any_done = false;
+  for (Sequence* s : batch_sequences_) {
+    RequestRecord& r = *s->record;
+    std::int64_t tokens = 0;
+    if (!s->decoding()) {
+      s->computed += s->chunk;
+      s->kv += s->chunk;
+      stats_.prefill_tokens += s->chunk;
+      if (s->decoding()) tokens = 1;  // the prompt is done: its next token is sampled
+    } else {
+      tokens = 1;
+      for (int k = 0; k < speculative_.tokens && accept(acceptance_rng_); ++k) ++tokens;
+      s->kv += tokens;
+      stats_.decode_tokens += tokens;
+    }
+    if (tokens == 0) continue;
+    if (s->generated == 0) {
+      r.first_token_s = now;
+    } else {
+      stats_.itl.add(now - s->last_token_s);
+      if (tokens > 1) stats_.itl.add(0.0, static_cast<double>(tokens - 1));
+    }
+    s->generated = std::min(r.request.output_tokens, s->generated + tokens);
+    s->last_token_s = now;
+    const bool handoff = role_ == ReplicaRole::prefill;
+    if (s->generated >= r.request.output_tokens || handoff) {
+      if (!handoff) r.finish_s = now;
+      release(*s, true);
+      s->record = nullptr;  // marks it for removal below
+      any_done = true;
+      --outstanding_;
+      if (handoff && r.request.output_tokens > 1) {
+        if (events_.prefilled) events_.prefilled(r);
+      } else {
+        r.finish_s = now;
+        if (events_.finished) events_.finished(r);
+      }
+    }
+  }
+  if (any_done) {
+    std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->record == nullptr; });
+  }
+  maybe_schedule();
+}
+
+void Replica::close(double now_s) {
+  stats_.block_seconds += static_cast<double>(used_blocks_) * (now_s - last_change_s_);
+  last_change_s_ = now_s;
+}
+
+}  // namespace clustersim::serving

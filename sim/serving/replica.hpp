@@ -1,0 +1,209 @@
+#pragma once
+/// One model instance serving requests: a vLLM-style continuous-batching scheduler over a
+/// paged KV cache, driving iterations whose time comes from the IterationCostModel.
+///
+/// Each iteration the scheduler builds a batch within max_sequences sequences and
+/// max_batched_tokens query tokens:
+///   * decode_first (vLLM's scheduler with chunked prefill, Sarathi-Serve): every running
+///     sequence's decode step first, then the chunks of prompts being prefilled, then new
+///     prompts from the waiting queue (FCFS), each chunk as large as the token budget left;
+///   * prefill_first (vLLM's scheduler without chunked prefill, Orca): waiting prompts first,
+///     whole, as many as fit; when none is admitted, a decode step of every running sequence;
+///   * static_batch (TensorRT-LLM's gptSessionBenchmark): a batch of up to max_sequences
+///     prompts is prefilled together and decoded until its last request ends; only then is
+///     the next batch admitted.
+/// Without chunked prefill a prompt runs whole in one iteration (a prompt above
+/// max_batched_tokens is rejected).
+/// KV cache: blocks of block_size tokens; a sequence holds ceil(kv / block_size) blocks. When a
+/// decode step finds no free block, the most recently arrived running sequence is preempted
+/// (vLLM): recompute frees its blocks and sends it back to the queue's head to prefill its
+/// prompt and generated tokens again; swap copies its blocks to host memory over the host link
+/// (the copy's time is added to the iteration) and brings them back before it runs again.
+/// Prefix caching: the full blocks of a shared prefix stay cached after their request ends
+/// (referenced while used, evicted least recently used when blocks run out); a later request
+/// with the same prefix skips the cached tokens' prefill.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/config/name_table.hpp"
+#include "sim/platform/session.hpp"
+#include "sim/serving/iteration_cost.hpp"
+#include "sim/serving/metrics.hpp"
+#include "sim/serving/requests.hpp"
+
+namespace clustersim::exec {
+class Executor;
+class TaskGraph;
+}  // namespace clustersim::exec
+
+namespace clustersim::serving {
+
+enum class SchedulePolicy : std::uint8_t { decode_first, prefill_first, static_batch };
+const config::NameTable<SchedulePolicy>& schedule_policy_names();
+enum class PreemptionMode : std::uint8_t { recompute, swap };
+const config::NameTable<PreemptionMode>& preemption_mode_names();
+
+/// The scheduler's limits (`workload.scheduler`).
+struct SchedulerSpec {
+  int max_sequences = 256;                 ///< vLLM max_num_seqs
+  std::int64_t max_batched_tokens = 8192;  ///< vLLM max_num_batched_tokens
+  bool chunked_prefill = true;
+  SchedulePolicy policy = SchedulePolicy::decode_first;
+  int block_size = 16;                     ///< tokens per KV block
+  double memory_utilisation = 0.9;         ///< fraction of HBM for weights, activations and the KV cache
+  PreemptionMode preemption = PreemptionMode::recompute;
+  int max_queue = 0;                       ///< waiting requests a replica accepts; 0: unbounded
+  bool prefix_caching = false;
+  double iteration_overhead_s = 0;         ///< host time per iteration (scheduling, sampling, launches)
+  double iteration_overhead_per_sequence_s = 0;  ///< more host time per sequence in the batch
+  /// The host work of the next iteration runs while the GPU runs this one (SGLang's overlap
+  /// scheduler): only max(0, host - GPU) is exposed.
+  bool overlap_host = false;
+  /// Admission reserves the blocks of the whole output (TensorRT-LLM's GUARANTEED_NO_EVICT):
+  /// nothing is ever preempted.
+  bool reserve_output = false;
+  /// The KV cache is memory_utilisation of the memory left after weights and activations
+  /// (TensorRT-LLM's free_gpu_memory_fraction), not of all memory (vLLM).
+  bool kv_of_free_memory = false;
+};
+
+/// Speculative decoding (`workload.speculative`): each decode step proposes `tokens` draft
+/// tokens and the target model verifies them in one pass (1 + tokens query tokens); each is
+/// accepted with probability `acceptance` until the first rejection, plus the verifier's own
+/// token: 1 to tokens + 1 tokens per step.
+struct SpeculativeSpec {
+  int tokens = 0;                 ///< 0: off
+  double acceptance = 0.7;
+  /// Draft cost per proposed token, as a fraction of one target decode step of the same batch
+  /// (a draft model of a tenth of the target's layers and width ~0.1; an MTP head: one layer
+  /// of the target, 1 / layers).
+  double draft_cost_fraction = 0.1;
+};
+
+/// What happened to one request.
+struct RequestRecord {
+  Request request;
+  double scheduled_s = -1;    ///< first admitted into a batch
+  double first_token_s = -1;
+  double finish_s = -1;
+  std::int64_t prefix_hit_tokens = 0;
+  int preemptions = 0;
+  bool rejected = false;
+  int replica = -1;           ///< where it was (its decode replica when disaggregated)
+};
+
+/// What a replica hands its owner when an iteration ends.
+struct ReplicaEvents {
+  /// A request's last token was produced (or it was rejected).
+  std::function<void(RequestRecord&)> finished;
+  /// Disaggregated prefill: a request's prompt is done and its first token produced; the
+  /// owner moves its KV cache to a decode replica.
+  std::function<void(RequestRecord&)> prefilled;
+};
+
+/// Running totals of a replica, for the metrics and time series.
+struct ReplicaStats {
+  std::int64_t iterations = 0;
+  double busy_s = 0;
+  double compute_bound_s = 0, memory_bound_s = 0, communication_s = 0, host_s = 0, swap_s = 0;
+  double flops = 0, hbm_bytes = 0;
+  std::int64_t prefill_tokens = 0, decode_tokens = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t prefix_hit_tokens = 0, prompt_tokens = 0;
+  std::int64_t peak_blocks = 0;
+  double block_seconds = 0;  ///< integral of used blocks over time
+  LatencyHistogram itl;  ///< inter-token gaps, one per token after the first
+};
+
+enum class ReplicaRole : std::uint8_t { mixed, prefill, decode };
+const config::NameTable<ReplicaRole>& replica_role_names();
+
+class Replica {
+ public:
+  /// `kv_blocks` blocks of the KV cache (> 0); `host_bytes_per_s` the host link for swaps.
+  Replica(int index, ReplicaRole role, IterationCostModel& cost, const SchedulerSpec& scheduler,
+          const SpeculativeSpec& speculative, std::int64_t kv_blocks, double kv_bytes_per_token,
+          double host_bytes_per_s, bool exact_cost);
+  ~Replica();
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  /// Binds to the session and its engine; `speed` is the first accelerator's speed profile.
+  void start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events);
+  /// A request arrives (routed here); it is queued (or rejected when the queue is full).
+  void submit(RequestRecord& record);
+  /// Disaggregated decode: a request whose KV cache arrived; it joins the running set when its
+  /// blocks fit (else it waits in the queue's order).
+  void submit_prefilled(RequestRecord& record);
+
+  int index() const { return index_; }
+  ReplicaRole role() const { return role_; }
+  /// Requests queued or running here (the router's load).
+  std::int64_t outstanding() const { return outstanding_; }
+  std::int64_t queued() const { return static_cast<std::int64_t>(waiting_.size()); }
+  /// Is an iteration running?
+  bool busy() const { return busy_; }
+  /// Tokens of `prefix_id` cached here (prefix-aware routing).
+  std::int64_t cached_prefix_tokens(std::int64_t prefix_id) const;
+  std::int64_t kv_blocks() const { return kv_blocks_; }
+  std::int64_t used_blocks() const { return used_blocks_; }
+  const ReplicaStats& stats() const { return stats_; }
+  /// Closes the block-seconds integral at `now_s`.
+  void close(double now_s);
+
+ private:
+  struct Sequence;
+  struct CachedPrefix {
+    std::int64_t tokens = 0;  // cached, a whole number of blocks
+    int users = 0;            // running sequences reading it
+    std::list<std::int64_t>::iterator lru;
+  };
+
+  void maybe_schedule();
+  void run_iteration();
+  void finish_iteration();
+  bool admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch);
+  bool grow(Sequence& s, std::int64_t kv_after);
+  void preempt_one(std::size_t protect_from);
+  void release(Sequence& s, bool keep_prefix);
+  std::int64_t blocks_for(std::int64_t tokens) const;
+  bool take_blocks(std::int64_t blocks);
+  bool evict_prefix(std::int64_t needed);
+  double now_s() const;
+
+  int index_;
+  ReplicaRole role_;
+  IterationCostModel* cost_;
+  SchedulerSpec scheduler_;
+  SpeculativeSpec speculative_;
+  std::int64_t kv_blocks_;
+  double kv_bytes_per_token_;
+  double host_bytes_per_s_;
+  bool exact_cost_;
+
+  platform::Session* session_ = nullptr;
+  ReplicaEvents events_;
+  std::unique_ptr<exec::TaskGraph> graph_;
+  std::unique_ptr<exec::Executor> executor_;
+  int stream_ = -1;
+  bool busy_ = false;
+
+  std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
+  std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order
+  std::vector<BatchEntry> batch_;
+  std::vector<Sequence*> batch_sequences_;
+  double iteration_start_s_ = 0, iteration_swap_s_ = 0;
+  std::int64_t used_blocks_ = 0, cached_blocks_ = 0, outstanding_ = 0;
+  double last_change_s_ = 0;
+  std::unordered_map<std::int64_t, CachedPrefix> prefixes_;
+  std::list<std::int64_t> prefix_lru_;  // front: least recently used
+  std::mt19937_64 acceptance_rng_;
+  ReplicaStats stats_;
+};
+
+}  // namespace clustersim::serving

@@ -1,0 +1,626 @@
+#include "sim/serving/serving_workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "models/memory/memory_footprint.hpp"
+#include "models/memory/memory_hierarchy.hpp"
+#include "models/power/cost_model.hpp"
+#include "models/power/power_model.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/platform/platform.hpp"
+
+namespace clustersim::serving {
+
+const config::NameTable<WeightFormat>& weight_format_names() {
+  static const config::NameTable<WeightFormat> names(
+      "weight format", {{"bf16", WeightFormat::bf16},
+                        {"fp16", WeightFormat::fp16},
+                        {"fp8", WeightFormat::fp8},
+                        {"int8", WeightFormat::int8},
+                        {"int4", WeightFormat::int4},
+                        {"fp4", WeightFormat::fp4}});
+  return names;
+}
+
+double weight_format_bytes(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::bf16:
+    case WeightFormat::fp16:
+      return 2;
+    case WeightFormat::fp8:
+    case WeightFormat::int8:
+      return 1;
+    case WeightFormat::int4:
+    case WeightFormat::fp4:
+      return 0.5;
+  }
+  return 2;
+}
+
+models::Dtype weight_format_math(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::fp16:
+      return models::Dtype::fp16;
+    case WeightFormat::fp8:
+      return models::Dtype::fp8;
+    case WeightFormat::fp4:
+      return models::Dtype::fp4;
+    default:
+      return models::Dtype::bf16;
+  }
+}
+
+const config::NameTable<RouterPolicy>& router_policy_names() {
+  static const config::NameTable<RouterPolicy> names("router policy",
+                                                     {{"round_robin", RouterPolicy::round_robin},
+                                                      {"least_outstanding", RouterPolicy::least_outstanding},
+                                                      {"shortest_queue", RouterPolicy::shortest_queue},
+                                                      {"prefix_aware", RouterPolicy::prefix_aware}});
+  return names;
+}
+
+int ServingSpec::accelerators() const {
+  int total = 0;
+  for (const PoolSpec& pool : pools) total += pool.accelerators();
+  return total;
+}
+
+bool ServingSpec::disaggregated() const {
+  return std::any_of(pools.begin(), pools.end(), [](const PoolSpec& p) { return p.role != ReplicaRole::mixed; });
+}
+
+namespace {
+
+/// The weights one device of an instance holds, bytes: every parameter over tp x pp, except
+/// that with ep > 1 the routed experts are split over ep instead of tp.
+double device_weight_bytes(const ServingSpec& spec, const PoolSpec& pool) {
+  const models::TransformerSpec& m = spec.model;
+  const double bytes = weight_format_bytes(spec.precision.weights);
+  const double experts = m.is_moe() ? m.expert_parallel_parameters() : 0.0;
+  const double rest = m.total_parameters() - experts;
+  return (rest / pool.tp + experts / std::max(pool.ep, 1) * (pool.ep > 1 ? 1.0 : 1.0 / pool.tp)) * bytes / pool.pp;
+}
+
+/// The longest prompt the requests can have: the distribution's upper end (fixed: the value;
+/// normal and lognormal: mean + 4 standard deviations), within its max, plus a system prompt;
+/// a trace or an empirical file: the model's context (or 32,768 tokens when unknown).
+double longest_prompt(const RequestsSpec& requests, std::int64_t context = 0) {
+  const LengthSpec& in = requests.input;
+  const double fallback = context > 0 ? static_cast<double>(context) : 32768.0;
+  double longest = fallback;
+  if (requests.arrival.process != ArrivalProcess::trace) {
+    switch (in.kind) {
+      case LengthKind::fixed:
+        longest = in.value;
+        break;
+      case LengthKind::uniform:
+        longest = in.max;
+        break;
+      case LengthKind::normal:
+      case LengthKind::lognormal:
+        longest = in.mean + 4 * in.stddev;
+        break;
+      case LengthKind::empirical:
+        longest = fallback;
+        break;
+    }
+    longest = std::min(longest, in.max) + static_cast<double>(requests.prefix.groups > 0 ? requests.prefix.tokens : 0);
+  }
+  return std::max(longest, 1.0);
+}
+
+/// Peak activations and workspace of the largest iteration on one device, bytes: the hidden
+/// states and the widest intermediate (QKV or the MLP's up-projection) of max_batched_tokens
+/// tokens, the fp32 logits of max_sequences sequences, and 1 GiB of runtime workspace (CUDA
+/// context, cuBLAS and NCCL buffers, CUDA graphs; models::kDefaultWorkspaceBytes).
+double device_activation_bytes(const ServingSpec& spec, const PoolSpec& pool) {
+  const models::TransformerSpec& m = spec.model;
+  const double act = models::dtype_bytes(spec.precision.activations);
+  // The largest iteration: the token budget, or the longest prompts of a full batch when the
+  // budget is looser (static batching runs a whole batch's prompts at once).
+  const double tokens = std::min(static_cast<double>(spec.scheduler.max_batched_tokens),
+                                 static_cast<double>(spec.scheduler.max_sequences) * longest_prompt(spec.requests));
+  const double widest =
+      std::max(static_cast<double>((m.num_attention_heads + 2 * m.num_key_value_heads) * m.head_dim()),
+               2.0 * static_cast<double>(std::max(m.intermediate_size, m.moe.moe_intermediate_size))) /
+      pool.tp;
+  const double logits = static_cast<double>(spec.scheduler.max_sequences) * static_cast<double>(m.vocab_size) / pool.tp * 4;
+  return tokens * (2.0 * static_cast<double>(m.hidden_size) + widest) * act + logits + models::kDefaultWorkspaceBytes;
+}
+
+}  // namespace
+
+InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& pool,
+                                    const models::AcceleratorSpec& accelerator) {
+  InstanceMemory memory;
+  memory.capacity = accelerator.hbm_capacity_bytes * spec.scheduler.memory_utilisation;
+  memory.weights = device_weight_bytes(spec, pool);
+  memory.activations = device_activation_bytes(spec, pool);
+  memory.kv_cache = spec.scheduler.kv_of_free_memory
+                        ? spec.scheduler.memory_utilisation *
+                              (accelerator.hbm_capacity_bytes - memory.weights - memory.activations)
+                        : memory.capacity - memory.weights - memory.activations;
+  memory.kv_bytes_per_token = models::kv_cache_bytes(spec.model, 1.0, models::dtype_bytes(spec.precision.kv_cache), pool.tp) /
+                              pool.pp;
+  const double block_bytes = memory.kv_bytes_per_token * spec.scheduler.block_size;
+  memory.kv_blocks = memory.kv_cache > 0 ? static_cast<std::int64_t>(std::floor(memory.kv_cache / block_bytes)) : 0;
+  if (memory.kv_blocks < 1) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    throw models::DoesNotFitError(fmt::format(
+        "pool '{}' does not fit: {} on {} (tp {} x pp {}) needs {:.1f} GiB of weights and {:.1f} GiB of activations and "
+        "workspace per device, but {:.1f} GiB ({:.0f} % of {:.1f} GiB) leaves no room for one KV block",
+        pool.name, spec.model.name, accelerator.name, pool.tp, pool.pp, memory.weights / kGiB, memory.activations / kGiB,
+        memory.capacity / kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / kGiB));
+  }
+  return memory;
+}
+
+namespace {
+
+struct Pool {
+  const PoolSpec* spec = nullptr;
+  models::AcceleratorSpec accelerator;
+  std::unique_ptr<models::ComputeModel> own_compute;  // when the pool's accelerator is not the cluster's
+  std::unique_ptr<IterationCostModel> cost;
+  InstanceMemory memory;
+  int first_accelerator = 0;
+  std::vector<int> replicas;  // indices into ServingWorkload::replicas_
+};
+
+class ServingWorkload final : public platform::Workload {
+ public:
+  ServingWorkload(const ServingSpec& spec, const platform::Platform& platform, const platform::Allocation& allocation,
+                  const platform::SessionOptions& options);
+  void start(platform::Session& session, std::function<void()> on_done) override;
+  std::unique_ptr<platform::WorkloadResult> finish(platform::Session& session) override;
+
+ private:
+  double now_s() const { return engine::ps_to_seconds(session_->engine().now()); }
+  void schedule_arrival(const Request& request);
+  void arrive(std::size_t record);
+  void schedule_next_open_loop();
+  Replica& route(const RequestRecord& record, ReplicaRole role);
+  void on_finished(RequestRecord& record);
+  void on_prefilled(RequestRecord& record);
+  void sample();
+  void fill_pools(ServingResult& result) const;
+  void fill_energy(ServingResult& result) const;
+
+  const ServingSpec& spec_;
+  const platform::Platform& platform_;
+  platform::SessionOptions options_;
+  std::vector<Pool> pools_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  RequestGenerator generator_;
+  std::deque<RequestRecord> records_;
+  platform::Session* session_ = nullptr;
+  std::function<void()> on_done_;
+  std::int64_t finished_ = 0;
+  std::int64_t in_flight_ = 0;  // arrivals scheduled and KV transfers started, not yet delivered
+  bool exhausted_ = false, done_ = false;
+  std::size_t round_robin_ = 0;
+  double first_arrival_s_ = -1, last_finish_s_ = 0;
+  std::int64_t tokens_at_last_sample_ = 0, output_tokens_ = 0;
+  std::vector<ServingSample> series_;
+};
+
+ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platform& platform,
+                                 const platform::Allocation& allocation, const platform::SessionOptions& options)
+    : spec_(spec), platform_(platform), options_(options), generator_(spec.requests, options.seed) {
+  if (spec.pools.empty()) throw ConfigError("a serving workload needs at least one pool");
+  if (spec.accelerators() > allocation.count) {
+    throw ConfigError(fmt::format("the pools need {} accelerators, but the workload has {}", spec.accelerators(),
+                                  allocation.count));
+  }
+  int next = allocation.first;
+  pools_.reserve(spec.pools.size());
+  for (const PoolSpec& pool_spec : spec.pools) {
+    Pool& pool = pools_.emplace_back();
+    pool.spec = &pool_spec;
+    pool.accelerator = pool_spec.accelerator.value_or(platform.cluster().accelerator);
+    const models::ComputeModel* compute = &platform.compute();
+    if (pool_spec.accelerator && pool_spec.accelerator->name != platform.cluster().accelerator.name) {
+      pool.own_compute = std::make_unique<models::ComputeModel>(pool.accelerator);
+      compute = pool.own_compute.get();
+    }
+    pool.memory = plan_instance_memory(spec, pool_spec, pool.accelerator);
+    pool.first_accelerator = next;
+    InstanceLayout layout;
+    layout.model = spec.model;
+    layout.sharding.tp = pool_spec.tp;
+    layout.sharding.ep = pool_spec.ep;
+    layout.sharding.gemm_dtype = weight_format_math(spec.precision.weights);
+    layout.sharding.unquantized_gemm_dtype = models::Dtype::bf16;
+    layout.sharding.weight_bytes = weight_format_bytes(spec.precision.weights);
+    layout.sharding.activation_dtype = spec.precision.activations;
+    layout.sharding.attention_dtype =
+        spec.precision.kv_cache == models::Dtype::fp8 ? models::Dtype::fp8 : spec.precision.activations;
+    layout.routing = spec.moe;
+    layout.pp = pool_spec.pp;
+    layout.host_overhead_s = 0;  // the replica adds the scheduler's host time
+    // Every instance of a pool is laid out alike: the first one's groups time the collectives.
+    for (int a = 0; a < pool_spec.tp * pool_spec.pp; ++a) layout.accelerators.push_back(next + a);
+    pool.cost = std::make_unique<IterationCostModel>(*compute, platform.collectives(), std::move(layout));
+    next += pool_spec.accelerators();
+  }
+  const double host_bytes_per_s = platform.memory().has(models::MemoryLevelKind::host)
+                                      ? platform.memory().level(models::MemoryLevelKind::host).bytes_per_s
+                                      : 0.0;
+  if (spec.scheduler.preemption == PreemptionMode::swap && !(host_bytes_per_s > 0)) {
+    throw ConfigError("preemption: swap needs host memory (the accelerator's memory.host_bandwidth)");
+  }
+  for (Pool& pool : pools_) {
+    for (int r = 0; r < pool.spec->replicas; ++r) {
+      pool.replicas.push_back(static_cast<int>(replicas_.size()));
+      replicas_.push_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost,
+                                                    spec.scheduler, spec.speculative, pool.memory.kv_blocks,
+                                                    pool.memory.kv_bytes_per_token, host_bytes_per_s, spec.exact_cost));
+    }
+  }
+}
+
+void ServingWorkload::start(platform::Session& session, std::function<void()> on_done) {
+  session_ = &session;
+  on_done_ = std::move(on_done);
+  ReplicaEvents events;
+  events.finished = [this](RequestRecord& r) { on_finished(r); };
+  events.prefilled = [this](RequestRecord& r) { on_prefilled(r); };
+  for (std::size_t p = 0; p < pools_.size(); ++p) {
+    for (int index : pools_[p].replicas) {
+      const int first = pools_[p].first_accelerator +
+                        (index - pools_[p].replicas.front()) * pools_[p].spec->tp * pools_[p].spec->pp;
+      replicas_[static_cast<std::size_t>(index)]->start(session, platform_.accelerator_speed(first), events);
+    }
+  }
+  if (generator_.closed_loop()) {
+    for (const Request& r : generator_.initial_clients()) schedule_arrival(r);
+    exhausted_ = generator_.sent() >= spec_.requests.count;
+  } else {
+    schedule_next_open_loop();
+  }
+  session.engine().schedule_after(engine::seconds_to_ps(1.0), [this](engine::Engine&) { sample(); });
+}
+
+void ServingWorkload::schedule_arrival(const Request& request) {
+  records_.push_back(RequestRecord{request});
+  const std::size_t index = records_.size() - 1;
+  const engine::TimePs at = std::max(session_->engine().now(), engine::seconds_to_ps(request.arrival_s));
+  ++in_flight_;
+  session_->engine().schedule_at(at, [this, index](engine::Engine&) {
+    --in_flight_;
+    arrive(index);
+  });
+}
+
+void ServingWorkload::schedule_next_open_loop() {
+  if (auto next = generator_.next()) {
+    schedule_arrival(*next);
+  } else {
+    exhausted_ = true;
+  }
+}
+
+void ServingWorkload::arrive(std::size_t index) {
+  RequestRecord& record = records_[index];
+  record.request.arrival_s = now_s();  // the engine's time (picoseconds) from here on
+  if (first_arrival_s_ < 0) first_arrival_s_ = now_s();
+  // The next open-loop request is drawn when this one arrives: one pending arrival at a time.
+  if (!generator_.closed_loop()) schedule_next_open_loop();
+  route(record, spec_.disaggregated() ? ReplicaRole::prefill : ReplicaRole::mixed).submit(record);
+}
+
+Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
+  std::vector<Replica*> candidates;
+  for (auto& replica : replicas_) {
+    if (replica->role() == role) candidates.push_back(replica.get());
+  }
+  if (candidates.empty()) throw SimulationError(fmt::format("no {} pool to route to", replica_role_names().name(role)));
+  const std::size_t n = candidates.size();
+  const std::size_t offset = round_robin_++ % n;
+  const auto pick = [&](auto better) {
+    Replica* best = candidates[offset];
+    for (std::size_t i = 1; i < n; ++i) {
+      Replica* c = candidates[(offset + i) % n];
+      if (better(*c, *best)) best = c;
+    }
+    return best;
+  };
+  const auto fewer_outstanding = [](const Replica& a, const Replica& b) { return a.outstanding() < b.outstanding(); };
+  RouterPolicy policy = role == ReplicaRole::decode ? RouterPolicy::least_outstanding : spec_.router;
+  switch (policy) {
+    case RouterPolicy::round_robin:
+      return *candidates[offset];
+    case RouterPolicy::least_outstanding:
+      return *pick(fewer_outstanding);
+    case RouterPolicy::shortest_queue:
+      return *pick([](const Replica& a, const Replica& b) {
+        return a.queued() != b.queued() ? a.queued() < b.queued() : a.outstanding() < b.outstanding();
+      });
+    case RouterPolicy::prefix_aware: {
+      const std::int64_t id = record.request.prefix_id;
+      if (id < 0) return *pick(fewer_outstanding);
+      Replica* best = pick([id](const Replica& a, const Replica& b) {
+        const auto ca = a.cached_prefix_tokens(id), cb = b.cached_prefix_tokens(id);
+        return ca != cb ? ca > cb : a.outstanding() < b.outstanding();
+      });
+      if (best->cached_prefix_tokens(id) > 0) return *best;
+      // Not cached anywhere yet: a fixed home per prefix, so its requests meet its cache.
+      return *candidates[static_cast<std::size_t>(id) % n];
+    }
+  }
+  return *candidates[offset];
+}
+
+void ServingWorkload::on_prefilled(RequestRecord& record) {
+  Replica& decode = route(record, ReplicaRole::decode);
+  const Pool* from = nullptr;
+  const Pool* to = nullptr;
+  for (const Pool& pool : pools_) {
+    const auto owns = [&](int replica) {
+      return std::find(pool.replicas.begin(), pool.replicas.end(), replica) != pool.replicas.end();
+    };
+    if (owns(record.replica)) from = &pool;
+    if (owns(decode.index())) to = &pool;
+  }
+  // The prompt's KV cache, every layer and head, from each device of the prefill instance to a
+  // device of the decode instance (pairs in order; the whole cache split evenly over them).
+  const double bytes = models::kv_cache_bytes(spec_.model, static_cast<double>(record.request.input_tokens),
+                                              models::dtype_bytes(spec_.precision.kv_cache), 1);
+  const int n_from = from->spec->tp * from->spec->pp, n_to = to->spec->tp * to->spec->pp;
+  const int first_from = from->first_accelerator +
+                         (record.replica - from->replicas.front()) * n_from;
+  const int first_to = to->first_accelerator + (decode.index() - to->replicas.front()) * n_to;
+  std::vector<std::vector<int>> pairs;
+  for (int i = 0; i < n_from; ++i) pairs.push_back({first_from + i, first_to + i % n_to});
+  RequestRecord* moving = &record;
+  ++in_flight_;
+  const auto deliver = [this, &decode, moving](engine::Engine&) {
+    --in_flight_;
+    decode.submit_prefilled(*moving);
+  };
+  if (pairs.front()[0] == pairs.front()[1]) {
+    session_->engine().schedule_after(0, deliver);
+    return;
+  }
+  exec::Work work = session_->comm().collective(models::CollectiveKind::send_recv, pairs, bytes / n_from);
+  if (work.asynchronous()) {
+    work.start(session_->engine(), deliver);
+  } else {
+    session_->engine().schedule_after(work.duration_ps, deliver);
+  }
+}
+
+void ServingWorkload::on_finished(RequestRecord& record) {
+  ++finished_;
+  if (!record.rejected) {
+    last_finish_s_ = std::max(last_finish_s_, record.finish_s);
+    output_tokens_ += record.request.output_tokens;
+  }
+  if (generator_.closed_loop() && record.request.client >= 0) {
+    if (auto next = generator_.next_for_client(record.request.client, now_s())) {
+      schedule_arrival(*next);
+    } else {
+      exhausted_ = true;
+    }
+  }
+  if (exhausted_ && finished_ == static_cast<std::int64_t>(records_.size()) && !done_) {
+    done_ = true;
+    for (auto& replica : replicas_) replica->close(now_s());
+    if (on_done_) on_done_();
+  }
+}
+
+void ServingWorkload::sample() {
+  if (done_) return;
+  // Nothing running and nothing on its way: the requests left can never finish (finish()
+  // reports them); stop sampling so the engine drains.
+  const bool running = in_flight_ > 0 || std::any_of(replicas_.begin(), replicas_.end(),
+                                                      [](const auto& replica) { return replica->busy(); });
+  if (!running) return;
+  ServingSample s;
+  s.time_s = now_s();
+  std::int64_t used = 0, blocks = 0;
+  for (const auto& replica : replicas_) {
+    s.queued += replica->queued();
+    used += replica->used_blocks();
+    blocks += replica->kv_blocks();
+  }
+  s.kv_utilisation = blocks > 0 ? static_cast<double>(used) / static_cast<double>(blocks) : 0.0;
+  s.output_tokens_per_s = static_cast<double>(output_tokens_ - tokens_at_last_sample_);
+  tokens_at_last_sample_ = output_tokens_;
+  series_.push_back(s);
+  session_->engine().schedule_after(engine::seconds_to_ps(1.0), [this](engine::Engine&) { sample(); });
+}
+
+std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Session& /*session*/) {
+  if (!done_) {
+    std::int64_t waiting = 0;
+    for (const auto& replica : replicas_) waiting += replica->outstanding();
+    throw SimulationError(fmt::format(
+        "the serving workload stopped with {} of {} requests unfinished ({} still queued or running): no replica could "
+        "make progress",
+        static_cast<std::int64_t>(records_.size()) - finished_, records_.size(), waiting));
+  }
+  auto result = std::make_unique<ServingResult>();
+  ServingResult& r = *result;
+  r.kind = "serving";
+  r.slo = spec_.slo;
+  r.duration_s = std::max(0.0, last_finish_s_ - std::max(0.0, first_arrival_s_));
+  std::vector<double> ttft, tpot, e2e, queue;
+  std::int64_t good = 0;
+  LatencyHistogram itl;
+  for (const auto& replica : replicas_) itl.merge(replica->stats().itl);
+  for (const RequestRecord& record : records_) {
+    ++r.requests;
+    if (record.rejected) {
+      ++r.rejected;
+      continue;
+    }
+    ++r.completed;
+    r.preemptions += record.preemptions;
+    const Request& q = record.request;
+    r.input_tokens += q.input_tokens;
+    r.output_tokens += q.output_tokens;
+    const double first = record.first_token_s - q.arrival_s;
+    const double tpot_one = q.output_tokens > 1 ? (record.finish_s - record.first_token_s) / static_cast<double>(q.output_tokens - 1) : 0.0;
+    ttft.push_back(first);
+    if (q.output_tokens > 1) tpot.push_back(tpot_one);
+    e2e.push_back(record.finish_s - q.arrival_s);
+    queue.push_back(std::max(0.0, record.scheduled_s - q.arrival_s));
+    const bool meets = (spec_.slo.ttft_s <= 0 || first <= spec_.slo.ttft_s) && (spec_.slo.tpot_s <= 0 || tpot_one <= spec_.slo.tpot_s);
+    if (meets) ++good;
+  }
+  r.ttft_s = summarize(ttft);
+  r.tpot_s = summarize(tpot);
+  r.e2e_s = summarize(e2e);
+  r.queue_s = summarize(queue);
+  r.itl_s = itl.summary();
+  if (spec_.slo.ttft_s > 0) r.slo_met = r.slo_met && percentile(ttft, spec_.slo.percentile) <= spec_.slo.ttft_s;
+  if (spec_.slo.tpot_s > 0) r.slo_met = r.slo_met && percentile(tpot, spec_.slo.percentile) <= spec_.slo.tpot_s;
+  if (r.rejected > 0) r.slo_met = false;
+  if (r.duration_s > 0) {
+    r.input_tokens_per_s = static_cast<double>(r.input_tokens) / r.duration_s;
+    r.output_tokens_per_s = static_cast<double>(r.output_tokens) / r.duration_s;
+    r.throughput_tokens_per_s = r.input_tokens_per_s + r.output_tokens_per_s;
+    r.requests_per_s = static_cast<double>(r.completed) / r.duration_s;
+    r.goodput_requests_per_s = static_cast<double>(good) / r.duration_s;
+  }
+  std::int64_t hits = 0, prompts = 0;
+  for (const auto& replica : replicas_) {
+    hits += replica->stats().prefix_hit_tokens;
+    prompts += replica->stats().prompt_tokens;
+  }
+  r.prefix_hit_rate = prompts > 0 ? static_cast<double>(hits) / static_cast<double>(prompts) : 0.0;
+  r.accelerators = spec_.accelerators();
+  fill_pools(r);
+  fill_energy(r);
+  r.series = series_;
+  r.records.assign(records_.begin(), records_.end());
+  // Headline metrics for the generic report paths.
+  r.metrics = {{"requests_per_s", r.requests_per_s, "1/s"},
+               {"output_tokens_per_s", r.output_tokens_per_s, "1/s"},
+               {"ttft_p99", r.ttft_s.p99, "s"},
+               {"tpot_p99", r.tpot_s.p99, "s"}};
+  r.notes.push_back(fmt::format(
+      "{} requests of {}; {} pools; iteration host overhead {:.2f} ms ({} defaults); pipeline stages run one batch at "
+      "a time per instance",
+      r.requests, spec_.model.name, pools_.size(), spec_.scheduler.iteration_overhead_s * 1e3,
+      framework_names().name(spec_.framework)));
+  if (spec_.disaggregated()) {
+    r.notes.push_back("disaggregated: TTFT ends at the prefill pool's first token; the KV cache then moves to a decode "
+                      "instance through the communication runtime (the prefill instance frees its blocks at once)");
+  }
+  return result;
+}
+
+void ServingWorkload::fill_pools(ServingResult& r) const {
+  double busy_accelerator_s = 0;
+  double compute = 0, memory = 0, comm = 0, host = 0, kv_peak = 0, kv_mean_num = 0, kv_mean_den = 0;
+  for (const Pool& pool : pools_) {
+    PoolResult p;
+    p.name = pool.spec->name;
+    p.role = std::string(replica_role_names().name(pool.spec->role));
+    p.accelerator = pool.accelerator.name;
+    p.replicas = pool.spec->replicas;
+    p.tp = pool.spec->tp;
+    p.pp = pool.spec->pp;
+    p.ep = pool.spec->ep;
+    p.memory = pool.memory;
+    double busy = 0, tokens = 0;
+    for (int index : pool.replicas) {
+      const ReplicaStats& s = replicas_[static_cast<std::size_t>(index)]->stats();
+      busy += s.busy_s;
+      p.iterations += s.iterations;
+      tokens += static_cast<double>(s.prefill_tokens + s.decode_tokens);
+      p.compute_share += s.compute_bound_s;
+      p.memory_share += s.memory_bound_s;
+      p.communication_share += s.communication_s;
+      p.host_share += s.host_s;
+      const double blocks = static_cast<double>(replicas_[static_cast<std::size_t>(index)]->kv_blocks());
+      p.kv_utilisation_peak = std::max(p.kv_utilisation_peak, static_cast<double>(s.peak_blocks) / blocks);
+      kv_mean_num += s.block_seconds;
+      kv_mean_den += blocks * r.duration_s;
+      p.kv_utilisation_mean += r.duration_s > 0 ? s.block_seconds / (blocks * r.duration_s) / pool.spec->replicas : 0.0;
+    }
+    compute += p.compute_share;
+    memory += p.memory_share;
+    comm += p.communication_share;
+    host += p.host_share;
+    if (busy > 0) {
+      p.compute_share /= busy;
+      p.memory_share /= busy;
+      p.communication_share /= busy;
+      p.host_share /= busy;
+    }
+    p.utilisation = r.duration_s > 0 ? busy / (pool.spec->replicas * r.duration_s) : 0.0;
+    p.mean_batch_tokens = p.iterations > 0 ? tokens / static_cast<double>(p.iterations) : 0.0;
+    busy_accelerator_s += busy * pool.spec->tp * pool.spec->pp;
+    kv_peak = std::max(kv_peak, p.kv_utilisation_peak);
+    r.pools.push_back(std::move(p));
+  }
+  r.kv_utilisation_peak = kv_peak;
+  r.kv_utilisation_mean = kv_mean_den > 0 ? kv_mean_num / kv_mean_den : 0.0;
+  r.gpu_utilisation = r.duration_s > 0 ? busy_accelerator_s / (r.accelerators * r.duration_s) : 0.0;
+  // What bounds it: rejections or preemptions first (the KV cache), then what the busy time went to.
+  if (r.rejected > 0 || r.preemptions > r.completed / 20) {
+    r.limiter = "KV capacity";
+  } else if (r.gpu_utilisation < 0.5) {
+    r.limiter = "arrivals (the accelerators are busy less than half the time)";
+  } else {
+    const double shares[] = {compute, memory, comm, host};
+    const char* names[] = {"compute", "HBM bandwidth", "network", "host overhead"};
+    r.limiter = names[std::max_element(std::begin(shares), std::end(shares)) - std::begin(shares)];
+  }
+}
+
+void ServingWorkload::fill_energy(ServingResult& r) const {
+  const platform::ClusterSpec& cluster = platform_.cluster();
+  if (!(cluster.power.tdp_w > 0) || r.duration_s <= 0) return;
+  double devices_j = 0;
+  for (std::size_t i = 0; i < pools_.size(); ++i) {
+    const Pool& pool = pools_[i];
+    double busy = 0, flops = 0, hbm = 0;
+    for (int index : pool.replicas) {
+      const ReplicaStats& s = replicas_[static_cast<std::size_t>(index)]->stats();
+      busy += s.busy_s;
+      flops += s.flops;
+      hbm += s.hbm_bytes;
+    }
+    const double devices = static_cast<double>(pool.spec->accelerators());
+    const double per_instance = static_cast<double>(pool.spec->tp * pool.spec->pp);
+    models::DeviceActivity activity;
+    activity.step_time_s = r.duration_s;
+    activity.compute_busy_s = std::clamp(busy / pool.spec->replicas, 1e-12, r.duration_s);
+    activity.flops[weight_format_math(spec_.precision.weights)] = flops / devices;
+    activity.bytes[models::MemoryLevelKind::hbm] = hbm / pool.spec->replicas * (per_instance > 0 ? 1.0 : 1.0);
+    models::PowerSpec power = cluster.power;
+    power.tdp_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.tdp_w : power.tdp_w;
+    power.idle_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.idle_w : power.idle_w;
+    devices_j += models::device_energy(power, platform_.memory(), activity).total_j * devices;
+  }
+  const double nics = static_cast<double>(cluster.network.nodes) * cluster.network.scale_out.nics_per_node;
+  const double network_j = (nics * cluster.power.nic_w + platform_.scale_out_switches() * cluster.power.switch_w) * r.duration_s;
+  const double total_j = devices_j + network_j;
+  r.average_power_w = total_j / r.duration_s;
+  if (r.output_tokens > 0) r.energy_per_token_j = total_j / static_cast<double>(r.output_tokens);
+  if (platform_.spec().cost.any() && r.output_tokens > 0) {
+    const models::StepCost cost = models::step_cost(platform_.spec().cost, r.duration_s, r.accelerators, total_j,
+                                                    static_cast<double>(r.output_tokens));
+    r.cost_per_million_tokens = cost.usd_per_million_tokens;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<platform::Workload> ServingSpec::instantiate(const platform::Platform& platform,
+                                                             const platform::Allocation& allocation,
+                                                             const platform::SessionOptions& options) const {
+  return std::make_unique<ServingWorkload>(*this, platform, allocation, options);
+}
+
+}  // namespace clustersim::serving

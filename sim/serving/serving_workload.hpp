@@ -1,0 +1,162 @@
+#pragma once
+/// The serving workload (`workload.kind: serving`): pools of model instances behind a router,
+/// fed by a request generator, on the platform's engine and network. Each instance is a
+/// Replica (continuous batching over a paged KV cache) whose iterations the IterationCostModel
+/// times with the pool's accelerator; disaggregated pools move each request's KV cache from
+/// its prefill instance to a decode instance through the communication runtime (flows that
+/// contend with other traffic under the flow fidelity).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/accelerator/accelerator_spec.hpp"
+#include "models/llm/moe_runtime.hpp"
+#include "models/llm/transformer_spec.hpp"
+#include "sim/config/name_table.hpp"
+#include "sim/platform/workload.hpp"
+#include "sim/serving/frameworks.hpp"
+#include "sim/serving/metrics.hpp"
+#include "sim/serving/replica.hpp"
+#include "sim/serving/requests.hpp"
+
+namespace clustersim::serving {
+
+/// How the layers' weights are stored and multiplied (`workload.precision.weights`).
+enum class WeightFormat : std::uint8_t {
+  bf16,  ///< bf16 weights and math
+  fp16,
+  fp8,   ///< W8A8 fp8: fp8 weights and activations in the GEMMs (fp8 peak)
+  int8,  ///< W8A16 weight-only int8: 1-byte weights dequantised into bf16 math
+  int4,  ///< W4A16 weight-only int4 (AWQ, GPTQ): 0.5-byte weights, bf16 math
+  fp4,   ///< W4A4 fp4 (NVFP4, MXFP4): fp4 weights and math (Blackwell's fp4 peak)
+};
+const config::NameTable<WeightFormat>& weight_format_names();
+/// Bytes per stored weight element.
+double weight_format_bytes(WeightFormat format);
+/// The GEMMs' math format.
+models::Dtype weight_format_math(WeightFormat format);
+
+struct ServingPrecision {
+  WeightFormat weights = WeightFormat::bf16;
+  models::Dtype activations = models::Dtype::bf16;
+  models::Dtype kv_cache = models::Dtype::bf16;
+};
+
+/// A pool of identical instances (`workload.pools.NAME`).
+struct PoolSpec {
+  std::string name;
+  ReplicaRole role = ReplicaRole::mixed;
+  std::string accelerator_name;                      ///< empty: the cluster's accelerator
+  std::optional<models::AcceleratorSpec> accelerator;  ///< read from the preset when named
+  int replicas = 1;
+  int tp = 1, pp = 1, ep = 1;
+  int accelerators() const { return replicas * tp * pp; }
+};
+
+/// Where the router sends a request (`workload.router`).
+enum class RouterPolicy : std::uint8_t { round_robin, least_outstanding, shortest_queue, prefix_aware };
+const config::NameTable<RouterPolicy>& router_policy_names();
+
+/// Latency objectives (`workload.slo`); 0: none.
+struct SloSpec {
+  double ttft_s = 0;
+  double tpot_s = 0;
+  double percentile = 99;  ///< the percentile capacity planning holds to the targets
+};
+
+/// The serving workload's settings.
+class ServingSpec final : public platform::WorkloadSpec {
+ public:
+  models::TransformerSpec model;
+  ServingPrecision precision;
+  std::vector<PoolSpec> pools;  ///< in name order; accelerators assigned pool by pool
+  SchedulerSpec scheduler;
+  SpeculativeSpec speculative;
+  RouterPolicy router = RouterPolicy::least_outstanding;
+  RequestsSpec requests;
+  SloSpec slo;
+  models::MoeRuntime moe;
+  Framework framework = Framework::vllm_v1;  ///< whose defaults fill unset scheduler keys (frameworks.hpp)
+  bool exact_cost = false;         ///< cost every iteration op by op (no memo): slower, the reference
+  /// As one of `jobs:`, the accelerators it is pinned to; count 0: unpinned (the primary's).
+  platform::Allocation placement;
+
+  std::optional<platform::Allocation> pinned() const override {
+    return placement.count > 0 ? std::optional<platform::Allocation>(placement) : std::nullopt;
+  }
+
+  std::string_view kind() const override { return "serving"; }
+  /// Checks the pools against the allocation and every instance's memory (weights must fit with
+  /// room for the KV cache: models::DoesNotFitError otherwise) and builds the running workload.
+  std::unique_ptr<platform::Workload> instantiate(const platform::Platform& platform,
+                                                  const platform::Allocation& allocation,
+                                                  const platform::SessionOptions& options) const override;
+  /// Accelerators every pool needs together.
+  int accelerators() const;
+  /// Is it disaggregated (prefill and decode pools)?
+  bool disaggregated() const;
+};
+
+/// Memory of one instance's device (the worst stage), bytes.
+struct InstanceMemory {
+  double capacity = 0;          ///< HBM x memory_utilisation
+  double weights = 0;
+  double activations = 0;       ///< the largest iteration's activations and workspace
+  double kv_cache = 0;          ///< what is left
+  double kv_bytes_per_token = 0;
+  std::int64_t kv_blocks = 0;
+};
+
+/// A pool's memory plan (throws models::DoesNotFitError when the weights leave no KV cache).
+InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& pool, const models::AcceleratorSpec& accelerator);
+
+/// One pool's figures in the result.
+struct PoolResult {
+  std::string name;
+  std::string role;
+  std::string accelerator;
+  int replicas = 0, tp = 1, pp = 1, ep = 1;
+  InstanceMemory memory;
+  double utilisation = 0;          ///< busy time / (replicas x duration)
+  double kv_utilisation_mean = 0;  ///< used blocks / blocks, time-weighted
+  double kv_utilisation_peak = 0;
+  std::int64_t iterations = 0;
+  double mean_batch_tokens = 0;
+  /// Shares of busy time: compute-bound ops, memory-bound ops, communication, host overhead.
+  double compute_share = 0, memory_share = 0, communication_share = 0, host_share = 0;
+};
+
+/// A point of the time series (per second of simulated time).
+struct ServingSample {
+  double time_s = 0;
+  std::int64_t queued = 0;          ///< waiting requests, all replicas
+  double kv_utilisation = 0;        ///< used / all blocks, all replicas
+  double output_tokens_per_s = 0;   ///< over the second that ended here
+};
+
+/// What a serving run produced.
+struct ServingResult final : public platform::WorkloadResult {
+  double duration_s = 0;  ///< first arrival to last completion
+  std::int64_t requests = 0, completed = 0, rejected = 0, preemptions = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0;
+  double throughput_tokens_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
+  double goodput_requests_per_s = 0;  ///< completed requests meeting every SLO target
+  Distribution ttft_s, tpot_s, itl_s, e2e_s, queue_s;
+  double kv_utilisation_mean = 0, kv_utilisation_peak = 0;
+  double prefix_hit_rate = 0;   ///< prompt tokens served from the prefix cache / prompt tokens
+  double gpu_utilisation = 0;   ///< busy accelerator time / (accelerators x duration)
+  std::optional<double> energy_per_token_j;
+  std::optional<double> cost_per_million_tokens;
+  double average_power_w = 0;
+  int accelerators = 0;
+  std::vector<PoolResult> pools;
+  std::vector<ServingSample> series;
+  SloSpec slo;
+  bool slo_met = true;                 ///< the percentile of TTFT and TPOT within the targets
+  std::string limiter;                 ///< what bounds it: compute, HBM bandwidth, KV capacity, network, host, queueing
+  std::vector<RequestRecord> records;  ///< every request (kept for the trace and reports)
+};
+
+}  // namespace clustersim::serving

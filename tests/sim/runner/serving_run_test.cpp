@@ -1,0 +1,269 @@
+// The serving workload end to end: scenarios loaded from YAML, run on a platform, checked
+// against what must hold (every request served, latencies ordered, reproducibility) and
+// against the direction each setting must move the result.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/memory/memory_footprint.hpp"
+#include "sim/config/diagnostics.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/report/run_report.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/serving/iteration_cost.hpp"
+#include "sim/serving/serving_workload.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+// One DGX H100 node; Llama-3-8B on 8 single-GPU instances under Poisson load.
+constexpr const char* kChat = R"(schema_version: 1
+name: chat
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+  network: {topology: fat-tree, tiers: 2, radix: 64}
+workload:
+  kind: serving
+  model: llama-3-8b
+  pools:
+    main: {replicas: 8, tp: 1}
+  requests:
+    count: 400
+    arrival: {process: poisson, rate: 40}
+    input: {distribution: lognormal, mean: 600, stddev: 400, max: 4096}
+    output: {distribution: lognormal, mean: 200, stddev: 150, max: 1024}
+  slo: {ttft: 500 ms, tpot: 50 ms}
+)";
+
+std::string edit(std::string text, const std::vector<std::pair<std::string, std::string>>& replacements) {
+  for (const auto& [from, to] : replacements) {
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+scenario::Scenario load(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  return scenario::load_scenario_from_string(yaml, "s.yaml", overrides);
+}
+
+struct Served {
+  runner::RunResult run;
+  const serving::ServingResult* result = nullptr;
+};
+
+Served serve(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  Served s;
+  s.run = runner::run_scenario(load(yaml, std::move(overrides)));
+  s.result = dynamic_cast<const serving::ServingResult*>(s.run.primary.get());
+  REQUIRE(s.result != nullptr);
+  return s;
+}
+
+std::string problems_of(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  try {
+    (void)load(yaml, std::move(overrides));
+  } catch (const config::ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("serving: every request is served once, latencies are ordered, runs reproduce") {
+  const Served a = serve(kChat);
+  const serving::ServingResult& r = *a.result;
+  CHECK(r.requests == 400);
+  CHECK(r.completed == 400);
+  CHECK(r.rejected == 0);
+  for (const serving::RequestRecord& q : r.records) {
+    CHECK(q.scheduled_s >= q.request.arrival_s);
+    CHECK(q.first_token_s > q.scheduled_s);
+    CHECK(q.finish_s >= q.first_token_s);
+  }
+  CHECK(r.ttft_s.p50 <= r.ttft_s.p99);
+  CHECK(r.e2e_s.mean > r.ttft_s.mean);
+  CHECK(r.output_tokens_per_s == doctest::Approx(static_cast<double>(r.output_tokens) / r.duration_s));
+  CHECK(r.requests_per_s == doctest::Approx(static_cast<double>(r.completed) / r.duration_s));
+  // Little's law: the mean number of requests in the system is the arrival rate x the mean
+  // time in it; in a run that drains, the sum of the times in the system over the duration.
+  double in_system_s = 0;
+  for (const serving::RequestRecord& q : r.records) in_system_s += q.finish_s - q.request.arrival_s;
+  CHECK(in_system_s / r.duration_s == doctest::Approx(r.requests_per_s * r.e2e_s.mean).epsilon(1e-9));
+  CHECK(r.slo_met);
+  CHECK(r.goodput_requests_per_s == doctest::Approx(r.requests_per_s));
+  CHECK(r.gpu_utilisation > 0);
+  CHECK(r.gpu_utilisation <= 1);
+  REQUIRE(r.energy_per_token_j);
+  CHECK(*r.energy_per_token_j > 0);
+  const Served b = serve(kChat);
+  CHECK(b.run.fingerprint == a.run.fingerprint);
+  CHECK(b.result->ttft_s.p99 == r.ttft_s.p99);
+  const Served c = serve(kChat, {"simulation.seed=2"});
+  CHECK(c.run.fingerprint != a.run.fingerprint);
+  // JSON: the serving section carries every headline metric.
+  const auto json = report::run_result_json(load(kChat), a.run);
+  for (const char* key : {"throughput_tokens_per_s", "input_tokens_per_s", "output_tokens_per_s", "requests_per_s",
+                          "ttft_s", "tpot_s", "itl_s", "e2e_s", "queue_s", "goodput_requests_per_s", "rejected",
+                          "preemptions", "kv_cache_utilisation", "prefix_hit_rate", "gpu_utilisation",
+                          "energy_per_token_j", "cost_per_million_tokens", "time_series"}) {
+    CHECK_MESSAGE(json["serving"].contains(key), key);
+  }
+  CHECK(json["serving"]["ttft_s"]["p99"].get<double>() == r.ttft_s.p99);
+}
+
+TEST_CASE("serving: the memoised iteration cost is within 1 % of the exact op-by-op cost") {
+  const scenario::Scenario s = load(kChat);
+  const auto platform = runner::build_platform(s);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  for (int tp : {1, 2, 8}) {
+    serving::InstanceLayout layout;
+    layout.model = spec.model;
+    layout.sharding.tp = tp;
+    for (int a = 0; a < tp; ++a) layout.accelerators.push_back(a);
+    serving::IterationCostModel model(platform->compute(), platform->collectives(), layout);
+    std::vector<serving::BatchEntry> batch;
+    for (int i = 0; i < 60; ++i) batch.push_back({1, 200 + 37 * i, true});
+    batch.push_back({512, 512, false});
+    batch.push_back({300, 1800, false});
+    const double fast = model.cost(batch).time_s, exact = model.exact(batch).time_s;
+    CHECK_MESSAGE(fast == doctest::Approx(exact).epsilon(0.01), "tp ", tp);
+    // Decode work grows with the KV length read.
+    std::vector<serving::BatchEntry> shorter(60, {1, 200, true}), longer(60, {1, 8000, true});
+    CHECK(model.cost(longer).time_s > model.cost(shorter).time_s);
+    if (tp > 1) CHECK(model.cost(batch).communication_s > 0);
+  }
+}
+
+TEST_CASE("serving: weight formats change decode speed the way their bytes say") {
+  const auto tpot = [](const char* weights) {
+    return serve(kChat, {std::string("workload.precision.weights=") + weights, "workload.requests.count=100"})
+        .result->tpot_s.mean;
+  };
+  const double bf16 = tpot("bf16"), fp8 = tpot("fp8"), int4 = tpot("int4");
+  CHECK(fp8 < bf16);
+  CHECK(int4 < fp8);
+  CHECK(problems_of(kChat, {"workload.precision.weights=fp4"}).find("need a fp4 peak, but accelerator 'h100-sxm'") !=
+        std::string::npos);
+}
+
+TEST_CASE("serving: a small KV cache preempts (recompute or swap) and a bounded queue rejects") {
+  const std::vector<std::string> tight = {"workload.scheduler.memory_utilisation=0.25", "workload.requests.count=200",
+                                          "workload.requests.arrival.rate=400"};
+  const Served recompute = serve(kChat, tight);
+  CHECK(recompute.result->completed == 200);
+  CHECK(recompute.result->preemptions > 0);
+  CHECK(recompute.result->kv_utilisation_peak > 0.9);
+  auto swap = tight;
+  swap.push_back("workload.scheduler.preemption=swap");
+  const Served swapped = serve(kChat, swap);
+  CHECK(swapped.result->completed == 200);
+  CHECK(swapped.result->preemptions > 0);
+  auto bounded = tight;
+  bounded.push_back("workload.scheduler.max_queue=2");
+  const Served rejected = serve(kChat, bounded);
+  CHECK(rejected.result->rejected > 0);
+  CHECK(rejected.result->completed + rejected.result->rejected == 200);
+  CHECK_FALSE(rejected.result->slo_met);
+  // Reserving the whole output at admission (TensorRT-LLM) never preempts.
+  auto reserve = tight;
+  reserve.push_back("workload.scheduler.reserve_output=true");
+  CHECK(serve(kChat, reserve).result->preemptions == 0);
+}
+
+TEST_CASE("serving: cached system prompts cut prefill; prefix-aware routing finds them") {
+  const std::vector<std::string> shared = {"workload.requests.prefix.groups=4", "workload.requests.prefix.tokens=2000",
+                                           "workload.requests.count=300"};
+  auto with = shared;
+  with.push_back("workload.router=prefix_aware");
+  auto without = shared;
+  without.push_back("workload.scheduler.prefix_caching=false");
+  const Served cached = serve(kChat, with), uncached = serve(kChat, without);
+  CHECK(cached.result->prefix_hit_rate > 0.5);
+  CHECK(uncached.result->prefix_hit_rate == 0);
+  CHECK(cached.result->ttft_s.mean < uncached.result->ttft_s.mean);
+  auto round_robin = shared;
+  round_robin.push_back("workload.router=round_robin");
+  CHECK(serve(kChat, round_robin).result->prefix_hit_rate < cached.result->prefix_hit_rate);
+}
+
+TEST_CASE("serving: disaggregated heterogeneous pools move the KV cache over the network") {
+  const std::string disaggregated = edit(kChat, {{"    main: {replicas: 8, tp: 1}",
+                                                  "    prefill: {role: prefill, replicas: 4, tp: 1}\n"
+                                                  "    decode: {role: decode, accelerator: h200-sxm, replicas: 4, tp: 1}"}});
+  const Served analytical = serve(disaggregated);
+  const serving::ServingResult& r = *analytical.result;
+  CHECK(r.completed == 400);
+  REQUIRE(r.pools.size() == 2);
+  CHECK(r.pools[0].accelerator == "h200-sxm");  // "decode" sorts first
+  CHECK(r.pools[1].accelerator == "h100-sxm");
+  CHECK(r.pools[0].memory.kv_blocks > r.pools[1].memory.kv_blocks);  // 141 GB against 80 GB
+  const Served flow = serve(disaggregated, {"simulation.fidelity=flow"});
+  CHECK(flow.result->completed == 400);
+  CHECK(flow.run.fingerprint != analytical.run.fingerprint);
+  CHECK(problems_of(edit(kChat, {{"    main: {replicas: 8, tp: 1}", "    p: {role: prefill, replicas: 8}"}}))
+            .find("needs prefill and decode pools") != std::string::npos);
+}
+
+TEST_CASE("serving: speculative decoding with good acceptance lowers TPOT") {
+  const double plain = serve(kChat, {"workload.requests.count=100"}).result->tpot_s.mean;
+  const double speculative = serve(kChat, {"workload.requests.count=100", "workload.speculative.tokens=3",
+                                           "workload.speculative.acceptance=0.8"})
+                                 .result->tpot_s.mean;
+  CHECK(speculative < plain);
+}
+
+TEST_CASE("serving: offline, static batching, closed loop and ramp processes run") {
+  CHECK(serve(kChat, {"workload.requests.arrival.process=offline", "workload.requests.count=64"}).result->completed == 64);
+  const Served fixed = serve(kChat, {"workload.framework=trtllm-static", "workload.scheduler.max_sequences=64",
+                                     "workload.requests.arrival.process=offline",
+                                     "workload.requests.count=64", "workload.requests.output.distribution=fixed",
+                                     "workload.requests.output.value=64"});
+  CHECK(fixed.result->completed == 64);
+  CHECK(fixed.result->preemptions == 0);
+  const Served closed = serve(kChat, {"workload.requests.arrival.process=closed_loop",
+                                      "workload.requests.arrival.clients=16", "workload.requests.count=100",
+                                      "workload.requests.prefix.turns=3", "workload.scheduler.prefix_caching=true"});
+  CHECK(closed.result->completed == 100);
+  CHECK(closed.result->prefix_hit_rate > 0.2);  // later turns reuse the conversation
+  CHECK(serve(kChat, {"workload.requests.arrival.process=ramp", "workload.requests.arrival.rate_end=80",
+                      "workload.requests.arrival.ramp_duration=5 s", "workload.requests.count=100"})
+            .result->completed == 100);
+}
+
+TEST_CASE("serving: weights that leave no room for a KV block do not fit") {
+  CHECK_THROWS_WITH_AS(runner::run_scenario(load(kChat, {"workload.model=llama-3-70b"})),
+                       doctest::Contains("pool 'main' does not fit: llama-3-70b on h100-sxm (tp 1 x pp 1)"),
+                       models::DoesNotFitError);
+}
+
+TEST_CASE("serving: bad input names the file, line, column, key and the valid choices") {
+  CHECK(problems_of(edit(kChat, {{"main: {replicas: 8, tp: 1}", "main: {replicas: 8, tp: 1, accelerator: h300}"}}))
+            .find("s.yaml:11:45: workload.pools.main.accelerator: unknown accelerator 'h300'") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"main: {replicas: 8, tp: 1}", "main: {replicas: 8, tp: 3}"}}))
+            .find("s.yaml:11:29: workload.pools.main.tp: num_attention_heads 32 is not divisible by tp 3") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"main: {replicas: 8, tp: 1}", "main: {replicas: 8, tp: 1, ep: 2}"}}))
+            .find("workload.pools.main.ep: ep 2 exceeds tp 1") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"main: {replicas: 8, tp: 1}", "main: {replicas: 9, tp: 1}"}}))
+            .find("the pools need 9 accelerators") != std::string::npos);
+  CHECK(problems_of(kChat, {"workload.router=random"})
+            .find("valid choices: round_robin, least_outstanding, shortest_queue, prefix_aware") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"process: poisson, rate: 40", "process: poison, rate: 40"}}))
+            .find("s.yaml:14:24: workload.requests.arrival.process: invalid value 'poison'") != std::string::npos);
+  CHECK(problems_of(kChat, {"workload.requests.arrival.process=trace"}).find("needs requests.trace") !=
+        std::string::npos);
+  CHECK(problems_of(kChat, {"workload.requests.prefix.turns=2"}).find("need arrival.process: closed_loop") !=
+        std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"input: {distribution: lognormal, mean: 600,", "input: {distribution: lognormal, mea: 600,"}}))
+            .find("workload.requests.input.mea: unknown key 'mea'") != std::string::npos);
+  CHECK(problems_of(kChat, {"workload.scheduler.memory_utilisation=1.5"}).find("workload.scheduler.memory_utilisation") !=
+        std::string::npos);
+  CHECK(problems_of(kChat, {"workload.requests.trace=missing.csv", "workload.requests.arrival.process=trace"})
+            .find("cannot open trace") != std::string::npos);
+}
