@@ -8,13 +8,14 @@
 #include <iostream>
 
 #include "sim/cli/calibration_commands.hpp"
+#include "sim/cli/capacity_command.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/search_command.hpp"
 #include "sim/engine/error.hpp"
 
 int main(int argc, char** argv) {
   namespace cli = clustersim::cli;
-  CLI::App app{"clustersim: discrete-event simulator of LLM training on accelerator clusters"};
+  CLI::App app{"clustersim: discrete-event simulator of LLM training and serving on accelerator clusters"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "clustersim 0.1.0");
 
@@ -84,6 +85,9 @@ int main(int argc, char** argv) {
   cli::SearchCommandOptions search;
   auto* search_cmd = cli::add_search_command(app, search);
 
+  cli::CapacityCommandOptions capacity;
+  auto* capacity_cmd = cli::add_capacity_command(app, capacity);
+
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
   docs_cmd->add_option("name", doc_name, "scenario-reference")
@@ -113,6 +117,7 @@ int main(int argc, char** argv) {
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
     if (*search_cmd) return cli::search_command(search, std::cout);
+    if (*capacity_cmd) return cli::capacity_command(capacity, std::cout);
   } catch (const clustersim::Error& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 1;

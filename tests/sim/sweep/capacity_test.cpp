@@ -1,0 +1,93 @@
+// Serving capacity planning: the highest rate within the SLO, and the fewest instances for a rate.
+#include "sim/sweep/capacity.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/engine/error.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+std::filesystem::path scenario_file(const std::string& name, const std::string& extra = "") {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << R"(schema_version: 1
+name: capacity
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+  network: {topology: fat-tree, tiers: 2, radix: 64}
+workload:
+  kind: serving
+  model: llama-3-8b
+  pools:
+    main: {replicas: 4, tp: 1}
+  requests:
+    count: 300
+    arrival: {process: poisson, rate: 10}
+    input: {distribution: fixed, value: 1000}
+    output: {distribution: fixed, value: 200}
+  slo: {ttft: 300 ms, tpot: 30 ms}
+)" << extra;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("capacity: the highest rate within the SLO is bracketed to the precision asked") {
+  sweep::CapacityOptions options;
+  options.precision = 0.05;
+  options.threads = 2;
+  const auto result = sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options);
+  REQUIRE(result.answer);
+  REQUIRE(result.beyond);
+  CHECK(result.answer->met);
+  CHECK_FALSE(result.beyond->met);
+  CHECK(result.beyond->rate_per_s > result.answer->rate_per_s);
+  CHECK((result.beyond->rate_per_s - result.answer->rate_per_s) / result.answer->rate_per_s <= 0.05);
+  CHECK(result.answer->ttft_s <= 0.3);
+  CHECK(result.answer->tpot_s <= 0.03);
+  CHECK(result.trials.size() >= 4);
+  // The same search again gives the same answer (every trial is seeded).
+  CHECK(sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options).answer->rate_per_s ==
+        result.answer->rate_per_s);
+  CHECK(sweep::capacity_table(result).find("highest rate within the SLO") != std::string::npos);
+  CHECK(sweep::capacity_json(result)["answer"]["met"] == true);
+}
+
+TEST_CASE("capacity: the fewest instances that serve a rate; one fewer misses") {
+  sweep::CapacityOptions options;
+  options.target_rate = 20;
+  const auto result = sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options);
+  REQUIRE(result.answer);
+  CHECK(result.answer->met);
+  const int n = result.answer->replicas.front();
+  CHECK(n >= 1);
+  if (n > 1) {
+    REQUIRE(result.beyond);
+    CHECK(result.beyond->replicas.front() == n - 1);
+    CHECK_FALSE(result.beyond->met);
+  }
+  // Beyond the cluster's 8 accelerators, the search grows it.
+  options.target_rate = 1000;
+  const auto big = sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options);
+  REQUIRE(big.answer);
+  CHECK(big.answer->accelerators > 8);
+}
+
+TEST_CASE("capacity: what it cannot plan is an error naming why") {
+  CHECK_THROWS_WITH_AS(sweep::find_capacity(scenario_file("cs_capacity_loop.yaml"),
+                                            {"workload.requests.arrival.process=closed_loop"}, {}),
+                       doctest::Contains("needs a poisson, gamma or constant process (it is 'closed_loop')"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(sweep::find_capacity(scenario_file("cs_capacity_slo.yaml"),
+                                            {"workload.slo.ttft=0 s", "workload.slo.tpot=0 s"}, {}),
+                       doctest::Contains("capacity needs an SLO"), ConfigError);
+  const auto training = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios" / "default.yaml";
+  CHECK_THROWS_WITH_AS(sweep::find_capacity(training, {}, {}), doctest::Contains("capacity needs a serving workload"),
+                       ConfigError);
+}
