@@ -7,8 +7,6 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/engine/mix.hpp"
-#include "sim/exec/executor.hpp"
-#include "sim/exec/task_graph.hpp"
 
 namespace clustersim::serving {
 
@@ -31,6 +29,9 @@ const config::NameTable<ReplicaRole>& replica_role_names() {
       "pool role", {{"mixed", ReplicaRole::mixed}, {"prefill", ReplicaRole::prefill}, {"decode", ReplicaRole::decode}});
   return names;
 }
+
+/// Fingerprint tag of an iteration's end (plus the replica index).
+constexpr std::uint64_t kIterationTag = 0x5e41'0000'0000;
 
 /// A request inside a replica.
 struct Replica::Sequence {
@@ -73,12 +74,8 @@ void Replica::start(platform::Session& session, const engine::Profile& speed, Re
   session_ = &session;
   events_ = std::move(events);
   acceptance_rng_.seed(engine::rng_stream_seed(session.options().seed, 0x5e41'1000 + static_cast<std::uint64_t>(index_)));
-  graph_ = std::make_unique<exec::TaskGraph>();
-  stream_ = graph_->add_stream(fmt::format("replica {}", index_), 0, exec::StreamRole::compute);
-  executor_ = std::make_unique<exec::Executor>(session.engine(), *graph_);
-  if (!(speed == engine::Profile::constant(1.0))) executor_->apply_speed_profile(0, 0, speed);
-  executor_->on_finished([this] { finish_iteration(); });
-  executor_->start();
+  speed_ = speed;
+  constant_speed_ = speed == engine::Profile::constant(1.0);
 }
 
 std::int64_t Replica::blocks_for(std::int64_t tokens) const {
@@ -352,8 +349,17 @@ void Replica::run_iteration() {
   ++stats_.iterations;
   busy_ = true;
   iteration_start_s_ = now;
-  executor_->add_work(stream_, exec::Work{engine::seconds_to_ps(cost.time_s), {}},
-                      {exec::TaskKind::compute, 0, cost.flops, cost.hbm_bytes}, "iteration");
+  double duration = cost.time_s;
+  if (!constant_speed_) {
+    const double speed = speed_.value_at(session_->engine().now());
+    if (!(speed > 0)) {
+      throw SimulationError(fmt::format("replica {}: its accelerator's speed is {} at {} s; serving needs it > 0",
+                                        index_, speed, now));
+    }
+    duration /= speed;
+  }
+  session_->engine().schedule_after(engine::seconds_to_ps(duration), [this](engine::Engine&) { finish_iteration(); },
+                                    kIterationTag + static_cast<std::uint64_t>(index_));
 }
 
 void Replica::finish_iteration() {
@@ -382,7 +388,13 @@ void Replica::finish_iteration() {
     if (s->generated == 0) {
       r.first_token_s = now;
     } else {
-      stats_.itl.add(now - s->last_token_s);
+      const double gap = now - s->last_token_s;
+      if (gap != pending_gap_) {
+        if (pending_count_ > 0) stats_.itl.add(pending_gap_, pending_count_);
+        pending_gap_ = gap;
+        pending_count_ = 0;
+      }
+      pending_count_ += 1;
       if (tokens > 1) stats_.itl.add(0.0, static_cast<double>(tokens - 1));
     }
     s->generated = std::min(r.request.output_tokens, s->generated + tokens);
@@ -409,6 +421,8 @@ void Replica::finish_iteration() {
 }
 
 void Replica::close(double now_s) {
+  if (pending_count_ > 0) stats_.itl.add(pending_gap_, pending_count_);
+  pending_count_ = 0;
   stats_.block_seconds += static_cast<double>(used_blocks_) * (now_s - last_change_s_);
   last_change_s_ = now_s;
 }

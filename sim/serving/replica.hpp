@@ -36,11 +36,6 @@
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/requests.hpp"
 
-namespace clustersim::exec {
-class Executor;
-class TaskGraph;
-}  // namespace clustersim::exec
-
 namespace clustersim::serving {
 
 enum class SchedulePolicy : std::uint8_t { decode_first, prefill_first, static_batch };
@@ -133,7 +128,10 @@ class Replica {
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
 
-  /// Binds to the session and its engine; `speed` is the first accelerator's speed profile.
+  /// Binds to the session and its engine; `speed` is the first accelerator's speed profile (an
+  /// iteration runs at the speed of its start: iterations last milliseconds). Each iteration is
+  /// one engine event at its end, tagged with the replica, so the fingerprint follows the
+  /// schedule; iterations are not executor tasks (a run of 100,000 requests has millions).
   void start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events);
   /// A request arrives (routed here); it is queued (or rejected when the queue is full).
   void submit(RequestRecord& record);
@@ -188,9 +186,8 @@ class Replica {
 
   platform::Session* session_ = nullptr;
   ReplicaEvents events_;
-  std::unique_ptr<exec::TaskGraph> graph_;
-  std::unique_ptr<exec::Executor> executor_;
-  int stream_ = -1;
+  engine::Profile speed_;
+  bool constant_speed_ = true;
   bool busy_ = false;
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
@@ -203,6 +200,8 @@ class Replica {
   std::unordered_map<std::int64_t, CachedPrefix> prefixes_;
   std::list<std::int64_t> prefix_lru_;  // front: least recently used
   std::mt19937_64 acceptance_rng_;
+  // Inter-token gaps of this iteration, run-length encoded (most decodes share one gap).
+  double pending_gap_ = -1, pending_count_ = 0;
   ReplicaStats stats_;
 };
 
