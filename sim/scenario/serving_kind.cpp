@@ -275,11 +275,19 @@ void check_pools(const WorkloadReadContext& c, const ServingSpec& w, bool model_
                      std::to_string(mixed) + " mixed, " + std::to_string(prefill) + " prefill, " +
                      std::to_string(decode) + " decode)");
   }
-  if (c.accelerators >= 0 && c.platform_ok && !problems.any_bad(c.key("pools"), "cluster.nodes", "cluster.node.per_node") &&
-      w.accelerators() > c.accelerators) {
+  // A job has the accelerators it is pinned to; the primary workload what the jobs leave.
+  const bool job = c.path != "workload";
+  if (job && w.placement.count == 0) {
+    problems.add(c.position("accelerators"), c.key("accelerators.count"),
+                 "a serving job needs its accelerators: accelerators: {first, count}");
+    return;
+  }
+  const int available = job ? w.placement.count : c.accelerators;
+  if (available >= 0 && c.platform_ok && !problems.any_bad(c.key("pools"), "cluster.nodes", "cluster.node.per_node") &&
+      w.accelerators() > available) {
     problems.add(c.position("pools"), c.key("pools"),
                  "the pools need " + std::to_string(w.accelerators()) + " accelerators (replicas x tp x pp), but the "
-                 "workload has " + std::to_string(c.accelerators));
+                 "workload has " + std::to_string(available));
   }
 }
 

@@ -267,3 +267,40 @@ TEST_CASE("serving: bad input names the file, line, column, key and the valid ch
   CHECK(problems_of(kChat, {"workload.requests.trace=missing.csv", "workload.requests.arrival.process=trace"})
             .find("cannot open trace") != std::string::npos);
 }
+
+TEST_CASE("serving: a serving job beside a training workload on one cluster") {
+  const std::string yaml = R"(schema_version: 1
+name: shared
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 2
+  network: {topology: fat-tree, tiers: 2, radix: 64}
+workload:
+  kind: training
+  model: llama-3-8b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {tp: 8, pp: 1}
+jobs:
+  chat:
+    kind: serving
+    model: llama-3-8b
+    accelerators: {first: 8, count: 8}
+    pools:
+      main: {replicas: 8, tp: 1}
+    requests:
+      count: 100
+      arrival: {process: poisson, rate: 20}
+simulation: {fidelity: flow}
+)";
+  const scenario::Scenario s = load(yaml);
+  CHECK(s.primary_allocation().count == 8);
+  const runner::RunResult run = runner::run_scenario(s);
+  REQUIRE(run.jobs.size() == 1);
+  const auto* chat = dynamic_cast<const serving::ServingResult*>(run.jobs.front().result.get());
+  REQUIRE(chat != nullptr);
+  CHECK(chat->completed == 100);
+  CHECK(run.primary->kind == "training");
+  const auto json = report::run_result_json(s, run);
+  CHECK(json["jobs"][0]["name"] == "chat");
+}
