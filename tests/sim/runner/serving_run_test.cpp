@@ -3,6 +3,7 @@
 // against the direction each setting must move the result.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/scenario/workload_kinds.hpp"
 #include "sim/serving/iteration_cost.hpp"
 #include "sim/serving/serving_workload.hpp"
 
@@ -303,4 +305,48 @@ simulation: {fidelity: flow}
   CHECK(run.primary->kind == "training");
   const auto json = report::run_result_json(s, run);
   CHECK(json["jobs"][0]["name"] == "chat");
+}
+
+TEST_CASE("serving: every declared key rejects a bad value, naming where it was set and the key") {
+  const scenario::WorkloadKind* kind = scenario::builtin_workload_kinds().find("serving");
+  REQUIRE(kind != nullptr);
+  int checked = 0;
+  // Every scalar key under workload (model fields aside: the model reader's own tests cover them).
+  std::function<void(const std::vector<config::Field>&, const std::string&)> walk =
+      [&](const std::vector<config::Field>& fields, const std::string& prefix) {
+        for (const config::Field& field : fields) {
+          if (field.key == "model" || field.key == "kind") continue;
+          const std::string path = prefix + field.key;
+          std::string bad;
+          switch (field.kind) {
+            case config::FieldKind::integer:
+            case config::FieldKind::number:
+              bad = "many";
+              break;
+            case config::FieldKind::boolean:
+              bad = "maybe";
+              break;
+            case config::FieldKind::enumeration:
+              bad = "no_such_choice";
+              break;
+            case config::FieldKind::quantity:
+              bad = "12 parsecs";
+              break;
+            case config::FieldKind::object:
+              walk(field.fields, path + ".");
+              continue;
+            case config::FieldKind::map_of_objects:
+              walk(field.fields, path + ".main.");
+              continue;
+            default:
+              continue;  // strings and files: names and paths, checked where they are looked up
+          }
+          const std::string problems = problems_of(kChat, {path + "=" + bad});
+          CHECK_MESSAGE(problems.find("--set " + path + "=" + bad + ": " + path + ":") != std::string::npos,
+                        path, " -> ", problems);
+          ++checked;
+        }
+      };
+  walk(kind->fields, "workload.");
+  CHECK(checked >= 40);
 }
