@@ -256,7 +256,12 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
 }
 
 void Replica::maybe_schedule() {
-  if (!busy_ && (!waiting_.empty() || !running_.empty())) run_iteration();
+  if (!busy_ && !held_ && (!waiting_.empty() || !running_.empty())) run_iteration();
+}
+
+void Replica::release() {
+  held_ = false;
+  maybe_schedule();
 }
 
 void Replica::run_iteration() {

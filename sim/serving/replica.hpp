@@ -138,6 +138,11 @@ class Replica {
   /// Disaggregated decode: a request whose KV cache arrived; it joins the running set when its
   /// blocks fit (else it waits in the queue's order).
   void submit_prefilled(RequestRecord& record);
+  /// While held, submitted requests are queued but no iteration starts; release() starts one if
+  /// there is work. The workload holds its replicas while it submits requests that arrive at the
+  /// same instant, so that they form one batch.
+  void hold() { held_ = true; }
+  void release();
 
   int index() const { return index_; }
   ReplicaRole role() const { return role_; }
@@ -189,6 +194,7 @@ class Replica {
   engine::Profile speed_;
   bool constant_speed_ = true;
   bool busy_ = false;
+  bool held_ = false;
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order

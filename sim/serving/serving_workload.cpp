@@ -309,9 +309,36 @@ void ServingWorkload::arrive(std::size_t index) {
   RequestRecord& record = records_[index];
   record.request.arrival_s = now_s();  // the engine's time (picoseconds) from here on
   if (first_arrival_s_ < 0) first_arrival_s_ = now_s();
+  const ReplicaRole role = spec_.disaggregated() ? ReplicaRole::prefill : ReplicaRole::mixed;
+  if (generator_.closed_loop()) {
+    route(record, role).submit(record);
+    return;
+  }
   // The next open-loop request is drawn when this one arrives: one pending arrival at a time.
-  if (!generator_.closed_loop()) schedule_next_open_loop();
-  route(record, spec_.disaggregated() ? ReplicaRole::prefill : ReplicaRole::mixed).submit(record);
+  // Requests due at this same instant (offline: every one; a trace's equal timestamps) arrive
+  // with this one, and every replica holds its next iteration until all are queued: a static
+  // batch, or vLLM's LLM.generate, takes every prompt before its first step. Without the hold
+  // the first request would start an iteration alone (a batch of one).
+  std::vector<RequestRecord*> burst{&record};
+  std::optional<Request> next = generator_.next();
+  while (next && engine::seconds_to_ps(next->arrival_s) <= session_->engine().now()) {
+    records_.push_back(RequestRecord{*next});  // a deque: references to earlier records stay valid
+    records_.back().request.arrival_s = now_s();
+    burst.push_back(&records_.back());
+    next = generator_.next();
+  }
+  if (next) {
+    schedule_arrival(*next);
+  } else {
+    exhausted_ = true;
+  }
+  if (burst.size() == 1) {
+    route(record, role).submit(record);
+    return;
+  }
+  for (auto& replica : replicas_) replica->hold();
+  for (RequestRecord* r : burst) route(*r, role).submit(*r);
+  for (auto& replica : replicas_) replica->release();
 }
 
 Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
