@@ -179,7 +179,9 @@ TEST_CASE("LLM presets are valid transformers with the expected parameter counts
   const std::map<std::string, double> exact = {{"llama-2-7b", 6738415616.0},
                                                {"llama-3-70b", 70553706496.0},
                                                {"llama-3.1-405b", 405853388800.0},
-                                               {"gpt3-175b", 174566105088.0}};
+                                               {"gpt3-175b", 174566105088.0},
+                                               // HF's 7,241,732,096 for Mistral-7B-v0.1
+                                               {"mistral-7b", 7241732096.0}};
   // Megatron SC21 Table 1 nominal sizes. The paper's count adds position embeddings and
   // biases and rounds to 0.1 B, so small models differ by up to 3.5% (1.7B: 1.647e9 here).
   const std::map<std::string, double> nominal = {
