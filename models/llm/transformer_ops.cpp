@@ -241,6 +241,7 @@ class ForwardBuilder {
       group.seq_q = sequence.query_tokens;
       group.seq_kv = sequence.kv_tokens;
       group.causal = sequence.query_tokens > 1;  // one query token sees every key
+      if (sharding_.decode_kv_per_query_head && sequence.query_tokens == 1) group.kv_heads = group.q_heads;
       core.attention.groups.push_back(group);
     }
     for (const AttentionShape& group : core.attention.groups) {

@@ -80,6 +80,12 @@ struct TransformerSharding {
   Dtype attention_dtype = Dtype::bf16;
   bool fused_attention = true;                 ///< FlashAttention-style kernel (AttentionShape::fused)
   std::optional<AttentionKernelFamily> attention_kernel{};  ///< unset: the accelerator's default
+  /// Decode steps (one query token) run a kernel that loads K and V once per query head: one
+  /// thread block per query head, as TensorRT-LLM's masked multi-head attention before its XQA
+  /// kernel (docs/serving-frameworks.md, T7). A GQA group of q / kv query heads then reads its
+  /// K and V q / kv times: the decode shapes carry kv_heads = q_heads (same FLOPs, MHA's bytes).
+  /// Serving only; false: K and V are read once per KV head (FlashAttention, FlashInfer, XQA).
+  bool decode_kv_per_query_head = false;
 };
 
 /// What an op is.

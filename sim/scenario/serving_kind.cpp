@@ -156,6 +156,9 @@ Declarations<ServingSpec> declare_serving_keys() {
       .need();
   keys.enumeration("framework", &W::framework, serving::framework_names(),
                    "serving framework whose defaults fill the scheduler keys left unset (docs/serving-frameworks.md)");
+  keys.boolean("decode_kv_per_query_head", &W::decode_kv_per_query_head,
+               "decode attention loads K and V once per query head (one thread block per head: TensorRT-LLM's "
+               "masked MHA before XQA), so a GQA group reads them once per query head; default: the framework's");
   keys.object("precision", &W::precision, precision, "number formats");
   keys.declare(config::map_field("pools", pool_keys().fields(), "pools of model instances, by name (accelerators in name order)"))
       .need();
@@ -204,6 +207,9 @@ void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   if (unset("overlap_host")) s.overlap_host = d.overlap_host;
   if (unset("reserve_output")) s.reserve_output = d.reserve_output;
   if (unset("kv_of_free_memory")) s.kv_of_free_memory = d.kv_of_free_memory;
+  if (!c.has("decode_kv_per_query_head")) {
+    w.decode_kv_per_query_head = serving::framework_kernels(w.framework).decode_kv_per_query_head;
+  }
 }
 
 /// The pools, in name order, with their accelerators.

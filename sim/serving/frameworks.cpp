@@ -70,6 +70,10 @@ SchedulerSpec trtllm_static(const FrameworkContext& c) {
   s.policy = SchedulePolicy::static_batch;
   s.max_batched_tokens = std::int64_t{1} << 40;  // the whole batch's prompts in one step
   s.reserve_output = true;
+  // GptSession::setup(batch, beam, input + output length) sizes the KV cache for the run's batch
+  // from all the memory left (gptSessionBenchmark.cpp; a contiguous cache of batch x max_seqlen,
+  // gpt-attention.md): no free-memory fraction as the in-flight executor's 0.9 (T8).
+  s.memory_utilisation = 1.0;
   s.iteration_overhead_s = 0.3e-3;  // estimate
   return s;
 }
@@ -92,6 +96,15 @@ SchedulerSpec sglang(const FrameworkContext& c) {
 }
 
 }  // namespace
+
+FrameworkKernels framework_kernels(Framework framework) {
+  FrameworkKernels k;
+  // TensorRT-LLM v0.5-v0.6.1 ran the generation phase's attention as masked MHA, one thread block
+  // per query head (gpt-attention.md); the XQA kernel that shares a GQA group's K/V loads came in
+  // v0.8, up to 2.4x Llama-70B throughput (XQA-kernel.md, Falcon180B-H200.md): T7.
+  k.decode_kv_per_query_head = framework == Framework::trtllm_static;
+  return k;
+}
 
 SchedulerSpec framework_scheduler(Framework framework, const FrameworkContext& context) {
   switch (framework) {

@@ -28,4 +28,12 @@ struct FrameworkContext {
 /// The framework's scheduler settings for that context.
 SchedulerSpec framework_scheduler(Framework framework, const FrameworkContext& context);
 
+/// What a framework's kernels do that its scheduler settings do not say.
+struct FrameworkKernels {
+  /// Decode attention loads K and V once per query head, not once per KV head
+  /// (models::TransformerSharding::decode_kv_per_query_head).
+  bool decode_kv_per_query_head = false;
+};
+FrameworkKernels framework_kernels(Framework framework);
+
 }  // namespace clustersim::serving

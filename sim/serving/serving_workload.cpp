@@ -240,6 +240,7 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     layout.sharding.activation_dtype = spec.precision.activations;
     layout.sharding.attention_dtype =
         spec.precision.kv_cache == models::Dtype::fp8 ? models::Dtype::fp8 : spec.precision.activations;
+    layout.sharding.decode_kv_per_query_head = spec.decode_kv_per_query_head;
     layout.routing = spec.moe;
     layout.pp = pool_spec.pp;
     layout.host_overhead_s = 0;  // the replica adds the scheduler's host time

@@ -79,6 +79,9 @@ class ServingSpec final : public platform::WorkloadSpec {
   SloSpec slo;
   models::MoeRuntime moe;
   Framework framework = Framework::vllm_v1;  ///< whose defaults fill unset scheduler keys (frameworks.hpp)
+  /// Decode attention reads K and V once per query head (TensorRT-LLM's masked MHA before XQA);
+  /// default: the framework's (framework_kernels()).
+  bool decode_kv_per_query_head = false;
   bool exact_cost = false;         ///< cost every iteration op by op (no memo): slower, the reference
   /// As one of `jobs:`, the accelerators it is pinned to; count 0: unpinned (the primary's).
   platform::Allocation placement;

@@ -199,6 +199,33 @@ TEST_CASE("GQA with more TP ranks than key/value heads keeps one key/value head 
   CHECK(find(ops.dense_layer, "attn").attention.groups[0].kv_heads == 1);
 }
 
+TEST_CASE("decode K/V read per query head (pre-XQA masked MHA): decode shapes only, MHA's bytes, same FLOPs") {
+  const ComputeModel compute(round_number_accelerator(132));
+  TransformerSharding grouped;
+  grouped.tp = 2;
+  TransformerSharding per_head = grouped;
+  per_head.decode_kv_per_query_head = true;
+  // Two decode steps and one prefill chunk of Llama-3-8B (32 query heads, 8 KV heads; 16 and 4 per rank).
+  const auto batch = batch_of({{1, 1000}, {1, 1000}, {256, 256}}, HeadOutput::next_token);
+  const auto grouped_ops = transformer_forward_ops(llama3_8b(), batch, grouped);
+  const auto per_head_ops = transformer_forward_ops(llama3_8b(), batch, per_head);
+  const auto& shared = find(grouped_ops.dense_layer, "attn");
+  const auto& separate = find(per_head_ops.dense_layer, "attn");
+  REQUIRE(separate.attention.groups.size() == 2);
+  CHECK(separate.attention.groups[0].seq_q == 1);
+  CHECK(separate.attention.groups[0].kv_heads == 16);  // each query head loads its group's K and V
+  CHECK(separate.attention.groups[1].seq_q == 256);
+  CHECK(separate.attention.groups[1].kv_heads == 4);   // the context kernel shares them
+  CHECK(separate.flops == shared.flops);
+  // Decode attention streams K and V: 4x the bytes of the grouped kernel (16 / 4 heads), 2 x 1000
+  // keys x 128 x 2 (K, V) x 2 B per head: 2 x 16 x 512,000 B plus Q and O.
+  const OpEstimate a = compute.attention(shared.attention.groups[0]);
+  const OpEstimate b = compute.attention(separate.attention.groups[0]);
+  const double q_and_o = 2.0 * 16 * 128 * (2 + 2) + 4.0 * 2 * 16;  // Q in, O out (bf16), fp32 LSE
+  CHECK(b.bytes - q_and_o == doctest::Approx(4.0 * (a.bytes - q_and_o)));
+  CHECK(b.time_s > a.time_s);
+}
+
 TEST_CASE("MLA and MoE: DeepSeek-V3's projections and a routed layer") {
   TransformerSharding sharding;
   sharding.tp = 2;
