@@ -17,6 +17,7 @@
 #include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/serving_validation.hpp"
 #include "sim/validate/training_validation.hpp"
 #include "topologies/topology_keys.hpp"
 
@@ -85,25 +86,47 @@ int describe_command(const std::string& name, std::ostream& out) {
 }
 
 int validate_command(const ValidateOptions& options, std::ostream& out) {
+  // An inference dataset (ground_truth_inference.csv's columns) is validated by the serving
+  // simulator, a training one by the training simulator.
+  const auto rows = validate::read_csv_file(options.dataset);
+  const bool inference = validate::is_inference_dataset(rows);
   if (!options.scenario_row.empty()) {
-    const auto rows = validate::read_csv_file(options.dataset);
     std::vector<std::string> ids;
     for (const auto& row : rows) {
       if (row.get("id") != options.scenario_row) {
         ids.push_back(row.get("id"));
         continue;
       }
-      const auto mapping = validate::map_training_row(row);
-      if (!mapping.scenario_yaml) {
-        throw ConfigError(fmt::format("{}: row '{}' is skipped: {}", options.dataset, options.scenario_row,
-                                      mapping.skip_reason));
+      std::optional<std::string> yaml;
+      std::string skip_reason;
+      if (inference) {
+        const auto mapping = validate::map_serving_row(row);
+        yaml = mapping.scenario_yaml;
+        skip_reason = mapping.skip_reason;
+      } else {
+        const auto mapping = validate::map_training_row(row);
+        yaml = mapping.scenario_yaml;
+        skip_reason = mapping.skip_reason;
       }
-      out << *mapping.scenario_yaml;
+      if (!yaml) {
+        throw ConfigError(
+            fmt::format("{}: row '{}' is skipped: {}", options.dataset, options.scenario_row, skip_reason));
+      }
+      out << *yaml;
       return 0;
     }
     throw ConfigError(fmt::format("{}: no row with id '{}' (the file has {} rows{})", options.dataset,
                                   options.scenario_row, ids.size(),
                                   ids.empty() ? "" : fmt::format(", e.g. '{}'", ids.front())));
+  }
+  if (inference) {
+    const auto report = validate::validate_serving_dataset(options.dataset);
+    if (options.format == "json") {
+      out << validate::serving_validation_json(report).dump(2) << '\n';
+    } else {
+      out << validate::render_serving_validation_table(report);
+    }
+    return report.summary.rows > 0 ? 0 : 1;
   }
   const auto report = validate::validate_training_dataset(options.dataset);
   if (options.format == "json") {

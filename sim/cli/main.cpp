@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
 
   cli::ValidateOptions validate;
   auto* validate_cmd = app.add_subcommand("validate", "compare predictions with published measurements");
-  validate_cmd->add_option("--dataset", validate.dataset, "CSV in the ground_truth_training.csv format");
+  validate_cmd->add_option("--dataset", validate.dataset,
+                           "CSV in the ground_truth_training.csv or ground_truth_inference.csv format");
   validate_cmd->add_option("--scenario", validate.scenario_row,
                            "print the scenario YAML that this row id maps to, instead of validating");
   validate_cmd->add_option("--format", validate.format, "output format")
