@@ -45,6 +45,7 @@ struct Replica::Sequence {
   double last_token_s = -1;
   std::int64_t chunk = 0;      // query tokens scheduled this iteration
   bool swapped = false;
+  RequestRecord* transfer_of = nullptr;  // prefill pool: its KV cache is being sent
   bool decoding() const { return computed >= prompt; }
 };
 
@@ -143,20 +144,27 @@ void Replica::release(Sequence& s, bool keep_prefix) {
   s.hit_blocks = 0;
 }
 
-void Replica::submit(RequestRecord& record) {
-  const Request& r = record.request;
+std::unique_ptr<Replica::Sequence> Replica::accept(RequestRecord& record, bool rejected) {
   record.replica = index_;
-  const bool too_long = blocks_for(r.input_tokens + (role_ == ReplicaRole::prefill ? 1 : r.output_tokens)) > kv_blocks_ ||
-                        (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens);
-  if (too_long || (scheduler_.max_queue > 0 && static_cast<int>(waiting_.size()) >= scheduler_.max_queue)) {
+  if (rejected) {
     record.rejected = true;
     record.finish_s = now_s();
     if (events_.finished) events_.finished(record);
-    return;
+    return nullptr;
   }
   auto s = std::make_unique<Sequence>();
   s->record = &record;
-  s->prompt = r.input_tokens;
+  s->prompt = record.request.input_tokens;
+  return s;
+}
+
+void Replica::submit(RequestRecord& record) {
+  const Request& r = record.request;
+  const bool too_long = blocks_for(r.input_tokens + (role_ == ReplicaRole::prefill ? 1 : r.output_tokens)) > kv_blocks_ ||
+                        (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens);
+  auto s = accept(record, too_long || (scheduler_.max_queue > 0 &&
+                                       static_cast<int>(waiting_.size()) >= scheduler_.max_queue));
+  if (!s) return;
   waiting_.push_back(std::move(s));
   ++outstanding_;
   maybe_schedule();
@@ -164,16 +172,8 @@ void Replica::submit(RequestRecord& record) {
 
 void Replica::submit_prefilled(RequestRecord& record) {
   const Request& r = record.request;
-  record.replica = index_;
-  if (blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_) {
-    record.rejected = true;
-    record.finish_s = now_s();
-    if (events_.finished) events_.finished(record);
-    return;
-  }
-  auto s = std::make_unique<Sequence>();
-  s->record = &record;
-  s->prompt = r.input_tokens;
+  auto s = accept(record, blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_);
+  if (!s) return;
   s->computed = s->prompt;
   s->kv = s->prompt;
   s->generated = 1;  // the prefill pool sampled the first token
@@ -406,12 +406,16 @@ void Replica::finish_iteration() {
     s->last_token_s = now;
     const bool handoff = role_ == ReplicaRole::prefill;
     if (s->generated >= r.request.output_tokens || handoff) {
-      if (!handoff) r.finish_s = now;
-      release(*s, true);
+      const bool moves = handoff && r.request.output_tokens > 1;
+      if (moves) {
+        s->transfer_of = &r;  // its blocks stay until its KV cache has left (transfer_done)
+      } else {
+        release(*s, true);
+      }
       s->record = nullptr;  // marks it for removal below
       any_done = true;
       --outstanding_;
-      if (handoff && r.request.output_tokens > 1) {
+      if (moves) {
         if (events_.prefilled) events_.prefilled(r);
       } else {
         r.finish_s = now;
@@ -420,9 +424,26 @@ void Replica::finish_iteration() {
     }
   }
   if (any_done) {
-    std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return s->record == nullptr; });
+    for (auto& s : running_) {
+      if (s->record == nullptr && s->transfer_of != nullptr) transferring_.emplace(s->transfer_of, std::move(s));
+    }
+    std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return !s || s->record == nullptr; });
   }
   maybe_schedule();
+}
+
+void Replica::transfer_done(RequestRecord& record) {
+  const auto it = transferring_.find(&record);
+  if (it == transferring_.end()) {
+    throw SimulationError(fmt::format("replica {}: request {} has no KV cache in transfer", index_, record.request.id));
+  }
+  const double now = now_s();
+  stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
+  last_change_s_ = now;
+  it->second->record = &record;
+  release(*it->second, true);
+  transferring_.erase(it);
+  maybe_schedule();  // the freed blocks may admit a waiting prompt
 }
 
 void Replica::close(double now_s) {

@@ -97,7 +97,7 @@ struct ReplicaEvents {
   /// A request's last token was produced (or it was rejected).
   std::function<void(RequestRecord&)> finished;
   /// Disaggregated prefill: a request's prompt is done and its first token produced; the
-  /// owner moves its KV cache to a decode replica.
+  /// owner moves its KV cache to a decode replica, then calls transfer_done.
   std::function<void(RequestRecord&)> prefilled;
 };
 
@@ -144,6 +144,10 @@ class Replica {
   void hold() { held_ = true; }
   void release();
 
+  /// Prefill pool: `record`'s KV cache has reached its decode instance; its blocks are freed.
+  /// Throws SimulationError for a request not in transfer here.
+  void transfer_done(RequestRecord& record);
+
   int index() const { return index_; }
   ReplicaRole role() const { return role_; }
   /// Requests queued or running here (the router's load).
@@ -167,6 +171,8 @@ class Replica {
     std::list<std::int64_t>::iterator lru;
   };
 
+  /// `record` arrives here: a new sequence for it, or (rejected) nullptr after reporting it.
+  std::unique_ptr<Sequence> accept(RequestRecord& record, bool rejected);
   void maybe_schedule();
   void run_iteration();
   void finish_iteration();
@@ -198,6 +204,7 @@ class Replica {
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order
+  std::unordered_map<RequestRecord*, std::unique_ptr<Sequence>> transferring_;  // prefill pool: KV being sent
   std::vector<BatchEntry> batch_;
   std::vector<Sequence*> batch_sequences_;
   double iteration_start_s_ = 0, iteration_swap_s_ = 0;

@@ -406,9 +406,11 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
   std::vector<std::vector<int>> pairs;
   for (int i = 0; i < n_from; ++i) pairs.push_back({first_from + i, first_to + i % n_to});
   RequestRecord* moving = &record;
+  Replica* source = replicas_[static_cast<std::size_t>(record.replica)].get();
   ++in_flight_;
-  const auto deliver = [this, &decode, moving](engine::Engine&) {
+  const auto deliver = [this, source, &decode, moving](engine::Engine&) {
     --in_flight_;
+    source->transfer_done(*moving);  // the prefill instance keeps the blocks until the cache has left
     decode.submit_prefilled(*moving);
   };
   if (pairs.front()[0] == pairs.front()[1]) {
@@ -541,7 +543,8 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
       framework_names().name(spec_.framework)));
   if (spec_.disaggregated()) {
     r.notes.push_back("disaggregated: TTFT ends at the prefill pool's first token; the KV cache then moves to a decode "
-                      "instance through the communication runtime (the prefill instance frees its blocks at once)");
+                      "instance through the communication runtime (the prefill instance holds its blocks until it has "
+                      "left)");
   }
   return result;
 }
