@@ -156,7 +156,7 @@ TEST_CASE("serving: weight formats change decode speed the way their bytes say")
 }
 
 TEST_CASE("serving: a small KV cache preempts (recompute or swap) and a bounded queue rejects") {
-  const std::vector<std::string> tight = {"workload.scheduler.memory_utilisation=0.25", "workload.requests.count=200",
+  const std::vector<std::string> tight = {"workload.scheduler.memory_utilisation=0.22", "workload.requests.count=200",
                                           "workload.requests.arrival.rate=400"};
   const Served recompute = serve(kChat, tight);
   CHECK(recompute.result->completed == 200);
