@@ -210,7 +210,8 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   merge_library_presets(root, LibraryKind::accelerators, "accelerators",
                         "cluster.node.accelerator;workload.pools.*.accelerator", data_dir,
                         diagnostics);
-  merge_library_presets(root, LibraryKind::models, "models", "workload.model", data_dir, diagnostics);
+  merge_library_presets(root, LibraryKind::models, "models", "workload.model;workload.speculative.draft_model",
+                        data_dir, diagnostics);
   config::validate(root, schema_fields(root, kinds), "", diagnostics);
 
   Scenario scenario;

@@ -140,9 +140,11 @@ Declarations<ServingSpec> declare_serving_keys() {
                      "probability each draft token is accepted (until the first rejection)")
       .range(0, 1);
   speculative.number("draft_cost_fraction", &serving::SpeculativeSpec::draft_cost_fraction,
-                     "one draft token's cost / one target iteration (a small draft model ~0.1; an MTP head ~1 / "
-                     "layers)")
+                     "without draft_model: one draft token's cost / one target iteration (an MTP head ~1 / layers)")
       .range(0, 10);
+  speculative.string("draft_model", &serving::SpeculativeSpec::draft_model,
+                     "a draft model (the scenario's `models:` map, then the library): each proposed token is one of "
+                     "its decode steps, costed on the same instance; its weights and KV cache share the memory");
   Declarations<serving::SloSpec> slo;
   slo.quantity("ttft", &serving::SloSpec::ttft_s, Dimension::seconds, "time-to-first-token target; 0: none");
   slo.quantity("tpot", &serving::SloSpec::tpot_s, Dimension::seconds, "time-per-output-token target; 0: none");
@@ -346,6 +348,34 @@ void check_requests(const WorkloadReadContext& c, const ServingSpec& w) {
   }
 }
 
+/// speculative.draft_model: a model entry, sharing the target's tokenizer and TP split.
+void read_draft_model(const WorkloadReadContext& c, ServingSpec& w, bool model_ok) {
+  const std::string& name = w.speculative.draft_model;
+  if (name.empty()) return;
+  const std::string key = c.key("speculative.draft_model");
+  const ConfigNode* models_map = c.root.find("models");
+  const ConfigNode* entry = models_map != nullptr && models_map->is_mapping() ? models_map->find(name) : nullptr;
+  if (entry == nullptr) {
+    c.problems.add(c.position("speculative.draft_model"), key, "unknown model '" + name + "'",
+                   unknown_name_hint(name, library_names(LibraryKind::models, c.data_dir)));
+    return;
+  }
+  w.draft_model = read_model(*entry, "models." + name, name, c.problems);
+  if (!model_ok || c.problems.bad("models." + name)) return;
+  if (w.draft_model->vocab_size != w.model.vocab_size) {
+    c.problems.add(c.position("speculative.draft_model"), key,
+                   "draft model '" + name + "' has a vocabulary of " + std::to_string(w.draft_model->vocab_size) +
+                       " tokens, the target '" + w.model.name + "' " + std::to_string(w.model.vocab_size) +
+                       ": a draft must share the target's tokenizer");
+  }
+  for (const serving::PoolSpec& pool : w.pools) {
+    if (const auto problem = models::tensor_parallel_problem(*w.draft_model, pool.tp)) {
+      c.problems.add(c.position("speculative.draft_model"), key, "draft model: " + problem->message);
+      break;
+    }
+  }
+}
+
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   std::string model_path, model_name;
   const ConfigNode* model_entry = find_model(c, model_path, model_name);
@@ -356,6 +386,7 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   apply_framework_defaults(c, w);
   check_pools(c, w, model_ok);
   check_requests(c, w);
+  read_draft_model(c, w, model_ok);
   if (c.has("moe") && model_ok && !w.model.is_moe()) {
     c.problems.add(c.position("moe"), c.key("moe"),
                    "workload.moe applies only to mixture-of-experts models; model '" + w.model.name + "' has no experts");

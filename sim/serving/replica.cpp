@@ -49,12 +49,14 @@ struct Replica::Sequence {
   bool decoding() const { return computed >= prompt; }
 };
 
-Replica::Replica(int index, ReplicaRole role, IterationCostModel& cost, const SchedulerSpec& scheduler,
+Replica::Replica(int index, ReplicaRole role, IterationCostModel& cost, IterationCostModel* draft,
+                 const SchedulerSpec& scheduler,
                  const SpeculativeSpec& speculative, std::int64_t kv_blocks, double kv_bytes_per_token,
                  double host_bytes_per_s, bool exact_cost)
     : index_(index),
       role_(role),
       cost_(&cost),
+      draft_(draft),
       scheduler_(scheduler),
       speculative_(speculative),
       kv_blocks_(kv_blocks),
@@ -328,10 +330,15 @@ void Replica::run_iteration() {
   IterationCost cost = exact_cost_ ? cost_->exact(batch_) : cost_->cost(batch_);
   if (speculative_.tokens > 0) {
     // Draft proposals: `tokens` draft steps over the decoding sequences.
-    std::int64_t decodes = 0;
-    for (const BatchEntry& e : batch_) decodes += e.decode ? 1 : 0;
-    if (decodes > 0) {
-      const double draft = speculative_.tokens * speculative_.draft_cost_fraction * cost.time_s;
+    draft_batch_.clear();
+    for (const BatchEntry& e : batch_) {
+      if (e.decode) draft_batch_.push_back({1, e.kv_tokens - e.query_tokens + 1, true});
+    }
+    if (!draft_batch_.empty()) {
+      // One draft decode step per proposed token (its KV grows by one each step: costed at the
+      // first step's lengths), or a fraction of the target's iteration without a draft model.
+      const double draft = draft_ != nullptr ? speculative_.tokens * draft_->cost(draft_batch_).time_s
+                                             : speculative_.tokens * speculative_.draft_cost_fraction * cost.time_s;
       cost.time_s += draft;
       cost.memory_bound_s += draft;
     }

@@ -74,10 +74,13 @@ struct SchedulerSpec {
 struct SpeculativeSpec {
   int tokens = 0;                 ///< 0: off
   double acceptance = 0.7;
-  /// Draft cost per proposed token, as a fraction of one target decode step of the same batch
-  /// (a draft model of a tenth of the target's layers and width ~0.1; an MTP head: one layer
-  /// of the target, 1 / layers).
+  /// Without a draft model: the draft cost per proposed token, as a fraction of one target
+  /// iteration of the same batch (an MTP head: one layer of the target, ~1 / layers).
   double draft_cost_fraction = 0.1;
+  /// A draft model (a library or `models:` name): each proposed token is one decode step of it
+  /// over the decoding sequences, costed like the target's on the same instance; its weights and
+  /// KV cache share the instance's memory. Empty: draft_cost_fraction.
+  std::string draft_model;
 };
 
 /// What happened to one request.
@@ -121,7 +124,8 @@ const config::NameTable<ReplicaRole>& replica_role_names();
 class Replica {
  public:
   /// `kv_blocks` blocks of the KV cache (> 0); `host_bytes_per_s` the host link for swaps.
-  Replica(int index, ReplicaRole role, IterationCostModel& cost, const SchedulerSpec& scheduler,
+  /// `draft` costs a draft model's decode steps (nullptr: speculative.draft_cost_fraction).
+  Replica(int index, ReplicaRole role, IterationCostModel& cost, IterationCostModel* draft, const SchedulerSpec& scheduler,
           const SpeculativeSpec& speculative, std::int64_t kv_blocks, double kv_bytes_per_token,
           double host_bytes_per_s, bool exact_cost);
   ~Replica();
@@ -188,6 +192,8 @@ class Replica {
   int index_;
   ReplicaRole role_;
   IterationCostModel* cost_;
+  IterationCostModel* draft_;
+  std::vector<BatchEntry> draft_batch_;
   SchedulerSpec scheduler_;
   SpeculativeSpec speculative_;
   std::int64_t kv_blocks_;

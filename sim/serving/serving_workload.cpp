@@ -83,7 +83,11 @@ double device_weight_bytes(const ServingSpec& spec, const PoolSpec& pool) {
   const double bytes = weight_format_bytes(spec.precision.weights);
   const double experts = m.is_moe() ? m.expert_parallel_parameters() : 0.0;
   const double rest = m.total_parameters() - experts;
-  return (rest / pool.tp + experts / std::max(pool.ep, 1) * (pool.ep > 1 ? 1.0 : 1.0 / pool.tp)) * bytes / pool.pp;
+  const double target = (rest / pool.tp + experts / std::max(pool.ep, 1) * (pool.ep > 1 ? 1.0 : 1.0 / pool.tp)) *
+                        bytes / pool.pp;
+  // A draft model for speculative decoding sits whole on each stage's TP group.
+  const bool drafts = spec.draft_model && spec.speculative.tokens > 0;
+  return target + (drafts ? spec.draft_model->total_parameters() * bytes / pool.tp : 0.0);
 }
 
 /// The longest prompt the requests can have: the distribution's upper end (fixed: the value;
@@ -145,8 +149,12 @@ InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& poo
                         ? spec.scheduler.memory_utilisation *
                               (accelerator.hbm_capacity_bytes - memory.weights - memory.activations)
                         : memory.capacity - memory.weights - memory.activations;
-  memory.kv_bytes_per_token = models::kv_cache_bytes(spec.model, 1.0, models::dtype_bytes(spec.precision.kv_cache), pool.tp) /
-                              pool.pp;
+  const double kv_element = models::dtype_bytes(spec.precision.kv_cache);
+  memory.kv_bytes_per_token = models::kv_cache_bytes(spec.model, 1.0, kv_element, pool.tp) / pool.pp;
+  if (spec.draft_model && spec.speculative.tokens > 0) {
+    // The draft model keeps its own KV cache of the same tokens.
+    memory.kv_bytes_per_token += models::kv_cache_bytes(*spec.draft_model, 1.0, kv_element, pool.tp);
+  }
   const double block_bytes = memory.kv_bytes_per_token * spec.scheduler.block_size;
   memory.kv_blocks = memory.kv_cache > 0 ? static_cast<std::int64_t>(std::floor(memory.kv_cache / block_bytes)) : 0;
   if (memory.kv_blocks < 1) {
@@ -167,6 +175,7 @@ struct Pool {
   models::AcceleratorSpec accelerator;
   std::unique_ptr<models::ComputeModel> own_compute;  // when the pool's accelerator is not the cluster's
   std::unique_ptr<IterationCostModel> cost;
+  std::unique_ptr<IterationCostModel> draft;  // speculative decoding's draft model, if any
   InstanceMemory memory;
   int first_accelerator = 0;
   std::vector<int> replicas;  // indices into ServingWorkload::replicas_
@@ -246,6 +255,14 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     layout.host_overhead_s = 0;  // the replica adds the scheduler's host time
     // Every instance of a pool is laid out alike: the first one's groups time the collectives.
     for (int a = 0; a < pool_spec.tp * pool_spec.pp; ++a) layout.accelerators.push_back(next + a);
+    if (spec.draft_model && spec.speculative.tokens > 0) {
+      InstanceLayout draft = layout;
+      draft.model = *spec.draft_model;
+      draft.sharding.ep = 1;
+      draft.pp = 1;
+      draft.accelerators.resize(static_cast<std::size_t>(pool_spec.tp));
+      pool.draft = std::make_unique<IterationCostModel>(*compute, platform.collectives(), std::move(draft));
+    }
     pool.cost = std::make_unique<IterationCostModel>(*compute, platform.collectives(), std::move(layout));
     next += pool_spec.accelerators();
   }
@@ -259,6 +276,7 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     for (int r = 0; r < pool.spec->replicas; ++r) {
       pool.replicas.push_back(static_cast<int>(replicas_.size()));
       replicas_.push_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost,
+                                                    pool.draft.get(),
                                                     spec.scheduler, spec.speculative, pool.memory.kv_blocks,
                                                     pool.memory.kv_bytes_per_token, host_bytes_per_s, spec.exact_cost));
     }

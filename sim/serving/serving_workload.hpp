@@ -70,6 +70,7 @@ struct SloSpec {
 class ServingSpec final : public platform::WorkloadSpec {
  public:
   models::TransformerSpec model;
+  std::optional<models::TransformerSpec> draft_model;  ///< speculative.draft_model, resolved
   ServingPrecision precision;
   std::vector<PoolSpec> pools;  ///< in name order; accelerators assigned pool by pool
   SchedulerSpec scheduler;

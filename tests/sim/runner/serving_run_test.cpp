@@ -350,3 +350,22 @@ TEST_CASE("serving: every declared key rejects a bad value, naming where it was 
   walk(kind->fields, "workload.");
   CHECK(checked >= 40);
 }
+
+TEST_CASE("serving: a draft model's decode steps cost what the draft model costs") {
+  const std::vector<std::string> base = {"workload.requests.count=100", "workload.speculative.tokens=3",
+                                         "workload.speculative.acceptance=0.8"};
+  auto small = base;
+  small.push_back("workload.speculative.draft_model=llama-3.2-1b");
+  auto large = base;
+  large.push_back("workload.speculative.draft_model=llama-3-8b");
+  const Served with_small = serve(kChat, small), with_large = serve(kChat, large);
+  const double plain = serve(kChat, {"workload.requests.count=100"}).result->tpot_s.mean;
+  CHECK(with_small.result->tpot_s.mean < plain);   // a 1B draft pays for itself at 0.8 acceptance
+  CHECK(with_large.result->tpot_s.mean > with_small.result->tpot_s.mean);  // a draft as big as the target does not
+  // Its weights and KV cache share the instance's memory.
+  CHECK(with_small.result->pools.front().memory.weights > serve(kChat, base).result->pools.front().memory.weights);
+  CHECK(problems_of(kChat, {"workload.speculative.tokens=2", "workload.speculative.draft_model=gpt-j-6b"})
+            .find("a draft must share the target's tokenizer") != std::string::npos);
+  CHECK(problems_of(kChat, {"workload.speculative.tokens=2", "workload.speculative.draft_model=llama-9"})
+            .find("workload.speculative.draft_model: unknown model 'llama-9'") != std::string::npos);
+}
