@@ -1,5 +1,7 @@
 #include "sim/report/training_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <array>
@@ -171,6 +173,7 @@ nlohmann::json memory_json(const training::MemoryReport& m) {
   }
   return {{"peak_stage", m.peak_stage},
           {"capacity_bytes", m.capacity_bytes},
+          {"over_capacity_bytes", std::max(0.0, m.total_bytes - m.capacity_bytes)},
           {"total_bytes", m.total_bytes},
           {"weights_bytes", m.weights_bytes},
           {"gradients_bytes", m.gradients_bytes},

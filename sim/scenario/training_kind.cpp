@@ -125,6 +125,9 @@ Declarations<TrainingWorkload> declare_training_keys() {
                    config::NameTable<double>("gradient reduce dtype", {{"bf16", 2.0}, {"fp32", 4.0}}),
                    "gradient element type in the DP reduction");
   keys.object("moe", &W::moe, moe, "mixture-of-experts routing (MoE models only)");
+  keys.boolean("enforce_memory_fit", &W::enforce_memory_fit,
+               "a footprint over the accelerator's memory is an error before anything runs; false: simulate it "
+               "anyway and report the overflow (memory.over_capacity_bytes, a note)");
   keys.splice(memory_keys());
   return keys;
 }

@@ -135,6 +135,15 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
                                      stage.optimizer_bytes,
                                      stage.activations_bytes + stage.embedding_head_bytes + stage.recompute_buffer_bytes});
   }
+  const double over = footprint_.peak().total_bytes - platform_.cluster().accelerator.hbm_capacity_bytes;
+  if (!workload_.enforce_memory_fit && over > 0) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    result->notes.push_back(fmt::format(
+        "memory: pipeline stage {} needs {:.1f} GiB of {:.1f} GiB, {:.1f} GiB over capacity; simulated anyway "
+        "(workload.enforce_memory_fit: false): a real run would not start",
+        footprint_.peak().stage, footprint_.peak().total_bytes / kGiB,
+        platform_.cluster().accelerator.hbm_capacity_bytes / kGiB, over / kGiB));
+  }
   fill_power_report(workload_, platform_, inputs_, setup_.throttle, *result);
   fill_run_report(workload_.train_tokens, *result);
   return result;

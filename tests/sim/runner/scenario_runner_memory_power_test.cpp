@@ -1,10 +1,12 @@
 // The runner's memory check (before simulating), offload cost and power report (issue 4).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "models/memory/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/training_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/training/analytical_step.hpp"
@@ -253,4 +255,33 @@ TEST_CASE("activation offload copies run beside compute on the host link; only w
   const auto estimate = training::estimate_training_step(setup);
   CHECK(estimate.step_time_s == doctest::Approx(slow.step_time_s).epsilon(0.1));
   CHECK(estimate.breakdown.offload_s > 0);
+}
+
+TEST_CASE("enforce_memory_fit: false simulates a footprint over capacity and reports the overflow") {
+  const std::string yaml = R"(schema_version: 1
+name: over
+include: [systems/dgx-a100.yaml]
+cluster:
+  nodes: 2
+  network: {topology: fat-tree, tiers: 2, radix: 64}
+workload:
+  kind: training
+  model: megatron-gpt-1t
+  seq_len: 2048
+  global_batch: 16
+  parallelism: {tp: 8, pp: 2, dp: 1}
+  enforce_memory_fit: false
+)";
+  const auto scenario = scenario::load_scenario_from_string(yaml, "over.yaml");
+  const auto result = runner::run_training(scenario);
+  CHECK(result.step_time_s > 0);
+  CHECK(result.memory.total_bytes > result.memory.capacity_bytes);
+  const auto note = std::find_if(result.notes.begin(), result.notes.end(),
+                                 [](const std::string& n) { return n.find("GiB over capacity; simulated anyway") != std::string::npos; });
+  CHECK(note != result.notes.end());
+  const auto json = report::training_result_json(scenario, result);
+  CHECK(json["memory"]["over_capacity_bytes"].get<double>() > 0);
+  CHECK_THROWS_AS(runner::run_training(scenario::load_scenario_from_string(
+                      yaml.substr(0, yaml.find("  enforce_memory_fit")), "fits.yaml")),
+                  models::DoesNotFitError);
 }
