@@ -11,8 +11,9 @@
 ///   * attention is one variable-length kernel per layer over every sequence (FlashAttention's
 ///     varlen / paged kernels): the sum of the per-sequence (q, kv) work with one launch;
 ///   * the head computes the next-token logits of each of the S sequences;
-///   * pipeline parallelism: the stages run one after the other for a batch (one batch in
-///     flight per instance), with the T h activations sent between consecutive stages;
+///   * pipeline parallelism: the stages run one after the other for a batch, with the T h
+///     activations sent between consecutive stages (an instance keeps pp batches in flight:
+///     serving_workload's virtual engines);
 ///   * a host overhead per iteration (the framework's scheduling, sampling and launches).
 /// cost() memoises the T-dependent part by T, the head by S, prefill attention by (q, kv), and
 /// folds the decode entries into one attention shape of their mean KV length (decode attention

@@ -178,7 +178,9 @@ struct Pool {
   std::unique_ptr<IterationCostModel> draft;  // speculative decoding's draft model, if any
   InstanceMemory memory;
   int first_accelerator = 0;
-  std::vector<int> replicas;  // indices into ServingWorkload::replicas_
+  std::vector<int> replicas;  // indices into ServingWorkload::replicas_ (pp schedulers per instance)
+  /// The first accelerator of the instance replica `replica` belongs to.
+  int first_accelerator_of(int replica) const;
 };
 
 class ServingWorkload final : public platform::Workload {
@@ -273,14 +275,24 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     throw ConfigError("preemption: swap needs host memory (the accelerator's memory.host_bandwidth)");
   }
   for (Pool& pool : pools_) {
-    for (int r = 0; r < pool.spec->replicas; ++r) {
+    // A pipeline-parallel instance runs pp batches at once (vLLM's virtual engines): pp
+    // schedulers, each with its own sequences and a pp-th of the KV blocks, whose batches pass
+    // through the stages one after another, staggered (stage contention between them is not
+    // modelled). pp = 1: one scheduler per instance.
+    const int engines = pool.spec->pp;
+    for (int r = 0; r < pool.spec->replicas * engines; ++r) {
       pool.replicas.push_back(static_cast<int>(replicas_.size()));
-      replicas_.push_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost,
-                                                    pool.draft.get(),
-                                                    spec.scheduler, spec.speculative, pool.memory.kv_blocks,
-                                                    pool.memory.kv_bytes_per_token, host_bytes_per_s, spec.exact_cost));
+      replicas_.push_back(std::make_unique<Replica>(
+          static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), spec.scheduler,
+          spec.speculative, std::max<std::int64_t>(1, pool.memory.kv_blocks / engines), pool.memory.kv_bytes_per_token,
+          host_bytes_per_s, spec.exact_cost));
     }
   }
+}
+
+int Pool::first_accelerator_of(int replica) const {
+  const int instance = (replica - replicas.front()) / spec->pp;
+  return first_accelerator + instance * spec->tp * spec->pp;
 }
 
 void ServingWorkload::start(platform::Session& session, std::function<void()> on_done) {
@@ -291,9 +303,8 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
   events.prefilled = [this](RequestRecord& r) { on_prefilled(r); };
   for (std::size_t p = 0; p < pools_.size(); ++p) {
     for (int index : pools_[p].replicas) {
-      const int first = pools_[p].first_accelerator +
-                        (index - pools_[p].replicas.front()) * pools_[p].spec->tp * pools_[p].spec->pp;
-      replicas_[static_cast<std::size_t>(index)]->start(session, platform_.accelerator_speed(first), events);
+      replicas_[static_cast<std::size_t>(index)]->start(
+          session, platform_.accelerator_speed(pools_[p].first_accelerator_of(index)), events);
     }
   }
   if (generator_.closed_loop()) {
@@ -418,9 +429,8 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
   const double bytes = models::kv_cache_bytes(spec_.model, static_cast<double>(record.request.input_tokens),
                                               models::dtype_bytes(spec_.precision.kv_cache), 1);
   const int n_from = from->spec->tp * from->spec->pp, n_to = to->spec->tp * to->spec->pp;
-  const int first_from = from->first_accelerator +
-                         (record.replica - from->replicas.front()) * n_from;
-  const int first_to = to->first_accelerator + (decode.index() - to->replicas.front()) * n_to;
+  const int first_from = from->first_accelerator_of(record.replica);
+  const int first_to = to->first_accelerator_of(decode.index());
   std::vector<std::vector<int>> pairs;
   for (int i = 0; i < n_from; ++i) pairs.push_back({first_from + i, first_to + i % n_to});
   RequestRecord* moving = &record;
@@ -555,8 +565,8 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
                {"ttft_p99", r.ttft_s.p99, "s"},
                {"tpot_p99", r.tpot_s.p99, "s"}};
   r.notes.push_back(fmt::format(
-      "{} requests of {}; {} pools; iteration host overhead {:.2f} ms ({} defaults); pipeline stages run one batch at "
-      "a time per instance",
+      "{} requests of {}; {} pools; iteration host overhead {:.2f} ms ({} defaults); a pipeline-parallel instance "
+      "runs pp schedulers' batches staggered through its stages",
       r.requests, spec_.model.name, pools_.size(), spec_.scheduler.iteration_overhead_s * 1e3,
       framework_names().name(spec_.framework)));
   if (spec_.disaggregated()) {
@@ -583,7 +593,7 @@ void ServingWorkload::fill_pools(ServingResult& r) const {
     double busy = 0, tokens = 0;
     for (int index : pool.replicas) {
       const ReplicaStats& s = replicas_[static_cast<std::size_t>(index)]->stats();
-      busy += s.busy_s;
+      busy += s.busy_s / pool.spec->pp;  // a stage is busy for a pp-th of each of its schedulers' iterations
       p.iterations += s.iterations;
       tokens += static_cast<double>(s.prefill_tokens + s.decode_tokens);
       p.compute_share += s.compute_bound_s;
@@ -594,7 +604,8 @@ void ServingWorkload::fill_pools(ServingResult& r) const {
       p.kv_utilisation_peak = std::max(p.kv_utilisation_peak, static_cast<double>(s.peak_blocks) / blocks);
       kv_mean_num += s.block_seconds;
       kv_mean_den += blocks * r.duration_s;
-      p.kv_utilisation_mean += r.duration_s > 0 ? s.block_seconds / (blocks * r.duration_s) / pool.spec->replicas : 0.0;
+      p.kv_utilisation_mean +=
+          r.duration_s > 0 ? s.block_seconds / (blocks * r.duration_s) / static_cast<double>(pool.replicas.size()) : 0.0;
     }
     compute += p.compute_share;
     memory += p.memory_share;
@@ -636,7 +647,7 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
     double busy = 0, flops = 0, hbm = 0;
     for (int index : pool.replicas) {
       const ReplicaStats& s = replicas_[static_cast<std::size_t>(index)]->stats();
-      busy += s.busy_s;
+      busy += s.busy_s / pool.spec->pp;
       flops += s.flops;
       hbm += s.hbm_bytes;
     }

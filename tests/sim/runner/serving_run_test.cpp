@@ -369,3 +369,23 @@ TEST_CASE("serving: a draft model's decode steps cost what the draft model costs
   CHECK(problems_of(kChat, {"workload.speculative.tokens=2", "workload.speculative.draft_model=llama-9"})
             .find("workload.speculative.draft_model: unknown model 'llama-9'") != std::string::npos);
 }
+
+TEST_CASE("serving: a pipeline-parallel instance keeps pp batches in flight") {
+  // The same 8 GPUs as 4 TP2 instances, or 2 instances of TP2 x PP2: offline, the pipeline's two
+  // schedulers keep both stages busy, so throughput stays close (not halved).
+  const std::vector<std::string> offline = {"workload.requests.arrival.process=offline", "workload.requests.count=256",
+                                            "workload.requests.output.distribution=fixed",
+                                            "workload.requests.output.value=128"};
+  auto tp = offline;
+  tp.push_back("workload.pools.main.replicas=4");
+  tp.push_back("workload.pools.main.tp=2");
+  auto pp = offline;
+  pp.push_back("workload.pools.main.replicas=2");
+  pp.push_back("workload.pools.main.tp=2");
+  pp.push_back("workload.pools.main.pp=2");
+  const Served flat = serve(kChat, tp), piped = serve(kChat, pp);
+  CHECK(piped.result->completed == 256);
+  CHECK(piped.result->output_tokens_per_s > 0.6 * flat.result->output_tokens_per_s);
+  CHECK(piped.result->gpu_utilisation <= 1.0);
+  CHECK(piped.result->pools.front().utilisation <= 1.0);
+}
