@@ -376,6 +376,40 @@ void read_draft_model(const WorkloadReadContext& c, ServingSpec& w, bool model_o
   }
 }
 
+/// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),
+/// never silently ignored.
+void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
+  using P = serving::ArrivalProcess;
+  const P process = w.requests.arrival.process;
+  const std::string name(serving::arrival_process_names().name(process));
+  const auto unused = [&](const char* key, bool used, const std::string& why) {
+    if (!used && c.has(key)) c.problems.warn(c.position(key), c.key(key), "has no effect: " + why);
+  };
+  const bool rated = process == P::poisson || process == P::gamma || process == P::constant || process == P::ramp;
+  unused("requests.arrival.rate", rated, "arrival.process is " + name + ", which has no rate");
+  unused("requests.arrival.cv", process == P::gamma, "only gamma arrivals have a cv (arrival.process is " + name + ")");
+  unused("requests.arrival.rate_end", process == P::ramp, "only a ramp has rate_end");
+  unused("requests.arrival.ramp_duration", process == P::ramp, "only a ramp has ramp_duration");
+  unused("requests.arrival.clients", process == P::closed_loop, "only closed_loop arrivals have clients");
+  unused("requests.arrival.think_time", process == P::closed_loop, "only closed_loop arrivals think");
+  const bool trace = process == P::trace;
+  for (const char* key : {"requests.input", "requests.output", "requests.prefix"}) {
+    unused(key, !trace, "a replayed trace gives every request's lengths and prefix");
+  }
+  const bool speculates = w.speculative.tokens > 0;
+  for (const char* key : {"speculative.acceptance", "speculative.draft_model", "speculative.draft_cost_fraction"}) {
+    unused(key, speculates, "speculative.tokens is 0 (speculative decoding is off)");
+  }
+  unused("speculative.draft_cost_fraction", w.speculative.draft_model.empty(),
+         "a draft_model is named; its own decode steps are costed instead");
+  unused("slo.percentile", w.slo.ttft_s > 0 || w.slo.tpot_s > 0, "no slo.ttft or slo.tpot target is set");
+  unused("scheduler.preemption", !w.scheduler.reserve_output,
+         "reserve_output takes the blocks of the whole output at admission, so nothing is preempted");
+  int instances = 0;
+  for (const serving::PoolSpec& pool : w.pools) instances += pool.role == serving::ReplicaRole::decode ? 0 : pool.replicas;
+  unused("router", instances > 1, "there is one instance to route to");
+}
+
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   std::string model_path, model_name;
   const ConfigNode* model_entry = find_model(c, model_path, model_name);
@@ -387,6 +421,7 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   check_pools(c, w, model_ok);
   check_requests(c, w);
   read_draft_model(c, w, model_ok);
+  warn_ineffective(c, w);
   if (c.has("moe") && model_ok && !w.model.is_moe()) {
     c.problems.add(c.position("moe"), c.key("moe"),
                    "workload.moe applies only to mixture-of-experts models; model '" + w.model.name + "' has no experts");

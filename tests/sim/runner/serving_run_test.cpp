@@ -3,6 +3,7 @@
 // against the direction each setting must move the result.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -388,4 +389,20 @@ TEST_CASE("serving: a pipeline-parallel instance keeps pp batches in flight") {
   CHECK(piped.result->output_tokens_per_s > 0.6 * flat.result->output_tokens_per_s);
   CHECK(piped.result->gpu_utilisation <= 1.0);
   CHECK(piped.result->pools.front().utilisation <= 1.0);
+}
+
+TEST_CASE("serving: a key the rest of the scenario makes ineffective is a warning in the notes") {
+  const scenario::Scenario s =
+      load(kChat, {"workload.requests.arrival.cv=2", "workload.speculative.acceptance=0.9", "workload.router=round_robin"});
+  std::string all;
+  for (const config::Diagnostic& w : s.warnings) all += w.render() + "\n";
+  CHECK(all.find("workload.requests.arrival.cv: has no effect: only gamma arrivals have a cv") != std::string::npos);
+  CHECK(all.find("workload.speculative.acceptance: has no effect: speculative.tokens is 0") != std::string::npos);
+  CHECK(all.find("workload.router") == std::string::npos);  // eight instances: the router matters
+  const Served run = serve(kChat, {"workload.requests.arrival.cv=2", "workload.requests.count=20"});
+  const auto note = std::find_if(run.result->notes.begin(), run.result->notes.end(), [](const std::string& n) {
+    return n.find("arrival.cv: has no effect") != std::string::npos;
+  });
+  CHECK(note != run.result->notes.end());
+  CHECK(load(kChat).warnings.empty());
 }
