@@ -114,6 +114,11 @@ class TrialRunner {
     t.output_tokens_per_s = r.output_tokens_per_s;
     t.limiter = r.limiter;
     if (r.rejected > 0) t.limiter = fmt::format("KV capacity and queue bound ({} rejected)", r.rejected);
+    std::vector<std::string> missed;
+    if (r.slo.ttft_s > 0 && t.ttft_s > r.slo.ttft_s) missed.emplace_back("TTFT");
+    if (r.slo.tpot_s > 0 && t.tpot_s > r.slo.tpot_s) missed.emplace_back("TPOT");
+    if (r.rejected > 0) missed.emplace_back("rejections");
+    for (const std::string& m : missed) t.missed += (t.missed.empty() ? "" : ", ") + m;
     return t;
   }
 
@@ -290,8 +295,9 @@ CapacityResult find_capacity(const std::filesystem::path& file, const std::vecto
             ? fmt::format("highest rate within the SLO: {:.3g} req/s ({:.0f} output tokens/s) on {} ({} accelerators){}",
                           result.answer->rate_per_s, result.answer->output_tokens_per_s,
                           replicas_text(result, *result.answer), result.answer->accelerators,
-                          result.beyond ? fmt::format("; at {:.3g} req/s it misses, limited by {}",
-                                                      result.beyond->rate_per_s, result.beyond->limiter)
+                          result.beyond ? fmt::format("; at {:.3g} req/s it misses {}, limited by {}",
+                                                      result.beyond->rate_per_s, result.beyond->missed,
+                                                      result.beyond->limiter)
                                         : "")
             : fmt::format("no rate down to {:.3g} req/s meets the SLO{}", result.trials.empty() ? 0.0
                                                                                                    : result.trials.back().rate_per_s,
@@ -305,12 +311,12 @@ std::string capacity_table(const CapacityResult& result) {
                                 result.slo_ttft_s > 0 ? fmt::format("{:.1f} ms", result.slo_ttft_s * 1e3) : "-",
                                 result.slo_percentile,
                                 result.slo_tpot_s > 0 ? fmt::format("{:.1f} ms", result.slo_tpot_s * 1e3) : "-");
-  out += fmt::format("{:>10}  {:<28} {:>6} {:>11} {:>11} {:>8} {:>6}  {}\n", "rate/s", "instances", "accel",
+  out += fmt::format("{:>10}  {:<28} {:>6} {:>11} {:>11} {:>8}  {:<22} {}\n", "rate/s", "instances", "accel",
                      "TTFT", "TPOT", "rejected", "SLO", "limited by");
   for (const CapacityTrial& t : result.trials) {
-    out += fmt::format("{:>10.4g}  {:<28} {:>6} {:>8.1f} ms {:>8.1f} ms {:>8} {:>6}  {}\n", t.rate_per_s,
+    out += fmt::format("{:>10.4g}  {:<28} {:>6} {:>8.1f} ms {:>8.1f} ms {:>8}  {:<22} {}\n", t.rate_per_s,
                        replicas_text(result, t), t.accelerators, t.ttft_s * 1e3, t.tpot_s * 1e3, t.rejected,
-                       t.met ? "met" : "missed", t.limiter);
+                       t.met ? "met" : "missed " + t.missed, t.limiter);
   }
   out += result.summary + "\n";
   return out;
@@ -329,7 +335,8 @@ nlohmann::json capacity_json(const CapacityResult& result) {
                           {"rejected", t.rejected},
                           {"goodput_requests_per_s", t.goodput_requests_per_s},
                           {"output_tokens_per_s", t.output_tokens_per_s},
-                          {"limiter", t.limiter}};
+                          {"limiter", t.limiter},
+                          {"missed", t.missed}};
   };
   nlohmann::json trials = nlohmann::json::array();
   for (const CapacityTrial& t : result.trials) trials.push_back(trial(t));

@@ -40,6 +40,7 @@ struct CapacityTrial {
   double goodput_requests_per_s = 0;
   double output_tokens_per_s = 0;
   std::string limiter;
+  std::string missed;  ///< which targets it missed: "TTFT", "TPOT", "TTFT, TPOT", "rejections"; empty when met
 };
 
 struct CapacityResult {

@@ -47,6 +47,8 @@ TEST_CASE("capacity: the highest rate within the SLO is bracketed to the precisi
   REQUIRE(result.beyond);
   CHECK(result.answer->met);
   CHECK_FALSE(result.beyond->met);
+  CHECK_FALSE(result.beyond->missed.empty());  // names the target it missed
+  CHECK(result.answer->missed.empty());
   CHECK(result.beyond->rate_per_s > result.answer->rate_per_s);
   CHECK((result.beyond->rate_per_s - result.answer->rate_per_s) / result.answer->rate_per_s <= 0.05);
   CHECK(result.answer->ttft_s <= 0.3);
