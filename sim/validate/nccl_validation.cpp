@@ -11,6 +11,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/validate/csv_table.hpp"
+#include "sim/validate/error_summary.hpp"
 #include "sim/platform/platform.hpp"
 
 namespace clustersim::validate {
@@ -22,13 +23,6 @@ struct SystemMapping {
   const char* system;
 };
 constexpr SystemMapping kSystems[] = {{"A100", "dgx-a100"}, {"H100", "dgx-h100"}, {"H200", "dgx-h200"}};
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 scenario::Scenario node_scenario(const std::string& system) {
   const std::string yaml = fmt::format(R"(schema_version: 1

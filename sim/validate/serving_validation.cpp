@@ -41,13 +41,6 @@ std::string lower(std::string text) {
 
 bool contains(const std::string& text, const char* needle) { return lower(text).find(needle) != std::string::npos; }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 /// The accelerator and system preset of a row's `gpu_type`.
 struct RowSystem {
   const char* needle;  ///< text the gpu_type contains (case-insensitive)
@@ -653,23 +646,11 @@ ServerSearch search_server_rate(const std::string& scenario_yaml, const std::str
 namespace {
 
 ServingSummary summarise(const std::vector<const ServingValidationRow*>& rows, std::string group) {
+  std::vector<std::pair<std::string, double>> errors;
+  for (const auto* r : rows) errors.emplace_back(r->id, r->error_pct);
   ServingSummary s;
+  static_cast<ErrorSummary&>(s) = summarise_errors(errors);
   s.group = std::move(group);
-  s.rows = static_cast<int>(rows.size());
-  if (rows.empty()) return s;
-  std::vector<double> errors;
-  double sum = 0;
-  for (const auto* r : rows) {
-    const double e = std::abs(r->error_pct);
-    errors.push_back(e);
-    sum += e;
-    if (e > s.max_pct || s.worst_id.empty()) {
-      s.max_pct = e;
-      s.worst_id = r->id;
-    }
-  }
-  s.mape_pct = sum / static_cast<double>(rows.size());
-  s.median_pct = median(errors);
   return s;
 }
 

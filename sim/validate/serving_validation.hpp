@@ -20,6 +20,7 @@
 
 #include "sim/serving/serving_workload.hpp"
 #include "sim/validate/csv_table.hpp"
+#include "sim/validate/error_summary.hpp"
 
 namespace clustersim::validate {
 
@@ -177,11 +178,8 @@ struct SkippedServingRow {
 };
 
 /// MAPE, median and worst absolute error of a group of rows.
-struct ServingSummary {
+struct ServingSummary : ErrorSummary {
   std::string group;  ///< a metric family or a source name; "" for all rows
-  int rows = 0;
-  double mape_pct = 0, median_pct = 0, max_pct = 0;
-  std::string worst_id;
 };
 
 struct ServingValidationReport {

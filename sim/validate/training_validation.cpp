@@ -77,31 +77,12 @@ bool notes_match(const std::string& marker, const CsvRow& row) {
   return marker.empty() || row.get("notes").rfind(marker, 0) == 0;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 ValidationSummary summarise(const std::vector<const ValidationRow*>& rows, std::string conventions) {
+  std::vector<std::pair<std::string, double>> errors;
+  for (const auto* r : rows) errors.emplace_back(r->id, r->error_pct);
   ValidationSummary s;
+  static_cast<ErrorSummary&>(s) = summarise_errors(errors);
   s.conventions = std::move(conventions);
-  s.rows = static_cast<int>(rows.size());
-  if (rows.empty()) return s;
-  std::vector<double> errors;
-  double sum = 0;
-  for (const auto* r : rows) {
-    const double e = std::abs(r->error_pct);
-    errors.push_back(e);
-    sum += e;
-    if (e >= s.max_pct) {
-      if (e > s.max_pct || s.worst_id.empty()) s.worst_id = r->id;
-      s.max_pct = e;
-    }
-  }
-  s.mape_pct = sum / static_cast<double>(rows.size());
-  s.median_pct = median(errors);
   return s;
 }
 

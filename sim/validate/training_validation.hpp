@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/validate/csv_table.hpp"
+#include "sim/validate/error_summary.hpp"
 
 namespace clustersim::validate {
 
@@ -143,13 +144,8 @@ struct SkippedRow {
   std::string reason;
 };
 
-struct ValidationSummary {
+struct ValidationSummary : ErrorSummary {
   std::string conventions;  ///< "" for the whole dataset, else a SourceConventions::name
-  int rows = 0;
-  double mape_pct = 0;
-  double median_pct = 0;  ///< median of absolute errors
-  double max_pct = 0;     ///< worst absolute error
-  std::string worst_id;
 };
 
 struct ValidationReport {
