@@ -185,11 +185,10 @@ void Replica::submit_prefilled(RequestRecord& record) {
   maybe_schedule();
 }
 
-void Replica::preempt_one(std::size_t protect_from) {
-  // The most recently admitted running sequence that is not yet in this batch (vLLM's choice).
+void Replica::preempt_last() {
+  // The most recently admitted running sequence, not yet in this batch (vLLM's choice).
   std::unique_ptr<Sequence> victim = std::move(running_.back());
   running_.pop_back();
-  (void)protect_from;
   Sequence& s = *victim;
   ++s.record->preemptions;
   ++stats_.preemptions;
@@ -283,11 +282,11 @@ void Replica::run_iteration() {
         if (budget < q) break;
         bool fits = grow(s, s.kv + q);
         while (!fits && running_.size() > i + 1) {
-          preempt_one(i + 1);
+          preempt_last();
           fits = grow(s, s.kv + q);
         }
         if (!fits) {  // nothing left to preempt but itself
-          preempt_one(i);
+          preempt_last();
           break;
         }
         s.chunk = q;
@@ -360,7 +359,6 @@ void Replica::run_iteration() {
   stats_.busy_s += cost.time_s;
   ++stats_.iterations;
   busy_ = true;
-  iteration_start_s_ = now;
   double duration = cost.time_s;
   if (!constant_speed_) {
     const double speed = speed_.value_at(session_->engine().now());

@@ -182,7 +182,8 @@ class Replica {
   void finish_iteration();
   bool admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch);
   bool grow(Sequence& s, std::int64_t kv_after);
-  void preempt_one(std::size_t protect_from);
+  /// Preempts the most recently admitted running sequence (vLLM's victim).
+  void preempt_last();
   void release(Sequence& s, bool keep_prefix);
   std::int64_t blocks_for(std::int64_t tokens) const;
   bool take_blocks(std::int64_t blocks);
@@ -213,7 +214,7 @@ class Replica {
   std::unordered_map<RequestRecord*, std::unique_ptr<Sequence>> transferring_;  // prefill pool: KV being sent
   std::vector<BatchEntry> batch_;
   std::vector<Sequence*> batch_sequences_;
-  double iteration_start_s_ = 0, iteration_swap_s_ = 0;
+  double iteration_swap_s_ = 0;
   std::int64_t used_blocks_ = 0, cached_blocks_ = 0, outstanding_ = 0;
   double last_change_s_ = 0;
   std::unordered_map<std::int64_t, CachedPrefix> prefixes_;

@@ -340,10 +340,11 @@ std::optional<Request> RequestGenerator::next() {
     return r;
   }
   if (closed_loop() || sent_ >= spec_.count) return std::nullopt;
-  if (spec_.arrival.process != ArrivalProcess::offline && sent_ > 0) clock_s_ += next_gap();
-  if (spec_.arrival.process != ArrivalProcess::offline && sent_ == 0 &&
-      spec_.arrival.process != ArrivalProcess::constant) {
-    clock_s_ = next_gap();  // the first arrival is one gap after time 0, as every later one
+  // Offline: every request at 0; constant: the first at 0; otherwise each arrival (the first
+  // too) one gap after the last.
+  const ArrivalProcess process = spec_.arrival.process;
+  if (process != ArrivalProcess::offline && (sent_ > 0 || process != ArrivalProcess::constant)) {
+    clock_s_ += next_gap();
   }
   return make(clock_s_, -1);
 }

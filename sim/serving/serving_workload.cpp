@@ -207,6 +207,8 @@ class ServingWorkload final : public platform::Workload {
   platform::SessionOptions options_;
   std::vector<Pool> pools_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::size_t> pool_of_;          // per replica: its pool's index
+  std::vector<Replica*> by_role_[3];          // per ReplicaRole: the router's candidates
   RequestGenerator generator_;
   std::deque<RequestRecord> records_;
   platform::Session* session_ = nullptr;
@@ -282,10 +284,12 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     const int engines = pool.spec->pp;
     for (int r = 0; r < pool.spec->replicas * engines; ++r) {
       pool.replicas.push_back(static_cast<int>(replicas_.size()));
+      pool_of_.push_back(static_cast<std::size_t>(&pool - pools_.data()));
       replicas_.push_back(std::make_unique<Replica>(
           static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), spec.scheduler,
           spec.speculative, std::max<std::int64_t>(1, pool.memory.kv_blocks / engines), pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
+      by_role_[static_cast<std::size_t>(pool.spec->role)].push_back(replicas_.back().get());
     }
   }
 }
@@ -372,10 +376,7 @@ void ServingWorkload::arrive(std::size_t index) {
 }
 
 Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
-  std::vector<Replica*> candidates;
-  for (auto& replica : replicas_) {
-    if (replica->role() == role) candidates.push_back(replica.get());
-  }
+  const std::vector<Replica*>& candidates = by_role_[static_cast<std::size_t>(role)];
   if (candidates.empty()) throw SimulationError(fmt::format("no {} pool to route to", replica_role_names().name(role)));
   const std::size_t n = candidates.size();
   const std::size_t offset = round_robin_++ % n;
@@ -415,15 +416,8 @@ Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
 
 void ServingWorkload::on_prefilled(RequestRecord& record) {
   Replica& decode = route(record, ReplicaRole::decode);
-  const Pool* from = nullptr;
-  const Pool* to = nullptr;
-  for (const Pool& pool : pools_) {
-    const auto owns = [&](int replica) {
-      return std::find(pool.replicas.begin(), pool.replicas.end(), replica) != pool.replicas.end();
-    };
-    if (owns(record.replica)) from = &pool;
-    if (owns(decode.index())) to = &pool;
-  }
+  const Pool* from = &pools_[pool_of_[static_cast<std::size_t>(record.replica)]];
+  const Pool* to = &pools_[pool_of_[static_cast<std::size_t>(decode.index())]];
   // The prompt's KV cache, every layer and head, from each device of the prefill instance to a
   // device of the decode instance (pairs in order; the whole cache split evenly over them).
   const double bytes = models::kv_cache_bytes(spec_.model, static_cast<double>(record.request.input_tokens),
@@ -538,8 +532,10 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
   r.e2e_s = summarize(e2e);
   r.queue_s = summarize(queue);
   r.itl_s = itl.summary();
-  if (spec_.slo.ttft_s > 0) r.slo_met = r.slo_met && percentile(ttft, spec_.slo.percentile) <= spec_.slo.ttft_s;
-  if (spec_.slo.tpot_s > 0) r.slo_met = r.slo_met && percentile(tpot, spec_.slo.percentile) <= spec_.slo.tpot_s;
+  r.ttft_at_slo_percentile_s = percentile(ttft, spec_.slo.percentile);  // summarize sorted them
+  r.tpot_at_slo_percentile_s = percentile(tpot, spec_.slo.percentile);
+  if (spec_.slo.ttft_s > 0) r.slo_met = r.slo_met && r.ttft_at_slo_percentile_s <= spec_.slo.ttft_s;
+  if (spec_.slo.tpot_s > 0) r.slo_met = r.slo_met && r.tpot_at_slo_percentile_s <= spec_.slo.tpot_s;
   if (r.rejected > 0) r.slo_met = false;
   if (r.duration_s > 0) {
     r.input_tokens_per_s = static_cast<double>(r.input_tokens) / r.duration_s;
@@ -652,12 +648,11 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
       hbm += s.hbm_bytes;
     }
     const double devices = static_cast<double>(pool.spec->accelerators());
-    const double per_instance = static_cast<double>(pool.spec->tp * pool.spec->pp);
     models::DeviceActivity activity;
     activity.step_time_s = r.duration_s;
     activity.compute_busy_s = std::clamp(busy / pool.spec->replicas, 1e-12, r.duration_s);
     activity.flops[weight_format_math(spec_.precision.weights)] = flops / devices;
-    activity.bytes[models::MemoryLevelKind::hbm] = hbm / pool.spec->replicas * (per_instance > 0 ? 1.0 : 1.0);
+    activity.bytes[models::MemoryLevelKind::hbm] = hbm / pool.spec->replicas;  // per device (hbm_bytes is)
     models::PowerSpec power = cluster.power;
     power.tdp_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.tdp_w : power.tdp_w;
     power.idle_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.idle_w : power.idle_w;

@@ -158,6 +158,7 @@ struct ServingResult final : public platform::WorkloadResult {
   std::vector<PoolResult> pools;
   std::vector<ServingSample> series;
   SloSpec slo;
+  double ttft_at_slo_percentile_s = 0, tpot_at_slo_percentile_s = 0;  ///< at slo.percentile
   bool slo_met = true;                 ///< the percentile of TTFT and TPOT within the targets
   std::string limiter;                 ///< what bounds it: compute, HBM bandwidth, KV capacity, network, host, queueing
   std::vector<RequestRecord> records;  ///< every request (kept for the trace and reports)

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -96,19 +95,8 @@ class TrialRunner {
     t.replicas = replicas;
     t.accelerators = need;
     t.met = r.slo_met;
-    const double p = r.slo.percentile;
-    std::vector<double> ttft, tpot;
-    for (const serving::RequestRecord& q : r.records) {
-      if (q.rejected) continue;
-      ttft.push_back(q.first_token_s - q.request.arrival_s);
-      if (q.request.output_tokens > 1) {
-        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(q.request.output_tokens - 1));
-      }
-    }
-    std::sort(ttft.begin(), ttft.end());
-    std::sort(tpot.begin(), tpot.end());
-    t.ttft_s = serving::percentile(ttft, p);
-    t.tpot_s = serving::percentile(tpot, p);
+    t.ttft_s = r.ttft_at_slo_percentile_s;
+    t.tpot_s = r.tpot_at_slo_percentile_s;
     t.rejected = r.rejected;
     t.goodput_requests_per_s = r.goodput_requests_per_s;
     t.output_tokens_per_s = r.output_tokens_per_s;
