@@ -89,6 +89,14 @@ TEST_CASE("capacity: what it cannot plan is an error naming why") {
   CHECK_THROWS_WITH_AS(sweep::find_capacity(scenario_file("cs_capacity_slo.yaml"),
                                             {"workload.slo.ttft=0 s", "workload.slo.tpot=0 s"}, {}),
                        doctest::Contains("capacity needs an SLO"), ConfigError);
+  sweep::CapacityOptions bad;
+  bad.precision = 0;
+  CHECK_THROWS_WITH_AS(sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, bad),
+                       "capacity: --precision must be > 0", ConfigError);
+  bad.precision = 0.02;
+  bad.target_rate = -1;
+  CHECK_THROWS_WITH_AS(sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, bad),
+                       "capacity: --rate must be > 0", ConfigError);
   const auto training = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios" / "default.yaml";
   CHECK_THROWS_WITH_AS(sweep::find_capacity(training, {}, {}), doctest::Contains("capacity needs a serving workload"),
                        ConfigError);
