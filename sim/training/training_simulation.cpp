@@ -45,18 +45,74 @@ void validate_speeds(const TrainingSetup& setup) {
 
 }  // namespace
 
-std::vector<std::string> assumption_notes(const TrainingWorkload& w) {
+namespace {
+
+/// Which ranks the step simulates (`simulation.mode`).
+std::string mode_note(const TrainingWorkload& w, platform::SimulationMode mode) {
+  const auto& par = w.parallelism;
+  if (mode == platform::SimulationMode::full) {
+    const int replicas = par.tp * par.cp * par.dp;
+    return fmt::format("full mode: all {} (tp, cp, dp) replicas of the {}-stage pipeline simulated ({} ranks); "
+                       "collectives start when every member rank reaches them",
+                       replicas, par.pp, replicas * par.pp);
+  }
+  return "symmetric mode: one representative rank per pipeline stage (its tp, cp and dp replicas behave alike); "
+         "collectives costed on its real rank groups";
+}
+
+/// How the tensor-parallel collectives sit beside the compute (stage_program.cpp's header);
+/// empty without tensor parallelism.
+std::string tensor_parallel_note(const TrainingWorkload& w) {
+  const auto& par = w.parallelism;
+  if (par.tp <= 1) return {};
+  const bool sequence_parallel = par.sequence_parallel;
+  if (w.tp_comm_overlap && sequence_parallel) {
+    return fmt::format(
+        "TP-comm overlap (Transformer Engine userbuffers): each layer's TP all-gathers run as ring exchanges on the "
+        "copy engines beside the GEMM they feed{}, forward reduce-scatters pipelined with their GEMM in 4 splits "
+        "(the last split exposed), backward reduce-scatters in bulk beside the wgrad GEMM; the GEMMs beside "
+        "pipelined and bulk transfers run on 16 fewer SMs; the embedding's and LM head's TP collectives are not "
+        "overlapped this way",
+        w.precision == models::Dtype::fp8 ? " (fp8 elements)" : "");
+  }
+  std::vector<std::string> beside;
+  if (sequence_parallel) beside.push_back("the wgrad-input all-gather beside the dgrad GEMM");
+  if (w.tp_async_backward) {
+    beside.push_back(fmt::format("the input-gradient {} of column-parallel linears beside their wgrad GEMM "
+                                 "(tp_async_backward)",
+                                 sequence_parallel ? "reduce-scatter" : "all-reduce"));
+  }
+  std::string text = "no TP-comm overlap (workload.tp_comm_overlap: false): TP collectives block the compute stream";
+  for (std::size_t i = 0; i < beside.size(); ++i) {
+    text += (i == 0 ? ", except " : " and ") + beside[i];
+  }
+  return text;
+}
+
+/// When the gradient reduction and the parameter gather of ZeRO 0 and 1 run (ZeRO 2 and 3
+/// have notes of their own); empty without data parallelism.
+std::string data_parallel_note(const TrainingWorkload& w) {
+  const auto& par = w.parallelism;
+  if (par.dp * par.cp <= 1 || par.zero >= 2) return {};
+  const bool gathers = par.zero == 1;  // the distributed optimizer's parameter all-gather
+  if (w.overlap_grad_reduce) {
+    return std::string("gradient reduction overlapped with the last backward in max(40M, 1M x dp)-parameter "
+                       "buckets") +
+           (gathers ? "; parameter all-gather overlapped with the step's first forward" : "");
+  }
+  return std::string("gradient reduction after the last backward, not overlapped") +
+         (gathers ? "; parameter all-gather after the optimizer" : "");
+}
+
+}  // namespace
+
+std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::SimulationMode mode) {
   std::vector<std::string> notes;
-  notes.push_back("symmetric mode: one representative rank per pipeline stage; TP collectives "
-                  "block the compute stream (no TP-comm overlap)");
+  notes.push_back(mode_note(w, mode));
+  if (std::string tp = tensor_parallel_note(w); !tp.empty()) notes.push_back(std::move(tp));
   notes.push_back("model FLOPs follow the Megatron convention (matmuls only, attention counted "
                   "non-causal); MFU/HFU use the dense peak of the workload precision");
-  if (w.parallelism.dp * w.parallelism.cp > 1) {
-    notes.push_back(w.overlap_grad_reduce
-                        ? "gradient reduction overlapped in max(40M, 1M x dp)-parameter buckets; "
-                          "parameter all-gather overlapped with the step's first forward"
-                        : "gradient reduction after the last backward, not overlapped");
-  }
+  if (std::string dp = data_parallel_note(w); !dp.empty()) notes.push_back(std::move(dp));
   if (w.parallelism.zero == 2) {
     notes.push_back("ZeRO 2: gradients reduce-scattered every micro-batch, parameters gathered after the optimizer");
   }

@@ -105,8 +105,11 @@ std::vector<StageProgram> build_stage_programs(const TrainingSetup& setup);
 /// bytes; sequence parallelism counts only with tp > 1).
 models::FootprintInputs footprint_inputs(const TrainingWorkload& workload);
 
-/// The modelling assumptions a step's result notes (one line each).
-std::vector<std::string> assumption_notes(const TrainingWorkload& workload);
+/// The modelling assumptions a step's result notes (one line each), true for the run that
+/// produced it: the simulation mode, how the TP collectives sit beside the compute
+/// (tp_comm_overlap, tp_async_backward, sequence parallelism), the FLOP convention, and when
+/// the data-parallel collectives run (ZeRO stage, overlap_grad_reduce).
+std::vector<std::string> assumption_notes(const TrainingWorkload& workload, platform::SimulationMode mode);
 
 /// Fills tokens/s, FLOPs per step, TFLOP/s per GPU, MFU and HFU from `result.step_time_s`.
 void fill_step_metrics(const TrainingSetup& setup, const std::vector<StageProgram>& programs,

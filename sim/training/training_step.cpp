@@ -199,14 +199,10 @@ TrainingResult TrainingStep::result(platform::Session& session) {
   result.breakdown = breakdown_->breakdown(critical_instance, critical, step_.graph, run);
   result.fingerprint = session.engine().fingerprint();
   result.events = session.engine().events_fired();
-  result.notes = assumption_notes(w);
+  result.notes = assumption_notes(w, setup_.mode);
   const bool full = setup_.mode == platform::SimulationMode::full;
   if (full) {
     result.mode = "full";
-    result.notes.front() = fmt::format(
-        "full mode: all {} (tp, cp, dp) replicas of the {}-stage pipeline simulated ({} ranks); collectives start "
-        "when every member rank reaches them",
-        instances_, par.pp, instances_ * par.pp);
     const ReplicaIndex r = replica_of(par, critical_instance);
     const RankLayout layout(par, setup_.placement);
     result.notes.push_back(fmt::format("critical rank: pipeline stage {} of {}, tp {} cp {} dp {} (global rank {})",

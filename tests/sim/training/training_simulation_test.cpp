@@ -679,6 +679,74 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
                        "n_routed_experts)", ConfigError);
 }
 
+TEST_CASE("the notes say what the run did: its mode, how TP communication sits beside compute, the DP reduction") {
+  const auto has = [](const std::vector<std::string>& notes, std::string_view text) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  auto w = workload(small_gpt(4, 4096, 32768), 4, 1, 2, 8, 4096);
+  w.parallelism.sequence_parallel = true;
+  w.tp_comm_overlap = true;
+  const Bench overlapped(test_cluster(1, 8), w);
+  TrainingSetup setup{overlapped.workload, overlapped.compute, overlapped.collectives, overlapped.topology, 1};
+  const TrainingResult symmetric = simulate_training_step(setup);
+  REQUIRE_FALSE(symmetric.notes.empty());
+  CHECK(symmetric.notes.front().rfind("symmetric mode: one representative rank per pipeline stage", 0) == 0);
+  CHECK_FALSE(has(symmetric.notes, "no TP-comm overlap"));
+  CHECK(has(symmetric.notes, "TP-comm overlap (Transformer Engine userbuffers): each layer's TP all-gathers run as "
+                             "ring exchanges on the copy engines beside the GEMM they feed, forward reduce-scatters "
+                             "pipelined with their GEMM in 4 splits (the last split exposed)"));
+  setup.mode = platform::SimulationMode::full;
+  const TrainingResult full = simulate_training_step(setup);
+  CHECK_FALSE(has(full.notes, "symmetric mode"));
+  CHECK(full.notes.front() ==
+        "full mode: all 8 (tp, cp, dp) replicas of the 1-stage pipeline simulated (8 ranks); collectives start when "
+        "every member rank reaches them");
+  CHECK(has(full.notes, "TP-comm overlap (Transformer Engine userbuffers)"));
+
+  // Without Transformer Engine's overlap: what still runs beside compute (sequence parallelism's
+  // wgrad-input gather, Megatron's asynchronous backward reduction) and what blocks it.
+  w.tp_comm_overlap = false;
+  const auto blocking = [](const std::vector<std::string>& notes) {
+    const auto it = std::find_if(notes.begin(), notes.end(),
+                                 [](const std::string& n) { return n.rfind("no TP-comm overlap", 0) == 0; });
+    return it == notes.end() ? std::string() : *it;
+  };
+  const std::string prefix = "no TP-comm overlap (workload.tp_comm_overlap: false): TP collectives block the compute stream";
+  CHECK(blocking(assumption_notes(w, platform::SimulationMode::symmetric)) ==
+        prefix + ", except the wgrad-input all-gather beside the dgrad GEMM and the input-gradient reduce-scatter of "
+                 "column-parallel linears beside their wgrad GEMM (tp_async_backward)");
+  w.parallelism.sequence_parallel = false;
+  CHECK(blocking(assumption_notes(w, platform::SimulationMode::symmetric)) ==
+        prefix + ", except the input-gradient all-reduce of column-parallel linears beside their wgrad GEMM "
+                 "(tp_async_backward)");
+  w.tp_async_backward = false;
+  CHECK(blocking(assumption_notes(w, platform::SimulationMode::symmetric)) == prefix);
+  // tp 1: no TP collectives, so no TP note at all.
+  w.parallelism.tp = 1;
+  CHECK_FALSE(has(assumption_notes(w, platform::SimulationMode::symmetric), "TP"));
+
+  // The DP note follows the ZeRO stage: a parameter all-gather only with the distributed
+  // optimizer (ZeRO 1), none of it for ZeRO 2 and 3 (their own notes), nothing without DP.
+  w.overlap_grad_reduce = true;
+  w.parallelism.zero = 0;
+  auto notes = assumption_notes(w, platform::SimulationMode::symmetric);
+  CHECK(has(notes, "gradient reduction overlapped with the last backward"));
+  CHECK_FALSE(has(notes, "parameter all-gather"));
+  w.parallelism.zero = 1;
+  CHECK(has(assumption_notes(w, platform::SimulationMode::symmetric),
+            "; parameter all-gather overlapped with the step's first forward"));
+  w.overlap_grad_reduce = false;
+  CHECK(has(assumption_notes(w, platform::SimulationMode::symmetric),
+            "gradient reduction after the last backward, not overlapped; parameter all-gather after the optimizer"));
+  w.parallelism.zero = 2;
+  notes = assumption_notes(w, platform::SimulationMode::symmetric);
+  CHECK_FALSE(has(notes, "gradient reduction"));
+  CHECK(has(notes, "ZeRO 2: gradients reduce-scattered every micro-batch"));
+  w.parallelism.dp = 1;
+  w.parallelism.zero = 1;
+  CHECK_FALSE(has(assumption_notes(w, platform::SimulationMode::symmetric), "gradient reduction"));
+}
+
 TEST_CASE("full mode simulates every rank and reproduces symmetric mode on a homogeneous cluster") {
   // tp2 pp2 dp4 on 2 x 8 GPUs with overlapped DP: 4 replica instances of each stage graph.
   auto w = workload(small_gpt(), 2, 2, 4, 16);
