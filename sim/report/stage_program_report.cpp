@@ -42,8 +42,10 @@ double seconds_of(const std::vector<training::StageOp>& ops) {
 
 std::string stage_program_table(const training::StageProgram& program) {
   std::string out = fmt::format(
-      "pipeline stage {} of {}: {} layer(s) in {} chunk(s) ({}); times per micro-batch\n", program.stage,
-      program.stages, program.local_layers(), program.chunks, fmt::join(program.chunk_layers, " + "));
+      "pipeline stage {} of {}: {} layer(s) in {} chunk(s) ({}); times per micro-batch\n"
+      "GFLOP: model FLOPs (Megatron convention: attention counted non-causal); TFLOP/s: the FLOPs the kernel "
+      "executes (causal attention about half) over its time\n",
+      program.stage, program.stages, program.local_layers(), program.chunks, fmt::join(program.chunk_layers, " + "));
   for (const auto& [name, ops] : sections(program)) {
     if (ops->empty()) continue;
     out += fmt::format("{}\n  {:<34} {:<10} {:>12} {:>12} {:>10}  {:<16} {}\n", name, "op", "kind", "time (us)",
@@ -53,7 +55,7 @@ std::string stage_program_table(const training::StageProgram& program) {
       const double s = engine::ps_to_seconds(op.duration_ps);
       out += fmt::format("  {:<34} {:<10} {:>12.2f} {:>12.3f} {:>10}  {:<16} {}\n", op.name,
                          training::op_kind_name(op.kind), s * 1e6, op.flops / 1e9,
-                         s > 0 && op.flops > 0 ? fmt::format("{:.1f}", op.flops / s / 1e12) : "",
+                         s > 0 && op.kernel_flops > 0 ? fmt::format("{:.1f}", op.kernel_flops / s / 1e12) : "",
                          models::provenance_name(op.provenance), overlap_name(op));
     }
     out += fmt::format("  {:<34} {:<10} {:>12.2f}  (overlapped ops counted in full)\n", "total", "", total_s * 1e6);
@@ -88,6 +90,7 @@ nlohmann::json stage_program_json(const training::StageProgram& program) {
                       {"kind", training::op_kind_name(op.kind)},
                       {"time_s", engine::ps_to_seconds(op.duration_ps)},
                       {"flops", op.flops},
+                      {"kernel_flops", op.kernel_flops},
                       {"provenance", models::provenance_name(op.provenance)},
                       {"overlap", overlap_name(op)}});
     }

@@ -252,6 +252,7 @@ class OpCoster {
     }
     StageOp op{std::move(name), OpKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
     op.provenance = estimate.provenance;
+    op.kernel_flops = estimate.flops;
     return op;
   }
 
@@ -478,6 +479,7 @@ class OpCoster {
       throw SimulationError("training step: context parallelism without the description's CP exchange point");
     }
     double fwd_s = 0, bwd_s = 0;
+    double fwd_kernel_flops = 0, bwd_kernel_flops = 0;  // what the kernels evaluate (causal: about half)
     double local_q_bytes = 0, local_kv_bytes = 0;  // ring attention's merge passes (cp > 1)
     // Each kernel sequence is as trusted as its least trusted estimate.
     models::Provenance fwd_provenance = models::Provenance::measured_table;
@@ -490,23 +492,25 @@ class OpCoster {
       models::AttentionShape ring_step = step0;
       ring_step.causal = false;
       ring_step.seq_kv = std::max<std::int64_t>(1, group.seq_q / 2);
-      const auto pass_s = [&](bool backward, models::Provenance& provenance) {
+      const auto pass_s = [&](bool backward, models::Provenance& provenance, double& kernel_flops) {
         models::AttentionShape first = step0;
         first.backward = backward;
         const auto estimate = compute_.attention(first);
         provenance = models::least_trusted(provenance, estimate.provenance);
         double seconds = estimate.time_s;
+        kernel_flops += estimate.flops;
         if (cp_ > 1) {
           models::AttentionShape other = ring_step;
           other.backward = backward;
           const auto step = compute_.attention(other);
           provenance = models::least_trusted(provenance, step.provenance);
           seconds += static_cast<double>(cp_ - 1) * step.time_s;
+          kernel_flops += static_cast<double>(cp_ - 1) * step.flops;
         }
         return seconds;
       };
-      fwd_s += pass_s(false, fwd_provenance);
-      bwd_s += pass_s(true, bwd_provenance);
+      fwd_s += pass_s(false, fwd_provenance, fwd_kernel_flops);
+      bwd_s += pass_s(true, bwd_provenance, bwd_kernel_flops);
       // Bytes of the local output (the shape of Q) and of the local K and V.
       local_q_bytes += static_cast<double>(group.batch * group.seq_q * group.q_heads) *
                        static_cast<double>(group.head_dim) * act_bytes_;
@@ -516,13 +520,15 @@ class OpCoster {
     const double convention_flops = core.flops;  // full non-causal QK^T and PV over the whole sequence
     const auto fwd_ps = engine::seconds_to_ps(fwd_s);
     const auto bwd_ps = engine::seconds_to_ps(bwd_s);
-    const auto kernel_op = [](std::string name, OpKind kind, engine::TimePs ps, double flops,
+    const auto kernel_op = [](std::string name, OpKind kind, engine::TimePs ps, double flops, double kernel_flops,
                               models::Provenance provenance) {
       StageOp op{std::move(name), kind, ps, flops};
       op.provenance = provenance;
+      op.kernel_flops = kernel_flops;
       return op;
     };
-    forward.push_back(kernel_op(core.name, OpKind::compute, fwd_ps, convention_flops, fwd_provenance));
+    forward.push_back(
+        kernel_op(core.name, OpKind::compute, fwd_ps, convention_flops, fwd_kernel_flops, fwd_provenance));
     engine::TimePs merge_ps = 0;  // ring attention's output merge, recomputed with the kernels
     models::Provenance recompute_provenance = fwd_provenance;
     if (cp_ > 1) {
@@ -542,7 +548,8 @@ class OpCoster {
     }
     // Reversed order: attention backward, then (executed before it) CP exchange, recompute.
     backward_reversed.push_back(
-        kernel_op(core.name + " bwd", OpKind::compute, bwd_ps, 2.0 * convention_flops, bwd_provenance));
+        kernel_op(core.name + " bwd", OpKind::compute, bwd_ps, 2.0 * convention_flops, bwd_kernel_flops,
+                  bwd_provenance));
     if (cp_ > 1) {
       StageOp ring = collective_op(exchange->name + " bwd", OpKind::cp_comm, CollectiveKind::all_gather,
                                    cp_group_, 2.0 * exchange->comm.bytes);
@@ -552,12 +559,12 @@ class OpCoster {
     if (selective_recompute) {
       // Megatron recomputes the whole core attention, ring steps and merge included.
       backward_reversed.push_back(kernel_op(core.name + " recompute", OpKind::recompute, fwd_ps + merge_ps,
-                                            convention_flops, recompute_provenance));
+                                            convention_flops, fwd_kernel_flops, recompute_provenance));
     }
   }
 
-  /// A GEMM every TP rank computes in full (duplicated weights): its time is the whole GEMM's,
-  /// its per-rank model FLOPs 1/t of it.
+  /// A GEMM every TP rank computes in full (duplicated weights): its time and kernel FLOPs are
+  /// the whole GEMM's, its per-rank model FLOPs 1/t of it.
   void duplicated_gemm_pair(const std::string& name, const models::GemmShape& shape, std::vector<StageOp>& forward,
                             std::vector<StageOp>& backward_reversed, GemmOverlap overlap = {}) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();
@@ -567,7 +574,7 @@ class OpCoster {
   }
 
   /// `shape.batch` equal GEMMs (an expert group) and their backward (with fp8 casts as
-  /// gemm_pair); FLOPs scaled by `flop_share`.
+  /// gemm_pair); model FLOPs scaled by `flop_share`, kernel FLOPs those of the GEMMs run.
   void grouped_gemm_pair(const std::string& name, const models::GemmShape& shape, double flop_share,
                          std::vector<StageOp>& forward, std::vector<StageOp>& backward_reversed) const {
     const std::size_t f = forward.size(), b = backward_reversed.size();

@@ -50,6 +50,12 @@ struct StageOp {
   /// several, such as ring-attention steps or a recompute with its merge pass, the least
   /// trusted of them); communication ops Provenance::collective_model.
   models::Provenance provenance = models::Provenance::roofline;
+  /// FLOPs the kernel itself executes, as the compute model counts them (a causal attention
+  /// kernel the score pairs it evaluates, about half of `flops`' non-causal count, its backward
+  /// 2.5 x its forward with the recomputed scores; a GEMM every TP rank runs in full, the whole
+  /// GEMM; an expert group, the GEMMs this rank runs): what `clustersim ops` divides by the
+  /// op's time for its TFLOP/s. 0 for communication and memory-bound ops.
+  double kernel_flops = 0;
 };
 
 /// The ops of one transformer layer of one kind, per micro-batch.

@@ -2,9 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "sim/engine/time.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 
 using namespace clustersim;
 
@@ -18,6 +21,7 @@ training::StageProgram small_program() {
   program.kinds = {models::LayerKind::dense};
   training::StageOp gemm{"qkv", training::OpKind::compute, engine::seconds_to_ps(100e-6), 50e9};
   gemm.provenance = models::Provenance::measured_table;
+  gemm.kernel_flops = 50e9;
   training::StageOp gather{"tp all-gather", training::OpKind::tp_comm, engine::seconds_to_ps(20e-6), 0.0,
                            models::CollectiveKind::all_gather, 1e6};
   gather.provenance = models::Provenance::collective_model;
@@ -44,4 +48,58 @@ TEST_CASE("the ops table and JSON name each op's estimator") {
   CHECK(ops[0]["provenance"] == "collective_model");
   CHECK(ops[1]["provenance"] == "measured_table");
   CHECK(json["optimizer_provenance"] == "fitted");
+}
+
+TEST_CASE("ops: a causal attention kernel's rate counts the FLOPs it does, never above the accelerator's peak") {
+  // Long sequences on H100: attention is a large share of the layer, and Megatron's model-FLOP
+  // count (non-causal) over the kernel's time would claim about twice the kernel's rate.
+  const scenario::Scenario s = scenario::load_scenario_from_string(R"(schema_version: 1
+name: long-context
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 1}
+workload:
+  model: llama-3-8b
+  seq_len: 16384
+  global_batch: 8
+  parallelism: {tp: 8}
+)",
+                                                                   "long-context.yaml");
+  const double peak_tflops = s.platform.cluster.accelerator.peak_flops_per_s.at(models::Dtype::bf16) / 1e12;
+  const auto programs = runner::stage_programs(s);
+  REQUIRE(programs.size() == 1);
+  const training::StageProgram& program = programs.front();
+  int attention_ops = 0;
+  for (const auto* ops : {&program.dense.forward, &program.dense.backward}) {
+    for (const training::StageOp& op : *ops) {
+      if (op.name.find("attn") == std::string::npos || training::is_communication(op.kind)) continue;
+      CAPTURE(op.name);
+      ++attention_ops;
+      const double seconds = engine::ps_to_seconds(op.duration_ps);
+      REQUIRE(seconds > 0);
+      CHECK(op.kernel_flops / seconds / 1e12 <= peak_tflops);
+      // The model-FLOP convention is unchanged: the forward counts the full score matrix, twice
+      // the causal kernel's pairs (backward: 2 x forward against the kernel's 2.5 x).
+      const bool backward = op.name.find("bwd") != std::string::npos;
+      CHECK(op.flops / op.kernel_flops == doctest::Approx(backward ? 2.0 * 2.0 / 2.5 : 2.0).epsilon(0.01));
+    }
+  }
+  CHECK(attention_ops == 3);  // attn, attn recompute (selective), attn bwd
+  // The table prints that rate: every attention row's TFLOP/s column is at most the peak.
+  std::istringstream table(report::stage_program_table(program));
+  int rows = 0;
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    std::string name, word, kind;
+    fields >> name;
+    if (name != "attn") continue;
+    // "attn [bwd|recompute] KIND time GFLOP TFLOP/s estimator"
+    std::vector<std::string> words;
+    for (std::string w; fields >> w;) words.push_back(w);
+    const std::size_t kind_at = words.size() > 0 && (words[0] == "bwd" || words[0] == "recompute") ? 1 : 0;
+    REQUIRE(words.size() >= kind_at + 5);
+    CAPTURE(line);
+    CHECK(std::stod(words[kind_at + 3]) <= peak_tflops);
+    ++rows;
+  }
+  CHECK(rows == 3);
 }
