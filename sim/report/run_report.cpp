@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/report/scenario_json.hpp"
 #include "sim/report/serving_report.hpp"
 #include "sim/report/training_report.hpp"
 
@@ -39,7 +40,7 @@ nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner:
     out = serving_result_json(scenario, *serving, run);
   } else {
     out = {{"schema_version", kResultSchemaVersion},
-           {"scenario", {{"name", scenario.name}, {"file", scenario.source_file}}},
+           {"scenario", scenario_identity_json(scenario)},
            {"workload", workload_result_json(*run.primary)},
            {"events", run.events},
            {"fingerprint", fingerprint_hex(run.fingerprint)}};

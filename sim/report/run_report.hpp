@@ -14,9 +14,9 @@ namespace clustersim::report {
 /// A workload result's metrics and notes: {kind, metrics: {name: {value, unit}}, notes}.
 nlohmann::json workload_result_json(const platform::WorkloadResult& result);
 
-/// The run as JSON: the primary's document (training: training_result_json; others:
-/// {schema_version, scenario, workload, events, fingerprint}) with a "jobs" array when the
-/// scenario has jobs.
+/// The run as JSON: the primary's document (training: training_result_json; serving:
+/// serving_result_json; others: {schema_version, scenario: scenario_identity_json, workload,
+/// events, fingerprint}) with a "jobs" array when the scenario has jobs.
 nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run);
 
 /// The run as a table: the primary's summary, then one block per job.

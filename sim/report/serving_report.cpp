@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/report/scenario_json.hpp"
 #include "sim/report/training_report.hpp"
+#include "sim/serving/frameworks.hpp"
 
 namespace clustersim::report {
 namespace {
@@ -92,10 +94,35 @@ nlohmann::json serving_json(const serving::ServingResult& r) {
           {"time_series", series}};
 }
 
+nlohmann::json serving_scenario_json(const scenario::Scenario& scenario) {
+  nlohmann::json out = scenario_identity_json(scenario);
+  const auto* spec = dynamic_cast<const serving::ServingSpec*>(scenario.workload.get());
+  if (spec == nullptr) return out;
+  nlohmann::json pools = nlohmann::json::array();
+  for (const serving::PoolSpec& pool : spec->pools) {
+    pools.push_back({{"name", pool.name},
+                     {"role", serving::replica_role_names().name(pool.role)},
+                     {"accelerator", pool.accelerator_name.empty() ? scenario.platform.cluster.accelerator.name
+                                                                   : pool.accelerator_name},
+                     {"replicas", pool.replicas},
+                     {"tp", pool.tp},
+                     {"pp", pool.pp},
+                     {"ep", pool.ep}});
+  }
+  out.update({{"model", spec->model.name},
+              {"framework", serving::framework_names().name(spec->framework)},
+              {"precision",
+               {{"weights", serving::weight_format_names().name(spec->precision.weights)},
+                {"activations", std::string(models::dtype_name(spec->precision.activations))},
+                {"kv_cache", std::string(models::dtype_name(spec->precision.kv_cache))}}},
+              {"pools", std::move(pools)}});
+  return out;
+}
+
 nlohmann::json serving_result_json(const scenario::Scenario& scenario, const serving::ServingResult& result,
                                    const runner::RunResult& run) {
   return {{"schema_version", kResultSchemaVersion},
-          {"scenario", {{"name", scenario.name}, {"file", scenario.source_file}}},
+          {"scenario", serving_scenario_json(scenario)},
           {"serving", serving_json(result)},
           {"notes", result.notes},
           {"events", run.events},

@@ -21,7 +21,14 @@ nlohmann::json distribution_json(const serving::Distribution& distribution);
 /// time_series {time_s, queued, kv_cache_utilisation, output_tokens_per_s}.
 nlohmann::json serving_json(const serving::ServingResult& result);
 
-/// The whole document: {schema_version, scenario, serving, notes, events, fingerprint}.
+/// What produced a serving result: scenario_identity_json (name, file, the --set overrides,
+/// topology, simulation fidelity and mode) plus model, framework, precision {weights,
+/// activations, kv_cache} and pools [{name, role, accelerator, replicas, tp, pp, ep}] as the
+/// scenario asks for them; only the shared part when the primary workload is not serving.
+nlohmann::json serving_scenario_json(const scenario::Scenario& scenario);
+
+/// The whole document: {schema_version, scenario (serving_scenario_json), serving, notes, events,
+/// fingerprint}.
 nlohmann::json serving_result_json(const scenario::Scenario& scenario, const serving::ServingResult& result,
                                    const runner::RunResult& run);
 

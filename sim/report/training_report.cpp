@@ -7,6 +7,8 @@
 #include <array>
 #include <utility>
 
+#include "sim/report/scenario_json.hpp"
+
 
 namespace clustersim::report {
 namespace {
@@ -253,18 +255,27 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
                      {"max_utilisation", t.max_utilisation}});
   }
   const nlohmann::json network = {{"fidelity", result.fidelity}, {"tiers", tiers}};
+  nlohmann::json scenario_json = scenario_identity_json(scenario);
+  scenario_json.update({{"model", w.model.name},
+                        {"accelerator", scenario.platform.cluster.accelerator.name},
+                        {"gpus", result.gpus},
+                        {"parallelism",
+                         {{"tp", p.tp},
+                          {"pp", p.pp},
+                          {"dp", p.dp},
+                          {"cp", p.cp},
+                          {"ep", p.ep},
+                          {"vp", p.vp},
+                          {"sequence_parallel", p.sequence_parallel},
+                          {"zero", p.zero},
+                          {"schedule", training::pipeline_schedule_names().name(p.schedule)}}},
+                        {"precision", std::string(models::dtype_name(w.precision))},
+                        {"micro_batch", w.micro_batch},
+                        {"global_batch", w.global_batch},
+                        {"seq_len", w.seq_len}});
   return {
       {"schema_version", kResultSchemaVersion},
-      {"scenario",
-       {{"name", scenario.name},
-        {"file", scenario.source_file},
-        {"model", w.model.name},
-        {"accelerator", scenario.platform.cluster.accelerator.name},
-        {"gpus", result.gpus},
-        {"parallelism", {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}}},
-        {"micro_batch", w.micro_batch},
-        {"global_batch", w.global_batch},
-        {"seq_len", w.seq_len}}},
+      {"scenario", std::move(scenario_json)},
       {"training",
        {{"step_time_s", result.step_time_s},
         {"tokens_per_s", result.tokens_per_s},

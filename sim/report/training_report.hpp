@@ -20,8 +20,11 @@ std::string training_summary_table(const scenario::Scenario& scenario,
                                    const training::TrainingResult& result);
 
 /// JSON document: {schema_version, scenario{...}, training{...}, breakdown{...}, memory, power,
-/// training_run, network, provenance{...}, notes, events, fingerprint}. The provenance section is
-/// provenance_json(result).
+/// training_run, network, provenance{...}, notes, events, fingerprint}. `scenario` is what
+/// produced the result: scenario_identity_json (name, file, the --set overrides, topology,
+/// simulation fidelity and mode) plus model, accelerator, gpus, parallelism {tp, pp, dp, cp, ep,
+/// vp, sequence_parallel, zero, schedule}, precision, micro_batch, global_batch, seq_len. The
+/// provenance section is provenance_json(result).
 nlohmann::json training_result_json(const scenario::Scenario& scenario,
                                     const training::TrainingResult& result);
 

@@ -39,6 +39,9 @@ struct Scenario {
   /// Other jobs sharing the platform (`jobs:`), pinned to their accelerators, in name order.
   std::vector<NamedWorkload> jobs;
   OutputConfig output;
+  /// The `--set key.path=value` overrides applied on top of the file, in the order given,
+  /// exactly as written (results name them beside the scenario file).
+  std::vector<std::string> set_overrides;
   /// Problems that did not stop the load (a setting another layer overrides, so it has no
   /// effect), with their positions; the runner adds them to the result's notes.
   std::vector<config::Diagnostic> warnings;

@@ -216,6 +216,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
 
   Scenario scenario;
   scenario.source_file = source_file;
+  scenario.set_overrides = set_overrides;
   scenario_keys(kinds, kind_name(root.find("workload"), kinds)).read(root, "", scenario, problems);
   const bool accelerator_ok = complete_platform(root, data_dir, scenario.platform, problems);
   const bool platform_ok = accelerator_ok && !problems.bad("cluster");

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "sim/engine/time.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -102,6 +105,51 @@ TEST_CASE("the JSON document is schema-versioned and names every documented fiel
   CHECK(json["fingerprint"] == "0000000000abcdef");
   CHECK(report::fingerprint_hex(0) == "0000000000000000");
   CHECK(report::fingerprint_hex(~0ULL) == "ffffffffffffffff");
+}
+
+TEST_CASE("the JSON scenario block says what produced the result, --set overrides included") {
+  const std::vector<std::string> overrides = {"workload.parallelism.pp=2", "workload.parallelism.tp=4",
+                                              "workload.parallelism.zero=0", "simulation.mode=full"};
+  const auto s = scenario::load_scenario_from_string(R"(schema_version: 1
+name: report-test
+include: [systems/dgx-a100.yaml]
+cluster: {nodes: 1}
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 16
+  precision: fp16
+  parallelism: {tp: 8, pp: 1, dp: 1, vp: 2, schedule: interleaved}
+)",
+                                                     "report-test.yaml", overrides);
+  const auto json = report::training_result_json(s, sample_result());
+  const auto& scenario = json["scenario"];
+  CHECK(scenario["name"] == "report-test");
+  CHECK(scenario["file"] == "report-test.yaml");
+  CHECK(scenario["overrides"].get<std::vector<std::string>>() == overrides);  // as given, in order
+  const auto& parallelism = scenario["parallelism"];
+  CHECK(parallelism["tp"] == 4);
+  CHECK(parallelism["pp"] == 2);
+  CHECK(parallelism["dp"] == 1);
+  CHECK(parallelism["cp"] == 1);
+  CHECK(parallelism["ep"] == 1);
+  CHECK(parallelism["vp"] == 2);
+  CHECK(parallelism["sequence_parallel"] == true);
+  CHECK(parallelism["zero"] == 0);
+  CHECK(parallelism["schedule"] == "interleaved");
+  CHECK(scenario["precision"] == "fp16");
+  CHECK(scenario["topology"] == "fat-tree");  // the DGX A100 system's
+  CHECK(scenario["simulation"]["fidelity"] == "analytical");
+  CHECK(scenario["simulation"]["mode"] == "full");
+  // Without --set the list is there, empty.
+  const auto plain = report::training_result_json(small_scenario(), sample_result())["scenario"];
+  CHECK(plain["overrides"].is_array());
+  CHECK(plain["overrides"].empty());
+  CHECK(plain["simulation"]["mode"] == "symmetric");
+  CHECK(plain["parallelism"]["schedule"] == "1f1b");
+  CHECK(plain["parallelism"]["zero"] == 1);
+  CHECK(plain["precision"] == "bf16");
 }
 
 TEST_CASE("flow fidelity results carry a per-tier link utilisation summary in the table and JSON") {
