@@ -376,15 +376,30 @@ void read_draft_model(const WorkloadReadContext& c, ServingSpec& w, bool model_o
   }
 }
 
+/// The run options a serving workload does not read (as the primary workload; beside a training
+/// workload they are the training step's).
+void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec& w) {
+  if (c.path != "workload") return;
+  warn_no_effect(c.root, c.problems, "simulation.mode",
+                 "a serving workload simulates every instance and request; the mode chooses which ranks of a "
+                 "training step are simulated");
+  warn_no_effect(c.root, c.problems, "power.apply_throttling",
+                 "a serving workload reports its power but never slows its clock by the TDP throttle factor (a "
+                 "training step does)");
+  if (!w.disaggregated() && !config::has_value(c.root, "jobs")) {
+    warn_no_effect(c.root, c.problems, "simulation.fidelity",
+                   "without prefill and decode pools or other jobs nothing runs on the network model: an instance's "
+                   "TP, PP and EP collectives are costed in closed form at either fidelity");
+  }
+}
+
 /// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),
 /// never silently ignored.
 void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   using P = serving::ArrivalProcess;
   const P process = w.requests.arrival.process;
   const std::string name(serving::arrival_process_names().name(process));
-  const auto unused = [&](const char* key, bool used, const std::string& why) {
-    if (!used && c.has(key)) c.problems.warn(c.position(key), c.key(key), "has no effect: " + why);
-  };
+  const auto unused = [&](const char* key, bool used, const std::string& why) { c.warn_unless(used, key, why); };
   const bool rated = process == P::poisson || process == P::gamma || process == P::constant || process == P::ramp;
   unused("requests.arrival.rate", rated, "arrival.process is " + name + ", which has no rate");
   unused("requests.arrival.cv", process == P::gamma, "only gamma arrivals have a cv (arrival.process is " + name + ")");
@@ -408,6 +423,7 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   int instances = 0;
   for (const serving::PoolSpec& pool : w.pools) instances += pool.role == serving::ReplicaRole::decode ? 0 : pool.replicas;
   unused("router", instances > 1, "there is one instance to route to");
+  warn_ineffective_simulation(c, w);
 }
 
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {

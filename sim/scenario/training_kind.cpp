@@ -255,6 +255,33 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
   }
 }
 
+/// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),
+/// never silently ignored.
+void warn_ineffective(const WorkloadReadContext& c, const TrainingWorkload& w) {
+  const auto& par = w.parallelism;
+  const std::string tp_why = "parallelism.tp is 1, so there are no tensor-parallel collectives";
+  for (const char* key : {"tp_comm_overlap", "tp_async_backward", "parallelism.sequence_parallel"}) {
+    c.warn_unless(par.tp > 1 || c.problems.bad(c.key("parallelism.tp")), key, tp_why);
+  }
+  const bool data_parallel = par.dp * par.cp > 1;
+  c.warn_unless(data_parallel || c.problems.bad(c.key("parallelism.dp")), "overlap_grad_reduce",
+                "dp x cp is 1, so there is no gradient reduction");
+  c.warn_unless(!data_parallel || par.zero <= 1, "overlap_grad_reduce",
+                "ZeRO " + std::to_string(par.zero) + " reduce-scatters every micro-batch's gradients during its "
+                "backward");
+  const std::string zero_why = "parallelism.zero is " + std::to_string(par.zero) + "; only ZeRO 3 reads it";
+  for (const char* key : {"parallelism.zero3_granularity", "parallelism.zero3_list_gathers",
+                          "memory.zero3_max_live_parameters", "memory.zero3_prefetch_bucket_parameters",
+                          "memory.zero3_reduce_bucket_parameters"}) {
+    c.warn_unless(par.zero == 3 || c.problems.bad(c.key("parallelism.zero")), key, zero_why);
+  }
+  if (c.platform_ok && !(c.platform.cluster.power.tdp_w > 0)) {
+    warn_no_effect(c.root, c.problems, "power.apply_throttling",
+                   "accelerator '" + c.platform.cluster.accelerator.name +
+                       "' has no power.tdp, so there is no throttle factor to apply");
+  }
+}
+
 /// What the declarations cannot say: the model, dp's default, the checks.
 void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
   std::string model_path, model_name;
@@ -271,6 +298,7 @@ void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
   if (model_ok) check_split(c, w, model_entry, model_path);
   check_options(c, w, model_ok);
   check_platform(c, w);
+  warn_ineffective(c, w);
 }
 
 }  // namespace

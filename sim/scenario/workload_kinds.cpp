@@ -6,6 +6,18 @@
 
 namespace clustersim::scenario {
 
+void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, const std::string& key_path,
+                    const std::string& why) {
+  const config::ConfigNode* node = root.find_path(key_path);
+  if (node == nullptr || node->is_null()) return;
+  const std::string value = node->is_scalar() ? node->text : node->is_sequence() ? "the list" : "the mapping";
+  problems.warn(node->position, key_path, value + " has no effect: " + why);
+}
+
+void WorkloadReadContext::warn_unless(bool effective, std::string_view key, const std::string& why) const {
+  if (!effective) warn_no_effect(root, problems, this->key(key), why);
+}
+
 void WorkloadKinds::add(WorkloadKind kind) {
   if (find(kind.name) != nullptr) throw ConfigError("workload kind '" + kind.name + "' is declared twice");
   kinds_.push_back(std::move(kind));

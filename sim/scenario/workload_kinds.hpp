@@ -43,7 +43,16 @@ struct WorkloadReadContext {
   config::Position position(std::string_view key) const { return config::position_of(root, this->key(key)); }
   /// Whether the workload writes `key` (relative to `path`).
   bool has(std::string_view key) const { return config::has_value(root, this->key(key)); }
+  /// warn_no_effect for `key` (relative to `path`) when `effective` is false.
+  void warn_unless(bool effective, std::string_view key, const std::string& why) const;
 };
+
+/// Warns that `key_path` (absolute, e.g. "workload.tp_comm_overlap" or "simulation.mode") has
+/// no effect, when the scenario writes it: "<value> has no effect: <why>" at its position,
+/// which the runner adds to the result's notes. A setting the rest of the scenario makes
+/// ineffective is reported this way, never silently ignored.
+void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, const std::string& key_path,
+                    const std::string& why);
 
 /// One workload kind.
 struct WorkloadKind {

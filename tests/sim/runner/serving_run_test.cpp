@@ -396,12 +396,12 @@ TEST_CASE("serving: a key the rest of the scenario makes ineffective is a warnin
       load(kChat, {"workload.requests.arrival.cv=2", "workload.speculative.acceptance=0.9", "workload.router=round_robin"});
   std::string all;
   for (const config::Diagnostic& w : s.warnings) all += w.render() + "\n";
-  CHECK(all.find("workload.requests.arrival.cv: has no effect: only gamma arrivals have a cv") != std::string::npos);
-  CHECK(all.find("workload.speculative.acceptance: has no effect: speculative.tokens is 0") != std::string::npos);
+  CHECK(all.find("workload.requests.arrival.cv: 2 has no effect: only gamma arrivals have a cv") != std::string::npos);
+  CHECK(all.find("workload.speculative.acceptance: 0.9 has no effect: speculative.tokens is 0") != std::string::npos);
   CHECK(all.find("workload.router") == std::string::npos);  // eight instances: the router matters
   const Served run = serve(kChat, {"workload.requests.arrival.cv=2", "workload.requests.count=20"});
   const auto note = std::find_if(run.result->notes.begin(), run.result->notes.end(), [](const std::string& n) {
-    return n.find("arrival.cv: has no effect") != std::string::npos;
+    return n.find("arrival.cv: 2 has no effect") != std::string::npos;
   });
   CHECK(note != run.result->notes.end());
   CHECK(load(kChat).warnings.empty());
