@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 
 #include <cmath>
 #include <numeric>
@@ -90,6 +94,14 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
   // simulator, a training one by the training simulator.
   const auto rows = validate::read_csv_file(options.dataset);
   const bool inference = validate::is_inference_dataset(rows);
+  if (inference && !options.base.empty()) {
+    throw ConfigError(fmt::format("--base applies to training datasets; {} is an inference dataset", options.dataset));
+  }
+  if (options.threads < 0) {
+    throw ConfigError(fmt::format("--threads must be >= 0 (0: every core), got {}", options.threads));
+  }
+  std::optional<validate::BaseCluster> base;
+  if (!options.base.empty()) base = validate::load_base_cluster(options.base);
   if (!options.scenario_row.empty()) {
     std::vector<std::string> ids;
     for (const auto& row : rows) {
@@ -104,7 +116,10 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
         yaml = mapping.scenario_yaml;
         skip_reason = mapping.skip_reason;
       } else {
-        const auto mapping = validate::map_training_row(row);
+        const auto mapping = validate::map_training_row(row, base ? &*base : nullptr);
+        if (!mapping.problems.empty()) {
+          throw ConfigError(fmt::format("{}:{}: {}", options.dataset, row.line, fmt::join(mapping.problems, "; ")));
+        }
         yaml = mapping.scenario_yaml;
         skip_reason = mapping.skip_reason;
       }
@@ -128,7 +143,17 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
     }
     return report.summary.rows > 0 ? 0 : 1;
   }
-  const auto report = validate::validate_training_dataset(options.dataset);
+  validate::TrainingValidationOptions training;
+  training.base = base ? &*base : nullptr;
+  training.threads = options.threads;
+  if (isatty(STDERR_FILENO) != 0) {
+    // Progress on a terminal only: a redirected stderr (logs, CI) stays free of it.
+    training.on_progress = [](int done_rows, int total_rows) {
+      std::cerr << fmt::format("\rvalidate: {}/{} rows", done_rows, total_rows)
+                << (done_rows == total_rows ? "\n" : "") << std::flush;
+    };
+  }
+  const auto report = validate::validate_training_dataset(options.dataset, training);
   if (options.format == "json") {
     out << validate::validation_json(report).dump(2) << '\n';
   } else {

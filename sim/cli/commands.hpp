@@ -20,6 +20,10 @@ struct ValidateOptions {
   /// Row id: print the scenario YAML that row maps to (or why it is skipped) instead of
   /// validating, so the row can be run, inspected and varied with `clustersim run`.
   std::string scenario_row;
+  /// Training rows: a scenario file whose cluster, network and presets every row runs on,
+  /// instead of the system its source or gpu_type names.
+  std::string base;
+  int threads = 0;  ///< training simulations at once (0: every core)
 };
 
 /// `clustersim collective`: an nccl-tests-style sweep on a scenario's cluster, or (with

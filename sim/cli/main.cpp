@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--format", validate.format, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->default_str("table");
+  validate_cmd->add_option("--base", validate.base,
+                           "training rows run on this scenario's cluster, network and presets (not their gpu_type's)");
+  validate_cmd->add_option("--threads", validate.threads, "training simulations at once (0: every core)")
+      ->default_str("0");
   cli::CalibrationCli calibration;
   cli::add_calibration_commands(app, *validate_cmd, calibration);
 

@@ -3,16 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <regex>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "models/llm/flop_count.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/training_row_settings.hpp"
 
 namespace clustersim::validate {
 namespace {
@@ -254,6 +262,33 @@ const std::vector<SourceConventions>& source_conventions() {
   return conventions;
 }
 
+const SourceConventions& default_conventions() {
+  // The mcore_h100 entry unchanged in every setting (validated on 27 rows of Megatron-Core's own
+  // H100 runs), so the defaults are those of one documented, current framework stack; only where
+  // the cluster, precision and model come from differs (the row's gpu_type, precision and model).
+  static const SourceConventions defaults = [] {
+    SourceConventions d;
+    for (const auto& c : source_conventions()) {
+      if (c.name == "mcore_h100") d = c;
+    }
+    d.name = "defaults";
+    d.id_prefix.clear();
+    d.system.clear();
+    d.system_from_gpu_type = true;
+    d.description =
+        "rows of any other source take the settings of the mcore_h100 entry (Megatron-Core r0.8 weak-scaling runs, "
+        "NVIDIA/Megatron-LM README, 2024) on the system preset their gpu_type names: Transformer Engine fused "
+        "attention (flash: the accelerator's fused family), sequence parallelism (acts when tp > 1), distributed "
+        "optimizer (ZeRO-1), gradient reduce-scatter and parameter all-gather overlapped with compute, TP-"
+        "communication overlap when tp > 1, asynchronous backward TP communication, no activation recompute, "
+        "micro-batch 1, 1F1B (interleaved when vp > 1); precision from the row's precision column, else bf16; the "
+        "model preset the model column names, else a GPT (4h GeLU MLP, multi-head attention, vocabulary 131,072) "
+        "from layers / hidden / heads; TFLOP/s are model FLOPs";
+    return d;
+  }();
+  return defaults;
+}
+
 const std::vector<NamedModel>& named_models() {
   static const std::vector<NamedModel> models = {
       {"nemo2407", "GPT3-5B", "nemo-gpt3-5b", "selective",
@@ -338,14 +373,13 @@ std::optional<double> predict_metric(const std::string& metric, const std::strin
   return std::nullopt;
 }
 
-/// The models: block of a row that spells its model out (layers, hidden, heads): Megatron GPT
-/// with a 4h gelu MLP and biases; tied or untied embeddings as the row's stated parameter count
-/// decides when it has one (whichever of the two counts is nearer it), otherwise tied, Megatron
-/// GPT's default.
+/// The `models:` entry (indented, without the `models:` line) of a row that spells its model out
+/// (layers, hidden, heads), shown as dataset row `id`: Megatron GPT with a 4h gelu MLP and
+/// biases; tied or untied embeddings as the row's stated parameter count decides when it has one
+/// (whichever of the two counts is nearer it), otherwise tied, Megatron GPT's default.
 std::string row_model_yaml(const CsvRow& row, const SourceConventions& conv, const std::string& model_name,
-                           std::int64_t hidden_size, std::int64_t layer_count, std::int64_t head_count,
-                           std::int64_t seq_len) {
-  const std::string& id = row.get("id");
+                           const std::string& id, std::int64_t hidden_size, std::int64_t layer_count,
+                           std::int64_t head_count, std::int64_t seq_len) {
   models::TransformerSpec spec;
   spec.name = model_name;
   spec.hidden_size = hidden_size;
@@ -369,8 +403,7 @@ std::string row_model_yaml(const CsvRow& row, const SourceConventions& conv, con
                              tied ? tied_b : untied_b, tied ? "untied" : "tied", tied ? untied_b : tied_b);
   }
   return fmt::format(
-      R"(models:
-  {name}:
+      R"(  {name}:
     source: "dataset row {id}{tie_source}"
     hidden_size: {h}
     num_hidden_layers: {L}
@@ -396,20 +429,23 @@ struct RowSplit {
   std::string stage_layers;  ///< ", stage_layers: [...]" or empty
 };
 
-/// The stated degrees of a row.
+/// The stated degrees of a row, and the accelerators of one node of its cluster.
 struct RowDegrees {
-  std::int64_t tp = 1, pp = 1, dp = 1, gpus = 1;
+  std::int64_t tp = 1, pp = 1, dp = 1, gpus = 1, per_node = kAcceleratorsPerNode;
 };
 
-/// Fills `split`; returns why the row cannot be simulated, if it cannot.
+/// Fills `split`; returns why the row cannot be simulated, if it cannot. The row's own vp and
+/// stage_layers columns (`settings`) win over the published run, the notes and the source's
+/// stage split.
 std::optional<std::string> row_split(const CsvRow& row, const SourceConventions& conv,
-                                     std::optional<std::int64_t> layers, const RowDegrees& d, RowSplit& split) {
+                                     std::optional<std::int64_t> layers, const RowDegrees& d,
+                                     const RowSettings& settings, RowSplit& split) {
   for (const auto& run : conv.published_runs) {
     if (run.model == row.get("model")) split.published = &run;
   }
   const PublishedRun* published = split.published;
   std::optional<std::int64_t> published_vp;
-  if (published && published->layers_per_virtual_stage > 0 && layers) {
+  if (!settings.vp && published && published->layers_per_virtual_stage > 0 && layers) {
     const std::int64_t per_stage = *layers / d.pp;
     if (*layers % d.pp != 0 || per_stage % published->layers_per_virtual_stage != 0) {
       return fmt::format("{} layers over pp {} do not split into virtual stages of {} layers", *layers, d.pp,
@@ -418,15 +454,19 @@ std::optional<std::string> row_split(const CsvRow& row, const SourceConventions&
     published_vp = per_stage / published->layers_per_virtual_stage;
   }
   const std::string& notes = row.get("notes");
-  split.vp = parse_integer(row.get("vp"))
-                 .value_or(published_vp.value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1)));
+  split.vp = settings.vp.value_or(
+      published_vp.value_or(interleaving_from_notes(notes, row.get("params_b")).value_or(1)));
   split.cp = parse_integer(row.get("cp")).value_or(1);
-  if (d.gpus % kAcceleratorsPerNode != 0) return fmt::format("{} GPUs is not a whole number of 8-GPU nodes", d.gpus);
+  if (d.gpus % d.per_node != 0) {
+    return fmt::format("{} GPUs is not a whole number of {}-GPU nodes", d.gpus, d.per_node);
+  }
   if (d.tp * d.pp * d.dp * split.cp != d.gpus) {
     return fmt::format("tp {} x pp {} x dp {} x cp {} = {} is not the row's {} GPUs", d.tp, d.pp, d.dp, split.cp,
                        d.tp * d.pp * d.dp * split.cp, d.gpus);
   }
-  if (conv.embedding_counts_as_stage_layer && d.pp > 1 && layers) {
+  if (!settings.stage_layers.empty()) {
+    split.stage_layers = fmt::format(", stage_layers: [{}]", fmt::join(settings.stage_layers, ", "));
+  } else if (conv.embedding_counts_as_stage_layer && d.pp > 1 && layers) {
     const std::int64_t units = *layers + 2;  // embedding + layers + LM head
     if (units % d.pp != 0 || split.vp > 1) {
       return fmt::format("{} layers + embedding + head do not spread evenly over pp {} x vp {}", *layers, d.pp,
@@ -440,32 +480,190 @@ std::optional<std::string> row_split(const CsvRow& row, const SourceConventions&
   return std::nullopt;
 }
 
-RowMapping map_training_row(const CsvRow& row) {
+namespace {
+
+/// Columns of the format that hold a count: when given, a whole number >= 1.
+constexpr const char* kCountColumns[] = {"layers", "hidden", "heads", "seq_len", "global_batch", "gpus",
+                                         "tp",     "pp",     "dp",    "cp",      "ep"};
+
+std::string metric_choices() {
+  return fmt::format("{}, est_days_<N>_tokens, est_hours_<N>_tokens or gpu_hours_<N>_tokens (N a number with an "
+                     "optional K, M, B or T)",
+                     fmt::join(supported_metrics(), ", "));
+}
+
+/// What is wrong with the format's own columns of a row, each as "column 'X': ...".
+void check_row_columns(const CsvRow& row, std::vector<std::string>& problems) {
+  const std::string& metric = row.get("metric");
+  if (!metric_supported(metric)) {
+    problems.push_back(fmt::format("column 'metric': '{}' is not a supported metric: one of {}", metric,
+                                   metric_choices()));
+  }
+  for (const char* column : kCountColumns) {
+    const std::string& text = row.get(column);
+    const auto value = parse_integer(text);
+    if (!text.empty() && (!value || *value < 1)) {
+      problems.push_back(fmt::format("column '{}': '{}' is not a whole number >= 1", column, text));
+    }
+  }
+  const std::string& params = row.get("params_b");
+  if (const auto value = parse_number(params); !params.empty() && (!value || *value <= 0)) {
+    problems.push_back(fmt::format("column 'params_b': '{}' is not a number > 0 (billions of parameters)", params));
+  }
+  const auto measured = parse_number(row.get("value"));
+  if (!measured || *measured <= 0) {
+    problems.push_back(fmt::format("column 'value': '{}' is not a positive number (the measurement, in the row's unit)",
+                                   row.get("value")));
+  }
+}
+
+/// A model name compared case-insensitively and without '-', '_' and spaces ("LLAMA3-8B" is
+/// llama-3-8b).
+std::string model_key(const std::string& name) {
+  std::string key;
+  for (const unsigned char c : name) {
+    if (c != '-' && c != '_' && c != ' ') key += static_cast<char>(std::tolower(c));
+  }
+  return key;
+}
+
+/// The preset the row's `model` column names: the --base scenario's `models:` first, then the
+/// library; "" for none.
+std::string model_preset_named(const std::string& model, const BaseCluster* base) {
+  if (model.empty()) return "";
+  const std::string key = model_key(model);
+  if (base) {
+    for (const auto& name : base->model_names) {
+      if (model_key(name) == key) return name;
+    }
+  }
+  for (const auto& name : scenario::library_names(scenario::LibraryKind::models)) {
+    if (model_key(name) == key) return name;
+  }
+  return "";
+}
+
+/// A row of default_conventions(): its system (unless --base gives the cluster), its model
+/// preset, and its precision (returned). Each thing it cannot resolve is a problem.
+std::string resolve_own_row(const CsvRow& row, const BaseCluster* base, RowMapping& mapping) {
+  if (!base) {
+    const std::string& gpu_type = row.get("gpu_type");
+    if (const auto system = system_for_gpu_type(gpu_type)) {
+      mapping.system = *system;
+    } else {
+      mapping.problems.push_back(fmt::format("column 'gpu_type': '{}' names no system preset: one of {} (or give "
+                                             "the cluster with --base SCENARIO)",
+                                             gpu_type, gpu_type_choices()));
+    }
+  }
+  const std::string& model = row.get("model");
+  mapping.model_preset = model_preset_named(model, base);
+  if (mapping.model_preset.empty() &&
+      (row.get("layers").empty() || row.get("hidden").empty() || row.get("heads").empty())) {
+    mapping.problems.push_back(fmt::format(
+        "column 'model': '{}' names no model preset ({}{}) and the row does not state layers, hidden and heads to "
+        "build a GPT from",
+        model, fmt::join(scenario::library_names(scenario::LibraryKind::models), ", "),
+        base ? "; or one of the --base scenario's models" : ""));
+  }
+  return read_row_precision(row, mapping.problems).value_or("bf16");
+}
+
+/// Everything a row's scenario says, resolved.
+struct RowScenario {
+  std::string id, include, models, cluster, model;
+  std::int64_t seq = 0, batch = 0, micro_batch = 1, tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
+  std::string ep, stage_layers, precision, recompute, attention;
+  bool sequence_parallel = false, overlap_grad_reduce = false, tp_comm_overlap = false, tp_async_backward = true;
+  int zero = 0;
+  std::string zero3;  ///< ", zero3_granularity: ..., zero3_list_gathers: ..." or ""
+};
+
+std::string render_row_scenario(const RowScenario& r) {
+  return fmt::format(
+      R"(schema_version: 1
+name: {id}
+description: "built by clustersim validate from dataset row {id}"
+{include}{models}{cluster}workload:
+  kind: training
+  model: {model}
+  seq_len: {s}
+  global_batch: {B}
+  micro_batch: {mb}
+  precision: {precision}
+  parallelism: {{tp: {tp}, pp: {pp}, dp: {dp}, cp: {cp}{ep}, vp: {vp}, sequence_parallel: {sp}, schedule: {schedule}, zero: {zero}{zero3}{stage_layers}}}
+  recompute: {recompute}
+  attention: {attention}
+  overlap_grad_reduce: {overlap}
+  tp_comm_overlap: {tp_overlap}
+  tp_async_backward: {tp_async}
+)",
+      fmt::arg("id", r.id), fmt::arg("include", r.include), fmt::arg("models", r.models),
+      fmt::arg("cluster", r.cluster), fmt::arg("model", r.model), fmt::arg("s", r.seq), fmt::arg("B", r.batch),
+      fmt::arg("mb", r.micro_batch), fmt::arg("precision", r.precision), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
+      fmt::arg("dp", r.dp), fmt::arg("cp", r.cp), fmt::arg("ep", r.ep), fmt::arg("vp", r.vp),
+      fmt::arg("sp", r.sequence_parallel), fmt::arg("schedule", r.vp > 1 ? "interleaved" : "1f1b"),
+      fmt::arg("zero", r.zero), fmt::arg("zero3", r.zero3), fmt::arg("stage_layers", r.stage_layers),
+      fmt::arg("recompute", r.recompute), fmt::arg("attention", r.attention),
+      fmt::arg("overlap", r.overlap_grad_reduce), fmt::arg("tp_overlap", r.tp_comm_overlap),
+      fmt::arg("tp_async", r.tp_async_backward));
+}
+
+/// The include, models and cluster text of a row's scenario: the --base scenario's platform, or
+/// the system preset (the source's or the gpu_type's) or the source's inline cluster.
+void row_platform(const SourceConventions& conv, const RowMapping& mapping, const BaseCluster* base,
+                  std::int64_t nodes, const std::string& row_model_entry, RowScenario& r) {
+  const std::string model_entries = (base ? base->model_entries_yaml : std::string()) + row_model_entry;
+  r.models = model_entries.empty() ? "" : "models:\n" + model_entries;
+  if (base) {
+    r.include = base->sections_yaml;
+    r.cluster = fmt::format("cluster:\n  nodes: {}\n{}", nodes, base->cluster_entries_yaml);
+    return;
+  }
+  const std::string& system = conv.system_from_gpu_type ? mapping.system : conv.system;
+  r.include = system.empty() ? "" : fmt::format("include: [systems/{}.yaml]\n", system);
+  r.cluster = fmt::format("cluster:\n  nodes: {}\n{}", nodes, conv.cluster_yaml);
+}
+
+}  // namespace
+
+RowMapping map_training_row(const CsvRow& row, const BaseCluster* base) {
   RowMapping mapping;
   const std::string& id = row.get("id");
+  if (id.empty()) {
+    mapping.problems.emplace_back("column 'id' is empty (every row needs an id)");
+    return mapping;
+  }
   for (const auto& skip : source_skips()) {
     if (id.rfind(skip.id_prefix, 0) == 0 && notes_match(skip.notes_marker, row)) {
       mapping.skip_reason = skip.reason;
       return mapping;
     }
   }
+  mapping.conventions = &default_conventions();
   for (const auto& c : source_conventions()) {
     if (id.rfind(c.id_prefix, 0) == 0 && notes_match(c.notes_marker, row)) {
       mapping.conventions = &c;
       break;
     }
   }
-  if (!mapping.conventions) {
-    mapping.skip_reason = fmt::format("no documented framework defaults for source '{}' yet",
-                                      id.substr(0, id.find('_')));
-    return mapping;
-  }
   const auto& conv = *mapping.conventions;
-  const std::string& metric = row.get("metric");
-  if (!metric_supported(metric)) {
-    mapping.skip_reason = fmt::format("metric '{}' is not supported", metric);
+  const bool own = conv.system_from_gpu_type;
+  check_row_columns(row, mapping.problems);
+  const RowSettings settings = read_row_settings(row, mapping.problems);
+  mapping.columns_set = settings.columns_set;
+  const std::string precision = own ? resolve_own_row(row, base, mapping) : conv.precision;
+  if (!mapping.problems.empty()) return mapping;
+  // A row that cannot be mapped: a documented source's publication leaves it out (skipped, with
+  // the reason); in a user's own rows it is a mistake in the file (a problem).
+  const auto cannot = [&](std::string reason) {
+    if (own) {
+      mapping.problems.push_back(std::move(reason));
+    } else {
+      mapping.skip_reason = std::move(reason);
+    }
     return mapping;
-  }
+  };
   const std::string& notes = row.get("notes");
   std::vector<std::string> missing;
   auto need = [&missing](const auto& value, const char* name) {
@@ -477,10 +675,9 @@ RowMapping map_training_row(const CsvRow& row) {
       if (named.conventions == conv.name && named.row_model == row.get("model")) mapping.named_model = &named;
     }
     if (!mapping.named_model) {
-      mapping.skip_reason = fmt::format("model '{}' has no library preset for source '{}'", row.get("model"), conv.name);
-      return mapping;
+      return cannot(fmt::format("model '{}' has no library preset for source '{}'", row.get("model"), conv.name));
     }
-  } else {
+  } else if (mapping.model_preset.empty()) {
     layers = parse_integer(row.get("layers"));
     hidden = parse_integer(row.get("hidden"));
     heads = parse_integer(row.get("heads"));
@@ -512,141 +709,283 @@ RowMapping map_training_row(const CsvRow& row) {
   need(tp, "tp");
   need(pp, "pp");
   need(dp, "dp");
-  if (!missing.empty()) {
-    mapping.skip_reason = fmt::format("row does not state {}", fmt::join(missing, ", "));
-    return mapping;
-  }
+  if (!missing.empty()) return cannot(fmt::format("row does not state {}", fmt::join(missing, ", ")));
+  const std::int64_t per_node = base ? base->accelerators_per_node : kAcceleratorsPerNode;
   RowSplit split;
-  if (const auto problem = row_split(row, conv, layers, {*tp, *pp, *dp, *gpus}, split)) {
-    mapping.skip_reason = *problem;
-    return mapping;
+  if (const auto problem = row_split(row, conv, layers, {*tp, *pp, *dp, *gpus, per_node}, settings, split)) {
+    return cannot(*problem);
   }
   const PublishedRun* published = split.published;
-  const std::int64_t vp = split.vp, cp = split.cp;
-  const std::string& stage_layers = split.stage_layers;
-  const std::int64_t micro_batch = integer_after(notes, "MBS|micro-?batch")
-                                        .value_or(published && published->micro_batch > 0 ? published->micro_batch
-                                                                                          : conv.micro_batch);
-  const bool overlap_grad_reduce = published ? published->overlap_grad_reduce : conv.overlap_grad_reduce;
-  const std::string recompute = conv.recompute.empty() ? mapping.named_model->recompute : conv.recompute;
 
-  std::string model_yaml;
-  std::string model_name;
-  if (mapping.named_model) {
-    model_name = mapping.named_model->preset;  // resolved from the library by name
-  } else {
-    model_name = id + "-model";
-    model_yaml = row_model_yaml(row, conv, model_name, *hidden, *layers, *heads, *seq);
+  RowScenario r;
+  r.seq = *seq;
+  r.batch = *batch;
+  r.micro_batch = settings.micro_batch.value_or(integer_after(notes, "MBS|micro-?batch")
+                                                    .value_or(published && published->micro_batch > 0
+                                                                  ? published->micro_batch
+                                                                  : conv.micro_batch));
+  r.precision = precision;
+  r.tp = *tp;
+  r.pp = *pp;
+  r.dp = *dp;
+  r.cp = split.cp;
+  r.vp = split.vp;
+  if (const auto ep = parse_integer(row.get("ep"))) r.ep = fmt::format(", ep: {}", *ep);
+  r.sequence_parallel = settings.sequence_parallel.value_or(conv.sequence_parallel);
+  r.zero = static_cast<int>(settings.zero.value_or(conv.zero));
+  if (r.zero == 3) {
+    r.zero3 = fmt::format(", zero3_granularity: {}, zero3_list_gathers: {}", conv.zero3_granularity,
+                          conv.zero3_list_gathers);
   }
-  const std::string include = conv.system.empty() ? "" : fmt::format("include: [systems/{}.yaml]\n", conv.system);
-  const std::string cluster = fmt::format("cluster:\n  nodes: {}\n{}", *gpus / kAcceleratorsPerNode, conv.cluster_yaml);
-  mapping.scenario_yaml = fmt::format(
-      R"(schema_version: 1
-name: {id}
-description: "built by clustersim validate from dataset row {id}"
-{include}{models}{cluster}workload:
-  kind: training
-  model: {model}
-  seq_len: {s}
-  global_batch: {B}
-  micro_batch: {mb}
-  precision: {precision}
-  parallelism: {{tp: {tp}, pp: {pp}, dp: {dp}, cp: {cp}, vp: {vp}, sequence_parallel: {sp}, schedule: {schedule}, zero: {zero}{zero3}{stage_layers}}}
-  recompute: {recompute}
-  attention: {attention}
-  overlap_grad_reduce: {overlap}
-  tp_comm_overlap: {tp_overlap}
-  tp_async_backward: {tp_async}
-)",
-      fmt::arg("id", id), fmt::arg("include", include), fmt::arg("models", model_yaml), fmt::arg("cluster", cluster),
-      fmt::arg("model", model_name), fmt::arg("s", *seq), fmt::arg("B", *batch), fmt::arg("mb", micro_batch),
-      fmt::arg("precision", conv.precision), fmt::arg("tp", *tp), fmt::arg("pp", *pp), fmt::arg("dp", *dp),
-      fmt::arg("cp", cp), fmt::arg("vp", vp), fmt::arg("sp", conv.sequence_parallel),
-      fmt::arg("schedule", vp > 1 ? "interleaved" : "1f1b"), fmt::arg("zero", conv.zero),
-      fmt::arg("zero3", conv.zero == 3 ? fmt::format(", zero3_granularity: {}, zero3_list_gathers: {}",
-                                                     conv.zero3_granularity, conv.zero3_list_gathers)
-                                       : std::string()),
-      fmt::arg("stage_layers", stage_layers),
-      fmt::arg("recompute", recompute), fmt::arg("attention", conv.attention),
-      fmt::arg("overlap", overlap_grad_reduce),
-      fmt::arg("tp_overlap", conv.tp_comm_overlap && conv.sequence_parallel && *tp > 1),
-      fmt::arg("tp_async", conv.tp_async_backward));
+  r.stage_layers = split.stage_layers;
+  r.recompute = settings.recompute.value_or(conv.recompute.empty() ? mapping.named_model->recompute
+                                                                    : conv.recompute);
+  r.attention = settings.attention.value_or(conv.attention);
+  r.overlap_grad_reduce = settings.overlap_grad_reduce.value_or(
+      published ? published->overlap_grad_reduce : conv.overlap_grad_reduce);
+  r.tp_comm_overlap =
+      settings.tp_comm_overlap.value_or(conv.tp_comm_overlap && r.sequence_parallel && *tp > 1);
+  r.tp_async_backward = conv.tp_async_backward;
+  // The row's scenario under a name: its id for the scenario shown and run, a common one for the
+  // configuration that decides which rows share a simulation.
+  const auto named = [&](const std::string& name) {
+    RowScenario out = r;
+    out.id = name;
+    std::string model_entry;  // a GPT built from the row's shape, when no preset is named
+    if (!mapping.model_preset.empty()) {
+      out.model = mapping.model_preset;  // by name: the base scenario's models, then the library
+    } else if (mapping.named_model) {
+      out.model = mapping.named_model->preset;
+    } else {
+      out.model = name + "-model";
+      model_entry = row_model_yaml(row, conv, out.model, name, *hidden, *layers, *heads, *seq);
+    }
+    row_platform(conv, mapping, base, *gpus / per_node, model_entry, out);
+    return render_row_scenario(out);
+  };
+  mapping.scenario_yaml = named(id);
+  mapping.configuration = named("row");
   return mapping;
 }
 
-ValidationReport validate_training_dataset(const std::filesystem::path& dataset) {
+namespace {
+
+/// One simulated configuration; rows of one configuration (TFLOP/s, % of peak, PF/s, tokens/s)
+/// share it.
+struct Simulated {
+  StepMeasures step;
+  models::TransformerSpec model;
+  std::string memory_note;
+  std::string error;  ///< why the scenario did not load or run; "" when it did
+};
+
+/// Loads and runs one row scenario. Touches nothing shared, so any number run at once.
+Simulated simulate_row_scenario(const std::string& yaml, const std::string& name) {
+  Simulated sim;
+  try {
+    auto scenario = scenario::load_scenario_from_string(yaml, name, {});
+    // The published runs fitted, so the step is timed even where the memory model disagrees;
+    // the row says so (ValidationRow::note).
+    auto timed = scenario.training();
+    timed.enforce_memory_fit = false;
+    scenario.set_training(timed);
+    const auto result = runner::run_training(scenario);
+    if (result.memory.computed && result.memory.total_bytes > result.memory.capacity_bytes) {
+      sim.memory_note = fmt::format("memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
+                                    result.memory.peak_stage, result.memory.total_bytes / 1073741824.0,
+                                    result.memory.capacity_bytes / 1073741824.0);
+    }
+    const auto& w = scenario.training();
+    // FLOPs in the published convention (models/llm/flop_count.hpp): Megatron model FLOPs,
+    // plus one forward of the layers (full recompute) or of the attention cores (selective).
+    const double tokens = static_cast<double>(w.global_batch * w.seq_len);
+    double recomputed_per_token = 0;
+    if (w.recompute == training::Recompute::full) {
+      recomputed_per_token = models::layers_flops_per_token_fwd(w.model, w.seq_len);
+    } else if (w.recompute == training::Recompute::selective) {
+      recomputed_per_token = static_cast<double>(w.model.num_hidden_layers) *
+                             models::attention_core_flops_per_token_fwd(w.model, w.seq_len);
+    }
+    sim.step.step_time_s = result.step_time_s;
+    sim.step.tokens_per_step = tokens;
+    sim.step.gpus = static_cast<double>(scenario.platform.cluster.accelerator_count());
+    sim.step.model_flops_per_step = tokens * models::model_flops_per_token_training(w.model, w.seq_len);
+    sim.step.hardware_flops_per_step = sim.step.model_flops_per_step + tokens * recomputed_per_token;
+    sim.step.peak_flops_per_s = scenario.platform.cluster.accelerator.peak_for(w.precision);
+    sim.model = w.model;
+  } catch (const Error& e) {
+    sim.error = e.what();
+  }
+  return sim;
+}
+
+/// The distinct configurations of the mapped rows, in the order of their first row.
+struct ScenarioSet {
+  std::vector<std::string> yamls;     ///< the scenario of each configuration's first row
+  std::vector<std::string> names;     ///< "<file>#<id of that row>", for positions in messages
+  std::vector<int> rows;              ///< rows that share each scenario
+  std::vector<std::size_t> of_row;    ///< per dataset row: its scenario, or npos
+};
+
+/// Runs every scenario of `set`, at most `threads` at once (0: every core). Each result lands in
+/// its own slot, so the report built from them does not depend on the order they finish in.
+std::vector<Simulated> simulate_all(const ScenarioSet& set, const TrainingValidationOptions& options) {
+  std::vector<Simulated> simulated(set.yamls.size());
+  int total_rows = 0;
+  for (const int n : set.rows) total_rows += n;
+  std::mutex progress_mutex;
+  int done_rows = 0;
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    // One scenario per task (a simulation takes milliseconds to seconds), so the cores share
+    // the long ones.
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, set.yamls.size(), 1),
+        [&](const tbb::blocked_range<std::size_t>& range) {
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            simulated[i] = simulate_row_scenario(set.yamls[i], set.names[i]);
+            if (!options.on_progress) continue;
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            done_rows += set.rows[i];
+            options.on_progress(done_rows, total_rows);
+          }
+        },
+        tbb::simple_partitioner());
+  });
+  return simulated;
+}
+
+/// What the compared rows used, for the report's assumptions: conventions, named models, and
+/// for rows of default_conventions() the gpu_type and model mappings; the optional columns set.
+struct UsedSettings {
+  std::vector<const SourceConventions*> conventions;
+  std::vector<const NamedModel*> named;
+  std::vector<std::string> own_lines;      ///< rows of default_conventions(), first use first
+  std::map<std::string, int> columns_set;  ///< column -> rows that set it
+
+  void record(const CsvRow& row, const RowMapping& mapping) {
+    const auto& conv = *mapping.conventions;
+    if (std::find(conventions.begin(), conventions.end(), &conv) == conventions.end()) conventions.push_back(&conv);
+    if (mapping.named_model && std::find(named.begin(), named.end(), mapping.named_model) == named.end()) {
+      named.push_back(mapping.named_model);
+    }
+    if (conv.system_from_gpu_type && !mapping.system.empty()) {
+      add(fmt::format("{}: gpu_type '{}' = system preset {}", conv.name, row.get("gpu_type"), mapping.system));
+    }
+    if (conv.system_from_gpu_type && !mapping.model_preset.empty()) {
+      add(fmt::format("{}: model '{}' = preset {}", conv.name, row.get("model"), mapping.model_preset));
+    }
+    for (const auto& column : mapping.columns_set) ++columns_set[column];
+  }
+
+ private:
+  void add(const std::string& line) {
+    if (std::find(own_lines.begin(), own_lines.end(), line) == own_lines.end()) own_lines.push_back(line);
+  }
+};
+
+/// Fills the report's summaries (overall, then per source in source_conventions() order, the
+/// defaults last) and its assumptions from what the compared rows used.
+void summarise_report(const UsedSettings& used, const BaseCluster* base, ValidationReport& report) {
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : report.rows) all.push_back(&r);
+  report.summary = summarise(all, "");
+  std::vector<const SourceConventions*> every;
+  for (const auto& conv : source_conventions()) every.push_back(&conv);
+  every.push_back(&default_conventions());
+  for (const auto* conv : every) {
+    std::vector<const ValidationRow*> of_source;
+    for (const auto& r : report.rows) {
+      if (r.conventions == conv->name) of_source.push_back(&r);
+    }
+    if (!of_source.empty()) report.per_source.push_back(summarise(of_source, conv->name));
+  }
+  if (base) {
+    report.assumptions.push_back(fmt::format(
+        "--base {}: every row runs on its cluster, accelerator ({}) and presets, {} accelerators a node (nodes = "
+        "the row's GPUs / {}); its workload is not used",
+        base->file, base->accelerator, base->accelerators_per_node, base->accelerators_per_node));
+  }
+  for (const auto* conv : every) {
+    if (std::find(used.conventions.begin(), used.conventions.end(), conv) == used.conventions.end()) continue;
+    report.assumptions.push_back(fmt::format("{}: {}", conv->name, conv->description));
+    for (const auto& named : named_models()) {
+      if (named.conventions != conv->name ||
+          std::find(used.named.begin(), used.named.end(), &named) == used.named.end()) {
+        continue;
+      }
+      report.assumptions.push_back(fmt::format("{}: {} = library preset {}, recompute {} ({})", conv->name,
+                                               named.row_model, named.preset, named.recompute, named.recipe));
+    }
+    if (conv == &default_conventions()) {
+      for (const auto& line : used.own_lines) report.assumptions.push_back(line);
+    }
+  }
+  if (!used.columns_set.empty()) {
+    std::vector<std::string> counts;
+    for (const auto& c : row_setting_columns()) {
+      const auto it = used.columns_set.find(c.column);
+      if (it != used.columns_set.end()) {
+        counts.push_back(fmt::format("{} ({} row{})", c.column, it->second, it->second == 1 ? "" : "s"));
+      }
+    }
+    report.assumptions.push_back(fmt::format(
+        "set by the rows' own columns, over their notes, published runs and the conventions above: {}",
+        fmt::join(counts, ", ")));
+  }
+}
+
+}  // namespace
+
+ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
+                                           const TrainingValidationOptions& options) {
   ValidationReport report;
   report.dataset = dataset.string();
   const auto rows = read_csv_file(dataset);
-  // Rows of one configuration (TFLOP/s, % of peak, PF/s, tokens/s) share one simulation.
-  struct Simulated {
-    StepMeasures step;
-    models::TransformerSpec model;
-    std::string memory_note;
-    std::string error;
-  };
-  std::map<std::string, Simulated> simulated;
-  std::vector<const SourceConventions*> used;
-  std::vector<const NamedModel*> used_models;
-
+  // Every row is mapped first: a problem in any row stops the run before a simulation, and all
+  // of them are reported at once.
+  std::vector<RowMapping> mappings;
+  std::vector<std::string> problems;
+  ScenarioSet set;
+  std::map<std::string, std::size_t> scenario_index;
   for (const auto& row : rows) {
+    mappings.push_back(map_training_row(row, options.base));
+    for (const auto& p : mappings.back().problems) {
+      problems.push_back(fmt::format("{}:{}: {}", report.dataset, row.line, p));
+    }
+    set.of_row.push_back(std::string::npos);
+    const auto& mapping = mappings.back();
+    if (!mapping.scenario_yaml) continue;
+    const auto [it, inserted] = scenario_index.try_emplace(mapping.configuration, set.yamls.size());
+    if (inserted) {
+      set.yamls.push_back(*mapping.scenario_yaml);
+      set.names.push_back(fmt::format("{}#{}", dataset.filename().string(), row.get("id")));
+      set.rows.push_back(0);
+    }
+    ++set.rows[it->second];
+    set.of_row.back() = it->second;
+  }
+  if (!problems.empty()) {
+    throw ConfigError(fmt::format("{} row problem{} (docs/validation.md, \"Validating your own measurements\"):\n{}",
+                                  problems.size(), problems.size() == 1 ? "" : "s", fmt::join(problems, "\n")));
+  }
+  const std::vector<Simulated> simulated = simulate_all(set, options);
+
+  UsedSettings used;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const auto& mapping = mappings[i];
     const std::string& id = row.get("id");
-    const auto mapping = map_training_row(row);
     if (!mapping.scenario_yaml) {
       report.skipped.push_back({id, mapping.skip_reason});
       continue;
     }
-    const auto measured = parse_number(row.get("value"));
-    if (!measured || *measured <= 0) {
-      report.skipped.push_back({id, fmt::format("measured value '{}' is not a positive number", row.get("value"))});
-      continue;
-    }
-    auto [it, inserted] = simulated.try_emplace(*mapping.scenario_yaml);
-    if (inserted) {
-      try {
-        auto scenario = scenario::load_scenario_from_string(*mapping.scenario_yaml,
-                                                            fmt::format("{}#{}", dataset.filename().string(), id), {});
-        // The published runs fitted, so the step is timed even where the memory model disagrees;
-        // the row says so (ValidationRow::note).
-        auto timed = scenario.training();
-        timed.enforce_memory_fit = false;
-        scenario.set_training(timed);
-        const auto result = runner::run_training(scenario);
-        if (result.memory.computed && result.memory.total_bytes > result.memory.capacity_bytes) {
-          it->second.memory_note = fmt::format(
-              "memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
-              result.memory.peak_stage, result.memory.total_bytes / 1073741824.0,
-              result.memory.capacity_bytes / 1073741824.0);
-        }
-        const auto& w = scenario.training();
-        // FLOPs in the published convention (models/llm/flop_count.hpp): Megatron model FLOPs,
-        // plus one forward of the layers (full recompute) or of the attention cores (selective).
-        const double tokens = static_cast<double>(w.global_batch * w.seq_len);
-        double recomputed_per_token = 0;
-        if (w.recompute == training::Recompute::full) {
-          recomputed_per_token = models::layers_flops_per_token_fwd(w.model, w.seq_len);
-        } else if (w.recompute == training::Recompute::selective) {
-          recomputed_per_token = static_cast<double>(w.model.num_hidden_layers) *
-                                 models::attention_core_flops_per_token_fwd(w.model, w.seq_len);
-        }
-        auto& step = it->second.step;
-        step.step_time_s = result.step_time_s;
-        step.tokens_per_step = tokens;
-        step.gpus = static_cast<double>(scenario.platform.cluster.accelerator_count());
-        step.model_flops_per_step = tokens * models::model_flops_per_token_training(w.model, w.seq_len);
-        step.hardware_flops_per_step = step.model_flops_per_step + tokens * recomputed_per_token;
-        step.peak_flops_per_s = scenario.platform.cluster.accelerator.peak_for(w.precision);
-        it->second.model = w.model;
-      } catch (const Error& e) {
-        it->second.error = e.what();
-      }
-    }
-    const auto& sim = it->second;
+    const auto& sim = simulated[set.of_row[i]];
     if (!sim.error.empty()) {
       report.skipped.push_back({id, fmt::format("simulation failed: {}", sim.error)});
       continue;
     }
-    if (mapping.named_model) {
+    if (mapping.named_model || !mapping.model_preset.empty()) {
       // A row that names its model and also states the shape must agree with the preset.
       const auto stated = [&row](const char* column, std::int64_t preset) {
         const auto value = parse_integer(row.get(column));
@@ -668,46 +1007,22 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset)
       report.skipped.push_back({id, fmt::format("metric '{}' is not supported", metric)});
       continue;
     }
+    const double measured = *parse_number(row.get("value"));  // map_training_row checked it
     ValidationRow out;
     out.id = id;
     out.metric = metric;
     out.unit = row.get("unit");
-    out.measured = *measured;
+    out.measured = measured;
     out.predicted = *predicted;
-    out.error_pct = 100.0 * (*predicted - *measured) / *measured;
+    out.error_pct = 100.0 * (*predicted - measured) / measured;
     out.step_time_s = sim.step.step_time_s;
     out.conventions = conv.name;
     out.note = sim.memory_note;
-    if (std::find(used.begin(), used.end(), &conv) == used.end()) used.push_back(&conv);
-    if (mapping.named_model &&
-        std::find(used_models.begin(), used_models.end(), mapping.named_model) == used_models.end()) {
-      used_models.push_back(mapping.named_model);
-    }
+    used.record(row, mapping);
     report.rows.push_back(std::move(out));
   }
 
-  std::vector<const ValidationRow*> all;
-  for (const auto& r : report.rows) all.push_back(&r);
-  report.summary = summarise(all, "");
-  for (const auto& conv : source_conventions()) {
-    std::vector<const ValidationRow*> of_source;
-    for (const auto& r : report.rows) {
-      if (r.conventions == conv.name) of_source.push_back(&r);
-    }
-    if (!of_source.empty()) report.per_source.push_back(summarise(of_source, conv.name));
-  }
-  for (const auto& conv : source_conventions()) {
-    if (std::find(used.begin(), used.end(), &conv) == used.end()) continue;
-    report.assumptions.push_back(fmt::format("{}: {}", conv.name, conv.description));
-    for (const auto& named : named_models()) {
-      if (named.conventions != conv.name ||
-          std::find(used_models.begin(), used_models.end(), &named) == used_models.end()) {
-        continue;
-      }
-      report.assumptions.push_back(fmt::format("{}: {} = library preset {}, recompute {} ({})", conv.name,
-                                               named.row_model, named.preset, named.recompute, named.recipe));
-    }
-  }
+  summarise_report(used, options.base, report);
   return report;
 }
 

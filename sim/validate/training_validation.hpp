@@ -4,12 +4,14 @@
 /// per source.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/validate/base_cluster.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/error_summary.hpp"
 
@@ -72,10 +74,19 @@ struct SourceConventions {
   bool embedding_counts_as_stage_layer = false;
   /// Per-model run configurations the source published (empty: none); see PublishedRun.
   std::vector<PublishedRun> published_runs{};
+  /// Rows of a source with no conventions of its own (default_conventions()): the system is the
+  /// preset the row's gpu_type names, the precision the row's `precision` column, the model the
+  /// preset its `model` column names (else a GPT from its shape); a row that cannot be mapped is
+  /// an error in the user's file, not a skipped row.
+  bool system_from_gpu_type = false;
 };
 
 /// The documented conventions, in match order.
 const std::vector<SourceConventions>& source_conventions();
+
+/// The one set of defaults for rows whose id matches no source_conventions() entry: the
+/// `mcore_h100` entry (Megatron-Core's published H100 runs, 2024) on the row's own system.
+const SourceConventions& default_conventions();
 
 /// A row's named model mapped to a library preset, with the setting its framework recipe fixes.
 struct NamedModel {
@@ -157,17 +168,50 @@ struct ValidationReport {
   std::vector<std::string> assumptions;  ///< conventions applied, one line per source family / named model
 };
 
-/// Builds the scenario YAML for a row, or returns the reason it cannot be mapped.
+/// Builds the scenario YAML for a row, or returns why it cannot be mapped: `problems` for what is
+/// wrong in the row itself (an unknown metric, a value that is not a number, an invalid optional
+/// column, and for rows of default_conventions() an unknown gpu_type or model or an incomplete
+/// split), `skip_reason` for a row of a documented source that its publication leaves unmappable.
 struct RowMapping {
   std::optional<std::string> scenario_yaml;
+  /// The scenario under a name common to all rows: rows with equal ones (a run's TFLOP/s, % of
+  /// peak and PF/s rows) share one simulation. Set with scenario_yaml.
+  std::string configuration;
   std::string skip_reason;
+  /// Each "column 'X': what is wrong (the valid choices)" or a sentence about the row; the caller
+  /// adds file and line.
+  std::vector<std::string> problems;
   const SourceConventions* conventions = nullptr;
-  const NamedModel* named_model = nullptr;  ///< set when the model is a named preset
+  const NamedModel* named_model = nullptr;  ///< set when the model is a named preset of a source
+  /// Rows of default_conventions(): the preset (the --base scenario's `models:` or the library)
+  /// the `model` column names; "" when the model is a GPT built from the row's shape.
+  std::string model_preset;
+  /// Rows of default_conventions() without --base: the system preset of the row's gpu_type.
+  std::string system;
+  std::vector<std::string> columns_set;  ///< optional columns the row sets (training_row_settings.hpp)
 };
-RowMapping map_training_row(const CsvRow& row);
 
-/// Runs every row of the dataset. Rows are never dropped silently: each is compared or skipped.
-ValidationReport validate_training_dataset(const std::filesystem::path& dataset);
+/// Maps one row. Precedence, highest first: the row's optional columns (micro_batch, vp,
+/// stage_layers, recompute, sequence_parallel, zero, attention, tp_comm_overlap,
+/// overlap_grad_reduce); what its notes state ("MBS n", "interleaving m=n for ...") and the run
+/// its source published for that model; its source's conventions, or default_conventions().
+/// With `base`, the cluster is the base scenario's for every row (nodes = GPUs / its node size).
+RowMapping map_training_row(const CsvRow& row, const BaseCluster* base = nullptr);
+
+/// How validate_training_dataset runs.
+struct TrainingValidationOptions {
+  const BaseCluster* base = nullptr;  ///< --base: the cluster of every row
+  int threads = 0;                    ///< simulations at once; 0: every core
+  /// Called after each simulation with the rows done and the rows to simulate (rows of one
+  /// configuration share a simulation); calls are serialised, never concurrent.
+  std::function<void(int done_rows, int total_rows)> on_progress;
+};
+
+/// Runs every row of the dataset, the simulations in parallel, the report in file order (the
+/// same as one thread's). Rows are never dropped silently: each is compared or skipped with its
+/// reason. Throws ConfigError listing every row problem (file:line: ...) before simulating any.
+ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
+                                           const TrainingValidationOptions& options = {});
 
 /// Text table: per-row measured, predicted, error; then skipped rows; then the assumptions;
 /// then MAPE/median/max per source and overall.

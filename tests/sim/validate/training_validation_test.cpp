@@ -5,9 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "models/llm/flop_count.hpp"
+#include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/base_cluster.hpp"
 #include "sim/validate/csv_table.hpp"
 
 using namespace clustersim::validate;
@@ -196,11 +201,6 @@ TEST_CASE("BLOOM-176B maps with its tr11 settings, Jean Zay's 4 NICs and the emb
 }
 
 TEST_CASE("rows that cannot be mapped say why") {
-  SUBCASE("unknown source") {
-    const auto m = map_training_row(row_from("xyz_1,s,GPT,1,24,2304,24,2048,512,32,A100,1,1,32,,,,bf16,tflops_per_gpu,1,T,"));
-    CHECK_FALSE(m.scenario_yaml);
-    CHECK(m.skip_reason == "no documented framework defaults for source 'xyz' yet");
-  }
   SUBCASE("documented skips") {
     const auto opt = map_training_row(row_from(
         "opt_175b_tflops,s,OPT-175B,175,96,12288,96,2048,,992,A100,8,,,,,,fp16,tflops_per_gpu,147,TFLOP/s,FSDP"));
@@ -214,10 +214,6 @@ TEST_CASE("rows that cannot be mapped say why") {
     const auto fa2 = map_training_row(row_from(
         "fa2_e2e_0_FA2,s,GPT3-1.3B,1.3,,,,2048,,8,A100,,,,,,,fp16,tflops_per_gpu,196,T,FlashAttention-2"));
     CHECK(fa2.skip_reason.rfind("FlashAttention-2 Table 1 runs", 0) == 0);
-  }
-  SUBCASE("unsupported metric") {
-    const auto m = map_training_row(row_from("meg21_t1_0_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,est_days,90,d,"));
-    CHECK(m.skip_reason == "metric 'est_days' is not supported");
   }
   SUBCASE("missing split") {
     const auto m = map_training_row(row_from("meg21_t1_9_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,,,,,,,m,tflops_per_gpu,1,TFLOP/s,"));
@@ -288,16 +284,16 @@ TEST_CASE("metric conversions by hand") {
   CHECK_FALSE(predict_metric("loss", "", "model", step));
 }
 
-TEST_CASE("validate lists skipped rows and rejects bad measured values without simulating") {
+TEST_CASE("validate lists skipped rows; a dataset of only skipped rows compares nothing") {
   const auto path = std::filesystem::temp_directory_path() / "clustersim_validate_skips.csv";
   std::ofstream(path) << kHeader
-                      << "xyz_x,s,BLOOM,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,TFLOP/s,\n"
-                      << "meg21_t1_0_bad,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,tflops_per_gpu,n/a,TFLOP/s,\n";
+                      << "opt_175b_tflops,s,OPT-175B,175,96,12288,96,2048,,992,A100,8,,,,,,fp16,tflops_per_gpu,147,T,\n"
+                      << "meg21_t1_9_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,,,,,,,m,tflops_per_gpu,1,TFLOP/s,\n";
   const auto report = validate_training_dataset(path);
   CHECK(report.rows.empty());
   REQUIRE(report.skipped.size() == 2);
-  CHECK(report.skipped[0].id == "xyz_x");
-  CHECK(report.skipped[1].reason == "measured value 'n/a' is not a positive number");
+  CHECK(report.skipped[0].id == "opt_175b_tflops");
+  CHECK(report.skipped[1].reason == "row does not state tp, pp, dp");
   CHECK(report.summary.rows == 0);
   CHECK(report.per_source.empty());
   const auto json = validation_json(report);
@@ -373,5 +369,298 @@ TEST_CASE("one 22B layer against Korthikanti Table 4: within 5 % for every recom
     const double paper_ms = std::stod(row.get("combined_ms"));
     CAPTURE(layer_ms);
     CHECK(std::abs(layer_ms / paper_ms - 1) < 0.05);
+  }
+}
+
+// ---- Rows of sources without conventions: a user's own measurements --------------------------
+
+namespace {
+
+const std::filesystem::path kOwnData = std::filesystem::path(CLUSTERSIM_TEST_DATA_DIR) / "validate";
+
+/// The problems of a row that must not map.
+std::vector<std::string> problems_of(const std::string& line, const BaseCluster* base = nullptr) {
+  const auto mapping = map_training_row(row_from(line), base);
+  CHECK_FALSE(mapping.scenario_yaml.has_value());
+  return mapping.problems;
+}
+
+/// A row of the format followed by optional columns `extra_header` with `extra_values`.
+CsvRow row_with_columns(const std::string& line, const std::string& extra_header, const std::string& extra_values) {
+  std::string header = kHeader;
+  header.pop_back();  // the newline
+  return parse_csv(header + "," + extra_header + "\n" + line + "," + extra_values + "\n", "t.csv").at(0);
+}
+
+std::string yaml_with_columns(const std::string& line, const std::string& extra_header, const std::string& extra_values) {
+  const auto mapping = map_training_row(row_with_columns(line, extra_header, extra_values));
+  INFO(mapping.skip_reason);
+  for (const auto& p : mapping.problems) INFO(p);
+  REQUIRE(mapping.scenario_yaml.has_value());
+  return *mapping.scenario_yaml;
+}
+
+/// The message of the ConfigError validating `csv_text` throws.
+std::string validation_error(const std::string& csv_text) {
+  const auto path = std::filesystem::temp_directory_path() / "clustersim_validate_problems.csv";
+  std::ofstream(path) << csv_text;
+  std::string message;
+  try {
+    validate_training_dataset(path);
+  } catch (const clustersim::ConfigError& e) {
+    message = e.what();
+  }
+  std::filesystem::remove(path);
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("a row of an unknown source maps with the documented defaults on its gpu_type's system") {
+  const auto mapping = map_training_row(row_from(
+      "lab_1,ours,Llama-3-8B,8,32,4096,32,8192,128,8,H100 (our DGX),1,1,8,,,,,tflops_per_gpu,400,TFLOP/s,"));
+  REQUIRE(mapping.scenario_yaml.has_value());
+  CHECK(mapping.conventions == &default_conventions());
+  CHECK(mapping.conventions->name == "defaults");
+  CHECK(mapping.conventions->tflops_counting == "model");
+  CHECK(mapping.system == "dgx-h100");
+  CHECK(mapping.model_preset == "llama-3-8b");
+  const auto& yaml = *mapping.scenario_yaml;
+  CHECK(has(yaml, "include: [systems/dgx-h100.yaml]"));
+  CHECK(has(yaml, "nodes: 1\n"));
+  CHECK(has(yaml, "model: llama-3-8b\n"));
+  CHECK_FALSE(has(yaml, "models:"));
+  // The mcore_h100 entry's settings: bf16 (no precision column), fused attention, SP, ZeRO-1,
+  // overlapped gradient reduce, no recompute, micro-batch 1; TP overlap only where tp > 1.
+  CHECK(has(yaml, "precision: bf16"));
+  CHECK(has(yaml, "micro_batch: 1\n"));
+  CHECK(has(yaml, "{tp: 1, pp: 1, dp: 8, cp: 1, vp: 1, sequence_parallel: true, schedule: 1f1b, zero: 1}"));
+  CHECK(has(yaml, "recompute: none"));
+  CHECK(has(yaml, "attention: flash"));
+  CHECK(has(yaml, "overlap_grad_reduce: true"));
+  CHECK(has(yaml, "tp_comm_overlap: false"));
+  CHECK(has(yaml, "tp_async_backward: true"));
+  // Rows of one configuration share a simulation whatever their ids.
+  const auto twin = map_training_row(row_from(
+      "lab_2,ours,llama3-8b,8,32,4096,32,8192,128,8,H100,1,1,8,,,,,mfu,40,%,"));
+  CHECK(twin.configuration == mapping.configuration);
+  CHECK(twin.scenario_yaml != mapping.scenario_yaml);
+
+  SUBCASE("tp 2, fp8 from the precision column, an interleaved vp") {
+    const auto y = yaml_of("lab_3,ours,Llama-3-70B,70,,,,8192,64,64,H100,4,4,4,,,5,fp8,mfu,40,%,");
+    CHECK(has(y, "precision: fp8"));
+    CHECK(has(y, "{tp: 4, pp: 4, dp: 4, cp: 1, vp: 5, sequence_parallel: true, schedule: interleaved, zero: 1}"));
+    CHECK(has(y, "tp_comm_overlap: true"));
+    CHECK(has(y, "nodes: 8\n"));
+  }
+  SUBCASE("a model that is no preset: a GPT from the row's shape with the defaults' vocabulary") {
+    const auto y = yaml_of("lab_4,ours,Our-GPT-2B,2,24,2304,24,2048,512,16,A100,1,1,16,,,,bf16,step_time_s,1,s,");
+    CHECK(has(y, "include: [systems/dgx-a100.yaml]"));
+    CHECK(has(y, "model: lab_4-model\n"));
+    CHECK(has(y, "vocab_size: 131072"));
+    CHECK(has(y, "hidden_size: 2304"));
+  }
+}
+
+TEST_CASE("a row's optional columns win over its notes, its source's published run and the conventions") {
+  // SC21 1.7B: the authors' script says micro-batch 16, full recompute, unfused attention,
+  // overlapped all-reduce; the notes say MBS 8; the row's columns say otherwise.
+  const std::string sc21 =
+      "meg21_t1_0_tflops,src,GPT-1.7B,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,mixed,tflops_per_gpu,137,TFLOP/s,MBS 8";
+  const auto yaml = yaml_with_columns(
+      sc21, "micro_batch,recompute,attention,sequence_parallel,zero,overlap_grad_reduce,tp_comm_overlap",
+      "2,selective,fa2,true,2,false,false");
+  CHECK(has(yaml, "micro_batch: 2\n"));
+  CHECK(has(yaml, "recompute: selective"));
+  CHECK(has(yaml, "attention: fa2"));
+  CHECK(has(yaml, "{tp: 1, pp: 1, dp: 32, cp: 1, vp: 1, sequence_parallel: true, schedule: 1f1b, zero: 2}"));
+  CHECK(has(yaml, "overlap_grad_reduce: false"));
+  CHECK(has(yaml, "precision: fp16"));  // a documented source's precision column is free text
+  // Empty columns leave the notes and the script in charge.
+  const auto unset = yaml_with_columns(sc21, "micro_batch,recompute", ",");
+  CHECK(has(unset, "micro_batch: 8\n"));
+  CHECK(has(unset, "recompute: full"));
+  // zero 3 takes the source's ZeRO-3 granularity.
+  CHECK(has(yaml_with_columns(sc21, "zero", "3"), "zero: 3, zero3_granularity: layer, zero3_list_gathers: false}"));
+  // stage_layers replaces BLOOM's embedding-as-layer split, and vp the published virtual stages.
+  const std::string bloom =
+      "bloom_176b_tflops,s,BLOOM-176B,176,70,14336,112,2048,2048,384,A100,4,12,8,,,,bf16,tflops_per_gpu,156,TFLOP/s,";
+  CHECK(has(yaml_with_columns(bloom, "stage_layers", "\"4 6 6 6 6 6 6 6 6 6 6 6\""),
+            "zero: 1, stage_layers: [4, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6]}"));
+  const std::string big =
+      "meg21_t1_6_tflops,src,GPT-145.6B,145.6,80,12288,96,2048,2304,1536,A100,8,8,24,,,,mixed,tflops_per_gpu,148,TFLOP/s,";
+  CHECK(has(yaml_of(big), "vp: 2,"));
+  CHECK(has(yaml_of(big.substr(0, big.find(",,,,mixed")) + ",,,5,mixed,tflops_per_gpu,148,TFLOP/s,"),
+            "vp: 5, sequence_parallel: false, schedule: interleaved"));
+  // tp_comm_overlap from the column, against the conventions' (mcore_h100: on at tp > 1).
+  CHECK(has(yaml_with_columns("mcore_h100_x,s,GPT,1.7,24,2048,16,4096,192,48,H100,2,1,24,,,,bf16,mfu,41,%,",
+                              "tp_comm_overlap", "false"),
+            "tp_comm_overlap: false"));
+}
+
+TEST_CASE("what a user's row gets wrong is a problem with the column and the valid choices") {
+  const std::string ok_tail = ",8,H100,1,1,8,,,,bf16,tflops_per_gpu,400,TFLOP/s,";
+  SUBCASE("an unknown gpu_type names the valid ones") {
+    const auto p = problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,TPU v9,1,1,8,,,,bf16,tflops_per_gpu,400,T,");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].rfind("column 'gpu_type': 'TPU v9' names no system preset: one of A100, A100-SXM, A100-SXM4-80GB, "
+                     "A100-80GB (dgx-a100); H100, ",
+                     0) == 0);
+    CHECK(has(p[0], "MI300X (mi300x-x8); MI325X (mi325x-x8); or a system preset's own name (or give the cluster "
+                    "with --base SCENARIO)"));
+  }
+  SUBCASE("a model that is no preset and no shape to build a GPT from") {
+    const auto p = problems_of("lab_1,s,Llama-9-8B,8,,,,8192,128" + ok_tail);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].rfind("column 'model': 'Llama-9-8B' names no model preset (deepseek-v3, ", 0) == 0);
+    CHECK(has(p[0], "llama-3-8b"));
+    CHECK(has(p[0], ") and the row does not state layers, hidden and heads to build a GPT from"));
+  }
+  SUBCASE("an unknown metric lists the supported ones") {
+    const auto p = problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,loss,2.1,,");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0] ==
+          "column 'metric': 'loss' is not a supported metric: one of tflops_per_gpu, model_tflops_per_gpu, mfu, hfu, "
+          "pct_of_peak, aggregate_pflops, tokens_per_s_per_gpu, throughput_tokens_per_s, iteration_time_s, "
+          "step_time_s, est_days_<N>_tokens, est_hours_<N>_tokens or gpu_hours_<N>_tokens (N a number with an "
+          "optional K, M, B or T)");
+    // In every source's rows, not only a user's.
+    const auto sc21 = problems_of("meg21_t1_0_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,est_days,90,d,");
+    REQUIRE(sc21.size() == 1);
+    CHECK(sc21[0].rfind("column 'metric': 'est_days' is not a supported metric", 0) == 0);
+  }
+  SUBCASE("malformed numbers, all at once") {
+    const auto p = problems_of("lab_1,s,Llama-3-8B,8,,,,8k,128,8,H100,two,1,8,,,,bf16,tflops_per_gpu,n/a,T,");
+    CHECK(p == std::vector<std::string>{
+                   "column 'seq_len': '8k' is not a whole number >= 1", "column 'tp': 'two' is not a whole number >= 1",
+                   "column 'value': 'n/a' is not a positive number (the measurement, in the row's unit)"});
+    CHECK(problems_of("meg21_t1_0_x,s,GPT,-1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,mfu,0,%,") ==
+          std::vector<std::string>{"column 'params_b': '-1.7' is not a number > 0 (billions of parameters)",
+                                   "column 'value': '0' is not a positive number (the measurement, in the row's unit)"});
+  }
+  SUBCASE("a split a user's row leaves out or gets wrong is a problem, a documented source's a skip") {
+    CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,,,8,,,,bf16,tflops_per_gpu,400,T,") ==
+          std::vector<std::string>{"row does not state tp, pp"});
+    CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,2,1,8,,,,bf16,tflops_per_gpu,400,T,") ==
+          std::vector<std::string>{"tp 2 x pp 1 x dp 8 x cp 1 = 16 is not the row's 8 GPUs"});
+    CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,4,H100,1,1,4,,,,bf16,tflops_per_gpu,400,T,") ==
+          std::vector<std::string>{"4 GPUs is not a whole number of 8-GPU nodes"});
+    const auto sc21 = map_training_row(
+        row_from("meg21_t1_9_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,,,,,,,m,tflops_per_gpu,1,TFLOP/s,"));
+    CHECK(sc21.problems.empty());
+    CHECK(sc21.skip_reason == "row does not state tp, pp, dp");
+  }
+  SUBCASE("an invalid optional column and an empty id") {
+    const auto m = map_training_row(row_with_columns(
+        "lab_1,s,Llama-3-8B,8,,,,8192,128" + ok_tail, "recompute", "partial"));
+    CHECK(m.problems ==
+          std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full (workload.recompute)"});
+    CHECK(problems_of(",s,Llama-3-8B,8,,,,8192,128" + ok_tail) ==
+          std::vector<std::string>{"column 'id' is empty (every row needs an id)"});
+  }
+  SUBCASE("a precision the workload does not declare") {
+    CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,mixed,tflops_per_gpu,400,T,") ==
+          std::vector<std::string>{
+              "column 'precision': 'mixed' is not one of fp32, tf32, bf16, fp16, fp8 (workload.precision)"});
+  }
+}
+
+TEST_CASE("validate reports every row problem at once, with file and line, before simulating") {
+  const std::string message = validation_error(
+      std::string(kHeader) + "lab_ok,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,tflops_per_gpu,400,T,\n" +
+      "lab_gpu,s,Llama-3-8B,8,,,,8192,128,8,V100,1,1,8,,,,bf16,tflops_per_gpu,400,T,\n" +
+      "lab_metric,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,tokens,400,T,\n");
+  const std::string file = (std::filesystem::temp_directory_path() / "clustersim_validate_problems.csv").string();
+  CHECK(message.rfind("2 row problems (docs/validation.md, \"Validating your own measurements\"):\n" + file +
+                          ":3: column 'gpu_type': 'V100' names no system preset",
+                      0) == 0);
+  CHECK(has(message, "\n" + file + ":4: column 'metric': 'tokens' is not a supported metric"));
+}
+
+TEST_CASE("a user's own training CSV validates end to end: defaults, preset models, columns, --base") {
+  const auto report = validate_training_dataset(kOwnData / "own_training.csv");
+  CHECK(report.skipped.empty());
+  REQUIRE(report.rows.size() == 3);
+  REQUIRE(report.per_source.size() == 1);
+  CHECK(report.per_source[0].conventions == "defaults");
+  CHECK(report.per_source[0].rows == 3);
+  for (const auto& row : report.rows) CHECK(row.conventions == "defaults");
+
+  // Each prediction from its own step time, by hand: the scenario the row maps to.
+  const auto rows = read_csv_file(kOwnData / "own_training.csv");
+  const auto step_of = [&](std::size_t i) {
+    const auto mapping = map_training_row(rows.at(i));
+    REQUIRE(mapping.scenario_yaml.has_value());
+    return clustersim::scenario::load_scenario_from_string(*mapping.scenario_yaml, "own.yaml");
+  };
+  const auto llama = step_of(0);
+  const double flops_per_step =
+      128.0 * 8192.0 * clustersim::models::model_flops_per_token_training(llama.training().model, 8192);
+  CHECK(report.rows[0].predicted == doctest::Approx(flops_per_step / (report.rows[0].step_time_s * 8) / 1e12));
+  CHECK(report.rows[0].error_pct == doctest::Approx(100.0 * (report.rows[0].predicted - 400) / 400));
+  // The tp 2 row: micro-batch 2 and selective recompute from its columns; MFU on the bf16 peak.
+  const auto tp2 = step_of(1);
+  CHECK(tp2.training().micro_batch == 2);
+  CHECK(tp2.training().recompute == clustersim::training::Recompute::selective);
+  CHECK_FALSE(tp2.training().tp_comm_overlap);
+  CHECK(report.rows[1].predicted ==
+        doctest::Approx(100.0 * flops_per_step / (report.rows[1].step_time_s * 8) / 989e12).epsilon(1e-3));
+  // No preset named lab-gpt-1b in the library: a GPT from the row's shape.
+  CHECK(step_of(2).training().model.vocab_size == 131072);
+  CHECK(report.rows[2].predicted == report.rows[2].step_time_s);
+
+  // The defaults, the mappings and the columns are printed, in the table and the JSON.
+  REQUIRE(report.assumptions.size() == 6);
+  CHECK(report.assumptions[0].rfind("defaults: rows of any other source take the settings of the mcore_h100 entry", 0) == 0);
+  CHECK(report.assumptions[1] == "defaults: gpu_type 'H100-SXM5-80GB' = system preset dgx-h100");
+  CHECK(report.assumptions[2] == "defaults: model 'Llama-3-8B' = preset llama-3-8b");
+  CHECK(report.assumptions[3] == "defaults: gpu_type 'H100' = system preset dgx-h100");
+  CHECK(report.assumptions[4] == "defaults: model 'LLAMA3-8B' = preset llama-3-8b");
+  CHECK(report.assumptions[5] == "set by the rows' own columns, over their notes, published runs and the conventions "
+                                 "above: micro_batch (1 row), recompute (1 row), tp_comm_overlap (1 row)");
+  const std::string table = render_validation_table(report);
+  CHECK(has(table, "  defaults: gpu_type 'H100' = system preset dgx-h100\n"));
+  CHECK(has(table, "  defaults           rows   3  MAPE"));
+  CHECK(validation_json(report)["assumptions"].size() == 6);
+
+  // --base: the lab's 4-GPU nodes and its own lab-gpt-1b preset instead of the gpu_type's system.
+  const BaseCluster base = load_base_cluster(kOwnData / "own_cluster.yaml");
+  TrainingValidationOptions options;
+  options.base = &base;
+  const auto on_base = validate_training_dataset(kOwnData / "own_training.csv", options);
+  REQUIRE(on_base.rows.size() == 3);
+  CHECK(on_base.assumptions[0].rfind("--base " + base.file + ": every row runs on its cluster, accelerator "
+                                     "(h100-sxm) and presets, 4 accelerators a node",
+                                     0) == 0);
+  for (const auto& line : on_base.assumptions) CHECK_FALSE(has(line, "= system preset"));  // no gpu_type mapping
+  const auto mapped = map_training_row(rows.at(2), &base);
+  REQUIRE(mapped.scenario_yaml.has_value());
+  CHECK(mapped.model_preset == "lab-gpt-1b");
+  CHECK(has(*mapped.scenario_yaml, "cluster:\n  nodes: 2\n"));
+  CHECK_FALSE(has(*mapped.scenario_yaml, "include:"));
+  const auto scenario = clustersim::scenario::load_scenario_from_string(*mapped.scenario_yaml, "own.yaml");
+  CHECK(scenario.platform.cluster.network.accelerators_per_node == 4);
+  CHECK(scenario.training().model.vocab_size == 50304);
+  CHECK(on_base.rows[2].step_time_s != report.rows[2].step_time_s);
+  // A row's GPUs in whole nodes of the base's size; gpu_type is not consulted.
+  CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,6,V100,1,1,6,,,,bf16,tflops_per_gpu,400,T,", &base) ==
+        std::vector<std::string>{"6 GPUs is not a whole number of 4-GPU nodes"});
+}
+
+TEST_CASE("validate in parallel gives the serial report and reports progress in rows") {
+  TrainingValidationOptions serial;
+  serial.threads = 1;
+  const auto one = validate_training_dataset(kOwnData / "own_training.csv", serial);
+  TrainingValidationOptions parallel;
+  parallel.threads = 2;
+  std::vector<std::pair<int, int>> progress;
+  parallel.on_progress = [&progress](int done, int total) { progress.emplace_back(done, total); };
+  const auto two = validate_training_dataset(kOwnData / "own_training.csv", parallel);
+  CHECK(render_validation_table(two) == render_validation_table(one));
+  CHECK(validation_json(two) == validation_json(one));
+  REQUIRE(progress.size() == 3);  // three configurations, one row each
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    CHECK(progress[i].first == static_cast<int>(i) + 1);
+    CHECK(progress[i].second == 3);
   }
 }
