@@ -116,4 +116,21 @@ TunedPlan CollectiveModel::plan(CollectiveKind kind, std::span<const int> group,
   return tuner_.choose(kind, line.algorithm, group, bytes, line.protocol);
 }
 
+std::vector<CollectivePlan> CollectiveModel::replica_plans(CollectiveKind kind,
+                                                          std::span<const std::vector<int>> groups,
+                                                          double bytes) const {
+  std::vector<CollectivePlan> plans;
+  std::optional<TunedPlan> representative;
+  const CollectiveLowering& lowering = tuner_.lowering();
+  for (const auto& group : groups) {
+    if (group.size() < 2) continue;
+    if (!representative) representative = plan(kind, group, bytes);
+    const CollectivePlan& chosen = representative->plan;
+    plans.push_back(lowering.inapplicable_reason(kind, chosen.algorithm, group).empty()
+                        ? lowering.lower(kind, chosen.algorithm, chosen.protocol, group, bytes)
+                        : plan(kind, group, bytes).plan);
+  }
+  return plans;
+}
+
 }  // namespace clustersim::models

@@ -55,6 +55,13 @@ class CollectiveModel {
   /// of >= 2 and bytes > 0 (ConfigError otherwise).
   TunedPlan plan(CollectiveKind kind, std::span<const int> group, double bytes) const;
 
+  /// The plans of `kind` of `bytes` when every group of `groups` runs it at once (replicas of
+  /// one collective): the algorithm and protocol plan() picks for the first group of two or
+  /// more, lowered on each such group (a group it cannot run on gets its own choice), in the
+  /// groups' order. Groups of fewer than two are dropped. Throws ConfigError as plan().
+  std::vector<CollectivePlan> replica_plans(CollectiveKind kind, std::span<const std::vector<int>> groups,
+                                            double bytes) const;
+
   const CollectiveTuner& tuner() const { return tuner_; }
   const CommConfig& config() const { return config_; }
   const topologies::Topology& topology() const { return tuner_.lowering().topology(); }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/engine/engine.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
@@ -14,25 +16,34 @@
 namespace clustersim::models {
 namespace {
 
-double phase_transfer_s(const Phase& phase, const topologies::Topology& topology) {
+/// Seconds of phase `k` of every plan run at once: the slowest flow of the first `gating`
+/// plans, each flow getting its link's payload rate divided by the phase's flows on it.
+double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, std::size_t gating,
+                        const topologies::Topology& topology) {
   std::vector<topologies::LinkId> crossed;
-  for (const FlowSpec& f : phase.flows) {
-    const auto& links = topology.path(f.src, f.dst, f.flow_key).links;
-    crossed.insert(crossed.end(), links.begin(), links.end());
+  for (const CollectivePlan& plan : plans) {
+    if (k >= plan.phases.size()) continue;
+    for (const FlowSpec& f : plan.phases[k].flows) {
+      const auto& links = topology.path(f.src, f.dst, f.flow_key).links;
+      crossed.insert(crossed.end(), links.begin(), links.end());
+    }
   }
   std::sort(crossed.begin(), crossed.end());
   const auto& all_links = topology.links();
   double slowest_s = 0;
-  for (const FlowSpec& f : phase.flows) {
-    double share_bytes_per_s = f.rate_cap_bytes_per_s;
-    for (const topologies::LinkId id : topology.path(f.src, f.dst, f.flow_key).links) {
-      const auto range = std::equal_range(crossed.begin(), crossed.end(), id);
-      const double count = static_cast<double>(range.second - range.first);
-      share_bytes_per_s =
-          std::min(share_bytes_per_s, all_links[static_cast<std::size_t>(id)].payload_bytes_per_s() / count);
-    }
-    if (share_bytes_per_s < std::numeric_limits<double>::infinity()) {
-      slowest_s = std::max(slowest_s, f.bytes / share_bytes_per_s);
+  for (std::size_t p = 0; p < gating; ++p) {
+    if (k >= plans[p].phases.size()) continue;
+    for (const FlowSpec& f : plans[p].phases[k].flows) {
+      double share_bytes_per_s = f.rate_cap_bytes_per_s;
+      for (const topologies::LinkId id : topology.path(f.src, f.dst, f.flow_key).links) {
+        const auto range = std::equal_range(crossed.begin(), crossed.end(), id);
+        const double count = static_cast<double>(range.second - range.first);
+        share_bytes_per_s =
+            std::min(share_bytes_per_s, all_links[static_cast<std::size_t>(id)].payload_bytes_per_s() / count);
+      }
+      if (share_bytes_per_s < std::numeric_limits<double>::infinity()) {
+        slowest_s = std::max(slowest_s, f.bytes / share_bytes_per_s);
+      }
     }
   }
   return slowest_s;
@@ -81,8 +92,28 @@ std::span<const topologies::LinkId> PhaseRunner::network_path(const FlowSpec& f)
 }  // namespace
 
 double analytical_time_s(const CollectivePlan& plan, const topologies::Topology& topology) {
-  double total_s = plan.base_latency_s;
-  for (const Phase& phase : plan.phases) total_s += phase.fixed_latency_s + phase_transfer_s(phase, topology);
+  return shared_analytical_time_s(std::span<const CollectivePlan>(&plan, 1), 1, topology);
+}
+
+double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
+                                const topologies::Topology& topology) {
+  if (gating == 0 || gating > plans.size()) {
+    throw ConfigError(fmt::format("shared collective time: {} gating plans of {}", gating, plans.size()));
+  }
+  double base_s = 0;
+  std::size_t phases = 0;
+  for (const CollectivePlan& plan : plans) {
+    base_s = std::max(base_s, plan.base_latency_s);
+    phases = std::max(phases, plan.phases.size());
+  }
+  double total_s = base_s;
+  for (std::size_t k = 0; k < phases; ++k) {
+    double fixed_s = 0;
+    for (const CollectivePlan& plan : plans) {
+      if (k < plan.phases.size()) fixed_s = std::max(fixed_s, plan.phases[k].fixed_latency_s);
+    }
+    total_s += fixed_s + phase_transfer_s(plans, k, gating, topology);
+  }
   return total_s;
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 /// The two evaluators of a CollectivePlan: `analytical` (alpha-beta per phase) and `flow`
 /// (the phases run on topologies::FlowNetwork with max-min fair sharing).
+#include <cstddef>
+#include <span>
+
 #include "models/comm/collective_plan.hpp"
 #include "topologies/topology.hpp"
 
@@ -11,6 +14,15 @@ namespace clustersim::models {
 /// phase on the link))).
 /// Consistent with CollectiveModel (a ring phase reproduces its formula).
 double analytical_time_s(const CollectivePlan& plan, const topologies::Topology& topology);
+
+/// Seconds for `plans` run at the same time, merged phase by phase as the flow backend runs
+/// replicas of a collective: phase k of every plan starts together after the largest base and
+/// fixed latency among them; a link's payload rate is divided among the phase-k flows of every
+/// plan that cross it; the phase ends with the slowest flow of the first `gating` plans (the
+/// other plans only load the links). One plan (gating 1) gives analytical_time_s. Throws
+/// ConfigError when `gating` is 0 or exceeds the plans.
+double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
+                                const topologies::Topology& topology);
 
 /// Seconds on a fresh engine and FlowNetwork: after the base latency, each phase waits its
 /// fixed latency, then starts all its flows (no extra latency: wire latency is in the fixed

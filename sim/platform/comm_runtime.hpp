@@ -3,7 +3,9 @@
 /// workload-neutral (ASTRA-sim's network API shape). A workload asks it how a communication
 /// runs and adds a task that does exactly that; which backend answers is the scenario's
 /// `simulation.fidelity`, never a branch in the workload:
-///   * AnalyticalComm: a fixed duration from the closed-form collective model (no contention);
+///   * AnalyticalComm: a fixed duration from the closed-form collective model, with the
+///     replicas of a collective sharing the links they cross (no contention between
+///     different communications);
 ///   * FlowComm: phases of flows on one shared max-min fair flow network, so concurrent
 ///     communications of every workload on the platform contend for links.
 /// An uncontended communication takes the same time in both (the flow backend lowers the plan
@@ -19,6 +21,7 @@
 #include "sim/config/name_table.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/exec/task_graph.hpp"
+#include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
 
 namespace clustersim::platform {
@@ -75,7 +78,13 @@ class CommRuntime {
   const models::CollectiveModel* collectives_;
 };
 
-/// Fixed durations from the closed-form model: the first group's time.
+/// Fixed durations from the closed-form model. A collective that several groups run at once
+/// (the replicas of a TP, DP or PP collective) takes the first group's closed-form time scaled
+/// by how much the replicas slow each other where their flows share links (an oversubscribed
+/// tier, a torus ring, dragonfly global links): the ratio of the replicas' merged plans timed
+/// together (models::shared_analytical_time_s, the phases the flow backend runs) to the first
+/// group's plan alone. Different communications that overlap in time do not see each other:
+/// that is the flow fidelity's job.
 class AnalyticalComm final : public CommRuntime {
  public:
   using CommRuntime::CommRuntime;
@@ -83,6 +92,14 @@ class AnalyticalComm final : public CommRuntime {
   /// The analytical fidelity has no links: throws SimulationError (use the flow fidelity).
   void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
   Fidelity fidelity() const override { return Fidelity::analytical; }
+
+  /// >= 1 in practice: the replicas' shared time over the first group's time alone (1 for one
+  /// group). Cached by (kind, groups, bytes).
+  double sharing_factor(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes);
+
+ private:
+  ReplicaIndex index_;
+  std::vector<double> factors_;
 };
 
 }  // namespace clustersim::platform

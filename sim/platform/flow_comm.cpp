@@ -1,14 +1,12 @@
 #include "sim/platform/flow_comm.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
-#include "sim/engine/mix.hpp"
 #include "sim/engine/time.hpp"
 
 namespace clustersim::platform {
@@ -31,49 +29,14 @@ void FlowComm::apply_link_profile(topologies::LinkId link, const engine::Profile
 }
 
 int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {
-  // Hashed as CollectiveModel's line cache; the groups are compared in place on a hit.
-  std::uint64_t hash = engine::fnv_fold(static_cast<std::uint64_t>(kind) + 1, std::bit_cast<std::uint64_t>(bytes));
-  for (const auto& g : groups) {
-    for (const int rank : g) hash = engine::fnv_fold(hash, static_cast<std::uint32_t>(rank));
-    hash = engine::fnv_fold(hash, 0xFFFFFFFFULL);  // group separator
-  }
-  std::vector<IndexEntry>& bucket = index_[engine::splitmix64(hash)];
-  const auto same_groups = [&groups](const std::vector<int>& flat) {
-    std::size_t i = 0;
-    for (const auto& g : groups) {
-      if (flat.size() < i + g.size() + 1 || !std::equal(g.begin(), g.end(), flat.begin() + static_cast<std::ptrdiff_t>(i)) ||
-          flat[i + g.size()] != -1) {
-        return false;
-      }
-      i += g.size() + 1;
-    }
-    return i == flat.size();
-  };
-  for (const IndexEntry& entry : bucket) {
-    if (entry.kind == static_cast<int>(kind) && entry.bytes == bytes && same_groups(entry.flat)) return entry.handle;
-  }
-  std::vector<int> flat;
-  for (const auto& g : groups) {
-    flat.insert(flat.end(), g.begin(), g.end());
-    flat.push_back(-1);
-  }
-
+  if (const auto known = index_.find(kind, groups, bytes)) return *known;
   Prepared prepared;
   const topologies::Topology& topology = collectives().topology();
-  const models::CollectiveLowering& lowering = collectives().tuner().lowering();
-  std::optional<models::TunedPlan> representative;
   // Pipeline sends of different replicas are independent (no replica waits for another's), so
   // a send-recv run ends with the first group's flows; the others load the network meanwhile.
   const bool first_group_gates = kind == models::CollectiveKind::send_recv;
   bool first_group = true;
-  for (const auto& group : groups) {
-    if (group.size() < 2) continue;
-    if (!representative) representative = collectives().plan(kind, group, bytes);
-    const auto& chosen = representative->plan;
-    const models::CollectivePlan plan =
-        lowering.inapplicable_reason(kind, chosen.algorithm, group).empty()
-            ? lowering.lower(kind, chosen.algorithm, chosen.protocol, group, bytes)
-            : collectives().plan(kind, group, bytes).plan;
+  for (const models::CollectivePlan& plan : collectives().replica_plans(kind, groups, bytes)) {
     if (prepared.phases.size() < plan.phases.size()) prepared.phases.resize(plan.phases.size());
     prepared.base_latency_ps = std::max(prepared.base_latency_ps, engine::seconds_to_ps(plan.base_latency_s));
     for (std::size_t k = 0; k < plan.phases.size(); ++k) {
@@ -89,7 +52,7 @@ int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<i
   }
   plans_.push_back(std::move(prepared));
   const int handle = static_cast<int>(plans_.size() - 1);
-  bucket.push_back(IndexEntry{static_cast<int>(kind), bytes, std::move(flat), handle});
+  index_.insert(kind, groups, bytes, handle);
   return handle;
 }
 

@@ -11,7 +11,6 @@
 /// takes the closed-form time, up to picosecond rounding; only contention makes it slower.
 #include <cstdint>
 #include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include "models/comm/collective_kind.hpp"
@@ -20,6 +19,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "sim/platform/comm_runtime.hpp"
+#include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
 #include "topologies/topology.hpp"
 
@@ -85,15 +85,7 @@ class FlowComm final : public CommRuntime {
   void start_flows(engine::Engine& engine, Run& run);
 
   topologies::FlowNetwork network_;
-  /// Prepared plans by (kind, bytes, groups), hashed: full mode looks one up at every group
-  /// collective's start, so the lookup must not allocate or compare long keys in order.
-  struct IndexEntry {
-    int kind = 0;
-    double bytes = 0;
-    std::vector<int> flat;  // the groups' ranks, each group followed by -1
-    int handle = -1;
-  };
-  std::unordered_map<std::uint64_t, std::vector<IndexEntry>> index_;
+  ReplicaIndex index_;  ///< prepared plans (handles) by (kind, groups, bytes)
   std::deque<Prepared> plans_;
   std::deque<Run> runs_;
   std::uint64_t flows_started_ = 0;
