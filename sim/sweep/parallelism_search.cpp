@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -23,6 +24,42 @@ void check_options(const SearchOptions& o) {
 }
 
 }  // namespace
+
+namespace {
+
+/// The objective's score of a re-simulated candidate (lower is better), or nullopt when the
+/// simulation did not give it (failed, or no energy or cost computed).
+std::optional<double> simulated_score(const RankedCandidate& ranked, Objective objective) {
+  if (!ranked.simulated) return std::nullopt;
+  const training::TrainingResult& r = *ranked.simulated;
+  switch (objective) {
+    case Objective::throughput:
+      return -r.tokens_per_s;
+    case Objective::cost:
+      if (!r.power.cost_computed) return std::nullopt;
+      return r.power.usd_per_million_tokens;
+    case Objective::energy:
+      if (!r.power.computed) return std::nullopt;
+      return r.power.energy_per_token_j;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void rerank_by_simulation(SearchResult& result, std::size_t resimulated) {
+  const auto first = result.top.begin();
+  const auto last = first + static_cast<std::ptrdiff_t>(std::min(resimulated, result.top.size()));
+  // Simulated candidates first, by their simulated score; a candidate whose simulation gave no
+  // score keeps its closed-form order behind them. Stable: ties keep the closed-form order.
+  std::stable_sort(first, last, [&](const RankedCandidate& a, const RankedCandidate& b) {
+    const auto sa = simulated_score(a, result.objective);
+    const auto sb = simulated_score(b, result.objective);
+    if (sa && sb) return *sa < *sb;
+    return sa.has_value() && !sb.has_value();
+  });
+  for (std::size_t r = 0; r < result.top.size(); ++r) result.top[r].rank = static_cast<int>(r + 1);
+}
 
 SearchResult search_parallelism(const scenario::Scenario& scenario, const SearchOptions& options) {
   check_options(options);
@@ -90,6 +127,7 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
   for (std::size_t r = 0; r < shown; ++r) {
     RankedCandidate ranked;
     ranked.rank = static_cast<int>(r + 1);
+    ranked.closed_form_rank = ranked.rank;
     ranked.candidate = candidates[feasible[r]];
     ranked.analytical = main_evaluator.evaluate(ranked.candidate, true, true);
     result.top.push_back(std::move(ranked));
@@ -108,6 +146,7 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
       }
     });
   });
+  rerank_by_simulation(result, resimulated);
   return result;
 }
 

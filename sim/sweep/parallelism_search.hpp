@@ -2,7 +2,8 @@
 /// `clustersim search`: enumerates the parallel configurations of a scenario's model and
 /// cluster (search_space.hpp), drops those that do not fit in device memory, estimates the
 /// rest in closed form on every core (oneTBB), ranks them by the objective and re-simulates
-/// the best few with the scenario's own fidelity (runner::run_training).
+/// the best few with the scenario's own fidelity (runner::run_training), re-sorting those
+/// by their simulated objective.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,7 +26,8 @@ struct SearchOptions {
 
 /// One reported candidate.
 struct RankedCandidate {
-  int rank = 0;  ///< 1 = best
+  int rank = 0;  ///< 1 = best: by simulation among the re-simulated, by the closed form after them
+  int closed_form_rank = 0;  ///< the rank the closed form gave it
   Candidate candidate;
   CandidateOutcome analytical;                   ///< closed-form estimate, energy/cost when computable
   std::optional<training::TrainingResult> simulated;  ///< re-simulation, when it ran and succeeded
@@ -45,6 +47,12 @@ struct SearchResult {
   std::string invalid_example;
   std::vector<RankedCandidate> top;  ///< best first; ties broken by Candidate::key()
 };
+
+/// Re-sorts the first `resimulated` candidates of `result.top` by their simulated objective
+/// (the closed form ranks; the simulation, which sees contention and the schedule, decides
+/// among the best few) and renumbers every rank. A candidate whose simulation failed or gave
+/// no value for the objective stays behind the simulated ones, in closed-form order.
+void rerank_by_simulation(SearchResult& result, std::size_t resimulated);
 
 /// Runs the search. Throws ConfigError for bad options (top_n < 1, resimulate < 0, threads
 /// < 0, see also enumerate_candidates and CandidateEvaluator), and SimulationError when no

@@ -34,9 +34,9 @@ std::string search_table(const SearchResult& result) {
   if (!result.does_not_fit_example.empty()) out += fmt::format("  e.g. {}\n", result.does_not_fit_example);
   if (!result.invalid_example.empty()) out += fmt::format("  e.g. {}\n", result.invalid_example);
   out += "\n";
-  out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} {:>6} "
-                     "{:>9} {:>12}\n",
-                     "rank", "tp", "pp", "dp", "cp", "ep", "vp", "layers", "mb", "zero", "recompute", "step an. s",
+  out += fmt::format("{:>4} {:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} "
+                     "{:>6} {:>9} {:>12}\n",
+                     "rank", "an.", "tp", "pp", "dp", "cp", "ep", "vp", "layers", "mb", "zero", "recompute", "step an. s",
                      "step sim. s",
                      "tokens/s", "MFU %", "mem GiB", objective_name(result.objective));
   for (const RankedCandidate& c : result.top) {
@@ -45,12 +45,19 @@ std::string search_table(const SearchResult& result) {
     const std::string simulated = c.simulated ? fmt::format("{:.5g}", c.simulated->step_time_s)
                                   : c.simulation_error.empty() ? std::string("-")
                                                                : std::string("failed");
-    out += fmt::format("{:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12.5g} {:>12} "
+    out += fmt::format("{:>4} {:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12.5g} {:>12} "
                        "{:>12.4g} {:>6.1f} {:>9.2f} {:>12}\n",
-                       c.rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.ends_lighter ? "ends-1" : "even", k.micro_batch,
+                       c.rank, c.closed_form_rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.ends_lighter ? "ends-1" : "even", k.micro_batch,
                        k.zero, recompute_name(k.recompute),
                        a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
                        fmt::format("{:.4g}", c.analytical.objective_value));
+  }
+  const auto simulated = std::count_if(result.top.begin(), result.top.end(),
+                                       [](const RankedCandidate& c) { return c.simulated.has_value(); });
+  if (simulated > 0) {
+    out += fmt::format("rank: the {} re-simulated candidates ordered by their simulated {}, then the rest by the closed "
+                       "form; an.: the closed-form rank\n",
+                       simulated, objective_name(result.objective));
   }
   if (std::any_of(result.top.begin(), result.top.end(), [](const RankedCandidate& c) { return c.candidate.ends_lighter; })) {
     out += "layers ends-1: the embedding and the loss each take a layer's place, so the first and the last virtual "
@@ -91,6 +98,7 @@ nlohmann::json search_json(const SearchResult& result) {
       simulated["fingerprint"] = fmt::format("{:016x}", c.simulated->fingerprint);
     }
     top.push_back({{"rank", c.rank},
+                   {"closed_form_rank", c.closed_form_rank},
                    {"config",
                     {{"tp", k.tp},
                      {"pp", k.pp},

@@ -317,6 +317,45 @@ TEST_CASE("the best candidates are re-simulated with the event simulation") {
   CHECK(json["counts"]["enumerated"].get<std::int64_t>() == result.enumerated);
 }
 
+TEST_CASE("the re-simulated candidates are re-sorted by their simulated objective") {
+  sweep::SearchResult result;
+  result.objective = sweep::Objective::throughput;
+  for (int r = 1; r <= 4; ++r) {
+    sweep::RankedCandidate c;
+    c.rank = c.closed_form_rank = r;
+    c.candidate.tp = r;  // a tag to follow the candidate
+    result.top.push_back(c);
+  }
+  // Closed-form ranks 1 and 2 simulate slower than rank 3; rank 2's simulation failed.
+  const auto simulated = [](double tokens_per_s) {
+    training::TrainingResult t;
+    t.tokens_per_s = tokens_per_s;
+    return t;
+  };
+  result.top[0].simulated = simulated(100);
+  result.top[1].simulation_error = "failed";
+  result.top[2].simulated = simulated(120);
+  sweep::rerank_by_simulation(result, 3);
+  CHECK(result.top[0].candidate.tp == 3);
+  CHECK(result.top[1].candidate.tp == 1);
+  CHECK(result.top[2].candidate.tp == 2);  // no simulated value: behind the simulated ones
+  CHECK(result.top[3].candidate.tp == 4);  // not re-simulated: stays
+  for (int r = 0; r < 4; ++r) CHECK(result.top[static_cast<std::size_t>(r)].rank == r + 1);
+  CHECK(result.top[0].closed_form_rank == 3);
+  const std::string table = sweep::search_table(result);
+  CHECK(table.find("ordered by their simulated throughput") != std::string::npos);
+  CHECK(sweep::search_json(result)["top"][0]["closed_form_rank"].get<int>() == 3);
+
+  // Energy: lower first, and a run without power data has no value.
+  result.objective = sweep::Objective::energy;
+  result.top[0].simulated->power.computed = true;
+  result.top[0].simulated->power.energy_per_token_j = 2.0;
+  result.top[1].simulated->power.computed = false;
+  sweep::rerank_by_simulation(result, 2);
+  CHECK(result.top[0].candidate.tp == 3);
+  CHECK(result.top[1].candidate.tp == 1);
+}
+
 TEST_CASE("energy and cost objectives rank by J/token and USD/Mtoken") {
   const auto scenario = gpt_on_16("cost: {accelerator_hour_usd: 2}\n");
   sweep::SearchOptions options;
