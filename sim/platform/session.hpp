@@ -26,7 +26,7 @@ std::string_view simulation_mode_name(SimulationMode mode);
 
 /// The run's options (`simulation`).
 struct SessionOptions {
-  Fidelity fidelity = Fidelity::analytical;
+  Fidelity fidelity = Fidelity::flow;  // contention between and within communications (issue 16)
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
 };

@@ -200,7 +200,7 @@ TEST_CASE("serving: disaggregated heterogeneous pools move the KV cache over the
   const std::string disaggregated = edit(kChat, {{"    main: {replicas: 8, tp: 1}",
                                                   "    prefill: {role: prefill, replicas: 4, tp: 1}\n"
                                                   "    decode: {role: decode, accelerator: h200-sxm, replicas: 4, tp: 1}"}});
-  const Served analytical = serve(disaggregated);
+  const Served analytical = serve(disaggregated, {"simulation.fidelity=analytical"});
   const serving::ServingResult& r = *analytical.result;
   CHECK(r.completed == 400);
   REQUIRE(r.pools.size() == 2);

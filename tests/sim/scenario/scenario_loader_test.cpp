@@ -131,7 +131,7 @@ TEST_CASE("loader: a small scenario loads with typed values") {
   CHECK(w.recompute == training::Recompute::selective);
   CHECK(w.grad_bytes_per_param == 2);
   CHECK(s.simulation.seed == 3);
-  CHECK(s.simulation.fidelity == platform::Fidelity::analytical);
+  CHECK(s.simulation.fidelity == platform::Fidelity::flow);  // the default
   CHECK(s.platform.comm.tuner.simple_step_latency_s == doctest::Approx(12.8e-6));  // schema default
   CHECK(s.platform.comm.tuner.ll_base_latency_s == doctest::Approx(6e-6));
   CHECK(!s.platform.comm.algorithm.has_value());  // auto

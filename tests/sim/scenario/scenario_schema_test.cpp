@@ -19,5 +19,5 @@ TEST_CASE("schema: the scenario reference is generated from the schema") {
         std::string::npos);
   CHECK(markdown.find("| `accelerators.<name>.memory.hbm_capacity` | size (B) | **required** |") !=
         std::string::npos);
-  CHECK(markdown.find("| `simulation.fidelity` | one of: analytical, flow | `analytical` |") != std::string::npos);
+  CHECK(markdown.find("| `simulation.fidelity` | one of: analytical, flow | `flow` |") != std::string::npos);
 }
