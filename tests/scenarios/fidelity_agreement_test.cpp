@@ -1,0 +1,83 @@
+// Issue 16 part 1: the analytical fidelity (the closed form, with a collective's replicas
+// sharing the links they cross) and the flow fidelity give the same step on the shipped
+// training scenarios and on the default job over each fabric a planner compares.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+
+namespace fs = std::filesystem;
+using namespace clustersim;
+
+namespace {
+
+double step_s(const fs::path& file, std::vector<std::string> overrides, const char* fidelity) {
+  overrides.push_back(std::string("simulation.fidelity=") + fidelity);
+  return runner::run_training(scenario::load_scenario(file, overrides)).step_time_s;
+}
+
+/// analytical / flow - 1.
+double gap(const fs::path& file, const std::vector<std::string>& overrides = {}) {
+  return step_s(file, overrides, "analytical") / step_s(file, overrides, "flow") - 1.0;
+}
+
+const fs::path kScenarios = fs::path(CLUSTERSIM_SOURCE_DIR) / "scenarios";
+
+}  // namespace
+
+TEST_CASE("analytical and flow agree within 5 % on every shipped single-job training scenario") {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(kScenarios)) {
+    const fs::path& p = entry.path();
+    if (!entry.is_regular_file() || p.extension() != ".yaml") continue;
+    if (p.parent_path().filename() == "serving") continue;
+    // Two jobs on one fabric: the closed form cannot see the other job (the run's notes say
+    // so); that is what the flow default is for.
+    if (p.filename() == "shared-fabric.yaml") continue;
+    files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 18);
+  for (const auto& file : files) {
+    CAPTURE(file.string());
+    CHECK(std::abs(gap(file)) <= 0.05);
+  }
+}
+
+TEST_CASE("analytical and flow agree within 5 % on the default job over each fabric") {
+  const fs::path file = kScenarios / "default.yaml";
+  const std::vector<std::vector<std::string>> fabrics = {
+      {},                                            // fat-tree 1:1
+      {"cluster.network.oversubscription=4"},        // fat-tree 4:1
+      {"cluster.network.tiers=3", "cluster.network.radix=16"},
+      {"cluster.network.topology=rail-optimized"},
+      {"cluster.network.topology=rail-optimized", "cluster.network.oversubscription=4"},
+      {"cluster.network.topology=dragonfly", "cluster.network.groups=16", "cluster.network.routers_per_group=8",
+       "cluster.network.terminals_per_router=8", "cluster.network.global_links_per_router=2"},
+      {"cluster.network.topology=torus", "cluster.network.dims=[8,8,16]"},
+  };
+  for (const auto& fabric : fabrics) {
+    CAPTURE(fabric.empty() ? std::string("fat-tree 1:1") : fabric.front());
+    CHECK(std::abs(gap(file, fabric)) <= 0.05);
+  }
+  // The closed form now sees what these fabrics cost: 4:1 and the dragonfly are slower.
+  const double non_blocking = step_s(file, {}, "analytical");
+  CHECK(step_s(file, {"cluster.network.oversubscription=4"}, "analytical") > non_blocking * 1.02);
+}
+
+TEST_CASE("where different communications overlap, only flow sees them meet") {
+  // 2D torus: the overlapped gradient reduction runs over the links of the backward's TP
+  // rings. Without the overlap the two fidelities agree; with it the closed form reads fast
+  // (-9.8 % on 2026-12-04), which is why flow is the default.
+  const fs::path file = kScenarios / "default.yaml";
+  const std::vector<std::string> torus = {"cluster.network.topology=torus", "cluster.network.dims=[32,32]"};
+  auto serial = torus;
+  serial.push_back("workload.overlap_grad_reduce=false");
+  CHECK(std::abs(gap(file, serial)) <= 0.01);
+  CHECK(gap(file, torus) < -0.05);
+}
