@@ -39,7 +39,7 @@ TEST_CASE("the serving JSON's scenario block names the precision, pools, topolog
   CHECK(scenario["file"] == "pools.yaml");
   CHECK(scenario["overrides"].get<std::vector<std::string>>() == overrides);
   CHECK(scenario["topology"] == "fat-tree");
-  CHECK(scenario["simulation"]["fidelity"] == "analytical");
+  CHECK(scenario["simulation"]["fidelity"] == "flow");  // the default
   CHECK(scenario["simulation"]["mode"] == "symmetric");
   CHECK(scenario["model"] == "llama-3-8b");
   CHECK(scenario["framework"] == "sglang-0.4");

@@ -140,7 +140,7 @@ workload:
   CHECK(parallelism["schedule"] == "interleaved");
   CHECK(scenario["precision"] == "fp16");
   CHECK(scenario["topology"] == "fat-tree");  // the DGX A100 system's
-  CHECK(scenario["simulation"]["fidelity"] == "analytical");
+  CHECK(scenario["simulation"]["fidelity"] == "flow");  // the default
   CHECK(scenario["simulation"]["mode"] == "full");
   // Without --set the list is there, empty.
   const auto plain = report::training_result_json(small_scenario(), sample_result())["scenario"];
