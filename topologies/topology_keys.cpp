@@ -77,8 +77,8 @@ const std::vector<TopologyKind>& topology_kinds() {
        false},
       {"rail-optimized",
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one spine tier (2 "
-       "tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
-       {"radix", "oversubscription", "nic.per_node", "nic.bandwidth", "nic.efficiency", "link.bandwidth",
+       "tiers) or by rail-aligned aggregation pods and cores (3 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
+       {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth", "nic.efficiency", "link.bandwidth",
         "link.latency", "routing"},
        {},
        false},
@@ -116,7 +116,8 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
                   "alone (InfiniBand): in fat-tree, rail-optimized and switch fabrics the destination NIC's index "
                   "modulo the candidates at each hop; the DGX presets set it");
     k.integer("tiers", &ScaleOutSpec::tiers, "fat-tree tiers: 2 (leaf-spine) or 3 (leaf-aggregation-core); "
-                                             "rail-optimized: 2")
+                                             "rail-optimized: 2 (rail leaf-spine) or 3 (rail leaf, a rail's "
+                                             "aggregation pod, core)")
         .range(1, 3);
     k.integer("radix", &ScaleOutSpec::radix, "ports per switch (fat-tree, rail-optimized)").range(2, 1e6);
     k.number("oversubscription", &ScaleOutSpec::oversubscription,

@@ -68,13 +68,47 @@ TEST_CASE("rail-optimized parameters are validated together") {
   CHECK_THROWS_WITH_AS(Topology::build(cluster(5, 8, 8, "rail-optimized", 8, 2)),
                        "rail-optimized fat-tree of radix 8 with 8 rails holds at most 4 nodes at "
                        "oversubscription 1 (at most 8 rail leaves of 4 nodes); the cluster has 5: "
-                       "use a larger radix",
+                       "use tiers: 3 or a larger radix",
                        clustersim::ConfigError);
   const std::vector<std::string> problems =
-      spec_problems(cluster(4, 8, 8, "rail-optimized", 7, 3, 0.5));
+      spec_problems(cluster(4, 8, 8, "rail-optimized", 7, 4, 0.5));
   REQUIRE(problems.size() == 3);
-  CHECK(problems[0] == "rail-optimized fat-tree has 2 tiers (rail leaves and spines), got tiers: 3");
+  CHECK(problems[0] ==
+        "rail-optimized fat-tree has 2 tiers (rail leaves and spines) or 3 (rail leaves, rail-aligned aggregation "
+        "pods and cores), got tiers: 4");
   CHECK(problems[1] == "rail-optimized radix must be even and >= 4, got 7");
   CHECK(problems[2] == "scale_out.oversubscription (rail leaf downlink:uplink ratio) must be a "
                        "finite number >= 1, got 0.5");
+  CHECK_THROWS_WITH_AS(Topology::build(cluster(17, 8, 8, "rail-optimized", 8, 3)),
+                       "3-tier rail-optimized fat-tree of radix 8 with 8 rails holds at most 16 nodes (at most 8 "
+                       "pods of 4 rail leaves of 4 nodes); the cluster has 17: use a larger radix",
+                       clustersim::ConfigError);
+}
+
+TEST_CASE("rail-optimized, 3 tiers: a pod per rail holds that rail's leaves; other rails meet at the cores") {
+  // 8 nodes x 2 GPUs x 2 NICs, radix 8: d = 4 nodes per group, 2 groups; d2 = 4 leaves per
+  // pod, so one pod per rail holds both groups' leaves: 2 pods, each of u = 4 aggregation
+  // switches cabled once to each of its 2 leaves; cores = ceil(2 pods * 4 * 4 / 8) = 4.
+  const Topology topology = Topology::build(cluster(8, 2, 2, "rail-optimized", 8, 3));
+  const RailShape shape = rail_shape(topology.spec().scale_out, 8, 2);
+  CHECK(shape.tiers == 3);
+  CHECK(shape.groups == 2);
+  CHECK(shape.leaves == 4);
+  CHECK(shape.pods_per_rail == 1);
+  CHECK(shape.pods == 2);
+  CHECK(shape.cores == 4);
+  const TopologySummary summary = topology.summary();
+  CHECK(summary.switches == 8 + 4 + 2 * 4 + 4);  // NVSwitches, leaves, aggregation, cores
+  CHECK(summary.links == 16 + 16 + 4 * 4 + 8 * 4);  // NVLink, NIC, leaf-aggregation, aggregation-core
+  // GPU 0 of node 0 and GPU 0 of node 4 (rail 0, groups 0 and 1): leaf, aggregation, leaf.
+  const Path& same_rail = topology.path(0, 8);
+  REQUIRE(same_rail.links.size() == 4);
+  CHECK(link_at(topology, same_rail.links[1]).tier == 2);
+  CHECK(link_at(topology, same_rail.links[2]).tier == 2);
+  // Same rail, same group: the rail leaf alone.
+  CHECK(topology.path(0, 2).links.size() == 2);
+  // Another rail: up to a core and down the other rail's pod.
+  const Path& cross_rail = topology.path(0, 9);
+  REQUIRE(cross_rail.links.size() == 6);
+  CHECK(link_at(topology, cross_rail.links[2]).tier == 3);
 }
