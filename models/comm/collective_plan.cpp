@@ -110,11 +110,18 @@ void lower_ring(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> 
     } else {
       const auto domains = by_domain(phases.topology(), group);
       const auto m = static_cast<std::size_t>(channels);
+      // Channel c enters even domains at local rank c and leaves at c - 1; odd domains are
+      // walked the other way round (enter at c - 1, leave at c), so every hop between domains
+      // joins equal local ranks: the same NIC index, a rail-aligned hop, as NCCL's ring search
+      // prefers (NCCL_CROSS_NIC); only an odd domain count closes with one cross-rail hop.
       for (std::size_t c = 0; c < m; ++c) {
         std::vector<int> order;
         order.reserve(group.size());
-        for (const auto& domain : domains) {
-          for (std::size_t i = 0; i < m; ++i) order.push_back(domain[(i + c) % m]);
+        for (std::size_t d = 0; d < domains.size(); ++d) {
+          const auto& domain = domains[d];
+          for (std::size_t i = 0; i < m; ++i) {
+            order.push_back(d % 2 == 0 ? domain[(i + c) % m] : domain[(c + 2 * m - 1 - i) % m]);
+          }
         }
         phases.ring(order, per_rank / static_cast<double>(m), true, c);
       }
