@@ -38,7 +38,7 @@ TEST_CASE("the serving JSON's scenario block names the precision, pools, topolog
   CHECK(scenario["name"] == "two-pools");
   CHECK(scenario["file"] == "pools.yaml");
   CHECK(scenario["overrides"].get<std::vector<std::string>>() == overrides);
-  CHECK(scenario["topology"] == "fat-tree");
+  CHECK(scenario["topology"] == "rail-optimized");  // the DGX preset's
   CHECK(scenario["simulation"]["fidelity"] == "flow");  // the default
   CHECK(scenario["simulation"]["mode"] == "symmetric");
   CHECK(scenario["model"] == "llama-3-8b");

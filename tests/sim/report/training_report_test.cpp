@@ -139,7 +139,7 @@ workload:
   CHECK(parallelism["zero"] == 0);
   CHECK(parallelism["schedule"] == "interleaved");
   CHECK(scenario["precision"] == "fp16");
-  CHECK(scenario["topology"] == "fat-tree");  // the DGX A100 system's
+  CHECK(scenario["topology"] == "rail-optimized");  // the DGX A100 preset's
   CHECK(scenario["simulation"]["fidelity"] == "flow");  // the default
   CHECK(scenario["simulation"]["mode"] == "full");
   // Without --set the list is there, empty.
