@@ -13,6 +13,7 @@
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/pipeline_split.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/training/gradient_buckets.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/training_step.hpp"
 
@@ -96,9 +97,11 @@ std::string data_parallel_note(const TrainingWorkload& w) {
   if (par.dp * par.cp <= 1 || par.zero >= 2) return {};
   const bool gathers = par.zero == 1;  // the distributed optimizer's parameter all-gather
   if (w.overlap_grad_reduce) {
-    return std::string("gradient reduction overlapped with the last backward in max(40M, 1M x dp)-parameter "
-                       "buckets") +
-           (gathers ? "; parameter all-gather overlapped with the step's first forward" : "");
+    // The gradient group is dp x cp ranks (data_parallel.cpp): Megatron sizes buckets by it.
+    return fmt::format("gradient reduction overlapped with the last backward in buckets of {:.0f}M parameters "
+                       "(max(40M, 1M x dp x cp = {})){}",
+                       megatron_bucket_parameters(static_cast<int>(par.dp * par.cp)) / 1e6, par.dp * par.cp,
+                       gathers ? "; parameter all-gather overlapped with the step's first forward" : "");
   }
   return std::string("gradient reduction after the last backward, not overlapped") +
          (gathers ? "; parameter all-gather after the optimizer" : "");
