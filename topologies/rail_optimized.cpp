@@ -138,9 +138,9 @@ ScaleOutFabric build_rail_optimized(NetworkGraph& graph, const ScaleOutSpec& spe
     }
     bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * bw / 2.0);
   }
+  std::vector<int> aggregations;
   if (shape.tiers == 3 && shape.leaves > 1) {
     // Pod (rail r, block p) holds rail r's leaves of groups [p*d2, (p+1)*d2).
-    std::vector<int> aggregations;
     for (std::int64_t a = 0; a < shape.pods * u; ++a) aggregations.push_back(graph.add_vertex(VertexKind::switch_, -1, 2));
     for (std::int64_t l = 0; l < shape.leaves; ++l) {
       const std::int64_t group = l / rails;
@@ -152,10 +152,8 @@ ScaleOutFabric build_rail_optimized(NetworkGraph& graph, const ScaleOutSpec& spe
       }
     }
     bisection = std::min(bisection, static_cast<double>(shape.leaves * u) * bw / 2.0);
-    if (shape.cores == 0) {
-      fabric.bisection_bytes_per_s = bisection;
-      return fabric;
-    }
+  }
+  if (shape.tiers == 3 && shape.cores > 0) {
     std::vector<int> cores;
     for (std::int64_t c = 0; c < shape.cores; ++c) cores.push_back(graph.add_vertex(VertexKind::switch_, -1, 3));
     const std::int64_t u2 = shape.aggregation_up_ports;

@@ -78,8 +78,8 @@ const std::vector<TopologyKind>& topology_kinds() {
       {"rail-optimized",
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one spine tier (2 "
        "tiers) or by rail-aligned aggregation pods and cores (3 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
-       {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth", "nic.efficiency", "link.bandwidth",
-        "link.latency", "routing"},
+       {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
        {},
        false},
       {"switch",

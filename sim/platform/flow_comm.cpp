@@ -1,7 +1,6 @@
 #include "sim/platform/flow_comm.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 #include <fmt/format.h>

@@ -26,7 +26,9 @@ std::string_view simulation_mode_name(SimulationMode mode);
 
 /// The run's options (`simulation`).
 struct SessionOptions {
-  Fidelity fidelity = Fidelity::flow;  // contention between and within communications (issue 16)
+  /// Flow: the fidelity that sees contention between communications as well as among a
+  /// collective's replicas; analytical is the faster closed form.
+  Fidelity fidelity = Fidelity::flow;
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
 };

@@ -23,10 +23,6 @@ void check_options(const SearchOptions& o) {
   if (o.threads < 0) throw ConfigError(fmt::format("search: threads must be >= 0 (0: every core), got {}", o.threads));
 }
 
-}  // namespace
-
-namespace {
-
 /// The objective's score of a re-simulated candidate (lower is better), or nullopt when the
 /// simulation did not give it (failed, or no energy or cost computed).
 std::optional<double> simulated_score(const RankedCandidate& ranked, Objective objective) {

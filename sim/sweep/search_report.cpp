@@ -52,12 +52,12 @@ std::string search_table(const SearchResult& result) {
                        a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
                        fmt::format("{:.4g}", c.analytical.objective_value));
   }
-  const auto simulated = std::count_if(result.top.begin(), result.top.end(),
-                                       [](const RankedCandidate& c) { return c.simulated.has_value(); });
-  if (simulated > 0) {
+  const auto resimulated = std::count_if(result.top.begin(), result.top.end(),
+                                         [](const RankedCandidate& c) { return c.simulated.has_value(); });
+  if (resimulated > 0) {
     out += fmt::format("rank: the {} re-simulated candidates ordered by their simulated {}, then the rest by the closed "
                        "form; an.: the closed-form rank\n",
-                       simulated, objective_name(result.objective));
+                       resimulated, objective_name(result.objective));
   }
   if (std::any_of(result.top.begin(), result.top.end(), [](const RankedCandidate& c) { return c.candidate.ends_lighter; })) {
     out += "layers ends-1: the embedding and the loss each take a layer's place, so the first and the last virtual "
