@@ -79,6 +79,11 @@ TEST_CASE("rail-optimized parameters are validated together") {
   CHECK(problems[1] == "rail-optimized radix must be even and >= 4, got 7");
   CHECK(problems[2] == "scale_out.oversubscription (rail leaf downlink:uplink ratio) must be a "
                        "finite number >= 1, got 0.5");
+  auto three_tiers = cluster(4, 8, 8, "rail-optimized", 8, 3);
+  three_tiers.scale_out.aggregation_oversubscription = 0.5;
+  const std::vector<std::string> aggregation = spec_problems(three_tiers);
+  REQUIRE(aggregation.size() == 1);
+  CHECK(aggregation[0] == "scale_out.aggregation_oversubscription must be a finite number >= 1, got 0.5");
   CHECK_THROWS_WITH_AS(Topology::build(cluster(17, 8, 8, "rail-optimized", 8, 3)),
                        "3-tier rail-optimized fat-tree of radix 8 with 8 rails holds at most 16 nodes (at most 8 "
                        "pods of 4 rail leaves of 4 nodes); the cluster has 17: use a larger radix",
