@@ -157,6 +157,14 @@ const Declarations<TransformerSpec>& transformer_keys() {
                   "MLP activation: silu/swiglu = gated 3-matrix MLP, gelu (gelu_new, gelu_pytorch_tanh) = 2-matrix "
                   "MLP, relu2 (squared_relu, squared-relu) = squared-ReLU 2-matrix MLP (Nemotron-4)");
     k.boolean("tie_word_embeddings", &T::tie_word_embeddings, "LM head shares the embedding matrix");
+    k.number("hidden_dropout", &T::hidden_dropout,
+             "dropout after attention, MLP and embedding in training (Megatron-LM default 0.1; Llama-style "
+             "configs 0); > 0: their 1-byte masks are stored for the backward")
+        .range(0, 0.999);
+    k.number("attention_dropout", &T::attention_dropout,
+             "dropout on the attention scores in training; > 0: unfused attention stores its mask and the "
+             "dropped-out scores")
+        .range(0, 0.999);
     declare_moe_and_mla(k);
     return k;
   }();

@@ -53,6 +53,11 @@ struct TransformerSpec {
   bool linear_bias = false;
   Activation hidden_act = Activation::gelu;
   bool tie_word_embeddings = false;
+  /// Dropout probabilities the model was trained with (Hugging Face hidden_dropout /
+  /// attention_dropout; Megatron-LM --hidden-dropout / --attention-dropout). Only the training
+  /// memory depends on them (stored dropout masks, docs/models.md "Memory"); 0: none.
+  double hidden_dropout = 0;
+  double attention_dropout = 0;
   AttentionKind attention = AttentionKind::mha;
   MlaSpec mla;  ///< used when attention == mla; all zero otherwise
   MoeSpec moe;  ///< moe.num_experts == 0: dense model

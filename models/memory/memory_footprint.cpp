@@ -79,9 +79,10 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
     // projection (a TE Linear) saves its fp8 cast of the same tensor for the wgrad, 1 B more.
     if (in.fp8) c.tp_split += 1.0;
   }
-  // Layer-norm inputs (4), dropout masks (2), QKV and MLP inputs (2 + 2). FP8: the QKV and
-  // MLP inputs are the outputs of TE's LayerNormLinear, saved as their fp8 casts (1 + 1).
-  c.sp_only = in.fp8 ? 8.0 : 10.0;
+  // Layer-norm inputs (4), dropout masks (2, with hidden dropout), QKV and MLP inputs (2 + 2).
+  // FP8: the QKV and MLP inputs are the outputs of TE's LayerNormLinear, saved as their fp8
+  // casts (1 + 1).
+  c.sp_only = (in.fp8 ? 6.0 : 8.0) + (in.hidden_dropout > 0 ? 2.0 : 0.0);
   if (kind == LayerKind::dense) {
     c.tp_split += mlp_coefficient(m, m.intermediate_size, in.fp8);
   } else {
@@ -96,8 +97,9 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
     // Shared experts: a dense MLP of n_shared x moe_intermediate_size on the layer input.
     c.tp_split += mlp_coefficient(m, m.moe.n_shared_experts * m.moe.moe_intermediate_size, in.fp8);
   }
-  // Softmax output (2), its dropout mask (1), dropout output (2) per a s^2 b.
-  c.attention_scores = 5.0 * static_cast<double>(m.num_attention_heads) * s / h;
+  // Softmax output (2), with attention dropout its mask (1) and the dropout output (2), per
+  // a s^2 b.
+  c.attention_scores = (in.attention_dropout > 0 ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) * s / h;
   return c;
 }
 
@@ -210,7 +212,8 @@ ScheduleHold schedule_hold(const FootprintInputs& in, const PipelineSplit& split
     return hold;
   }
   // Megatron-Core's interleaved 1F1B (forward_backward_pipelining_with_interleaving): a warm-up
-  // of forwards (all of them when m == pp), then one forward and one backward at a time, then
+  // of 2 (pp - stage - 1) + (vp - 1) pp forwards (microbatch_group_size_per_vp_stage = pp, its
+  // default; all of them when that reaches m vp), then one forward and one backward at a time, then
   // the remaining backwards. Forward k runs chunk (k mod pp vp) / pp, backward k chunk
   // vp - 1 - (k mod pp vp) / pp. Past the warm-up the per-chunk counts repeat with period
   // pp vp (both indices advance by one per step), so one period after the warm-up shows every
@@ -218,7 +221,7 @@ ScheduleHold schedule_hold(const FootprintInputs& in, const PipelineSplit& split
   const std::int64_t v = in.vp;
   const std::int64_t all = m * v;
   const std::int64_t group = p * v;
-  const std::int64_t warmup = m == p ? all : std::min(all, 2 * (p - stage - 1) + (v - 1) * p);
+  const std::int64_t warmup = std::min(all, 2 * (p - stage - 1) + (v - 1) * p);
   std::vector<std::int64_t> held(static_cast<std::size_t>(v), 0);
   hold.per_chunk.assign(static_cast<std::size_t>(v), 0);
   std::int64_t held_total = 0;
@@ -397,21 +400,26 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   StageFootprint fp;
   fp.stage = stage;
   fp.inflight_microbatches = inflight;
-  fp.weights_bytes = parameters * in.weight_bytes_per_param / dense.weight_divisor();
+  // Parameters of the stage's transformer layers on this device (experts included).
+  const double device_layer_parameters = parameters - (first ? v * h / t : 0.0) -
+                                         (last ? parameters_head(model, in.pp, t) : 0.0) +
+                                         (moe ? moe_parameters.experts : 0.0);
+  // FP8 primary weights: the layers' weights in 1 B, the embedding and head in the working
+  // precision.
+  const double layer_weight_bytes = in.fp8_params ? 1.0 : in.weight_bytes_per_param;
+  const double dense_layer_parameters = device_layer_parameters - (moe ? moe_parameters.experts : 0.0);
+  fp.weights_bytes = ((parameters - dense_layer_parameters) * in.weight_bytes_per_param +
+                      dense_layer_parameters * layer_weight_bytes) /
+                     dense.weight_divisor();
   fp.gradients_bytes = parameters * in.gradient_bytes_per_param / dense.gradient_divisor();
   fp.optimizer_bytes = in.offload_optimizer ? 0.0 : parameters * in.optimizer_bytes_per_param / dense.optimizer_divisor();
   if (moe) {
     const double experts = moe_parameters.experts;
     const ZeroSharding sharded = expert_sharding(in.zero, in.dp, in.cp, in.ep);
-    fp.weights_bytes += experts * in.weight_bytes_per_param / sharded.weight_divisor();
+    fp.weights_bytes += experts * layer_weight_bytes / sharded.weight_divisor();
     fp.gradients_bytes += experts * in.gradient_bytes_per_param / sharded.gradient_divisor();
     if (!in.offload_optimizer) fp.optimizer_bytes += experts * in.optimizer_bytes_per_param / sharded.optimizer_divisor();
   }
-
-  // Parameters of the stage's transformer layers on this device (experts included).
-  const double device_layer_parameters = parameters - (first ? v * h / t : 0.0) -
-                                         (last ? parameters_head(model, in.pp, t) : 0.0) +
-                                         (moe ? moe_parameters.experts : 0.0);
   if (dense.gathers_every_pass()) {
     // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/partitioned_param_coordinator.py, defaults in
     // the DeepSpeed config docs): the module computed is gathered whole; ahead of it the
@@ -432,8 +440,9 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     // Transformer Engine keeps each linear's fp8 weight and fp8 transposed weight between
     // micro-batches (Megatron-Core passes is_first_microbatch to the TE modules unless
     // disable_parameter_transpose_cache): 2 B per layer parameter on the device (norm weights,
-    // a negligible part, included). The embedding and LM head are not TE modules.
-    fp.fp8_weight_cache_bytes = 2.0 * device_layer_parameters;
+    // a negligible part, included). The embedding and LM head are not TE modules. FP8 primary
+    // weights are the fp8 weights themselves, so only the transposes are cached (1 B).
+    fp.fp8_weight_cache_bytes = (in.fp8_params ? 1.0 : 2.0) * device_layer_parameters;
   }
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.
@@ -452,8 +461,9 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const double act_scale = precision_scale(in);
   const double token_share = static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch);
   const double sp_div = in.sequence_parallel ? t : 1.0;
-  // Embedding dropout mask (1 B), for the micro-batches in flight in the first chunk.
-  if (first) fp.embedding_head_bytes += static_cast<double>(hold.per_chunk.front()) * token_share * h / sp_div;
+  // Embedding dropout mask (1 B, with hidden dropout), for the micro-batches in flight in the
+  // first chunk.
+  if (first && in.hidden_dropout > 0) fp.embedding_head_bytes += static_cast<double>(hold.per_chunk.front()) * token_share * h / sp_div;
   if (last) {
     // For each micro-batch in flight in the last chunk (whose backward has not yet run): the
     // final norm input (2 s b h), the LM-head input (2 s b h) and the fp32 softmax that
@@ -551,7 +561,8 @@ double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_
 }
 
 double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
-  const StageFootprint fp = stage_footprint(in, stage);
+  in.validate();
+  require(stage >= 0 && stage < in.pp, fmt::format("stage {} is outside [0, {})", stage, in.pp));
   const double mbs = static_cast<double>(in.microbatches);
   const double weight_reads = in.recompute == RecomputePolicy::full ? 4.0 : 3.0;
   const double layers = static_cast<double>(split_of(in).stage_layers(stage));
@@ -577,8 +588,13 @@ double estimated_step_hbm_bytes(const FootprintInputs& in, int stage) {
     return mbs * per_microbatch + optimizer;
   }
   const ZeroSharding sharding = dense_sharding(in.zero, in.dp, in.cp);
-  const double parameters =
-      in.weight_bytes_per_param > 0 ? fp.weights_bytes / in.weight_bytes_per_param * sharding.weight_divisor() : 0.0;
+  const double vh = static_cast<double>(in.model.vocab_size) * static_cast<double>(in.model.hidden_size);
+  double parameters = layers * in.model.layer_parameters() / in.tp;
+  if (stage == 0) parameters += vh / in.tp;
+  if (stage == in.pp - 1) {
+    parameters += static_cast<double>(in.model.hidden_size);
+    if (!(in.model.tie_word_embeddings && in.pp == 1)) parameters += vh / in.tp;
+  }
   const double per_microbatch = weight_reads * parameters * 2.0 +
                                 4.0 * layers * layer_bytes(in, RecomputePolicy::none, LayerKind::dense) +
                                 8.0 * parameters;

@@ -74,6 +74,19 @@ struct FootprintInputs {
   /// linear saves for its weight gradient are its fp8 casts (1 B), and every linear keeps its
   /// fp8 weight and fp8 transposed weight cached across micro-batches (2 B per parameter).
   bool fp8 = false;
+  /// FP8 primary weights (Megatron-Core --fp8-param-gather, NeMo fp8_params, Transformer Engine
+  /// fp8_model_init): the layers' linear weights live only as fp8 (1 B per parameter, no bf16
+  /// copy) and TE caches only their fp8 transpose (1 B) between micro-batches; the embedding
+  /// and LM head stay in the working precision. Needs fp8.
+  bool fp8_params = false;
+  /// Dropout probabilities of the training recipe (Megatron-LM --hidden-dropout and
+  /// --attention-dropout, default 0.1; Hugging Face decoder configs: attention_dropout 0.0 and
+  /// no hidden dropout). hidden > 0: a 1-byte mask after the attention and after the MLP of
+  /// every layer and on the embedding output (Korthikanti et al.); 0: PyTorch's dropout returns
+  /// its input and stores nothing. attention > 0: unfused attention stores the score mask and the
+  /// dropped-out scores (fused attention regenerates its mask from the RNG state).
+  double hidden_dropout = 0.1;
+  double attention_dropout = 0.1;
   /// DeepSpeed ZeRO-3's gathered-parameter limits, in parameters (elements):
   /// stage3_max_live_parameters (default 1e9) caps the gathered parameters live at once (the
   /// module being computed is held whole even above it), stage3_prefetch_bucket_size (default
@@ -171,7 +184,7 @@ double layer_full_activation_bytes(const FootprintInputs& inputs);
 double layer_full_activation_bytes(const FootprintInputs& inputs, LayerKind kind);
 /// Micro-batch (x chunk) activation sets pipeline stage `stage` holds at its peak: 1F1B
 /// min(m, pp - stage); GPipe m; interleaved min(m vp, 2 (pp - stage - 1) + (vp - 1) pp + 1)
-/// chunks (Megatron's warm-up count + 1; m vp when m == pp, where every forward runs first).
+/// chunks (Megatron-Core's warm-up count + 1, microbatch_group_size_per_vp_stage = pp).
 int inflight_microbatches(const FootprintInputs& inputs, int stage);
 /// Micro-batches of virtual chunk `chunk` (0-based; 0 without interleaving) that stage `stage`
 /// holds at once at most, walking the schedule's order of forwards and backwards: GPipe m;

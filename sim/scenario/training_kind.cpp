@@ -125,6 +125,14 @@ Declarations<TrainingWorkload> declare_training_keys() {
                    config::NameTable<double>("gradient reduce dtype", {{"bf16", 2.0}, {"fp32", 4.0}}),
                    "gradient element type in the DP reduction");
   keys.object("moe", &W::moe, moe, "mixture-of-experts routing (MoE models only)");
+  keys.boolean("fp8_params", &W::fp8_params,
+               "FP8 primary weights (Megatron-Core --fp8-param-gather, NeMo fp8_params): the layers' weights are "
+               "kept only in fp8 and the distributed optimizer all-gathers them as fp8 (needs precision fp8)");
+  keys.number("dropout", &W::dropout,
+              "the run's hidden and attention dropout probability (Megatron-LM default 0.1); unset: the model's "
+              "hidden_dropout / attention_dropout. Only stored masks (memory) depend on it")
+      .range(0, 0.999)
+      .optional();
   keys.boolean("enforce_memory_fit", &W::enforce_memory_fit,
                "a footprint over the accelerator's memory is an error before anything runs; false: simulate it "
                "anyway and report the overflow (memory.over_capacity_bytes, a note)");
@@ -198,6 +206,11 @@ void check_options(const WorkloadReadContext& c, const TrainingWorkload& w, bool
   if (!bad("parallelism.vp", "parallelism.schedule")) {
     report(c, models::virtual_pipeline_problem(par.vp, training::pipeline_schedule_names().name(par.schedule),
                                                par.schedule == training::PipelineSchedule::interleaved));
+  }
+  if (w.fp8_params && w.precision != models::Dtype::fp8 && !bad("precision")) {
+    problems.add(c.position("fp8_params"), c.key("fp8_params"),
+                 "fp8_params keeps the weights in fp8, which needs precision: fp8 (the workload's precision is " +
+                     std::string(models::dtype_name(w.precision)) + ")");
   }
   if (w.tp_comm_overlap && par.tp > 1 && !par.sequence_parallel && !bad("parallelism.tp")) {
     problems.add(c.position("tp_comm_overlap"), c.key("tp_comm_overlap"),
@@ -287,6 +300,7 @@ void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
   std::string model_path, model_name;
   const ConfigNode* model_entry = find_model(c, model_path, model_name);
   if (model_entry != nullptr) w.model = read_model(*model_entry, model_path, model_name, c.problems);
+  if (w.dropout >= 0) w.model.hidden_dropout = w.model.attention_dropout = w.dropout;
   const bool model_ok = model_entry != nullptr && !c.problems.bad(model_path) && w.model.num_attention_heads > 0 &&
                         w.model.num_key_value_heads > 0 && w.model.num_hidden_layers > 0;
   auto& par = w.parallelism;

@@ -90,7 +90,6 @@ struct DataParallelContext {
   const TrainingSetup& setup;
   const std::vector<DataParallelPart>& parts;
   models::ZeroSharding sharding;          ///< every part of a stage shards by the same stage
-  double param_bytes = 2;                 ///< bytes per gathered parameter
   models::CollectiveKind reduce_kind{};   ///< the gradient reduction
   std::vector<double> unit_forward_s, unit_backward_s;  ///< per unit, one micro-batch
   double part_comm_s(const DataParallelPart& part, models::CollectiveKind kind, double bytes) const {
@@ -109,7 +108,6 @@ DataParallelCost zero3_cost(const DataParallelContext& c) {
   const auto& parts = c.parts;
   const auto& unit_forward_s = c.unit_forward_s;
   const auto& unit_backward_s = c.unit_backward_s;
-  const double param_bytes = c.param_bytes;
   const auto reduce_kind = c.reduce_kind;
   const auto part_comm_s = [&c](const DataParallelPart& part, models::CollectiveKind kind, double bytes) {
     return c.part_comm_s(part, kind, bytes);
@@ -134,7 +132,7 @@ DataParallelCost zero3_cost(const DataParallelContext& c) {
   };
   // A gather and, with list-form all-gathers, the per-rank copies after it (0 otherwise).
   const auto gather_s = [&](const DataParallelPart& part, std::size_t u) {
-    return over_shares(part, u, param_bytes, [&](double bytes) {
+    return over_shares(part, u, part.unit_gather_bytes[u], [&](double bytes) {
       return part_comm_s(part, models::CollectiveKind::all_gather, bytes) +
              zero3_gather_copies_s(setup, bytes, part.group.size());
     });
@@ -200,7 +198,6 @@ DataParallelCost bucketed_cost(const DataParallelContext& c) {
   const auto& parts = c.parts;
   const auto& unit_forward_s = c.unit_forward_s;
   const auto& unit_backward_s = c.unit_backward_s;
-  const double param_bytes = c.param_bytes;
   const auto reduce_kind = c.reduce_kind;
   const models::ZeroSharding& sharding = c.sharding;
   const bool distributed_optimizer = sharding.gathers_parameters();
@@ -213,7 +210,7 @@ DataParallelCost bucketed_cost(const DataParallelContext& c) {
     if (!w.overlap_grad_reduce && !sharding.reduces_every_microbatch()) {
       part_cost.after_backward_s = part_comm_s(part, reduce_kind, part.stage_parameters * w.grad_bytes_per_param);
       if (distributed_optimizer) {
-        part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_parameters * param_bytes);
+        part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_gather_bytes());
       }
       return part_cost;
     }
@@ -239,7 +236,7 @@ DataParallelCost bucketed_cost(const DataParallelContext& c) {
       // longer than its forward and backward.
       const double cycle_s = std::accumulate(unit_forward_s.begin(), unit_forward_s.end(), 0.0) + pass_s;
       part_cost.per_cycle_s = std::max(0.0, reduce_s - cycle_s);
-      part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_parameters * param_bytes);
+      part_cost.after_optimizer_s = part_comm_s(part, models::CollectiveKind::all_gather, part.stage_gather_bytes());
       return part_cost;
     }
     if (distributed_optimizer && !buckets.empty()) {
@@ -248,7 +245,9 @@ DataParallelCost bucketed_cost(const DataParallelContext& c) {
       // step's start; a unit's first forward waits for its bucket.
       double gathered_s = 0;
       for (std::size_t b = buckets.size(); b-- > 0;) {
-        gathered_s += part_comm_s(part, models::CollectiveKind::all_gather, buckets[b].parameters * param_bytes);
+        std::vector<std::size_t> bucket_units;
+        for (const int i : buckets[b].units) bucket_units.push_back(part.units.size() - 1 - static_cast<std::size_t>(i));
+        gathered_s += part_comm_s(part, models::CollectiveKind::all_gather, part.gather_bytes(bucket_units));
         for (const int i : buckets[b].units) {
           const std::size_t u = part.units.size() - 1 - static_cast<std::size_t>(i);
           ready_s[u] = std::max(ready_s[u], gathered_s);
@@ -277,7 +276,7 @@ DataParallelCost bucketed_cost(const DataParallelContext& c) {
 DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgram& program,
                                     const std::vector<DataParallelPart>& parts) {
   if (parts.empty()) return {};
-  DataParallelContext c{setup, parts, parts.front().sharding, models::stored_element_bytes(setup.workload.precision),
+  DataParallelContext c{setup, parts, parts.front().sharding,
                         parts.front().sharding.gradient_reduction(), {}, {}};
   const double rate = setup.compute_rate_while_communicating;
   // Unit compute times (forward order) of one micro-batch.

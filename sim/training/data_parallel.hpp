@@ -25,6 +25,28 @@ struct DataParallelPart {
   /// ZeRO-3: each unit's collective shares (per parameter tensor); empty: one per unit.
   std::vector<std::vector<double>> unit_shares;
   double stage_parameters = 0;  ///< per rank, the whole stage
+  /// Bytes per parameter the parameter all-gathers move for each unit: the working precision,
+  /// or 1 for the layers' weights with FP8 primary weights (workload.fp8_params: Megatron-Core
+  /// --fp8-param-gather gathers them as fp8); the embedding and head stay in the working
+  /// precision.
+  std::vector<double> unit_gather_bytes;
+
+  /// Bytes the parameter all-gather of units `units` (indices into `units`) moves per rank.
+  template <typename Indices>
+  double gather_bytes(const Indices& unit_indices) const {
+    double bytes = 0;
+    for (const auto u : unit_indices) {
+      const auto i = static_cast<std::size_t>(u);
+      bytes += units[i] * unit_gather_bytes[i];
+    }
+    return bytes;
+  }
+  /// Bytes the parameter all-gather of the whole stage moves per rank.
+  double stage_gather_bytes() const {
+    double bytes = 0;
+    for (std::size_t i = 0; i < units.size(); ++i) bytes += units[i] * unit_gather_bytes[i];
+    return bytes;
+  }
 };
 
 /// The stage's parts whose group has two ranks or more (a group of one reduces nothing): the

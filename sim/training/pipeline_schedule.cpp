@@ -28,12 +28,11 @@ std::vector<PipelineStep> interleaved_steps(int stages, int stage, std::int64_t 
     if (backward) chunk = chunks - 1 - chunk;
     return PipelineStep{backward, k % stages + (k / group) * stages, chunk};
   };
-  const std::int64_t warmup =
-      microbatches == stages
-          ? total
-          : std::min<std::int64_t>(static_cast<std::int64_t>(stages - stage - 1) * 2 +
-                                       static_cast<std::int64_t>(chunks - 1) * stages,
-                                   total);
+  // Megatron-Core's warm-up (microbatch_group_size_per_vp_stage = pp, its default): all
+  // forwards first only when the warm-up reaches them all. Megatron-LM before the group size
+  // existed also ran every forward first when micro-batches == pp.
+  const std::int64_t warmup = std::min<std::int64_t>(
+      static_cast<std::int64_t>(stages - stage - 1) * 2 + static_cast<std::int64_t>(chunks - 1) * stages, total);
   std::vector<PipelineStep> steps;
   steps.reserve(static_cast<std::size_t>(2 * total));
   for (std::int64_t k = 0; k < warmup; ++k) steps.push_back(step(k, false));

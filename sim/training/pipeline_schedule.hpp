@@ -21,8 +21,8 @@ struct PipelineStep {
 /// warm-up forwards, then alternating forward/backward, then the remaining backwards.
 /// interleaved (Megatron forward_backward_pipelining_with_interleaving, `virtual_stages`
 /// chunks per stage): microbatches x chunks micro-steps; warm-up of
-/// min((stages - stage - 1) x 2 + (chunks - 1) x stages, total) forwards (all of them when
-/// microbatches == stages), then 1F1B; the k-th forward runs chunk (k mod stages*chunks) / stages
+/// min((stages - stage - 1) x 2 + (chunks - 1) x stages, total) forwards (current Megatron-Core,
+/// microbatch_group_size_per_vp_stage = stages), then 1F1B; the k-th forward runs chunk (k mod stages*chunks) / stages
 /// on micro-batch (k mod stages) + stages x (k / (stages*chunks)); backwards visit chunks in
 /// reverse. Throws ConfigError for non-positive counts, a stage out of range, interleaving
 /// with fewer than 2 chunks or with micro-batches not a multiple of the stages.

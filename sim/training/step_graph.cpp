@@ -559,7 +559,6 @@ class StepBuilder {
     if (part->group.size() < 2) return reductions;
     const models::ZeroSharding& sharding = part->sharding;
     const bool sharded_optimizer = sharding.gathers_parameters();
-    const double param_bytes = models::stored_element_bytes(w.precision);
     const auto reduce_kind = sharding.gradient_reduction();
     const auto gather_kind = models::CollectiveKind::all_gather;
     const auto bucket_size = megatron_bucket_parameters(static_cast<int>(part->group.size()));
@@ -585,7 +584,7 @@ class StepBuilder {
                 shares.size() == 1
                     ? fmt::format("{}param all-gather {} mb{} unit {}", n, pass, step.microbatch, span.unit)
                     : fmt::format("{}param all-gather {} mb{} unit {} tensor {}", n, pass, step.microbatch, span.unit, i);
-            const double bytes = parameters * shares[i] * param_bytes;
+            const double bytes = parameters * shares[i] * part->unit_gather_bytes[span.unit];
             gather = i == 0 && previous_start >= 0
                          ? dp_collective(stream, gather_kind, part, bytes, label, {previous_start})
                          : dp_collective(stream, gather_kind, part, bytes, label, {});
@@ -632,7 +631,7 @@ class StepBuilder {
                                              {ready->last}));
         }
       }
-      after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
+      after_optimizer_gathers_.push_back({stream, part, part->stage_gather_bytes(), n + "param all-gather"});
       return reductions;
     }
     if (!w.overlap_grad_reduce) {
@@ -640,7 +639,7 @@ class StepBuilder {
                                          fmt::format("{}grad {}", n, models::collective_name(reduce_kind)),
                                          {stage.last_backward}));
       if (sharded_optimizer) {
-        after_optimizer_gathers_.push_back({stream, part, part->stage_parameters * param_bytes, n + "param all-gather"});
+        after_optimizer_gathers_.push_back({stream, part, part->stage_gather_bytes(), n + "param all-gather"});
       }
       return reductions;
     }
@@ -655,7 +654,9 @@ class StepBuilder {
     const auto buckets = form_gradient_buckets(parameters, bucket_size);
     if (sharded_optimizer) {
       for (std::size_t b = buckets.size(); b-- > 0;) {
-        const TaskId gather = dp_collective(stream, gather_kind, part, buckets[b].parameters * param_bytes,
+        std::vector<std::size_t> bucket_units;
+        for (int i : buckets[b].units) bucket_units.push_back(backward_units[static_cast<std::size_t>(i)]);
+        const TaskId gather = dp_collective(stream, gather_kind, part, part->gather_bytes(bucket_units),
                                             fmt::format("{}param all-gather bucket {}", n, b), {});
         for (int i : buckets[b].units) {
           graph_.add_dependency(stage.unit_first_use[backward_units[static_cast<std::size_t>(i)]], gather);

@@ -104,6 +104,13 @@ class TrainingWorkload : public platform::WorkloadSpec {
   /// (tp_comm_overlap) are not affected.
   bool tp_async_backward = true;
   double grad_bytes_per_param = 2;  ///< bytes per gradient element in the DP reduction
+  /// FP8 primary weights (Megatron-Core --fp8-param-gather, NeMo fp8_params): the layers'
+  /// weights exist only in fp8 (memory) and the distributed optimizer's parameter all-gathers
+  /// move them as fp8. Needs precision fp8.
+  bool fp8_params = false;
+  /// The run's dropout probability (hidden and attention), overriding the model card's; < 0:
+  /// the model's own (models::TransformerSpec::hidden_dropout / attention_dropout).
+  double dropout = -1;
   /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
   double train_tokens = 0;
   MemoryOptions memory;

@@ -268,6 +268,9 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   // dtype (docs/models.md "Memory").
   in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);
   in.fp8 = w.precision == models::Dtype::fp8;
+  in.fp8_params = w.fp8_params && in.fp8;
+  in.hidden_dropout = w.model.hidden_dropout;
+  in.attention_dropout = w.model.attention_dropout;
   in.offload_optimizer = w.memory.offload_optimizer;
   in.offload_activations = w.memory.offload_activations;
   in.workspace_bytes = w.memory.workspace_bytes;

@@ -136,10 +136,12 @@ TEST_CASE("in-flight micro-batches per schedule") {
   CHECK(inflight_microbatches(in, 0) == 11);  // 2 x 3 + 1 x 4 + 1
   CHECK(inflight_microbatches(in, 3) == 5);
   CHECK_THROWS_WITH(inflight_microbatches(in, 4), doctest::Contains("stage 4 is outside [0, 4)"));
-  // Megatron-Core runs every forward first when m == pp (all warm-up): m vp chunks everywhere.
+  // m == pp: Megatron-Core runs every forward first only where the warm-up reaches all m vp
+  // forwards (stage 0: 2 x 3 + 4 = 10 >= 8); stage 3 warms up with 4 and then runs 1F1B.
+  // (Megatron-LM before microbatch_group_size_per_vp_stage held m vp chunks on every stage.)
   in.microbatches = 4;
   CHECK(inflight_microbatches(in, 0) == 8);
-  CHECK(inflight_microbatches(in, 3) == 8);
+  CHECK(inflight_microbatches(in, 3) == 5);
 }
 
 TEST_CASE("in-flight micro-batches per virtual chunk walk Megatron's interleaved order") {
@@ -163,9 +165,13 @@ TEST_CASE("in-flight micro-batches per virtual chunk walk Megatron's interleaved
   CHECK(inflight_microbatches_of_chunk(in, 3, 0) == 5);
   CHECK(inflight_microbatches_of_chunk(in, 3, 1) == 1);
   CHECK_THROWS_WITH(inflight_microbatches_of_chunk(in, 3, 2), doctest::Contains("virtual chunk 2 is outside [0, 2)"));
-  // All warm-up (m == pp): the last chunk of the last stage holds all 4 micro-batches.
+  // m == pp: stage 0 runs all forwards first (its warm-up reaches all 8), so each of its
+  // chunks holds all 4 micro-batches; the last stage's last chunk still holds one at a time.
   in.microbatches = 4;
-  CHECK(inflight_microbatches_of_chunk(in, 3, 1) == 4);
+  CHECK(inflight_microbatches_of_chunk(in, 0, 0) == 4);
+  CHECK(inflight_microbatches_of_chunk(in, 0, 1) == 4);
+  CHECK(inflight_microbatches_of_chunk(in, 3, 0) == 4);
+  CHECK(inflight_microbatches_of_chunk(in, 3, 1) == 1);
 }
 
 TEST_CASE("weights, gradients and optimizer state under ZeRO 0-3") {
@@ -541,4 +547,46 @@ TEST_CASE("estimated HBM traffic of an MoE step counts the local experts") {
   const double layers = 4 * layer_full_activation_bytes(in);  // mean layer x 4 layers
   const double expected = 3 * params * 2 + 4 * layers + 8 * params + (dense / 4 + experts) * 30;
   CHECK(estimated_step_hbm_bytes(in, 0) == doctest::Approx(expected));
+}
+
+TEST_CASE("dropout masks are stored only with dropout") {
+  FootprintInputs in = megatron_22b();
+  const double sbh = 2048.0 * 4 * 6144;
+  in.sequence_parallel = true;
+  in.recompute = RecomputePolicy::selective;
+  // Korthikanti's 34 s b h / t includes the two hidden-dropout masks (Megatron's default 0.1).
+  CHECK(layer_activation_bytes(in) == doctest::Approx(34.0 * sbh / 8).epsilon(1e-12));
+  in.hidden_dropout = 0;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(32.0 * sbh / 8).epsilon(1e-12));
+  // Unfused attention without attention dropout stores only the softmax output, 2 a s^2 b.
+  in.recompute = RecomputePolicy::none;
+  const double scores = 2048.0 * 2048 * 4 * 64;  // a s^2 b
+  CHECK(layer_activation_bytes(in) == doctest::Approx(32.0 * sbh / 8 + 5.0 * scores / 8).epsilon(1e-12));
+  in.attention_dropout = 0;
+  CHECK(layer_activation_bytes(in) == doctest::Approx(32.0 * sbh / 8 + 2.0 * scores / 8).epsilon(1e-12));
+  // The embedding's dropout mask goes with hidden dropout too.
+  FootprintInputs first = tiny();
+  first.pp = 2;
+  first.dp = 1;
+  const double with_mask = stage_footprint(first, 0).embedding_head_bytes;
+  first.hidden_dropout = 0;
+  CHECK(with_mask > 0);
+  CHECK(stage_footprint(first, 0).embedding_head_bytes == 0);
+}
+
+TEST_CASE("FP8 primary weights keep the layers' weights in 1 byte and cache only the transposes") {
+  FootprintInputs in = tiny();
+  in.fp8 = true;
+  in.dp = 1;
+  const StageFootprint bf16_weights = stage_footprint(in, 0);
+  in.fp8_params = true;
+  const StageFootprint fp8_weights = stage_footprint(in, 0);
+  const double layers = 4 * 12584960.0;
+  const double rest = 52388864.0 - layers;  // embedding, head, final norm: working precision
+  CHECK(bf16_weights.weights_bytes == doctest::Approx(2.0 * (layers + rest)).epsilon(1e-12));
+  CHECK(fp8_weights.weights_bytes == doctest::Approx(1.0 * layers + 2.0 * rest).epsilon(1e-12));
+  CHECK(bf16_weights.fp8_weight_cache_bytes == doctest::Approx(2.0 * layers).epsilon(1e-12));
+  CHECK(fp8_weights.fp8_weight_cache_bytes == doctest::Approx(1.0 * layers).epsilon(1e-12));
+  CHECK(fp8_weights.gradients_bytes == bf16_weights.gradients_bytes);
+  CHECK(fp8_weights.optimizer_bytes == bf16_weights.optimizer_bytes);
 }

@@ -285,3 +285,82 @@ workload:
                       yaml.substr(0, yaml.find("  enforce_memory_fit")), "fits.yaml")),
                   models::DoesNotFitError);
 }
+
+namespace {
+
+/// The peak stage's footprint of a scenario's training workload, and its device capacity.
+std::pair<double, double> peak_and_capacity(const std::string& yaml) {
+  const auto scenario = scenario::load_scenario_from_string("name: published-layout\n" + yaml, "published-layout.yaml");
+  const auto footprint = models::training_footprint(training::footprint_inputs(scenario.training()));
+  return {footprint.peak().total_bytes, scenario.platform.cluster.accelerator.hbm_capacity_bytes};
+}
+
+}  // namespace
+
+TEST_CASE("layouts that published production runs used fit in device memory") {
+  // MLPerf Training v4.0, NVIDIA GPT-3 175B on 64 DGX H100 (mlcommons/training_results_v4.0
+  // NVIDIA/benchmarks/gpt3/implementations/nemo/config_DGXH100_64x8x128x4x8_mbs2.sh: TP4 PP8
+  // interleaved 4, micro-batch 2, MINIBS 128 -> 64 micro-batches per pipeline, FP8, no activation
+  // checkpointing, dropout 0 (conf/custom.yaml), distributed Adam with bf16 gradient sync, FP8
+  // parameters (FP8_PARAMS=True in the round's config_common.sh)).
+  const auto [gpt3, h100] = peak_and_capacity(R"(schema_version: 1
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 64}
+workload:
+  kind: training
+  model: gpt3-175b
+  seq_len: 2048
+  global_batch: 2048
+  micro_batch: 2
+  precision: fp8
+  fp8_params: true
+  dropout: 0
+  gradient_reduce_dtype: bf16
+  parallelism: {tp: 4, pp: 8, dp: 16, vp: 4, schedule: interleaved, sequence_parallel: true, zero: 1}
+  recompute: none
+  tp_comm_overlap: true
+)");
+  CHECK(h100 == doctest::Approx(81559.0 * 1024 * 1024).epsilon(1e-12));  // nvidia-smi's total
+  CHECK(gpt3 < h100);
+  CHECK(gpt3 > 0.8 * h100);  // a layout tuned to fill the device, not a loose bound
+  // Llama 3 (arXiv:2407.21783, Sec. 3.3): 405B at 8K tokens on 16K H100s, TP8 PP16, 16
+  // micro-batches per pipeline, one layer fewer on the first and last stage, no activation
+  // checkpointing, FSDP sharding gradients and optimizer state (ZeRO 2 here), fp32 gradients.
+  const auto [llama3, h100b] = peak_and_capacity(R"(schema_version: 1
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 2048, network: {topology: fat-tree, tiers: 3, radix: 64}}
+workload:
+  kind: training
+  model: llama-3.1-405b
+  seq_len: 8192
+  global_batch: 2048
+  precision: bf16
+  gradient_reduce_dtype: fp32
+  parallelism: {tp: 8, pp: 16, dp: 128, sequence_parallel: true, zero: 2, stage_layers: [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]}
+  recompute: none
+)");
+  CHECK(llama3 < h100b);
+  CHECK(llama3 > 0.8 * h100b);
+  // Llama-3.1-405B on 64 DGX B200 (mlcommons/training_results_v5.1 NVIDIA llama31_405b
+  // config_DGXB200_64x8x144xtp4pp8cp2_cg.sh; the Megatron-Bridge recipe's split): TP4 PP8 CP2
+  // interleaved 8 with the embedding and the loss in virtual stages of their own
+  // (ASYM_PP_EMBED/ASYM_PP_LOSS: one layer in the first and the last of 64), FP8.
+  std::string layers = "[1";
+  for (int i = 0; i < 62; ++i) layers += ", 2";
+  layers += ", 1]";
+  const auto [b200_run, b200] = peak_and_capacity(R"(schema_version: 1
+include: [systems/dgx-b200.yaml]
+cluster: {nodes: 64}
+workload:
+  kind: training
+  model: llama-3.1-405b
+  seq_len: 8192
+  global_batch: 1152
+  precision: fp8
+  parallelism: {tp: 4, pp: 8, cp: 2, dp: 8, vp: 8, schedule: interleaved, sequence_parallel: true, zero: 1, stage_layers: )" +
+                                                   layers + R"(}
+  recompute: none
+)");
+  CHECK(b200 == doctest::Approx(183359.0 * 1024 * 1024).epsilon(1e-12));
+  CHECK(b200_run < b200);
+}

@@ -157,6 +157,14 @@ TEST_CASE("loader: dp is derived when omitted; --set overrides take effect") {
   CHECK(load(kBase).training().train_tokens == 0);
   CHECK(load(kBase, {"workload.train_tokens=15e12"}).training().train_tokens == doctest::Approx(15e12));
   CHECK(one_problem(kBase, {"workload.train_tokens=-1"}).find("workload.train_tokens") != std::string::npos);
+  // fp8_params needs fp8 GEMMs; dropout overrides the model card's.
+  CHECK(one_problem(kBase, {"workload.fp8_params=true"}) ==
+        "--set workload.fp8_params=true: workload.fp8_params: fp8_params keeps the weights in fp8, which needs precision: fp8 (the "
+        "workload's precision is bf16)");
+  CHECK(load(kBase).training().model.hidden_dropout == 0);
+  const Scenario dropped = load(kBase, {"workload.dropout=0.1"});
+  CHECK(dropped.training().model.hidden_dropout == doctest::Approx(0.1).epsilon(1e-12));
+  CHECK(dropped.training().model.attention_dropout == doctest::Approx(0.1).epsilon(1e-12));
 }
 
 TEST_CASE("loader: library presets by name, included system, one field overridden") {
@@ -465,7 +473,7 @@ TEST_CASE("loader: bad input, --set") {
         "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
         "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, attention, "
         "overlap_grad_reduce, tp_comm_overlap, tp_async_backward, train_tokens, gradient_reduce_dtype, moe, "
-        "enforce_memory_fit, offload, "
+        "fp8_params, dropout, enforce_memory_fit, offload, "
         "memory | did you mean 'parallelism'?)");
   CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
         "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");

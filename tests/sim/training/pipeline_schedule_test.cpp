@@ -45,9 +45,14 @@ TEST_CASE("interleaved 1F1B follows Megatron's micro-step order") {
         "F0 F1 F0.1 F1.1 F2 B0.1 F3 B1.1 F2.1 B0 F3.1 B1 B2.1 B3.1 B2 B3");
   CHECK(render(pipeline_steps(PipelineSchedule::interleaved, 2, 1, 4, 2)) ==
         "F0 F1 F0.1 B0.1 F1.1 B1.1 F2 B0 F3 B1 F2.1 B2.1 F3.1 B3.1 B2 B3");
-  // micro-batches == pp: everything is warm-up.
-  CHECK(render(pipeline_steps(PipelineSchedule::interleaved, 2, 1, 2, 2)) ==
+  // micro-batches == pp: current Megatron-Core warms up with (pp - stage - 1) * 2 + (vp - 1)
+  // * pp forwards and runs everything first only where that reaches all of them (stage 0:
+  // 4 of 4); the last stage warms up with 2 and alternates (Megatron-LM before
+  // microbatch_group_size_per_vp_stage ran all forwards first on every stage).
+  CHECK(render(pipeline_steps(PipelineSchedule::interleaved, 2, 0, 2, 2)) ==
         "F0 F1 F0.1 F1.1 B0.1 B1.1 B0 B1");
+  CHECK(render(pipeline_steps(PipelineSchedule::interleaved, 2, 1, 2, 2)) ==
+        "F0 F1 F0.1 B0.1 F1.1 B1.1 B0 B1");
 }
 
 TEST_CASE("invalid schedules are rejected") {

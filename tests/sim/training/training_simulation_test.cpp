@@ -8,6 +8,7 @@
 
 #include "models/llm/flop_count.hpp"
 #include "sim/training/analytical_step.hpp"
+#include "sim/training/data_parallel.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
@@ -805,4 +806,31 @@ TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot s
   setup.accelerator_speed.assign(16, engine::Profile::constant(1.5));
   CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator compute speed must be in (0, 1], got 1.5",
                        ConfigError);
+}
+
+TEST_CASE("FP8 primary weights gather the layers' weights as fp8 and keep the rest in the working precision") {
+  auto w = workload(small_gpt(4, 1024, 32768), 1, 1, 16, 32);
+  w.precision = models::Dtype::fp8;
+  const Bench bf16_gather(test_cluster(2, 8), w);
+  w.fp8_params = true;
+  const Bench fp8_gather(test_cluster(2, 8), w);
+  for (const Bench* bench : {&bf16_gather, &fp8_gather}) {
+    TrainingSetup setup{bench->workload, bench->compute, bench->collectives, bench->topology, 1};
+    const auto programs = build_stage_programs(setup);
+    const RankLayout layout(bench->workload.parallelism, setup.placement);
+    const auto parts = data_parallel_parts(bench->workload, programs.front(), layout);
+    REQUIRE(parts.size() == 1);
+    const DataParallelPart& part = parts.front();
+    // Units: embedding, 4 layers, head.
+    REQUIRE(part.units.size() == 6);
+    const double layer_bytes = bench->workload.fp8_params ? 1.0 : 2.0;
+    CHECK(part.unit_gather_bytes.front() == 2.0);
+    CHECK(part.unit_gather_bytes.back() == 2.0);
+    for (std::size_t u = 1; u < 5; ++u) CHECK(part.unit_gather_bytes[u] == layer_bytes);
+    double expected = 0;
+    for (std::size_t u = 0; u < 6; ++u) expected += part.units[u] * (u == 0 || u == 5 ? 2.0 : layer_bytes);
+    CHECK(part.stage_gather_bytes() == doctest::Approx(expected).epsilon(1e-12));
+  }
+  // The step's exposed data-parallel time can only shrink with half the gathered bytes.
+  CHECK(fp8_gather.run().breakdown.exposed_dp_s <= bf16_gather.run().breakdown.exposed_dp_s);
 }
