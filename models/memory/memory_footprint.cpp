@@ -420,6 +420,9 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     fp.gradients_bytes += experts * in.gradient_bytes_per_param / sharded.gradient_divisor();
     if (!in.offload_optimizer) fp.optimizer_bytes += experts * in.optimizer_bytes_per_param / sharded.optimizer_divisor();
   }
+  // Layer parameters whose whole (gathered) weights sit on the device at once: all of them,
+  // or under ZeRO-3 only the live gathered ones.
+  double whole_layer_parameters = device_layer_parameters;
   if (dense.gathers_every_pass()) {
     // DeepSpeed ZeRO-3 (deepspeed/runtime/zero/partitioned_param_coordinator.py, defaults in
     // the DeepSpeed config docs): the module computed is gathered whole; ahead of it the
@@ -435,14 +438,17 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
         std::min(device_parameters, std::max(module, std::min(in.zero3_max_live_parameters,
                                                               module + in.zero3_prefetch_bucket_parameters)));
     fp.zero3_gathered_bytes = (live + module + in.zero3_reduce_bucket_parameters) * in.weight_bytes_per_param;
+    whole_layer_parameters = std::min(device_layer_parameters, live);
   }
   if (in.fp8) {
     // Transformer Engine keeps each linear's fp8 weight and fp8 transposed weight between
     // micro-batches (Megatron-Core passes is_first_microbatch to the TE modules unless
     // disable_parameter_transpose_cache): 2 B per layer parameter on the device (norm weights,
     // a negligible part, included). The embedding and LM head are not TE modules. FP8 primary
-    // weights are the fp8 weights themselves, so only the transposes are cached (1 B).
-    fp.fp8_weight_cache_bytes = (in.fp8_params ? 1.0 : 2.0) * device_layer_parameters;
+    // weights are the fp8 weights themselves, so only the transposes are cached (1 B). Under
+    // ZeRO-3 the cast is of the gathered weight, freed with it: only the live gathered layers
+    // have fp8 copies (torchtitan's FSDP2 + torchao measurements, docs/validation.md "Memory").
+    fp.fp8_weight_cache_bytes = (in.fp8_params ? 1.0 : 2.0) * whole_layer_parameters;
   }
 
   // Activation sets held: each in-flight micro-batch (chunk) holds its layers.

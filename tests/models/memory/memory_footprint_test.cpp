@@ -590,3 +590,20 @@ TEST_CASE("FP8 primary weights keep the layers' weights in 1 byte and cache only
   CHECK(fp8_weights.gradients_bytes == bf16_weights.gradients_bytes);
   CHECK(fp8_weights.optimizer_bytes == bf16_weights.optimizer_bytes);
 }
+
+TEST_CASE("under ZeRO-3 only the live gathered layers have fp8 weight copies") {
+  FootprintInputs in = tiny();
+  in.fp8 = true;
+  in.dp = 4;
+  in.zero = 1;
+  const double layers = 4 * 12584960.0;
+  CHECK(stage_footprint(in, 0).fp8_weight_cache_bytes == doctest::Approx(2.0 * layers).epsilon(1e-12));
+  in.zero = 3;
+  in.zero3_max_live_parameters = 0;       // only the module computed is live ...
+  in.zero3_prefetch_bucket_parameters = 0;
+  const StageFootprint fp = stage_footprint(in, 0);
+  // ... the largest module: the embedding or head (1000 x 1024) vs fc1 / fc2 (4 h^2 = 4.19M).
+  CHECK(fp.fp8_weight_cache_bytes > 0);
+  CHECK(fp.fp8_weight_cache_bytes <= 2.0 * 4.0 * 1024 * 1024 + 1);
+  CHECK(fp.fp8_weight_cache_bytes < 0.1 * 2.0 * layers);
+}
