@@ -103,6 +103,24 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
   return c;
 }
 
+/// torchtitan's per-op selective checkpointing, per s*b*h: the block input (2 B, / t with SP),
+/// the attention kernel's output (2 B, / t) and the outputs of every other matmul in forward
+/// order with separate Q, K, V (and gate, up) projections: Q, V, gate (or fc1) and down (SwiGLU:
+/// wq, wv, w1, w2 of wq wk wv wo w1 w3 w2; GELU: wq, wv, w1 of wq wk wv wo w1 w2). Column-
+/// parallel outputs are / t; a row-parallel output is its full-width partial sum, plus, with TP,
+/// the reduce-scatter's output that the policy saves too. Dense MHA/GQA layers only (validate()).
+double op_checkpoint_coefficient(const FootprintInputs& in) {
+  const auto& m = in.model;
+  const double t = in.tp;
+  const double h = static_cast<double>(m.hidden_size);
+  const double kv = static_cast<double>(m.num_key_value_heads * m.head_dim()) / h;
+  const double f = static_cast<double>(m.intermediate_size) / h;
+  const double sp = in.sequence_parallel ? t : 1.0;
+  double elements = 1.0 / sp + 1.0 / t + (1.0 + kv + f) / t;  // input, attention output, q, v, gate/fc1
+  if (m.hidden_act == Activation::swiglu) elements += 1.0 + (t > 1 ? 1.0 / t : 0.0);  // w2 and its reduce-scatter
+  return 2.0 * elements;
+}
+
 double sbh(const FootprintInputs& in) {
   return static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch) *
          static_cast<double>(in.model.hidden_size);
@@ -121,6 +139,7 @@ double layer_bytes(const FootprintInputs& in, RecomputePolicy policy, LayerKind 
     case RecomputePolicy::none: return base * (sp_only + c.tp_split / t + scores + c.replicated);
     case RecomputePolicy::selective: return base * (sp_only + c.tp_split / t + c.replicated);
     case RecomputePolicy::full: return base * (in.sequence_parallel ? 2.0 / t : 2.0);
+    case RecomputePolicy::op: return base * op_checkpoint_coefficient(in);
   }
   return 0;
 }
@@ -304,6 +323,8 @@ void FootprintInputs::validate() const {
               zero3_reduce_bucket_parameters >= 0,
           "ZeRO-3 live-parameter, prefetch and reduce bucket sizes must not be negative");
   require(ep >= 1, fmt::format("expert-parallel degree ep {} must be >= 1", ep));
+  require(recompute != RecomputePolicy::op || (!model.is_moe() && model.attention != AttentionKind::mla),
+          "recompute op (torchtitan's per-op checkpointing) is modelled for dense MHA/GQA models only");
   require_rule(expert_parallel_problem(model, ep, dp, cp));
   moe.validate(model.moe);
 }
@@ -440,7 +461,7 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     fp.zero3_gathered_bytes = (live + module + in.zero3_reduce_bucket_parameters) * in.weight_bytes_per_param;
     whole_layer_parameters = std::min(device_layer_parameters, live);
   }
-  if (in.fp8) {
+  if (in.fp8 && in.fp8_weight_cache) {
     // Transformer Engine keeps each linear's fp8 weight and fp8 transposed weight between
     // micro-batches (Megatron-Core passes is_first_microbatch to the TE modules unless
     // disable_parameter_transpose_cache): 2 B per layer parameter on the device (norm weights,
@@ -480,8 +501,10 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     // micro-batch whose loss is being computed, the bf16 logits next to their fp32 copy in
     // the forward (the bf16 logit gradient next to the fp32 one in the backward), 2 s b v / t.
     const auto last_inflight = static_cast<double>(hold.per_chunk.back());  // this stage is the last
+    // PyTorch's unfused loss (fused_cross_entropy false) holds the fp32 copy of the logits
+    // beside them while it runs: 6 s b v / t instead of 2.
     fp.embedding_head_bytes += last_inflight * (4.0 * token_share * h * act_scale / sp_div + 4.0 * token_share * v / t) +
-                               2.0 * token_share * v / t;
+                               (in.fused_cross_entropy ? 2.0 : 6.0) * token_share * v / t;
   }
   if (in.recompute != RecomputePolicy::none) {
     // The backward of one layer rematerializes what the policy dropped.

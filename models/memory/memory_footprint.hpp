@@ -23,8 +23,12 @@
 
 namespace clustersim::models {
 
-/// Which activations the backward pass recomputes instead of storing.
-enum class RecomputePolicy { none, selective, full };
+/// Which activations the backward pass recomputes instead of storing. `op`: torchtitan's
+/// per-op selective checkpointing (activation_checkpoint.selective_ac_option "op",
+/// torchtitan/models/llama3/infra/parallelize.py): inside each transformer block the outputs of
+/// the attention kernel and of every other matmul (the 1st, 3rd, ... in forward order) are
+/// saved, everything else is recomputed from the block input.
+enum class RecomputePolicy { none, selective, full, op };
 /// Pipeline schedule, for the number of micro-batches whose activations a stage holds.
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
 
@@ -79,6 +83,14 @@ struct FootprintInputs {
   /// copy) and TE caches only their fp8 transpose (1 B) between micro-batches; the embedding
   /// and LM head stay in the working precision. Needs fp8.
   bool fp8_params = false;
+  /// Transformer Engine keeps fp8 weight copies across micro-batches (Megatron-Core, NeMo);
+  /// false: the fp8 casts are made per use and not kept (torchao's Float8 in torchtitan).
+  bool fp8_weight_cache = true;
+  /// Megatron's fused vocab-parallel cross-entropy: the fp32 softmax it saves (4 s b v / t)
+  /// beside the bf16 logits (2 s b v / t) while the loss runs. false: PyTorch's
+  /// cross_entropy(logits.float()) as torchtitan calls it: the bf16 logits, their fp32 copy
+  /// and the fp32 log-softmax it saves are live at once (10 s b v / t).
+  bool fused_cross_entropy = true;
   /// Dropout probabilities of the training recipe (Megatron-LM --hidden-dropout and
   /// --attention-dropout, default 0.1; Hugging Face decoder configs: attention_dropout 0.0 and
   /// no hidden dropout). hidden > 0: a 1-byte mask after the attention and after the MLP of

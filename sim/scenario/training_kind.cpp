@@ -102,7 +102,13 @@ Declarations<TrainingWorkload> declare_training_keys() {
   keys.enumeration("precision", &W::precision, models::dtype_names().only({"fp32", "tf32", "bf16", "fp16", "fp8"}),
                    "math precision");
   keys.object("parallelism", &W::parallelism, parallelism_keys(), "parallel split");
-  keys.enumeration("recompute", &W::recompute, training::recompute_names(), "activation recomputation");
+  keys.enumeration("recompute", &W::recompute, training::recompute_names(),
+                   "activation recomputation: none; selective = Megatron's (attention core); full = each layer from "
+                   "its input; op = torchtitan's per-op policy (saves attention and every other matmul output)");
+  keys.enumeration("framework", &W::framework, training::training_framework_names(),
+                   "whose memory conventions the footprint follows: megatron (Megatron-Core / NeMo: Transformer "
+                   "Engine fp8 weight caching, fused vocab-parallel cross-entropy) or torchtitan (FSDP2, torchao "
+                   "Float8 casts per use, cross_entropy on fp32 logits); kernels are costed alike");
   keys.enumeration("attention", &W::attention, training::attention_kernel_names(),
                    "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); fa2 / "
                    "fa3 / cudnn = that fused family (docs/models.md \"Fused attention\"); unfused = score matrix "

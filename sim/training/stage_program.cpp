@@ -65,6 +65,7 @@
 #include "sim/training/stage_program.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "models/llm/pipeline_split.hpp"
@@ -658,6 +659,41 @@ void place_layers(const TrainingWorkload& workload, int stage, StageProgram& pro
   }
 }
 
+/// torchtitan's per-op checkpointing (Recompute::op) replays before a layer's backward every
+/// forward compute op but the attention kernel and the saved matmuls: with separate Q, K, V
+/// (gate, up) projections the policy saves the 1st, 3rd, ... matmul outputs, so the K part of
+/// the fused QKV GEMM, the output projection and one h x f matmul (SwiGLU's up half of fc1,
+/// GELU's fc2) run again, each costed as its share of the fused GEMM's time. Collectives are
+/// not replayed (the policy saves the reduce-scatter outputs; the all-gathers' replay is left
+/// out).
+std::vector<StageOp> op_checkpoint_recompute(const models::TransformerSpec& model, const std::vector<StageOp>& fwd) {
+  const double q = static_cast<double>(model.hidden_size);
+  const double kv = static_cast<double>(model.num_key_value_heads * model.head_dim());
+  const bool gated = model.hidden_act == models::Activation::swiglu;
+  std::vector<StageOp> recompute;
+  for (const StageOp& op : fwd) {
+    if (op.kind != OpKind::compute) continue;
+    const auto starts = [&](const char* prefix) { return op.name.rfind(prefix, 0) == 0; };
+    double share = 1.0;
+    if (starts("attn") && op.name.find("fp8 cast") == std::string::npos) {
+      share = 0.0;
+    } else if (op.flops > 0) {
+      if (starts("qkv")) share = kv / (q + 2.0 * kv);
+      else if (starts("fc1")) share = gated ? 0.5 : 0.0;
+      else if (starts("fc2")) share = gated ? 0.0 : 1.0;
+    }
+    if (share <= 0) continue;
+    StageOp copy = op;
+    copy.name = "recompute " + op.name;
+    copy.kind = OpKind::recompute;
+    copy.duration_ps = static_cast<engine::TimePs>(std::llround(static_cast<double>(op.duration_ps) * share));
+    copy.flops *= share;
+    copy.kernel_flops *= share;
+    recompute.push_back(std::move(copy));
+  }
+  return recompute;
+}
+
 /// One layer of each kind the stage holds, from the description's layer ops, with its
 /// recompute and parameters. Backward ops are collected in reverse and flipped.
 void build_layers(const TrainingWorkload& workload, const OpCoster& cost,
@@ -678,6 +714,10 @@ void build_layers(const TrainingWorkload& workload, const OpCoster& cost,
         if (copy.kind == OpKind::compute) copy.kind = OpKind::recompute;
         recompute.push_back(std::move(copy));
       }
+      std::move(layer.backward.begin(), layer.backward.end(), std::back_inserter(recompute));
+      layer.backward = std::move(recompute);
+    } else if (workload.recompute == Recompute::op) {
+      std::vector<StageOp> recompute = op_checkpoint_recompute(model, fwd);
       std::move(layer.backward.begin(), layer.backward.end(), std::back_inserter(recompute));
       layer.backward = std::move(recompute);
     }

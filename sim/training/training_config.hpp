@@ -24,8 +24,14 @@ enum class AttentionKernel { flash, fa2, fa3, cudnn, unfused };
 /// ZeRO-3 collective granularity (ParallelismConfig::zero3_granularity).
 enum class Zero3Granularity { layer, tensor };
 
-/// "none", "selective", "full".
+/// "none", "selective", "full", "op".
 const config::NameTable<Recompute>& recompute_names();
+/// The training stack whose memory conventions the footprint follows: Megatron-Core / NeMo
+/// (Transformer Engine fp8 weight caching, fused vocab-parallel cross-entropy) or torchtitan
+/// (PyTorch FSDP2, torchao Float8 casts per use, cross_entropy on fp32 logits).
+enum class TrainingFramework { megatron, torchtitan };
+/// "megatron", "torchtitan".
+const config::NameTable<TrainingFramework>& training_framework_names();
 /// "1f1b", "gpipe", "interleaved".
 const config::NameTable<PipelineSchedule>& pipeline_schedule_names();
 /// "flash", "fa2", "fa3", "cudnn", "unfused".
@@ -108,6 +114,8 @@ class TrainingWorkload : public platform::WorkloadSpec {
   /// weights exist only in fp8 (memory) and the distributed optimizer's parameter all-gathers
   /// move them as fp8. Needs precision fp8.
   bool fp8_params = false;
+  /// Whose memory conventions the footprint follows (TrainingFramework).
+  TrainingFramework framework = TrainingFramework::megatron;
   /// The run's dropout probability (hidden and attention), overriding the model card's; < 0:
   /// the model's own (models::TransformerSpec::hidden_dropout / attention_dropout).
   double dropout = -1;

@@ -112,6 +112,14 @@ std::string data_parallel_note(const TrainingWorkload& w) {
 std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::SimulationMode mode) {
   std::vector<std::string> notes;
   notes.push_back(mode_note(w, mode));
+  if (w.framework == TrainingFramework::torchtitan) {
+    notes.push_back("framework torchtitan: the memory footprint follows its conventions (no fp8 weight copies kept, "
+                    "cross_entropy on fp32 logits); kernels and collectives are costed as for Megatron-Core");
+  }
+  if (w.recompute == Recompute::op) {
+    notes.push_back("recompute op (torchtitan's per-op checkpointing): the backward recomputes each layer's norms, "
+                    "elementwise ops and every other matmul (K, output projection and up / fc2), not attention");
+  }
   if (std::string tp = tensor_parallel_note(w); !tp.empty()) notes.push_back(std::move(tp));
   notes.push_back("model FLOPs follow the Megatron convention (matmuls only, attention counted "
                   "non-causal); MFU/HFU use the dense peak of the workload precision");
@@ -269,6 +277,8 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   in.gradient_bytes_per_param = std::max(w.grad_bytes_per_param, in.weight_bytes_per_param);
   in.fp8 = w.precision == models::Dtype::fp8;
   in.fp8_params = w.fp8_params && in.fp8;
+  in.fp8_weight_cache = w.framework == TrainingFramework::megatron;
+  in.fused_cross_entropy = w.framework == TrainingFramework::megatron;
   in.hidden_dropout = w.model.hidden_dropout;
   in.attention_dropout = w.model.attention_dropout;
   in.offload_optimizer = w.memory.offload_optimizer;

@@ -802,6 +802,12 @@ Simulated simulate_row_scenario(const std::string& yaml, const std::string& name
     double recomputed_per_token = 0;
     if (w.recompute == training::Recompute::full) {
       recomputed_per_token = models::layers_flops_per_token_fwd(w.model, w.seq_len);
+    } else if (w.recompute == training::Recompute::op) {
+      // The recomputed matmuls: K, the output projection and one h x f matrix (up / fc2).
+      const double h = static_cast<double>(w.model.hidden_size);
+      const double kv = static_cast<double>(w.model.num_key_value_heads * w.model.head_dim());
+      recomputed_per_token = 2.0 * static_cast<double>(w.model.num_hidden_layers) *
+                             (h * kv + h * h + h * static_cast<double>(w.model.intermediate_size));
     } else if (w.recompute == training::Recompute::selective) {
       recomputed_per_token = static_cast<double>(w.model.num_hidden_layers) *
                              models::attention_core_flops_per_token_fwd(w.model, w.seq_len);

@@ -607,3 +607,49 @@ TEST_CASE("under ZeRO-3 only the live gathered layers have fp8 weight copies") {
   CHECK(fp.fp8_weight_cache_bytes <= 2.0 * 4.0 * 1024 * 1024 + 1);
   CHECK(fp.fp8_weight_cache_bytes < 0.1 * 2.0 * layers);
 }
+
+TEST_CASE("torchtitan's per-op checkpointing keeps the attention output and every other matmul output") {
+  FootprintInputs in = megatron_22b();
+  const double sbh = 2048.0 * 4 * 6144;
+  in.recompute = RecomputePolicy::op;
+  in.sequence_parallel = false;
+  in.tp = 1;
+  // GELU, MHA: block input, attention output, wq and wv outputs (h each), fc1 output (4h), 2 B.
+  CHECK(layer_activation_bytes(in) == doctest::Approx(2.0 * sbh * (1 + 1 + 1 + 1 + 4)).epsilon(1e-12));
+  // SwiGLU with GQA (Llama-3-8B widths): q h, v h/4, w1 3.5h, and w2's full-width output; with
+  // TP 2 and SP the input is / t, the column-parallel outputs are / t, w2's partial sum is
+  // full width and its reduce-scattered copy / t.
+  in.model.hidden_size = 4096;
+  in.model.num_attention_heads = 32;
+  in.model.num_key_value_heads = 8;
+  in.model.intermediate_size = 14336;
+  in.model.hidden_act = Activation::swiglu;
+  const double llama_sbh = 2048.0 * 4 * 4096;
+  CHECK(layer_activation_bytes(in) ==
+        doctest::Approx(2.0 * llama_sbh * (1 + 1 + 1 + 0.25 + 3.5 + 1)).epsilon(1e-12));
+  in.tp = 2;
+  in.sequence_parallel = true;
+  CHECK(layer_activation_bytes(in) ==
+        doctest::Approx(2.0 * llama_sbh * (0.5 + 0.5 + (1 + 0.25 + 3.5) / 2 + 1 + 0.5)).epsilon(1e-12));
+  // Not modelled for MoE layers.
+  in.model.moe.num_experts = 8;
+  in.model.moe.num_experts_per_tok = 2;
+  in.model.moe.moe_intermediate_size = 14336;
+  CHECK_THROWS_WITH(in.validate(), doctest::Contains("recompute op"));
+}
+
+TEST_CASE("torchtitan's conventions: no fp8 weight copies kept, the loss on fp32 logits") {
+  FootprintInputs in = tiny();
+  in.pp = 2;
+  in.zero = 0;
+  in.fp8 = true;
+  const StageFootprint megatron = stage_footprint(in, 1);
+  in.fp8_weight_cache = false;
+  in.fused_cross_entropy = false;
+  const StageFootprint titan = stage_footprint(in, 1);
+  CHECK(megatron.fp8_weight_cache_bytes > 0);
+  CHECK(titan.fp8_weight_cache_bytes == 0);
+  // The loss transient: bf16 logits + fp32 copy + fp32 log-softmax (2 + 4 + 4) s b v instead of
+  // the fused kernel's 2 s b v beside its saved softmax.
+  CHECK(titan.embedding_head_bytes - megatron.embedding_head_bytes == doctest::Approx(4.0 * 512 * 1000).epsilon(1e-12));
+}

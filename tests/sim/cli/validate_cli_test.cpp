@@ -60,7 +60,7 @@ TEST_CASE("validate: a bad row, a bad --base and a bad option exit 1 and say whe
   CHECK(bad.exit_code == 1);
   CHECK(has(bad.output, "error: 1 row problem (docs/validation.md, \"Validating your own measurements\"):\n" +
                             bad_csv.string() +
-                            ":3: column 'recompute': 'partial' is not one of none, selective, full (workload.recompute)"));
+                            ":3: column 'recompute': 'partial' is not one of none, selective, full, op (workload.recompute)"));
   const auto bad_row = run_clustersim("validate --dataset " + bad_csv.string() + " --scenario lab_bad");
   CHECK(bad_row.exit_code == 1);
   CHECK(has(bad_row.output, bad_csv.string() + ":3: column 'recompute'"));

@@ -52,7 +52,7 @@ TEST_CASE("search errors: bad objective, bad recompute, nothing fits, bad format
         "error: unknown search objective 'speed'; valid objectives: throughput, cost, energy\n");
   const auto recompute = run_clustersim("search " + kTiny + " --recompute some");
   CHECK(recompute.exit_code == 1);
-  CHECK(recompute.output.find("unknown recompute policy 'some'; valid: none, selective, full") !=
+  CHECK(recompute.output.find("unknown recompute policy 'some'; valid: none, selective, full, op") !=
         std::string::npos);
   const auto tiny_hbm = run_clustersim("search " + kTiny + kNarrow +
                                        " --set accelerators.a100-sxm-80gb.memory.hbm_capacity=512MiB");

@@ -293,6 +293,19 @@ TEST_CASE("recompute policies") {
         doctest::Approx(hardware_flops(full.dense.forward)));
   CHECK(full.dense.backward.front().name == "recompute ln1");
   CHECK(full.dense.backward.size() == none.dense.backward.size() + full.dense.forward.size());
+  // torchtitan's per-op policy (GELU MLP, MHA): of wq wk wv wo fc1 fc2 it saves the 1st, 3rd
+  // and 5th outputs and the attention kernel's, so K (h^2 of the 3h^2 QKV GEMM), the output
+  // projection (h^2) and fc2 (4h^2) run again: 12 of the 24 h^2 FLOPs per token of the
+  // forward's matmuls, and the attention core is not replayed.
+  w.recompute = Recompute::op;
+  const auto op = Programs(w).stage(0);
+  const auto replayed = names_of_kind(op.dense.backward, OpKind::recompute);
+  CHECK(std::find(replayed.begin(), replayed.end(), "recompute qkv") != replayed.end());
+  CHECK(std::find(replayed.begin(), replayed.end(), "recompute fc2") != replayed.end());
+  CHECK(std::find(replayed.begin(), replayed.end(), "recompute fc1") == replayed.end());
+  for (const auto& name : replayed) CHECK(name.find("attn") == std::string::npos);
+  CHECK(hardware_flops(op.dense.backward) - model_flops(op.dense.backward) ==
+        doctest::Approx((model_flops(none.dense.forward) - attention) / 2).epsilon(1e-12));
 }
 
 TEST_CASE("parameters per rank and the optimizer shard") {

@@ -725,6 +725,14 @@ TEST_CASE("the notes say what the run did: its mode, how TP communication sits b
   // tp 1: no TP collectives, so no TP note at all.
   w.parallelism.tp = 1;
   CHECK_FALSE(has(assumption_notes(w, platform::SimulationMode::symmetric), "TP"));
+  // torchtitan's memory conventions and per-op checkpointing say so.
+  CHECK_FALSE(has(assumption_notes(w, platform::SimulationMode::symmetric), "framework torchtitan"));
+  w.framework = TrainingFramework::torchtitan;
+  w.recompute = Recompute::op;
+  CHECK(has(assumption_notes(w, platform::SimulationMode::symmetric), "framework torchtitan: the memory footprint"));
+  CHECK(has(assumption_notes(w, platform::SimulationMode::symmetric), "recompute op (torchtitan's per-op"));
+  w.framework = TrainingFramework::megatron;
+  w.recompute = Recompute::selective;
 
   // The DP note follows the ZeRO stage: a parameter all-gather only with the distributed
   // optimizer (ZeRO 1), none of it for ZeRO 2 and 3 (their own notes), nothing without DP.

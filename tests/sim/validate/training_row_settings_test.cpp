@@ -57,7 +57,7 @@ TEST_CASE("optional columns set their workload keys; empty or absent ones set no
 
 TEST_CASE("an invalid optional column names the column, the value, the valid choices and the key") {
   CHECK(problems_of("recompute", "partial") ==
-        std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full (workload.recompute)"});
+        std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full, op (workload.recompute)"});
   CHECK(problems_of("attention", "xformers") ==
         std::vector<std::string>{
             "column 'attention': 'xformers' is not one of flash, fa2, fa3, cudnn, unfused (workload.attention)"});

@@ -554,7 +554,7 @@ TEST_CASE("what a user's row gets wrong is a problem with the column and the val
     const auto m = map_training_row(row_with_columns(
         "lab_1,s,Llama-3-8B,8,,,,8192,128" + ok_tail, "recompute", "partial"));
     CHECK(m.problems ==
-          std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full (workload.recompute)"});
+          std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full, op (workload.recompute)"});
     CHECK(problems_of(",s,Llama-3-8B,8,,,,8192,128" + ok_tail) ==
           std::vector<std::string>{"column 'id' is empty (every row needs an id)"});
   }
