@@ -197,15 +197,21 @@ void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> g
 
 void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::span<const int> group, double bytes) {
   const std::size_t n = group.size();
-  // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest.
+  // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest. As XLA
+  // does on a TPU torus, a dimension of 3 or more runs a bidirectional ring: half the data
+  // each way round, on both links to the neighbours; a dimension of 2 has one cable per pair,
+  // whose two directions one ring already uses.
   const auto rings_of = [&](std::size_t k, double each_bytes) {
     std::size_t stride = 1;
     for (std::size_t j = 0; j < k; ++j) stride *= static_cast<std::size_t>(dims[j]);
     const auto dk = static_cast<std::size_t>(dims[k]);
+    const bool both_ways = dk >= 3;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t coord = (i / stride) % dk;
       const std::size_t next = i - coord * stride + ((coord + 1) % dk) * stride;
-      phases.flow(group[i], group[next], each_bytes);
+      const std::size_t previous = i - coord * stride + ((coord + dk - 1) % dk) * stride;
+      phases.flow(group[i], group[next], both_ways ? each_bytes / 2 : each_bytes);
+      if (both_ways) phases.flow(group[i], group[previous], each_bytes / 2);
     }
     phases.end_phase(dims[k] - 1);
   };

@@ -231,9 +231,10 @@ TEST_CASE("SHARP all-reduce by hand: the switch reduces, each rail rank sends an
 }
 
 TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
-  // 8 chips, links of 25 GB/s and 1 us. Reduce-scatter along x (4-rings): 3/4 S = 6 MB per
-  // flow, 240 us, 3 steps x (1 + 1) us; along y (2-rings over the wraparound pair of links,
-  // opposite directions): 1/2 x S/4 = 1 MB, 40 us, 1 step x 2 us; all-gather y then x again.
+  // 8 chips, links of 25 GB/s and 1 us. Reduce-scatter along x (bidirectional 4-rings): 3/4 S
+  // = 6 MB per chip, 3 MB each way round, 120 us, 3 steps x (1 + 1) us; along y (2-rings over
+  // the pair's one cable, both directions): 1/2 x S/4 = 1 MB, 40 us, 1 step x 2 us; all-gather
+  // y then x again.
   topologies::ClusterNetworkSpec spec;
   spec.nodes = 8;
   spec.accelerators_per_node = 1;
@@ -246,11 +247,13 @@ TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
   const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
   const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(8), 8e6);
   REQUIRE(plan.phases.size() == 4);
-  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(6e6));
+  CHECK(plan.phases[0].flows.size() == 16);  // both ways round
+  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(3e6));
+  CHECK(plan.phases[1].flows.size() == 8);
   CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(1e6));
   CHECK(plan.phases[2].flows[0].bytes == doctest::Approx(1e6));
-  CHECK(plan.phases[3].flows[0].bytes == doctest::Approx(6e6));
-  const double expected = 5e-6 + 2 * (6e-6 + 240e-6) + 2 * (2e-6 + 40e-6);
+  CHECK(plan.phases[3].flows[0].bytes == doctest::Approx(3e6));
+  const double expected = 5e-6 + 2 * (6e-6 + 120e-6) + 2 * (2e-6 + 40e-6);
   CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
   CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
 }
