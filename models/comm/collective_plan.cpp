@@ -195,6 +195,10 @@ void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> g
   in_domains();
 }
 
+/// All-reduce on a torus as XLA runs it over several mesh axes: the data is split into one
+/// share per dimension of size >= 2, and share j reduce-scatters along the dimensions in the
+/// order j, j+1, ... (rotated), then all-gathers back in reverse; at every stage the shares
+/// work on different dimensions at once, so every dimension's links carry data all the time.
 void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::span<const int> group, double bytes) {
   const std::size_t n = group.size();
   // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest. As XLA
@@ -213,17 +217,34 @@ void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::
       phases.flow(group[i], group[next], both_ways ? each_bytes / 2 : each_bytes);
       if (both_ways) phases.flow(group[i], group[previous], each_bytes / 2);
     }
-    phases.end_phase(dims[k] - 1);
   };
-  std::vector<double> data_bytes{bytes};
+  std::vector<std::size_t> active;  // dimensions with a ring
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    const double dk = dims[k];
-    rings_of(k, (dk - 1) / dk * data_bytes.back());
-    data_bytes.push_back(data_bytes.back() / dk);
+    if (dims[k] > 1) active.push_back(k);
   }
-  for (std::size_t k = dims.size(); k-- > 0;) {
-    const double dk = dims[k];
-    rings_of(k, (dk - 1) / dk * data_bytes[k]);
+  const std::size_t shares = active.size();
+  // held[j][t]: bytes per chip of share j when it enters stage t of the reduce-scatter.
+  std::vector<std::vector<double>> held(shares, std::vector<double>(shares, 0.0));
+  std::vector<int> stage_steps(shares, 0);
+  const auto dimension_of = [&](std::size_t share, std::size_t stage) { return active[(share + stage) % shares]; };
+  for (std::size_t j = 0; j < shares; ++j) held[j][0] = bytes / static_cast<double>(shares);
+  for (std::size_t t = 0; t < shares; ++t) {
+    for (std::size_t j = 0; j < shares; ++j) {
+      const std::size_t k = dimension_of(j, t);
+      const double dk = dims[k];
+      rings_of(k, (dk - 1) / dk * held[j][t]);
+      if (t + 1 < shares) held[j][t + 1] = held[j][t] / dk;
+      stage_steps[t] = std::max(stage_steps[t], dims[k] - 1);
+    }
+    phases.end_phase(stage_steps[t]);
+  }
+  for (std::size_t t = shares; t-- > 0;) {
+    for (std::size_t j = 0; j < shares; ++j) {
+      const std::size_t k = dimension_of(j, t);
+      const double dk = dims[k];
+      rings_of(k, (dk - 1) / dk * held[j][t]);
+    }
+    phases.end_phase(stage_steps[t]);
   }
 }
 

@@ -31,10 +31,12 @@
 ///                 receives S from it (modelled as neighbour flows of S), 2 steps.
 ///   sharp         hierarchical with the middle phase done by the scale-out switches: each
 ///                 rail rank sends S/m up and receives S/m down, 2 steps.
-///   torus-rings   all-reduce on a torus of dims d_0..d_k-1: reduce-scatter along each
-///                 dimension's rings in turn (data shrinks by d_i), then all-gather back; a
-///                 dimension of >= 3 runs bidirectional rings (half the data each way), as XLA
-///                 does on TPU ICI.
+///   torus-rings   all-reduce on a torus of dims d_0..d_k-1 (D of them of size >= 2): the
+///                 data split into D shares, share j reduce-scattering along the dimensions in
+///                 the order j, j+1, ... (data shrinks by d_i at each), then all-gathering back;
+///                 the D shares run at once, each stage on D different dimensions, so all
+///                 links work (1 phase per stage, max d_i - 1 steps); a dimension of >= 3 runs
+///                 bidirectional rings (half each way round), as XLA does on TPU ICI.
 ///   (mesh)        on a full-mesh scale-up fabric (xgmi-mesh, ethernet-mesh) a ring
 ///                 collective inside one domain splits its data over the edge-disjoint
 ///                 Hamiltonian cycles of the group (n - 1 for n ranks, 2 for 4, 4 for 6;

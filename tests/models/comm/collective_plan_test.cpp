@@ -2,6 +2,7 @@
 // topologies with hand-computed times.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -231,10 +232,13 @@ TEST_CASE("SHARP all-reduce by hand: the switch reduces, each rail rank sends an
 }
 
 TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
-  // 8 chips, links of 25 GB/s and 1 us. Reduce-scatter along x (bidirectional 4-rings): 3/4 S
-  // = 6 MB per chip, 3 MB each way round, 120 us, 3 steps x (1 + 1) us; along y (2-rings over
-  // the pair's one cable, both directions): 1/2 x S/4 = 1 MB, 40 us, 1 step x 2 us; all-gather
-  // y then x again.
+  // 8 chips, links of 25 GB/s and 1 us. Two shares of S/2 = 4 MB, one going x then y, the other
+  // y then x, at the same time on different links. Stage 0: x share reduce-scatters on the
+  // bidirectional 4-rings, 3/4 x 4 MB = 3 MB per chip, 1.5 MB each way round (60 us); the y
+  // share on the 2-rings over the pair's one cable, 1/2 x 4 MB = 2 MB (80 us); 80 us, 3 steps x
+  // (1 + 1) us. Stage 1: the x share now on y with 1 MB: 0.5 MB (20 us); the y share on x with
+  // 2 MB: 1.5 MB, 0.75 MB each way (30 us); 30 us, 3 steps. All-gather: the same stages
+  // reversed.
   topologies::ClusterNetworkSpec spec;
   spec.nodes = 8;
   spec.accelerators_per_node = 1;
@@ -247,13 +251,38 @@ TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
   const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
   const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(8), 8e6);
   REQUIRE(plan.phases.size() == 4);
-  CHECK(plan.phases[0].flows.size() == 16);  // both ways round
-  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(3e6));
-  CHECK(plan.phases[1].flows.size() == 8);
-  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(1e6));
-  CHECK(plan.phases[2].flows[0].bytes == doctest::Approx(1e6));
-  CHECK(plan.phases[3].flows[0].bytes == doctest::Approx(3e6));
-  const double expected = 5e-6 + 2 * (6e-6 + 120e-6) + 2 * (2e-6 + 40e-6);
+  REQUIRE(plan.phases[0].flows.size() == 16 + 8);  // x both ways round, y over the pair
+  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(1.5e6));
+  CHECK(plan.phases[0].flows[16].bytes == doctest::Approx(2e6));
+  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(0.5e6));
+  CHECK(plan.phases[1].flows[8].bytes == doctest::Approx(0.75e6));
+  CHECK(plan.phases[3].flows[16].bytes == doctest::Approx(2e6));
+  for (const Phase& phase : plan.phases) CHECK(phase.steps == 3);
+  const double expected = 5e-6 + 2 * (6e-6 + 80e-6) + 2 * (6e-6 + 30e-6);
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("torus-rings on a 4 x 4 x 4 cube: three shares keep all six links of a chip busy") {
+  // 100 GB/s links, ideal. Each stage moves, per chip and share, (3/4) x the share's data on
+  // two links (one each way round); the three shares use the three dimensions at once, so
+  // per-link time is the x share's: stage t carries (3/4) x S/3 x 4^-t over 2 links.
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = 16;
+  spec.accelerators_per_node = 4;
+  spec.scale_out.topology = "torus";
+  spec.scale_out.torus_dims = {4, 4, 4};
+  spec.scale_out.nic_bytes_per_s = 100e9;
+  spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_out.efficiency = 1.0;
+  const auto topology = topologies::Topology::build(spec);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const double bytes = 96e6;
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(64), bytes);
+  REQUIRE(plan.phases.size() == 6);
+  double transfer_s = 0;
+  for (int t = 0; t < 3; ++t) transfer_s += 2 * 0.75 * bytes / 3 / std::pow(4.0, t) / 2 / 100e9;
+  const double expected = 5e-6 + 6 * 3 * 2e-6 + transfer_s;
   CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
   CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
 }
