@@ -116,7 +116,8 @@ void check_accelerator_fabric(const ConfigNode& root, bool accelerator_ok, const
     problems.add(position_of(root, where), topology_key,
                  "accelerator '" + name + "' is built into the " + fabric_description(built_into) +
                      " (scale_up_fabric ici-torus): cluster.network.topology must be torus (or custom), got " +
-                     network.scale_out.topology);
+                     network.scale_out.topology,
+                 "valid choices for " + name + ": custom, torus");
     return;
   }
   if (kind.whole_network || network.scale_up.fabric == built_into) return;
@@ -124,7 +125,8 @@ void check_accelerator_fabric(const ConfigNode& root, bool accelerator_ok, const
   problems.add(position_of(root, where), fabric_key,
                "accelerator '" + name + "' is built into the " + fabric_description(built_into) +
                    ", not the " + fabric_description(network.scale_up.fabric) + ": " + fabric_key + " must be " +
-                   built_into + ", got " + network.scale_up.fabric);
+                   built_into + ", got " + network.scale_up.fabric,
+               "valid choices for " + name + ": " + built_into);
 }
 
 /// The keys the chosen topology cannot do without (the schema cannot say "required if"), and

@@ -115,14 +115,15 @@ TEST_CASE("a chip on a fabric it cannot have is an error naming the fabric it ha
   REQUIRE(mi300x.size() == 1);
   CHECK(mi300x[0].render() ==
         "--set cluster.node.scale_up.fabric=nvswitch: cluster.node.scale_up.fabric: accelerator 'mi300x' is built into the AMD Infinity Fabric (xGMI) "
-        "full mesh, not the NVSwitch / NVLink switch: cluster.node.scale_up.fabric must be xgmi-mesh, got nvswitch");
+        "full mesh, not the NVSwitch / NVLink switch: cluster.node.scale_up.fabric must be xgmi-mesh, got nvswitch "
+        "(valid choices for mi300x: xgmi-mesh)");
   // H100 on an xGMI mesh, written in the scenario file.
   const auto h100 = problems(on_system("dgx-h100", 1, "  node: {scale_up: {fabric: xgmi-mesh}}\n"));
   REQUIRE(h100.size() == 1);
   CHECK(h100[0].render() ==
         "f.yaml:6:29: cluster.node.scale_up.fabric: accelerator 'h100-sxm' is built into the NVSwitch / NVLink "
         "switch, not the AMD Infinity Fabric (xGMI) full mesh: cluster.node.scale_up.fabric must be nvswitch, got "
-        "xgmi-mesh");
+        "xgmi-mesh (valid choices for h100-sxm: nvswitch)");
   // Gaudi 3 put on an H100 node.
   const auto gaudi = problems(on_system("dgx-h100", 1), {"cluster.node.accelerator=gaudi3"});
   REQUIRE(gaudi.size() == 1);
@@ -136,6 +137,7 @@ TEST_CASE("a chip on a fabric it cannot have is an error naming the fabric it ha
   CHECK(tpu[0].message ==
         "accelerator 'tpu-v5p' is built into the ICI torus (scale_up_fabric ici-torus): cluster.network.topology "
         "must be torus (or custom), got fat-tree");
+  CHECK(tpu[0].hint == "valid choices for tpu-v5p: custom, torus");
   // An unknown fabric lists the valid choices.
   const auto unknown = problems(on_system("mi300x-x8", 1), {"cluster.node.scale_up.fabric=infinity"});
   REQUIRE(unknown.size() >= 1);
