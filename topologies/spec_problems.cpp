@@ -37,8 +37,16 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
   const ScaleOutSpec& out = spec.scale_out;
   const bool direct = find_direct_builder(out.topology) != nullptr;
   const ScaleUpSpec& up = spec.scale_up;
-  if (up.fabric != "nvswitch") {
-    problems.push_back(fmt::format("scale_up.fabric must be one of: nvswitch; got '{}'", up.fabric));
+  if (!ScaleUpSpec::known_fabric(up.fabric)) {
+    problems.push_back(fmt::format(
+        "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, xgmi-mesh; got '{}'", up.fabric));
+  }
+  // A mesh has no switch for shared NICs to hang off: every accelerator needs its own NIC.
+  if (up.is_mesh() && !direct && spec.nodes > 1 && out.nics_per_node != spec.accelerators_per_node) {
+    problems.push_back(fmt::format(
+        "scale_up.fabric {} has no switch to share a NIC through: scale_out.nics_per_node must equal "
+        "accelerators_per_node ({}), got {}",
+        up.fabric, spec.accelerators_per_node, out.nics_per_node));
   }
   const std::int64_t accelerators = static_cast<std::int64_t>(spec.nodes) * spec.accelerators_per_node;
   bool domain_ok = true;

@@ -67,7 +67,11 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
     router->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
                          route_by_destination ? static_cast<std::uint64_t>(dst) : flow_hash, path.links);
   } else if (scale_up.domain_of(src) == scale_up.domain_of(dst)) {
-    path.links = {scale_up.accelerator_cable[s].forward, scale_up.accelerator_cable[d].backward};
+    if (scale_up.mesh) {
+      path.links = {scale_up.mesh_link_between(src, dst)};  // one point-to-point link, never a detour
+    } else {
+      path.links = {scale_up.accelerator_cable[s].forward, scale_up.accelerator_cable[d].backward};
+    }
   } else {
     const auto es = static_cast<std::size_t>(endpoints.endpoint_of(src));
     const auto ed = static_cast<std::size_t>(endpoints.endpoint_of(dst));
@@ -105,7 +109,7 @@ int Topology::Impl::diameter_hops() const {
     }
     return longest;
   }
-  int diameter = scale_up.domain_size > 1 ? 2 : 0;
+  int diameter = scale_up.domain_size > 1 ? (scale_up.mesh ? 1 : 2) : 0;
   if (!fabric) return diameter;
   // Per leaf, the range of scale-up domains whose NICs sit on it (NICs are placed
   // node-major, so the domains of one leaf are consecutive, except on rail-optimized
@@ -203,6 +207,8 @@ int Topology::scale_up_domain_of(int accelerator) const {
   impl_->check_accelerator(accelerator);
   return impl_->direct ? accelerator : impl_->scale_up.domain_of(accelerator);
 }
+
+bool Topology::scale_up_mesh() const { return !impl_->direct && impl_->scale_up.mesh; }
 
 TopologySummary Topology::summary() const {
   TopologySummary summary;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace clustersim::topologies {
@@ -12,12 +13,18 @@ namespace clustersim::topologies {
 /// NICs than accelerators (the NIC then hangs off the node's scale-up switch).
 enum class VertexKind { accelerator, scale_up_switch, switch_, nic };
 
-/// Scale-up domain (NVLink + NVSwitch): one node, or several nodes on one NVLink switch.
+/// Scale-up domain: one node, or several nodes on one NVLink switch. The fabric inside it is a
+/// switch (NVSwitch / NVLink switch trays, or a PCIe switch tree) or a full mesh of
+/// point-to-point links (AMD Infinity Fabric xGMI, Gaudi's integrated RoCE ports).
 /// The defaults are the scenario's (`cluster.node.scale_up`, declared in topology_keys.cpp).
 struct ScaleUpSpec {
-  std::string fabric = "nvswitch";  ///< "nvswitch" (one switch plane per domain)
-  double bytes_per_s = 0;           ///< per accelerator, one direction
-  double latency_s = 1e-6;          ///< accelerator -> accelerator through the switch
+  /// "nvswitch" or "pcie" (one switch per domain), "xgmi-mesh" or "ethernet-mesh" (one
+  /// point-to-point cable between every pair of the domain's accelerators).
+  std::string fabric = "nvswitch";
+  /// Per accelerator, one direction, over all its scale-up links. On a mesh of D accelerators
+  /// each pair's cable carries bytes_per_s / (D - 1) per direction (MI300X: 448 GB/s = 7 x 64).
+  double bytes_per_s = 0;
+  double latency_s = 1e-6;          ///< accelerator -> accelerator (through the switch, or one mesh link)
   /// Accelerators per scale-up domain; 0 means one node (accelerators_per_node). A multiple
   /// of accelerators_per_node dividing the cluster, e.g. 72 for NVL72 (18 nodes of 4 GPUs):
   /// accelerators of one domain talk over its NVLink switch, never over a NIC.
@@ -25,6 +32,14 @@ struct ScaleUpSpec {
   /// Achievable payload fraction of bytes_per_s (protocol headers, flow control, SM-driven
   /// copies), in (0, 1]: collectives and the flow model see bytes_per_s x efficiency.
   double efficiency = 0.8;
+
+  /// True for the full-mesh fabrics ("xgmi-mesh", "ethernet-mesh").
+  bool is_mesh() const { return is_mesh_fabric(fabric); }
+  /// True for any fabric name this library builds.
+  static bool known_fabric(std::string_view name) {
+    return name == "nvswitch" || name == "pcie" || is_mesh_fabric(name);
+  }
+  static bool is_mesh_fabric(std::string_view name) { return name == "xgmi-mesh" || name == "ethernet-mesh"; }
 };
 
 /// Scale-out fabric between nodes. The defaults are the scenario's (`cluster.network`, declared
@@ -146,6 +161,9 @@ class Topology {
   /// have no scale-up switch, every accelerator is its own domain (the result is its index).
   /// Throws ConfigError for an index outside [0, accelerator_count()).
   int scale_up_domain_of(int accelerator) const;
+  /// True when the scale-up domains are full meshes of point-to-point links (ScaleUpSpec::
+  /// is_mesh, domains of two or more accelerators, not a torus or custom network).
+  bool scale_up_mesh() const;
   /// Counts, bisection and diameter (computed on each call: BFS per leaf; for custom
   /// networks a max-flow between the accelerator halves and a BFS per accelerator).
   TopologySummary summary() const;

@@ -157,13 +157,23 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
 const Declarations<ScaleUpSpec>& scale_up_keys() {
   static const Declarations<ScaleUpSpec> keys = [] {
     Declarations<ScaleUpSpec> k;
-    k.enumeration("fabric", &ScaleUpSpec::fabric, NameTable<std::string>("scale-up fabric", {{"nvswitch", "nvswitch"}}),
-                  "scale-up fabric");
+    k.enumeration("fabric", &ScaleUpSpec::fabric,
+                  NameTable<std::string>("scale-up fabric", {{"ethernet-mesh", "ethernet-mesh"},
+                                                             {"nvswitch", "nvswitch"},
+                                                             {"pcie", "pcie"},
+                                                             {"xgmi-mesh", "xgmi-mesh"}}),
+                  "scale-up fabric, the one the accelerator has (its scale_up_fabric): nvswitch = NVSwitch or "
+                  "NVLink switch trays (NVLS where the chip supports it); pcie = the PCIe switch tree as one "
+                  "switch; xgmi-mesh = AMD Infinity Fabric full mesh, ethernet-mesh = Gaudi's all-to-all RoCE "
+                  "ports: one point-to-point link per pair at bandwidth / (domain_size - 1), rings on n - 1 "
+                  "disjoint Hamiltonian cycles, no NVLS; not for torus/custom (they are the whole network)");
     k.quantity("bandwidth", &ScaleUpSpec::bytes_per_s, Dimension::bytes_per_s,
-               "per accelerator, one direction; unset: the accelerator's scale_up_bandwidth")
+               "per accelerator, one direction, over all its scale-up links (a mesh: each pair's link gets "
+               "bandwidth / (domain_size - 1)); unset: the accelerator's scale_up_bandwidth")
         .positive()
         .optional();
-    k.quantity("latency", &ScaleUpSpec::latency_s, Dimension::seconds, "accelerator to accelerator");
+    k.quantity("latency", &ScaleUpSpec::latency_s, Dimension::seconds,
+               "accelerator to accelerator (through the switch, or over one mesh link)");
     k.number("efficiency", &ScaleUpSpec::efficiency,
              "achievable payload fraction of the bandwidth (protocol overhead, SM-driven copies)")
         .positive()

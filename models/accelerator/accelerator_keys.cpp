@@ -171,6 +171,15 @@ const Declarations<AcceleratorSpec>& accelerator_keys() {
                "set, wins")
         .positive()
         .optional();
+    k.enumeration("scale_up_fabric", &A::scale_up_fabric,
+                  config::NameTable<std::string>("scale-up fabric", {{"ethernet-mesh", "ethernet-mesh"},
+                                                                     {"ici-torus", "ici-torus"},
+                                                                     {"nvswitch", "nvswitch"},
+                                                                     {"pcie", "pcie"},
+                                                                     {"xgmi-mesh", "xgmi-mesh"}}),
+                  "the scale-up fabric the chip is built into; a cluster must use it (cluster.node.scale_up.fabric, "
+                  "or cluster.network.topology torus for ici-torus); unset: any")
+        .optional();
     k.object("collectives", collectives_keys(), "what the collective library can do on this chip");
     return k;
   }();

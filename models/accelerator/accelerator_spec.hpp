@@ -96,6 +96,10 @@ struct AcceleratorSpec {
 
   /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
   double scale_up_bytes_per_s = 0;
+  /// The scale-up fabric this chip is built into (preset `scale_up_fabric`): "nvswitch",
+  /// "pcie", "xgmi-mesh", "ethernet-mesh" (cluster.node.scale_up.fabric must be it) or
+  /// "ici-torus" (cluster.network.topology must be torus); empty: not stated, any fabric.
+  std::string scale_up_fabric;
 
   /// Collective library on this chip (preset `collectives`): NVLink SHARP support, and the
   /// ceiling of NCCL's LL128 protocol payload throughput per GPU (0 = none known).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/comm/mesh_rings.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::models {
@@ -98,34 +99,18 @@ class PhaseBuilder {
 
 // The phases of each algorithm (CollectiveLowering::lower checked that it applies).
 
-void lower_ring(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> group, double bytes, int channels) {
+/// `orders`: the ring(s) the data is split over equally (collective_plan.hpp); the i-th
+/// carries its share with flow key i.
+void lower_ring(PhaseBuilder& phases, CollectiveKind kind, std::span<const int> group, double bytes,
+                const std::vector<std::vector<int>>& orders) {
   using K = CollectiveKind;
   const std::size_t n = group.size();
   const double nd = static_cast<double>(n);
   const int n_steps = static_cast<int>(n) - 1;
   if (kind == K::all_reduce || kind == K::all_gather || kind == K::reduce_scatter) {
     const double per_rank = kind == K::all_reduce ? 2.0 * (nd - 1) / nd * bytes : (nd - 1) / nd * bytes;
-    if (channels == 1) {
-      phases.ring(group, per_rank);
-    } else {
-      const auto domains = by_domain(phases.topology(), group);
-      const auto m = static_cast<std::size_t>(channels);
-      // Channel c enters even domains at local rank c and leaves at c - 1; odd domains are
-      // walked the other way round (enter at c - 1, leave at c), so every hop between domains
-      // joins equal local ranks: the same NIC index, a rail-aligned hop, as NCCL's ring search
-      // prefers (NCCL_CROSS_NIC); only an odd domain count closes with one cross-rail hop.
-      for (std::size_t c = 0; c < m; ++c) {
-        std::vector<int> order;
-        order.reserve(group.size());
-        for (std::size_t d = 0; d < domains.size(); ++d) {
-          const auto& domain = domains[d];
-          for (std::size_t i = 0; i < m; ++i) {
-            order.push_back(d % 2 == 0 ? domain[(i + c) % m] : domain[(c + 2 * m - 1 - i) % m]);
-          }
-        }
-        phases.ring(order, per_rank / static_cast<double>(m), true, c);
-      }
-    }
+    const double share = per_rank / static_cast<double>(orders.size());
+    for (std::size_t c = 0; c < orders.size(); ++c) phases.ring(orders[c], share, true, c);
     phases.end_phase(kind == K::all_reduce ? 2 * n_steps : n_steps);
   } else if (kind == K::broadcast) {
     phases.ring(group, bytes, /*close_ring=*/false);
@@ -180,14 +165,23 @@ void lower_halving_doubling(PhaseBuilder& phases, CollectiveKind kind, std::span
 
 /// Reduce-scatter in each scale-up domain, the domains' shares across them (rings, or SHARP in
 /// the switches), all-gather in each domain.
-void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> group, double bytes) {
+/// `domain_rings(domain)`: the rings a domain's reduce-scatter and all-gather are split over.
+template <typename DomainRings>
+void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> group, double bytes,
+                        const DomainRings& domain_rings) {
   const auto domains = by_domain(phases.topology(), group);
   const std::size_t m = domains.front().size();
   const double md = static_cast<double>(m);
   const double dd = static_cast<double>(domains.size());
   const int m_steps = static_cast<int>(m) - 1;
-  for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
-  phases.end_phase(m_steps);
+  const auto in_domains = [&] {
+    for (const auto& domain : domains) {
+      const auto rings = domain_rings(domain);
+      for (const auto& ring : rings) phases.ring(ring, (md - 1) / md * bytes / static_cast<double>(rings.size()));
+    }
+    phases.end_phase(m_steps);
+  };
+  in_domains();
   for (std::size_t j = 0; j < m; ++j) {
     std::vector<int> rail;
     for (const auto& domain : domains) rail.push_back(domain[j]);
@@ -198,38 +192,73 @@ void lower_hierarchical(PhaseBuilder& phases, bool sharp, std::span<const int> g
     }
   }
   phases.end_phase(sharp ? 2 : 2 * (static_cast<int>(domains.size()) - 1));
-  for (const auto& domain : domains) phases.ring(domain, (md - 1) / md * bytes);
-  phases.end_phase(m_steps);
+  in_domains();
 }
 
+/// All-reduce on a torus as XLA runs it over several mesh axes: the data is split into one
+/// share per dimension of size >= 2, and share j reduce-scatters along the dimensions in the
+/// order j, j+1, ... (rotated), then all-gathers back in reverse; at every stage the shares
+/// work on different dimensions at once, so every dimension's links carry data all the time.
 void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::span<const int> group, double bytes) {
   const std::size_t n = group.size();
-  // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest.
+  // Rank at group index i has coordinate (i / stride_k) mod d_k, dimension 0 fastest. As XLA
+  // does on a TPU torus, a dimension of 3 or more runs a bidirectional ring: half the data
+  // each way round, on both links to the neighbours; a dimension of 2 has one cable per pair,
+  // whose two directions one ring already uses.
   const auto rings_of = [&](std::size_t k, double each_bytes) {
     std::size_t stride = 1;
     for (std::size_t j = 0; j < k; ++j) stride *= static_cast<std::size_t>(dims[j]);
     const auto dk = static_cast<std::size_t>(dims[k]);
+    const bool both_ways = dk >= 3;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t coord = (i / stride) % dk;
       const std::size_t next = i - coord * stride + ((coord + 1) % dk) * stride;
-      phases.flow(group[i], group[next], each_bytes);
+      const std::size_t previous = i - coord * stride + ((coord + dk - 1) % dk) * stride;
+      phases.flow(group[i], group[next], both_ways ? each_bytes / 2 : each_bytes);
+      if (both_ways) phases.flow(group[i], group[previous], each_bytes / 2);
     }
-    phases.end_phase(dims[k] - 1);
   };
-  std::vector<double> data_bytes{bytes};
+  std::vector<std::size_t> active;  // dimensions with a ring
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    const double dk = dims[k];
-    rings_of(k, (dk - 1) / dk * data_bytes.back());
-    data_bytes.push_back(data_bytes.back() / dk);
+    if (dims[k] > 1) active.push_back(k);
   }
-  for (std::size_t k = dims.size(); k-- > 0;) {
-    const double dk = dims[k];
-    rings_of(k, (dk - 1) / dk * data_bytes[k]);
+  const std::size_t shares = active.size();
+  // held[j][t]: bytes per chip of share j when it enters stage t of the reduce-scatter.
+  std::vector<std::vector<double>> held(shares, std::vector<double>(shares, 0.0));
+  std::vector<int> stage_steps(shares, 0);
+  const auto dimension_of = [&](std::size_t share, std::size_t stage) { return active[(share + stage) % shares]; };
+  for (std::size_t j = 0; j < shares; ++j) held[j][0] = bytes / static_cast<double>(shares);
+  for (std::size_t t = 0; t < shares; ++t) {
+    for (std::size_t j = 0; j < shares; ++j) {
+      const std::size_t k = dimension_of(j, t);
+      const double dk = dims[k];
+      rings_of(k, (dk - 1) / dk * held[j][t]);
+      if (t + 1 < shares) held[j][t + 1] = held[j][t] / dk;
+      stage_steps[t] = std::max(stage_steps[t], dims[k] - 1);
+    }
+    phases.end_phase(stage_steps[t]);
+  }
+  for (std::size_t t = shares; t-- > 0;) {
+    for (std::size_t j = 0; j < shares; ++j) {
+      const std::size_t k = dimension_of(j, t);
+      const double dk = dims[k];
+      rings_of(k, (dk - 1) / dk * held[j][t]);
+    }
+    phases.end_phase(stage_steps[t]);
   }
 }
 
-void lower_pairwise(PhaseBuilder& phases, std::span<const int> group, double bytes) {
+/// `concurrent`: every shift at once (a mesh, where each peer has its own link), else one
+/// shift per phase.
+void lower_pairwise(PhaseBuilder& phases, std::span<const int> group, double bytes, bool concurrent) {
   const std::size_t n = group.size();
+  if (concurrent) {
+    for (std::size_t k = 1; k < n; ++k) {
+      for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / static_cast<double>(n));
+    }
+    phases.end_phase(static_cast<int>(n) - 1);
+    return;
+  }
   for (std::size_t k = 1; k < n; ++k) {
     for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / static_cast<double>(n));
     phases.end_phase(1);
@@ -292,7 +321,9 @@ std::string CollectiveLowering::inapplicable_reason(CollectiveKind kind, Algorit
       auto reason = only({K::all_reduce});
       if (!reason.empty()) return reason;
       if (!hardware_.nvls) return "nvls needs an accelerator with NVLink SHARP (H100, H200, B200)";
-      if (topology_->spec().scale_up.fabric != "nvswitch") return "nvls needs an NVSwitch scale-up fabric";
+      if (topology_->spec().scale_up.fabric != "nvswitch") {
+        return fmt::format("nvls needs an NVSwitch scale-up fabric, not {}", topology_->spec().scale_up.fabric);
+      }
       if (by_domain(*topology_, group).size() != 1) return "nvls needs every rank in one NVSwitch domain";
       return "";
     }
@@ -316,6 +347,63 @@ std::vector<Protocol> CollectiveLowering::protocols(Algorithm algorithm) const {
 double CollectiveLowering::efficiency(Algorithm algorithm, Protocol protocol) const {
   if (algorithm == Algorithm::nvls) return params_.nvls_efficiency;
   return protocol_payload_fraction(protocol);
+}
+
+bool CollectiveLowering::in_one_mesh_domain(std::span<const int> group) const {
+  return topology_->scale_up_mesh() && by_domain(*topology_, group).size() == 1;
+}
+
+const std::vector<std::vector<int>>& CollectiveLowering::mesh_rings(std::size_t ranks) const {
+  auto it = mesh_rings_.find(ranks);
+  if (it == mesh_rings_.end()) {
+    it = mesh_rings_.emplace(ranks, disjoint_hamiltonian_rings(static_cast<int>(ranks))).first;
+  }
+  return it->second;
+}
+
+std::vector<std::vector<int>> CollectiveLowering::ring_orders(std::span<const int> group) const {
+  const auto at = [&](const std::vector<int>& positions, std::span<const int> ranks) {
+    std::vector<int> order;
+    order.reserve(positions.size());
+    for (const int p : positions) order.push_back(ranks[static_cast<std::size_t>(p)]);
+    return order;
+  };
+  if (in_one_mesh_domain(group)) {
+    std::vector<std::vector<int>> orders;
+    for (const auto& ring : mesh_rings(group.size())) orders.push_back(at(ring, group));
+    return orders;
+  }
+  const int channels = ring_channels(group);
+  if (channels == 1) return {std::vector<int>(group.begin(), group.end())};
+  const auto domains = by_domain(*topology_, group);
+  const auto m = static_cast<std::size_t>(channels);
+  // Channel c enters even domains at local rank c and leaves at c - 1; odd domains are
+  // walked the other way round (enter at c - 1, leave at c), so every hop between domains
+  // joins equal local ranks: the same NIC index, a rail-aligned hop, as NCCL's ring search
+  // prefers (NCCL_CROSS_NIC); only an odd domain count closes with one cross-rail hop.
+  // On a mesh the walk inside a domain is channel c's Hamiltonian path of a family that uses
+  // every directed mesh link once (mesh_rings.hpp; from c to c + m/2, odd domains backwards),
+  // so the m channels never share a mesh link.
+  const bool mesh_paths = topology_->scale_up_mesh() && m % 2 == 0;
+  const auto paths = mesh_paths ? disjoint_hamiltonian_paths(static_cast<int>(m)) : std::vector<std::vector<int>>{};
+  std::vector<std::vector<int>> orders;
+  for (std::size_t c = 0; c < m; ++c) {
+    std::vector<int> order;
+    order.reserve(group.size());
+    for (std::size_t d = 0; d < domains.size(); ++d) {
+      const auto& domain = domains[d];
+      for (std::size_t i = 0; i < m; ++i) {
+        if (mesh_paths) {
+          const auto& path = paths[c];
+          order.push_back(domain[static_cast<std::size_t>(d % 2 == 0 ? path[i] : path[m - 1 - i])]);
+        } else {
+          order.push_back(d % 2 == 0 ? domain[(i + c) % m] : domain[(c + 2 * m - 1 - i) % m]);
+        }
+      }
+    }
+    orders.push_back(std::move(order));
+  }
+  return orders;
 }
 
 int CollectiveLowering::ring_channels(std::span<const int> group) const {
@@ -373,17 +461,20 @@ CollectivePlan CollectiveLowering::lower(CollectiveKind kind, Algorithm algorith
                                 : std::numeric_limits<double>::infinity();
   PhaseBuilder phases(*topology_, wire_efficiency, step_latency_s, source_cap);
   switch (algorithm) {
-    case Algorithm::ring: lower_ring(phases, kind, group, bytes, ring_channels(group)); break;
+    case Algorithm::ring: lower_ring(phases, kind, group, bytes, ring_orders(group)); break;
     case Algorithm::tree: lower_tree(phases, kind, group, bytes); break;
     case Algorithm::halving_doubling: lower_halving_doubling(phases, kind, group, bytes); break;
     case Algorithm::hierarchical:
-    case Algorithm::sharp: lower_hierarchical(phases, algorithm == Algorithm::sharp, group, bytes); break;
+    case Algorithm::sharp:
+      lower_hierarchical(phases, algorithm == Algorithm::sharp, group, bytes,
+                         [&](const std::vector<int>& domain) { return ring_orders(domain); });
+      break;
     case Algorithm::nvls:
       phases.ring(group, bytes);
       phases.end_phase(2);
       break;
     case Algorithm::torus_rings: lower_torus_rings(phases, torus_dims_for(group.size()), group, bytes); break;
-    case Algorithm::pairwise: lower_pairwise(phases, group, bytes); break;
+    case Algorithm::pairwise: lower_pairwise(phases, group, bytes, in_one_mesh_domain(group)); break;
   }
   CollectivePlan plan;
   plan.kind = kind;

@@ -31,11 +31,23 @@
 ///                 receives S from it (modelled as neighbour flows of S), 2 steps.
 ///   sharp         hierarchical with the middle phase done by the scale-out switches: each
 ///                 rail rank sends S/m up and receives S/m down, 2 steps.
-///   torus-rings   all-reduce on a torus of dims d_0..d_k-1: reduce-scatter along each
-///                 dimension's rings in turn (data shrinks by d_i), then all-gather back.
+///   torus-rings   all-reduce on a torus of dims d_0..d_k-1 (D of them of size >= 2): the
+///                 data split into D shares, share j reduce-scattering along the dimensions in
+///                 the order j, j+1, ... (data shrinks by d_i at each), then all-gathering back;
+///                 the D shares run at once, each stage on D different dimensions, so all
+///                 links work (1 phase per stage, max d_i - 1 steps); a dimension of >= 3 runs
+///                 bidirectional rings (half each way round), as XLA does on TPU ICI.
+///   (mesh)        on a full-mesh scale-up fabric (xgmi-mesh, ethernet-mesh) a ring
+///                 collective inside one domain splits its data over the edge-disjoint
+///                 Hamiltonian cycles of the group (n - 1 for n ranks, 2 for 4, 4 for 6;
+///                 mesh_rings.hpp), each on its own links, as RCCL runs one channel per xGMI
+///                 link; the hierarchical algorithm's in-domain phases do the same; across
+///                 domains of an even m ranks channel c walks the c-th of m disjoint Hamiltonian
+///                 paths; pairwise all-to-all sends to every peer at once (1 phase, n-1 steps).
 ///   pairwise      all-to-all: n-1 phases, in phase k rank i sends S/n to rank i+k.
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -92,8 +104,18 @@ class CollectiveLowering {
   double efficiency(Algorithm algorithm, Protocol protocol) const;
 
   /// Ring channels of `group` (see the ring lowering): m when the group spans >= 2 scale-up
-  /// domains with the same m >= 2 ranks in each, else 1.
+  /// domains with the same m >= 2 ranks in each, else 1 (a group inside one mesh domain has
+  /// its rings from ring_orders instead).
   int ring_channels(std::span<const int> group) const;
+
+  /// The rings a ring collective on `group` splits its data over equally, each a visiting
+  /// order of every rank of the group: the group itself; its channels (ring_channels); or,
+  /// inside one mesh domain, its edge-disjoint Hamiltonian cycles (mesh_rings.hpp: n - 1 of
+  /// them for n ranks, 2 for n = 4, 4 for n = 6).
+  std::vector<std::vector<int>> ring_orders(std::span<const int> group) const;
+
+  /// True when the scale-up fabric is a mesh and every rank of `group` is in one domain.
+  bool in_one_mesh_domain(std::span<const int> group) const;
 
   /// Throws ConfigError unless the group has >= 2 distinct accelerators in range (exactly 2
   /// for send-recv) and bytes is finite and > 0.
@@ -110,10 +132,14 @@ class CollectiveLowering {
 
  private:
   std::vector<int> torus_dims_for(std::size_t ranks) const;
+  /// disjoint_hamiltonian_rings(ranks), searched once per size.
+  const std::vector<std::vector<int>>& mesh_rings(std::size_t ranks) const;
 
   const topologies::Topology* topology_;
   TunerParams params_;
   CollectiveHardware hardware_;
+  /// Looked up, never iterated in a way that reaches results (a std::map: ordered anyway).
+  mutable std::map<std::size_t, std::vector<std::vector<int>>> mesh_rings_;
 };
 
 }  // namespace clustersim::models

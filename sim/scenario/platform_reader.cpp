@@ -82,6 +82,53 @@ void complete_scale_up(const ConfigNode& root, bool accelerator_ok, bool whole_n
   }
 }
 
+/// What each scale-up fabric is, for messages.
+std::string fabric_description(const std::string& fabric) {
+  if (fabric == "nvswitch") return "NVSwitch / NVLink switch";
+  if (fabric == "pcie") return "PCIe switch";
+  if (fabric == "xgmi-mesh") return "AMD Infinity Fabric (xGMI) full mesh";
+  if (fabric == "ethernet-mesh") return "all-to-all RoCE Ethernet mesh";
+  if (fabric == "ici-torus") return "ICI torus";
+  return fabric;
+}
+
+/// The cluster runs the accelerator on the scale-up fabric it is built into (its
+/// scale_up_fabric): an MI300X has no NVSwitch, an H100 no xGMI mesh, a TPU no switch at all.
+/// Torus and custom networks are whole networks of their own: any chip may run on them (a
+/// design study), but a TPU runs on nothing else. A scale_up.fabric set with a torus or custom
+/// network has no effect: a warning.
+void check_accelerator_fabric(const ConfigNode& root, bool accelerator_ok, const topologies::TopologyKind& kind,
+                              const platform::ClusterSpec& cluster, Problems& problems) {
+  const std::string fabric_key = "cluster.node.scale_up.fabric";
+  const std::string topology_key = "cluster.network.topology";
+  const topologies::ClusterNetworkSpec& network = cluster.network;
+  if (kind.whole_network && has_value(root, fabric_key) && !problems.bad(fabric_key)) {
+    problems.warn(position_of(root, fabric_key), fabric_key,
+                  "has no effect: topology " + kind.name +
+                      " is the whole network (no scale-up switch or mesh; its links are cluster.network's)");
+  }
+  const std::string& built_into = cluster.accelerator.scale_up_fabric;
+  if (!accelerator_ok || built_into.empty() || problems.any_bad(fabric_key, topology_key)) return;
+  const std::string& name = cluster.accelerator.name;
+  if (built_into == "ici-torus") {
+    if (kind.whole_network) return;
+    const std::string where = has_value(root, topology_key) ? topology_key : "cluster.node.accelerator";
+    problems.add(position_of(root, where), topology_key,
+                 "accelerator '" + name + "' is built into the " + fabric_description(built_into) +
+                     " (scale_up_fabric ici-torus): cluster.network.topology must be torus (or custom), got " +
+                     network.scale_out.topology,
+                 "valid choices for " + name + ": custom, torus");
+    return;
+  }
+  if (kind.whole_network || network.scale_up.fabric == built_into) return;
+  const std::string where = has_value(root, fabric_key) ? fabric_key : "cluster.node.accelerator";
+  problems.add(position_of(root, where), fabric_key,
+               "accelerator '" + name + "' is built into the " + fabric_description(built_into) +
+                   ", not the " + fabric_description(network.scale_up.fabric) + ": " + fabric_key + " must be " +
+                   built_into + ", got " + network.scale_up.fabric,
+               "valid choices for " + name + ": " + built_into);
+}
+
 /// The keys the chosen topology cannot do without (the schema cannot say "required if"), and
 /// the NIC bandwidth every multi-node switched network needs.
 void require_topology_keys(const ConfigNode& root, const topologies::TopologyKind& kind, int nodes,
@@ -161,6 +208,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   const topologies::TopologyKind* kind = topologies::find_topology_kind(cluster.network.scale_out.topology);
   check_stragglers(root, cluster, problems);
   complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
+  check_accelerator_fabric(root, accelerator_ok, *kind, cluster, problems);
   complete_network(root, *kind, cluster, problems);
   if (const auto problem = platform.cost.basis_problem()) {
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);

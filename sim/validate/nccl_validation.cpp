@@ -22,7 +22,11 @@ struct SystemMapping {
   const char* gpu_prefix;
   const char* system;
 };
-constexpr SystemMapping kSystems[] = {{"A100", "dgx-a100"}, {"H100", "dgx-h100"}, {"H200", "dgx-h200"}};
+constexpr SystemMapping kSystems[] = {{"A100", "dgx-a100"},
+                                      {"H100", "dgx-h100"},
+                                      {"H200", "dgx-h200"},
+                                      {"GB200", "gb200-nvl72"},
+                                      {"AMD Instinct MI300X", "mi300x-x8"}};
 
 scenario::Scenario node_scenario(const std::string& system) {
   const std::string yaml = fmt::format(R"(schema_version: 1
@@ -84,7 +88,12 @@ NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
       continue;
     }
     const auto& first = *by_gpu[gpu].front();
-    const int ranks = first.get("num_gpus").empty() ? 8 : std::stoi(first.get("num_gpus"));
+    if (first.get("num_gpus").empty()) {
+      // A rack-scale domain (GB200: 4 GPUs per VM, 72 per NVLink domain) cannot be guessed.
+      comparison.skipped.push_back(fmt::format("{}: the dataset does not state the GPU count", gpu));
+      continue;
+    }
+    const int ranks = std::stoi(first.get("num_gpus"));
     const auto scenario = node_scenario(mapping->system);
     const platform::Platform platform(scenario.platform);
     if (ranks > platform.accelerator_count()) {
@@ -125,7 +134,7 @@ NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
 }
 
 std::string nccl_comparison_table(const NcclComparison& comparison) {
-  std::string text = fmt::format("# all-reduce busbw: nccl-tests ({}) vs clustersim auto, analytical\n",
+  std::string text = fmt::format("# all-reduce busbw: nccl-tests / rccl-tests ({}) vs clustersim auto, analytical\n",
                                  comparison.dataset);
   for (const auto& gpu : comparison.gpus) {
     text += fmt::format("\n## {} ({} x {}, system {})\n", gpu.gpu_type, gpu.ranks, "GPU", gpu.system);

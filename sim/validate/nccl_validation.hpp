@@ -43,9 +43,11 @@ struct NcclComparison {
 /// for a label that is not a number with an optional K, M or G.
 double nccl_size_label_bytes(const std::string& label);
 
-/// Reads the CSV, keeps the all-reduce rows with metric busbw, maps each GPU type to a system
-/// preset (A100 -> dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200; others are skipped with a
-/// reason), and predicts every size with `auto` (analytical) on one node of that system.
+/// Reads the CSV (nccl-tests and rccl-tests rows alike), keeps the all-reduce rows with metric
+/// busbw, maps each GPU type to a system preset (A100 -> dgx-a100, H100 -> dgx-h100, H200 ->
+/// dgx-h200, GB200 -> gb200-nvl72, AMD Instinct MI300X -> mi300x-x8 on its xGMI mesh; others,
+/// and rows without a GPU count, are skipped with a reason), and predicts every size with `auto`
+/// (analytical) on one node of that system.
 NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset);
 
 /// Per GPU type: size, measured and predicted busbw (GB/s), error (%), algorithm; then the

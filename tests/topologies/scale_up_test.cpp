@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
@@ -67,7 +69,7 @@ TEST_CASE("scale-up spec errors name the field and range") {
                        clustersim::ConfigError);
   spec = cluster(1, 8, 8);
   spec.scale_up.fabric = "nvlink";
-  CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.fabric must be one of: nvswitch; got 'nvlink'",
+  CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, xgmi-mesh; got 'nvlink'",
                        clustersim::ConfigError);
 }
 
@@ -131,5 +133,53 @@ TEST_CASE("scale-up domain size must group whole nodes and divide the cluster") 
   spec.scale_up.domain_size = 8;
   spec.scale_up.bytes_per_s = 0;
   CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.bytes_per_s must be a finite number > 0, got 0",
+                       clustersim::ConfigError);
+}
+
+TEST_CASE("an xGMI full mesh: one 64 GB/s cable per GPU pair, no switch, pair traffic on its own link") {
+  ClusterNetworkSpec spec = cluster(2, 8, 8, "switch");
+  spec.scale_up.fabric = "xgmi-mesh";
+  spec.scale_up.bytes_per_s = 448e9;  // 7 peers x 64 GB/s
+  spec.scale_up.latency_s = 1.5e-6;
+  const Topology topology = Topology::build(spec);
+  CHECK(topology.scale_up_mesh());
+  int mesh_links = 0;
+  for (const Link& link : topology.links()) {
+    if (link.tier != 0) continue;
+    ++mesh_links;
+    CHECK(link.bytes_per_s == doctest::Approx(64e9));
+    CHECK(link.latency_s == doctest::Approx(1.5e-6));  // one hop, not two half-hops
+  }
+  CHECK(mesh_links == 2 * 2 * 28);  // 2 nodes x C(8, 2) cables x 2 directions
+  const Path& pair = topology.path(1, 6);
+  REQUIRE(pair.links.size() == 1);
+  const Link& link = topology.links()[static_cast<std::size_t>(pair.links[0])];
+  CHECK(link.from != link.to);
+  CHECK(pair.bottleneck_bytes_per_s == doctest::Approx(64e9));  // one link, not the 448 GB/s aggregate
+  CHECK(pair.latency_s == doctest::Approx(1.5e-6));
+  // Every ordered pair of a node has a link of its own.
+  std::set<LinkId> used;
+  for (int a = 0; a < 8; ++a) {
+    for (int b = 0; b < 8; ++b) {
+      if (a != b) used.insert(topology.path(a, b).links.front());
+    }
+  }
+  CHECK(used.size() == 56);
+  // Across nodes: accelerator -> leaf -> accelerator over the NICs, never a mesh link.
+  for (const LinkId id : topology.path(2, 10).links) CHECK(topology.links()[static_cast<std::size_t>(id)].tier != 0);
+  const TopologySummary summary = topology.summary();
+  CHECK(summary.switches == 1);  // the scale-out switch only
+  CHECK(summary.diameter_hops == 2);
+  ClusterNetworkSpec one = spec;
+  one.nodes = 1;
+  CHECK(Topology::build(one).summary().diameter_hops == 1);
+}
+
+TEST_CASE("a mesh needs one NIC per accelerator (no switch to share one through)") {
+  ClusterNetworkSpec spec = cluster(2, 8, 4);
+  spec.scale_up.fabric = "ethernet-mesh";
+  CHECK_THROWS_WITH_AS(Topology::build(spec),
+                       "scale_up.fabric ethernet-mesh has no switch to share a NIC through: scale_out.nics_per_node "
+                       "must equal accelerators_per_node (8), got 4",
                        clustersim::ConfigError);
 }

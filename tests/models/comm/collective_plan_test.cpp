@@ -2,6 +2,9 @@
 // topologies with hand-computed times.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -229,9 +232,13 @@ TEST_CASE("SHARP all-reduce by hand: the switch reduces, each rail rank sends an
 }
 
 TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
-  // 8 chips, links of 25 GB/s and 1 us. Reduce-scatter along x (4-rings): 3/4 S = 6 MB per
-  // flow, 240 us, 3 steps x (1 + 1) us; along y (2-rings over the wraparound pair of links,
-  // opposite directions): 1/2 x S/4 = 1 MB, 40 us, 1 step x 2 us; all-gather y then x again.
+  // 8 chips, links of 25 GB/s and 1 us. Two shares of S/2 = 4 MB, one going x then y, the other
+  // y then x, at the same time on different links. Stage 0: x share reduce-scatters on the
+  // bidirectional 4-rings, 3/4 x 4 MB = 3 MB per chip, 1.5 MB each way round (60 us); the y
+  // share on the 2-rings over the pair's one cable, 1/2 x 4 MB = 2 MB (80 us); 80 us, 3 steps x
+  // (1 + 1) us. Stage 1: the x share now on y with 1 MB: 0.5 MB (20 us); the y share on x with
+  // 2 MB: 1.5 MB, 0.75 MB each way (30 us); 30 us, 3 steps. All-gather: the same stages
+  // reversed.
   topologies::ClusterNetworkSpec spec;
   spec.nodes = 8;
   spec.accelerators_per_node = 1;
@@ -244,11 +251,38 @@ TEST_CASE("torus-rings all-reduce by hand on a 4 x 2 torus") {
   const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
   const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(8), 8e6);
   REQUIRE(plan.phases.size() == 4);
-  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(6e6));
-  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(1e6));
-  CHECK(plan.phases[2].flows[0].bytes == doctest::Approx(1e6));
-  CHECK(plan.phases[3].flows[0].bytes == doctest::Approx(6e6));
-  const double expected = 5e-6 + 2 * (6e-6 + 240e-6) + 2 * (2e-6 + 40e-6);
+  REQUIRE(plan.phases[0].flows.size() == 16 + 8);  // x both ways round, y over the pair
+  CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(1.5e6));
+  CHECK(plan.phases[0].flows[16].bytes == doctest::Approx(2e6));
+  CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(0.5e6));
+  CHECK(plan.phases[1].flows[8].bytes == doctest::Approx(0.75e6));
+  CHECK(plan.phases[3].flows[16].bytes == doctest::Approx(2e6));
+  for (const Phase& phase : plan.phases) CHECK(phase.steps == 3);
+  const double expected = 5e-6 + 2 * (6e-6 + 80e-6) + 2 * (6e-6 + 30e-6);
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("torus-rings on a 4 x 4 x 4 cube: three shares keep all six links of a chip busy") {
+  // 100 GB/s links, ideal. Each stage moves, per chip and share, (3/4) x the share's data on
+  // two links (one each way round); the three shares use the three dimensions at once, so
+  // per-link time is the x share's: stage t carries (3/4) x S/3 x 4^-t over 2 links.
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = 16;
+  spec.accelerators_per_node = 4;
+  spec.scale_out.topology = "torus";
+  spec.scale_out.torus_dims = {4, 4, 4};
+  spec.scale_out.nic_bytes_per_s = 100e9;
+  spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_out.efficiency = 1.0;
+  const auto topology = topologies::Topology::build(spec);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const double bytes = 96e6;
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::torus_rings, Protocol::simple, first(64), bytes);
+  REQUIRE(plan.phases.size() == 6);
+  double transfer_s = 0;
+  for (int t = 0; t < 3; ++t) transfer_s += 2 * 0.75 * bytes / 3 / std::pow(4.0, t) / 2 / 100e9;
+  const double expected = 5e-6 + 6 * 3 * 2e-6 + transfer_s;
   CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
   CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
 }
@@ -262,6 +296,107 @@ TEST_CASE("multi-channel rings: the flow evaluator equals the analytical one and
   const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, first(8), 8e6);
   REQUIRE(lowering.ring_channels(first(8)) == 4);
   const double expected = 5e-6 + 14 * (2e-6 + 1e-6) + 2.0 * 7 / 8 * 8e6 / 4 / 25e9;
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+namespace {
+
+/// `nodes` MI300X-like nodes: 8 GPUs on an xGMI full mesh of 64 GB/s links (448 GB/s per GPU),
+/// 1 us per link, ideal; one 25 GB/s NIC per GPU on one switch.
+topologies::Topology mesh_nodes(int nodes) {
+  topologies::ClusterNetworkSpec spec;
+  spec.nodes = nodes;
+  spec.accelerators_per_node = 8;
+  spec.scale_up = {"xgmi-mesh", 448e9, 1e-6, 0, 1.0};
+  spec.scale_out.topology = "switch";
+  spec.scale_out.nics_per_node = 8;
+  spec.scale_out.nic_bytes_per_s = 25e9;
+  spec.scale_out.link_latency_s = 1e-6;
+  spec.scale_out.efficiency = 1.0;
+  return topologies::Topology::build(spec);
+}
+
+/// Flows of `phase` per directed link.
+std::map<topologies::LinkId, int> flows_per_link(const Phase& phase, const topologies::Topology& topology) {
+  std::map<topologies::LinkId, int> count;
+  for (const FlowSpec& f : phase.flows) {
+    for (const topologies::LinkId id : topology.path(f.src, f.dst, f.flow_key).links) ++count[id];
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce on an 8-GPU mesh: 7 disjoint rings, one per link, the aggregate bandwidth") {
+  const auto topology = mesh_nodes(1);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{true});
+  const auto orders = lowering.ring_orders(first(8));
+  CHECK(orders.size() == 7);
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, first(8), 8e6);
+  REQUIRE(plan.phases.size() == 1);
+  CHECK(plan.phases[0].flows.size() == 56);
+  const auto load = flows_per_link(plan.phases[0], topology);
+  CHECK(load.size() == 56);  // every directed mesh link ...
+  for (const auto& [link, flows] : load) CHECK(flows == 1);  // ... carries one ring
+  // Each ring moves 2 x 7/8 x 8 MB / 7 = 2 MB over its own 64 GB/s link: 31.25 us, i.e. the
+  // 448 GB/s aggregate; 14 steps x (1 us link + 1 us step); base 5 us.
+  const double expected = 5e-6 + 14 * 2e-6 + 2e6 / 64e9;
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+  // NVLS needs a switch even on a chip that has it.
+  CHECK(lowering.inapplicable_reason(CollectiveKind::all_reduce, Algorithm::nvls, first(8)) ==
+        "nvls needs an NVSwitch scale-up fabric, not xgmi-mesh");
+  const CollectiveTuner tuner(topology, simple_params(), CollectiveHardware{true});
+  CHECK(tuner.choose(CollectiveKind::all_reduce, std::nullopt, first(8), 1e9).plan.algorithm == Algorithm::ring);
+}
+
+TEST_CASE("mesh: one ring or one pair alone gets one link's bandwidth") {
+  const auto topology = mesh_nodes(1);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  // send-recv between two GPUs: 64 MB over the pair's 64 GB/s link (1 ms), not 448 GB/s.
+  const std::vector<int> pair = {2, 5};
+  const auto p2p = lowering.lower(CollectiveKind::send_recv, Algorithm::ring, Protocol::simple, pair, 64e6);
+  const double p2p_expected = 5e-6 + 1 * 2e-6 + 64e6 / 64e9;
+  CHECK(analytical_time_s(p2p, topology) == doctest::Approx(p2p_expected));
+  CHECK(flow_time_s(p2p, topology) == doctest::Approx(p2p_expected).epsilon(1e-9));
+  // A 4-GPU group: K4 has only 2 disjoint Hamiltonian rings (0123 and its reverse), so an
+  // all-reduce gets 2 links of 64 GB/s: 2 x 3/4 x 8 MB = 12 MB per rank, 6 MB on each ring.
+  const std::vector<int> four = {0, 2, 4, 6};
+  CHECK(lowering.ring_orders(four).size() == 2);
+  const auto ar = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, four, 8e6);
+  const double ar_expected = 5e-6 + 6 * 2e-6 + 6e6 / 64e9;
+  CHECK(analytical_time_s(ar, topology) == doctest::Approx(ar_expected));
+  CHECK(flow_time_s(ar, topology) == doctest::Approx(ar_expected).epsilon(1e-9));
+}
+
+TEST_CASE("mesh all-to-all sends to every peer at once, each pair on its link") {
+  const auto topology = mesh_nodes(1);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_to_all, Algorithm::pairwise, Protocol::simple, first(8), 8e6);
+  REQUIRE(plan.phases.size() == 1);
+  for (const auto& [link, flows] : flows_per_link(plan.phases[0], topology)) CHECK(flows == 1);
+  const double expected = 5e-6 + 7 * 2e-6 + 1e6 / 64e9;  // S/8 per peer over its own link
+  CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
+  CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("mesh across nodes: 8 channels on disjoint Hamiltonian paths, rail-aligned, NIC-bound") {
+  const auto topology = mesh_nodes(2);
+  const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{});
+  const auto plan = lowering.lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple, first(16), 16e6);
+  REQUIRE(plan.phases.size() == 1);
+  int nic_flows = 0;
+  for (const FlowSpec& f : plan.phases[0].flows) {
+    if (f.src / 8 != f.dst / 8) {
+      ++nic_flows;
+      CHECK(f.src % 8 == f.dst % 8);  // same local rank: the same rail
+    }
+  }
+  CHECK(nic_flows == 16);  // 8 channels, each crossing twice
+  for (const auto& [link, flows] : flows_per_link(plan.phases[0], topology)) CHECK(flows == 1);
+  // Each channel: 2 x 15/16 x 16 MB / 8 = 3.75 MB per hop; the 25 GB/s NIC bounds it.
+  const double expected = 5e-6 + 30 * (2e-6 + 1e-6) + 3.75e6 / 25e9;
   CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
   CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));
 }

@@ -156,25 +156,40 @@ TEST_CASE("accelerator presets have the required keys") {
   }
 }
 
-TEST_CASE("system presets name a library accelerator and the node fabric") {
-  std::set<std::string> accelerators;
+TEST_CASE("system presets name a library accelerator and the fabric it is built into") {
+  std::map<std::string, std::string> fabric_of;  // accelerator -> its scale_up_fabric
   for (const fs::path& file : yaml_files(data_dir() / "accelerators")) {
-    accelerators.insert(file.stem().string());
+    const YAML::Node entry = YAML::LoadFile(file.string())["accelerators"][file.stem().string()];
+    fabric_of[file.stem().string()] = entry["scale_up_fabric"].as<std::string>("");
+    CHECK_MESSAGE(!fabric_of[file.stem().string()].empty(), file.stem().string() << " states no scale_up_fabric");
   }
+  std::set<std::string> fabrics_seen;
   for (const fs::path& file : yaml_files(data_dir() / "systems")) {
     const std::string where = file.filename().string();
     const YAML::Node root = YAML::LoadFile(file.string());
     const YAML::Node node = root["cluster"]["node"];
     REQUIRE_MESSAGE(node.IsMap(), where);
-    CHECK_MESSAGE(accelerators.count(node["accelerator"].as<std::string>()) == 1, where);
+    const std::string accelerator = node["accelerator"].as<std::string>();
+    REQUIRE_MESSAGE(fabric_of.count(accelerator) == 1, where);
+    fabrics_seen.insert(fabric_of[accelerator]);
+    if (fabric_of[accelerator] == "ici-torus") {
+      // A TPU slice: hosts of 4 chips on the ICI torus, no scale-up block, no NICs.
+      CHECK(node["per_node"].as<int>() == 4);
+      CHECK_FALSE(node["scale_up"].IsDefined());
+      CHECK(root["cluster"]["network"]["topology"].as<std::string>() == "torus");
+      require_string_with_unit(root["cluster"]["network"]["link"]["bandwidth"], where + " ICI link", "GB/s");
+      continue;
+    }
     CHECK(node["per_node"].as<int>() == 8);
-    CHECK(node["scale_up"]["fabric"].as<std::string>() == "nvswitch");
+    CHECK_MESSAGE(node["scale_up"]["fabric"].as<std::string>() == fabric_of[accelerator], where);
     require_string_with_unit(node["scale_up"]["bandwidth"], where + " scale_up", "GB/s");
     require_string_with_unit(node["scale_up"]["latency"], where + " latency", "us");
     CHECK(root["cluster"]["network"]["nic"]["per_node"].as<int>() == 8);
     require_string_with_unit(root["cluster"]["network"]["nic"]["bandwidth"], where + " nic",
                              "Gb/s");
   }
+  // Every fabric the library's accelerators are built into has a system preset.
+  CHECK(fabrics_seen == std::set<std::string>{"ethernet-mesh", "ici-torus", "nvswitch", "pcie", "xgmi-mesh"});
 }
 
 TEST_CASE("LLM presets are valid transformers with the expected parameter counts") {
