@@ -36,7 +36,7 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
       ->add_option("--attention-kernel", cli.kernels_options.attention_kernel,
                    "fused-attention family of the attention rows (the CSV does not record it; the default "
                    "calibration's public rows are FlashAttention-2)")
-      ->check(CLI::IsMember({"fa2", "fa3", "cudnn"}))
+      ->check(CLI::IsMember(models::attention_kernel_family_names().names()))
       ->capture_default_str();
 }
 

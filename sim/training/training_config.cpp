@@ -21,8 +21,26 @@ const config::NameTable<AttentionKernel>& attention_kernel_names() {
                                                                              {"fa2", AttentionKernel::fa2},
                                                                              {"fa3", AttentionKernel::fa3},
                                                                              {"cudnn", AttentionKernel::cudnn},
+                                                                             {"fa4", AttentionKernel::fa4},
+                                                                             {"fused_sdpa", AttentionKernel::fused_sdpa},
+                                                                             {"pallas", AttentionKernel::pallas},
                                                                              {"unfused", AttentionKernel::unfused}});
   return names;
+}
+
+std::optional<models::AttentionKernelFamily> explicit_family(AttentionKernel attention) {
+  using F = models::AttentionKernelFamily;
+  switch (attention) {
+    case AttentionKernel::fa2: return F::fa2;
+    case AttentionKernel::fa3: return F::fa3;
+    case AttentionKernel::cudnn: return F::cudnn;
+    case AttentionKernel::fa4: return F::fa4;
+    case AttentionKernel::fused_sdpa: return F::fused_sdpa;
+    case AttentionKernel::pallas: return F::pallas;
+    case AttentionKernel::flash:
+    case AttentionKernel::unfused: break;
+  }
+  return std::nullopt;
 }
 
 const config::NameTable<Zero3Granularity>& zero3_granularity_names() {
