@@ -51,10 +51,9 @@ AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKe
   }
   // Serial families: the softmax after the matmuls. Overlapping ones: the longer of the two,
   // plus the part of the shorter one the kernel does not hide.
-  const bool serial = family == AttentionKernelFamily::fa2 ||
-                      (family == AttentionKernelFamily::cudnn && spec.matrix_path != MatrixPath::tcgen05);
   const double combined_s =
-      serial ? cost.matmul_s + softmax_s
+      !overlaps_softmax(family, spec.matrix_path)
+          ? cost.matmul_s + softmax_s
              : std::max(cost.matmul_s, softmax_s) +
                    (1.0 - spec.attention_softmax_overlap) * std::min(cost.matmul_s, softmax_s);
   cost.matmul_bound = cost.matmul_s >= softmax_s;

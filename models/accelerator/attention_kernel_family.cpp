@@ -47,6 +47,12 @@ bool runs_on(AttentionKernelFamily family, MatrixPath path) {
   return false;
 }
 
+bool overlaps_softmax(AttentionKernelFamily family, MatrixPath path) {
+  if (family == AttentionKernelFamily::fa2) return false;
+  if (family == AttentionKernelFamily::cudnn) return path == MatrixPath::tcgen05;
+  return true;
+}
+
 std::vector<AttentionKernelFamily> families_on(MatrixPath path) {
   std::vector<AttentionKernelFamily> families;
   for (const std::string& name : attention_kernel_family_names().names()) {

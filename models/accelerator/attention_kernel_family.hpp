@@ -72,6 +72,11 @@ std::string_view matrix_path_name(MatrixPath path);
 /// tcgen05; fa4 on tcgen05 (its Hopper code path is not modelled); fused_sdpa on mme; pallas
 /// on mxu.
 bool runs_on(AttentionKernelFamily family, MatrixPath path);
+/// Whether `family` on `path` overlaps its softmax with the matrix math (by the accelerator's
+/// attention_softmax_overlap): fa3, fa4, fused_sdpa, pallas, and cudnn on tcgen05; fa2 and
+/// cudnn before Blackwell add them.
+bool overlaps_softmax(AttentionKernelFamily family, MatrixPath path);
+
 /// The families that run on `path`, in enum order.
 std::vector<AttentionKernelFamily> families_on(MatrixPath path);
 /// Those families' names joined by ", " (for messages).

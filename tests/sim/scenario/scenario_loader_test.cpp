@@ -930,3 +930,24 @@ TEST_CASE("loader: op classes without a kernel measurement on the accelerator ge
                       [](const std::string& note) { return note.rfind("notice: accelerator 'test-gpu'", 0) == 0; }) ==
         1);
 }
+
+TEST_CASE("loader: attention keys no family on the matrix path reads are warnings, not silently ignored") {
+  // mma_sync runs fa2 and cudnn, both serial: softmax_overlap has no effect.
+  const Scenario serial =
+      load(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {softmax_overlap: 0.5}"}}));
+  REQUIRE(serial.warnings.size() == 1);
+  CHECK(serial.warnings[0].render().find("accelerators.test-gpu.attention.softmax_overlap: has no effect: no family "
+                                         "overlaps its softmax on matrix path mma_sync (families: fa2, cudnn)") !=
+        std::string::npos);
+  // On tcgen05 (cudnn and fa4 overlap) it is read.
+  CHECK(load(edit(kBase, {{"compute_units: 100",
+                           "compute_units: 100\n    matrix_path: tcgen05\n    attention: {softmax_overlap: 0.5}"}}))
+            .warnings.empty());
+  // warp_mma_fraction is fa2's, which does not run on Gaudi's MMEs.
+  const Scenario gaudi = load(edit(kBase, {{"compute_units: 100",
+                                            "compute_units: 100\n    matrix_path: mme\n    attention: {kernel: "
+                                            "fused_sdpa, warp_mma_fraction: 0.5}"}}));
+  REQUIRE(gaudi.warnings.size() == 1);
+  CHECK(gaudi.warnings[0].render().find("attention.warp_mma_fraction: has no effect: fa2, the warp-MMA family, does "
+                                        "not run on matrix path mme (families: fused_sdpa)") != std::string::npos);
+}
