@@ -102,18 +102,20 @@ Declarations<AcceleratorSpec> efficiency_keys() {
 Declarations<AcceleratorSpec> attention_keys() {
   Declarations<AcceleratorSpec> keys;
   keys.enumeration("kernel", &AcceleratorSpec::attention_kernel, attention_kernel_family_names(),
-                   "fused-attention family frameworks run here (workload.attention: flash): fa2 = warp-level MMA, "
-                   "softmax not overlapped (FlashAttention-2); fa3 = full-rate MMA overlapped with softmax "
-                   "(FlashAttention-3); cudnn = full-rate MMA, softmax not hidden (cuDNN fused attention, "
-                   "Transformer Engine's choice on Hopper). fa3 or cudnn here also allows the other two");
+                   "fused-attention family frameworks run here (workload.attention: flash); must run on matrix_path. "
+                   "fa2 = warp-level MMA, softmax not overlapped (FlashAttention-2); fa3 = full-rate MMA overlapped "
+                   "with softmax (FlashAttention-3, Hopper); cudnn = cuDNN fused attention (Transformer Engine's "
+                   "choice; softmax not hidden before Blackwell); fa4 = FlashAttention-4 (Blackwell, overlapped, "
+                   "exponentials split between MUFU and FMA emulation); fused_sdpa = Gaudi FusedSDPA (MME + TPC); "
+                   "pallas = TPU Pallas flash attention (MXU + vector units)");
   keys.number("warp_mma_fraction", &AcceleratorSpec::warp_mma_fraction,
               "fraction of the matrix peak warp-level MMA (mma.sync, used by fa2) reaches; 1 where it is the full "
               "path")
       .positive()
       .range(0, 1);
   keys.number("softmax_overlap", &AcceleratorSpec::attention_softmax_overlap,
-              "fa3: fraction of the softmax time hidden under the matrix work (1: ideal overlap, time = max; 0: "
-              "none, time = matmul + softmax)")
+              "overlapping families (fa3; cudnn on tcgen05; fa4, fused_sdpa, pallas): fraction of the softmax "
+              "time hidden under the matrix work (1: ideal overlap, time = max; 0: none, time = matmul + softmax)")
       .range(0, 1);
   keys.quantity("special_function", &AcceleratorSpec::special_function_ops_per_s, Dimension::flops_per_s,
                 "special-function (exp2) results per second, whole chip; unset: fused attention cannot be costed")
@@ -164,6 +166,11 @@ const Declarations<AcceleratorSpec>& accelerator_keys() {
               "K elements between promotions of the fp8 MMA accumulator to fp32 on the vector cores in "
               "precise-accumulation GEMMs; 0: full-precision fp8 accumulation")
         .range(0, 1048576);
+    k.enumeration("matrix_path", &A::matrix_path, matrix_path_names(),
+                     "matrix instruction path: it decides the fused-attention families that run here and whether a "
+                     "GEMM's epilogue store is exposed (mma_sync, wgmma, mfma) or overlapped (tcgen05, mme, mxu): mma_sync "
+                     "(Ampere/Ada: fa2, cudnn), wgmma (Hopper: fa2, fa3, cudnn), tcgen05 (Blackwell: fa2, cudnn, fa4), "
+                     "mfma (AMD CDNA: fa2), mme (Gaudi: fused_sdpa), mxu (TPU: pallas)");
     k.object("attention", attention_keys(), "fused-attention physics (docs/models.md \"Fused attention\")");
     k.object("gemm_tile", gemm_tile_keys(), "GEMM tile for tile and wave quantization");
     k.quantity("scale_up_bandwidth", &A::scale_up_bytes_per_s, Dimension::bytes_per_s,

@@ -78,15 +78,18 @@ struct AcceleratorSpec {
   int gemm_tile_m = 128;
   int gemm_tile_n = 256;
 
-  /// Fused attention (preset `attention`; attention_cost.hpp). The kernel family frameworks
-  /// run here when a workload asks for plain `flash` attention, and the most capable one the
-  /// chip runs (fa3 is refused where this is fa2).
+  /// Fused attention (preset `attention`; attention_cost.hpp). The matrix instruction path,
+  /// which decides the families that run here (runs_on(); a family that does not is refused,
+  /// naming the ones that do).
+  MatrixPath matrix_path = MatrixPath::mma_sync;
+  /// The kernel family frameworks run here when a workload asks for plain `flash` attention;
+  /// must run on matrix_path.
   AttentionKernelFamily attention_kernel = AttentionKernelFamily::fa2;
   /// Fraction of the matrix peak that warp-level MMA (mma.sync, the path FlashAttention-2
   /// uses) reaches: 1 where it is the full path (Ampere, AMD MFMA), about 0.5 on Hopper.
   double warp_mma_fraction = 1.0;
-  /// fa3 family: fraction of the softmax time (max of the exp and fp32 parts) hidden under the
-  /// matrix work, in [0, 1]. 1 is the ideal overlap (time = max(matmul, softmax)), 0 none
+  /// Overlapping families (fa3; cudnn on tcgen05; fa4, fused_sdpa, pallas): fraction of the
+  /// softmax time (max of the exp and fp32 parts) hidden under the matrix work, in [0, 1]. 1 is the ideal overlap (time = max(matmul, softmax)), 0 none
   /// (time = matmul + softmax, at the full MMA rate). H100/H200: 0.5, from the
   /// FlashAttention-3 paper's forward kernel (docs/models.md "Fused attention").
   double attention_softmax_overlap = 1.0;

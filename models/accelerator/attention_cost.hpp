@@ -46,6 +46,20 @@ inline constexpr std::int64_t kAttentionTile = 128;
 /// from 1k; FA2's curve points to about half a tile).
 inline constexpr double kAttentionCtaOverheadTiles = 1.0;
 
+/// FMA-pipe operations of one exponential emulated in software by FlashAttention-4 (Zadouri et
+/// al., arXiv:2603.05451, sec. 3): Cody-Waite range reduction (a floor and a subtraction) and a
+/// degree-3 polynomial by Horner's rule (3 FMAs); the exponent is inserted by an integer add on
+/// another pipe. ESTIMATE from that description (5 slots, no instruction count is published).
+inline constexpr double kEmulatedExpFmaOps = 5.0;
+
+/// Fraction of the exponentials FlashAttention-4 emulates on the FMA pipe so that the
+/// special-function unit (MUFU, `exp_rate` results/s) and the FMA pipe (`fma_rate` ops/s, which
+/// also carries `fp32_ops` operations per score element) finish together:
+/// f = (fma_rate - exp_rate x fp32_ops) / (fma_rate + exp_rate x kEmulatedExpFmaOps), clamped
+/// to [0, 1] (0 when the FMA pipe is already the longer one). The softmax then takes
+/// (1 - f) / exp_rate per element.
+double emulated_exp_fraction(double exp_rate, double fma_rate, double fp32_ops);
+
 /// Time of one score element (one query-key pair of one head) of a fused attention kernel,
 /// seconds, and its parts. Each part is the work of one element divided by the whole chip's
 /// rate for it.
@@ -62,12 +76,14 @@ struct AttentionScoreCost {
 /// Per-score-element cost of a fused attention kernel of `family` on `spec` for `head_dim`
 /// and `dtype`, forward or backward (see AttentionKernelFamily and the constants above). The
 /// parts are the forward's in both directions.
-/// fa2 uses spec.warp_mma_fraction of the matrix peak, fa3 and cudnn the full peak; all scale
-/// it by spec.matmul_efficiency_for(dtype). fa3 hides spec.attention_softmax_overlap of the
-/// shorter of matmul and softmax under the longer; fa2 and cudnn add them. Throws ConfigError
-/// (naming the accelerator) when the spec has no special-function rate or no vector peak, for
-/// head_dim <= 0, and for fa3 or cudnn on an accelerator whose attention_kernel is fa2 (the
-/// preset names a family the chip runs; warpgroup MMA is Hopper and later).
+/// fa2 uses spec.warp_mma_fraction of the matrix peak, the others the full peak; all scale it
+/// by spec.matmul_efficiency_for(dtype). Serial families (fa2; cudnn on mma_sync and wgmma)
+/// add matmul and softmax; the overlapping ones (fa3; cudnn on tcgen05; fa4, fused_sdpa,
+/// pallas) hide spec.attention_softmax_overlap of the shorter of the two under the longer.
+/// fa4's softmax is (1 - f) / exp rate with f = emulated_exp_fraction() (its exp_s part stays
+/// the MUFU-only time, for reports). Throws ConfigError (naming the accelerator) when the
+/// family does not run on spec.matrix_path (listing the families that do), when the
+/// spec has no special-function rate or no vector peak, and for head_dim <= 0.
 AttentionScoreCost attention_score_cost(const AcceleratorSpec& spec, AttentionKernelFamily family,
                                         std::int64_t head_dim, Dtype dtype, bool backward);
 

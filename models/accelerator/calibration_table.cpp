@@ -343,4 +343,11 @@ std::vector<CalibrationRow> rows_for_accelerator(const CalibrationTable& table,
   return rows;
 }
 
+bool has_measurement(const CalibrationTable& table, const std::string& accelerator, OpClass op, Dtype dtype) {
+  const auto kind = [](OpClass o) { return o == OpClass::batched_gemm ? OpClass::gemm : o; };
+  return std::any_of(table.rows.begin(), table.rows.end(), [&](const CalibrationRow& row) {
+    return row.accelerator == accelerator && kind(row.shape.op) == kind(op) && row.shape.dtype == dtype;
+  });
+}
+
 }  // namespace clustersim::models

@@ -68,6 +68,11 @@ CalibrationTable merge_calibration(const std::vector<CalibrationTable>& tables,
 std::optional<CalibrationTable> read_default_calibration(const std::filesystem::path& data_dir,
                                                          const std::string& accelerator);
 
+/// Whether `table` holds a measurement of `accelerator` running an op of `op`'s kind (gemm and
+/// batched_gemm are one kind) in `dtype`: the test behind the notice that an op class's time is
+/// a roofline estimate with no measurement on that chip.
+bool has_measurement(const CalibrationTable& table, const std::string& accelerator, OpClass op, Dtype dtype);
+
 /// The rows of `table` for one accelerator.
 std::vector<CalibrationRow> rows_for_accelerator(const CalibrationTable& table,
                                                  const std::string& accelerator);

@@ -20,7 +20,7 @@ void require_positive(std::int64_t value, const char* op, const char* dimension)
   }
 }
 
-void require_spec(bool ok, const AcceleratorSpec& spec, const char* what) {
+void require_spec(bool ok, const AcceleratorSpec& spec, const std::string& what) {
   if (!ok) throw ConfigError("accelerator '" + spec.name + "': " + what);
 }
 
@@ -131,6 +131,10 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                "attention warp_mma_fraction must be in (0, 1]");
   require_spec(spec_.attention_softmax_overlap >= 0 && spec_.attention_softmax_overlap <= 1, spec_,
                "attention softmax_overlap must be in [0, 1]");
+  require_spec(runs_on(spec_.attention_kernel, spec_.matrix_path), spec_,
+               "attention kernel " + std::string(attention_kernel_family_name(spec_.attention_kernel)) +
+                   " does not run on its matrix path " + std::string(matrix_path_name(spec_.matrix_path)) +
+                   " (families that run there: " + families_on_text(spec_.matrix_path) + ")");
   require_spec(spec_.special_function_ops_per_s >= 0 && std::isfinite(spec_.special_function_ops_per_s), spec_,
                "attention special_function rate must not be negative");
   for (const auto& [dtype, peak] : spec_.peak_flops_per_s) {

@@ -8,6 +8,10 @@
 
 namespace clustersim::models {
 
+bool epilogue_overlaps_main_loop(MatrixPath path) {
+  return path == MatrixPath::tcgen05 || path == MatrixPath::mme || path == MatrixPath::mxu;
+}
+
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -110,6 +114,7 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
   const double store_s = p.store_bytes / p.memory_bytes_per_s;
   const double prologue_factor = (p.k + kGemmTileKOverheadElements) / p.k;
   const std::int64_t units = spec.compute_units;
+  const bool overlaps_store = epilogue_overlaps_main_loop(spec.matrix_path);
 
   const int preset_m = spec.gemm_tile_m, preset_n = spec.gemm_tile_n;
   const double preset_intensity = tile_intensity(preset_m, preset_n);
@@ -151,9 +156,14 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
         operand_bytes(p, tiles_m, tiles_n, tile_m, tile_n, tile_count, active);
     data_parallel.operand_s = data_parallel.operand_bytes / p.memory_bytes_per_s;
     data_parallel.store_bytes = p.store_bytes;
-    data_parallel.store_s = store_s;
-    data_parallel.time_s =
-        std::max(data_parallel.compute_s, data_parallel.operand_s) + data_parallel.store_s;
+    // Overlapped epilogue: every tile's store but the last round's (one per unit) runs beside
+    // later main loops and shares HBM with their operand traffic.
+    const double exposed_store_s =
+        overlaps_store ? store_s * static_cast<double>(active) / static_cast<double>(tile_count) : store_s;
+    const double hidden_store_s = store_s - exposed_store_s;
+    data_parallel.store_s = exposed_store_s;
+    data_parallel.time_s = std::max(data_parallel.compute_s, data_parallel.operand_s + hidden_store_s) +
+                           data_parallel.store_s;
     schedules.push_back(data_parallel);
 
     // Stream-K is offered with the preset tile and its transpose (index 0 and 1).
@@ -176,7 +186,7 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
     const double partial_tiles =
         splits_tiles ? static_cast<double>(std::min(tile_count, units)) : 0.0;
     stream_k.fixup_s = partial_tiles * tile_m * tile_n * kPartialSumBytes / p.memory_bytes_per_s;
-    stream_k.time_s = std::max(stream_k.compute_s, stream_k.operand_s) + stream_k.store_s +
+    stream_k.time_s = std::max(stream_k.compute_s, stream_k.operand_s + hidden_store_s) + stream_k.store_s +
                       stream_k.fixup_s;
     schedules.push_back(stream_k);
   }

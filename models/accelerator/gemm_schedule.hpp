@@ -21,8 +21,16 @@
 ///              both fit in L2 together, else each wave's distinct A row panels and B column
 ///              panels (the wave's tiles share panels through L2; waves do not);
 ///   store    = C bytes / (hbm x memory_efficiency): the epilogue writes the output tile after
-///              the k-loop and is not overlapped with it (one resident tile per unit);
+///              the k-loop and is not overlapped with it (one resident tile per unit) on the
+///              mma_sync, wgmma and mfma paths (cuBLAS / hipBLASLt non-persistent kernels);
 ///   time     = max(compute, operands) + store (+ stream-K fix-up).
+/// On the tcgen05, mme and mxu paths (epilogue_overlaps_main_loop) the accumulator lives
+/// outside the registers the next tile's math uses (Blackwell: tensor memory, double-buffered
+/// by the persistent sm100 kernels of CUTLASS / cuBLAS; Gaudi MME and TPU MXU: the engine
+/// streams its output while the next tile runs), so only the last round of tiles (one per
+/// unit) stores after its main loop: store = C bytes x min(tiles, units) / tiles / bandwidth,
+/// and the rest of C shares HBM with the operands: time = max(compute, operands + hidden
+/// store) + store (+ fix-up).
 /// tile_efficiency = I(tile) / I(preset tile), I = tile_m tile_n / (tile_m + tile_n): the
 /// operand bytes a tile loads into shared memory per FLOP grow as 1 / I, and the preset tile
 /// is taken to be the one that keeps the matrix units fed at the library's best efficiency.
@@ -90,6 +98,10 @@ struct GemmSchedule {
   /// "128x256", "256x128 stream-K", ... for reports.
   std::string describe() const;
 };
+
+/// Whether a GEMM's epilogue store overlaps later tiles' main loops on `path` (see top): true for
+/// tcgen05, mme and mxu, false for mma_sync, wgmma and mfma.
+bool epilogue_overlaps_main_loop(MatrixPath path);
 
 /// Every configuration the model considers for `problem` (see top), in a fixed order.
 /// `efficiency` is the main-loop fraction of peak (AcceleratorSpec::matmul_efficiency_for).

@@ -36,7 +36,7 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
       ->add_option("--attention-kernel", cli.kernels_options.attention_kernel,
                    "fused-attention family of the attention rows (the CSV does not record it; the default "
                    "calibration's public rows are FlashAttention-2)")
-      ->check(CLI::IsMember({"fa2", "fa3", "cudnn"}))
+      ->check(CLI::IsMember(models::attention_kernel_family_names().names()))
       ->capture_default_str();
 }
 
@@ -74,13 +74,18 @@ models::AcceleratorSpec library_accelerator(const std::string& name) {
                                   fmt::join(names, ", ")));
   }
   // The scenario loader is the one reader of presets (units, schema); a one-device probe
-  // scenario resolves the accelerator exactly as a user's scenario would.
+  // scenario resolves the accelerator exactly as a user's scenario would. A one-chip torus is a
+  // whole network of its own, which every accelerator may run on whatever its scale-up fabric
+  // (an NVSwitch, a mesh or ICI); no overlapped communication, so chips with few compute units
+  // (TPU) are not refused for it.
   const std::string yaml = fmt::format(R"(schema_version: 1
 name: accelerator-probe-{0}
 cluster:
   nodes: 1
   node: {{accelerator: {0}, per_node: 1}}
-  network: {{topology: switch}}
+  network: {{topology: torus, dims: [1], link: {{bandwidth: 1 GB/s}}}}
+simulation:
+  comm: {{overlap_sms: 0}}
 workload:
   kind: training
   model: llama-3-8b

@@ -52,10 +52,18 @@ class Problems {
     warnings_.push_back(make_diagnostic(position, std::move(key_path), std::move(message), std::move(hint)));
   }
   const std::vector<Diagnostic>& warnings() const { return warnings_; }
+  /// Information about how the run will be estimated, not about a key (e.g. an op class whose
+  /// time is a roofline estimate with no measurement behind it); the loader hands notices() to
+  /// the result's notes.
+  void notice(std::string message) {
+    if (std::find(notices_.begin(), notices_.end(), message) == notices_.end()) notices_.push_back(std::move(message));
+  }
+  const std::vector<std::string>& notices() const { return notices_; }
 
  private:
   std::vector<Diagnostic>* diagnostics_;
   std::vector<Diagnostic> warnings_;
+  std::vector<std::string> notices_;
 };
 
 }  // namespace clustersim::config

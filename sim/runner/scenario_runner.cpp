@@ -44,6 +44,7 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   for (const config::Diagnostic& warning : scenario.warnings) {
     result.primary->notes.push_back("warning: " + warning.render());
   }
+  for (const std::string& notice : scenario.notices) result.primary->notes.push_back("notice: " + notice);
   result.fingerprint = session.engine().fingerprint();
   result.events = session.engine().events_fired();
   return result;

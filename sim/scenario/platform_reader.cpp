@@ -1,5 +1,6 @@
 #include "sim/scenario/platform_reader.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/scenario/preset_library.hpp"
@@ -199,6 +200,33 @@ void warn_shadowed(const ConfigNode& root, const std::filesystem::path& data_dir
                     ") sets the scale-up bandwidth and wins");
 }
 
+/// Fused-attention keys a scenario writes for its accelerator that no family running on its
+/// matrix path reads: warn, naming the path and its families.
+void warn_unread_attention_keys(const ConfigNode& root, const std::filesystem::path& data_dir,
+                                const platform::ClusterSpec& cluster, Problems& problems) {
+  const models::AcceleratorSpec& accelerator = cluster.accelerator;
+  const ConfigNode* accelerators = root.find("accelerators");
+  const ConfigNode* entry =
+      accelerators != nullptr && accelerators->is_mapping() ? accelerators->find(accelerator.name) : nullptr;
+  const ConfigNode* attention = entry != nullptr && entry->is_mapping() ? entry->find("attention") : nullptr;
+  if (attention == nullptr || !attention->is_mapping()) return;
+  const std::vector<models::AttentionKernelFamily> families = models::families_on(accelerator.matrix_path);
+  const bool any_overlaps = std::any_of(families.begin(), families.end(), [&](models::AttentionKernelFamily family) {
+    return models::overlaps_softmax(family, accelerator.matrix_path);
+  });
+  const bool runs_fa2 = models::runs_on(models::AttentionKernelFamily::fa2, accelerator.matrix_path);
+  const std::string path_text = "matrix path " + std::string(models::matrix_path_name(accelerator.matrix_path)) +
+                                " (families: " + models::families_on_text(accelerator.matrix_path) + ")";
+  const auto warn_key = [&](const char* key, bool read, const std::string& why) {
+    const ConfigNode* value = attention->find(key);
+    if (read || value == nullptr || !written_by_scenario(*value, data_dir, LibraryKind::accelerators)) return;
+    problems.warn(value->position, "accelerators." + accelerator.name + ".attention." + key,
+                  "has no effect: " + why + " on " + path_text);
+  };
+  warn_key("softmax_overlap", any_overlaps, "no family overlaps its softmax");
+  warn_key("warp_mma_fraction", runs_fa2, "fa2, the warp-MMA family, does not run");
+}
+
 }  // namespace
 
 bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
@@ -214,6 +242,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);
   }
   warn_shadowed(root, data_dir, cluster, problems);
+  if (accelerator_ok) warn_unread_attention_keys(root, data_dir, cluster, problems);
   return accelerator_ok;
 }
 

@@ -45,6 +45,9 @@ struct Scenario {
   /// Problems that did not stop the load (a setting another layer overrides, so it has no
   /// effect), with their positions; the runner adds them to the result's notes.
   std::vector<config::Diagnostic> warnings;
+  /// How parts of the run are estimated (an op class whose time is a roofline estimate with no
+  /// kernel measurement on its accelerator); the runner adds them to the result's notes.
+  std::vector<std::string> notices;
 
   /// The primary workload's accelerators: its own pinned range, or the ones the pinned jobs
   /// leave (platform::primary_allocation). Throws ConfigError for overlapping jobs.

@@ -224,6 +224,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   if (!diagnostics.empty()) throw ScenarioError(diagnostics);
   scenario.warnings = problems.warnings();
   config::sort_diagnostics(scenario.warnings);
+  scenario.notices = problems.notices();
   return scenario;
 }
 

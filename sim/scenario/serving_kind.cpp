@@ -435,6 +435,16 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   read_pools(c, w);
   apply_framework_defaults(c, w);
   check_pools(c, w, model_ok);
+  if (c.platform_ok && !c.problems.bad(c.key("pools"))) {
+    // Each pool's GEMMs in the weights' math format and its fused attention (the accelerator's
+    // family, in the activation format): notices for those without a measurement.
+    for (const auto& pool : w.pools) {
+      const models::AcceleratorSpec& accelerator = pool.accelerator ? *pool.accelerator : c.platform.cluster.accelerator;
+      notice_roofline_estimates(c, accelerator,
+                                {{models::OpClass::gemm, serving::weight_format_math(w.precision.weights), std::nullopt},
+                                 {models::OpClass::attention, w.precision.activations, accelerator.attention_kernel}});
+    }
+  }
   check_requests(c, w);
   read_draft_model(c, w, model_ok);
   warn_ineffective(c, w);

@@ -111,8 +111,8 @@ Declarations<TrainingWorkload> declare_training_keys() {
                    "Float8 casts per use, cross_entropy on fp32 logits); kernels are costed alike");
   keys.enumeration("attention", &W::attention, training::attention_kernel_names(),
                    "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); fa2 / "
-                   "fa3 / cudnn = that fused family (docs/models.md \"Fused attention\"); unfused = score matrix "
-                   "through HBM");
+                   "fa3 / cudnn / fa4 / fused_sdpa / pallas = that fused family, which must run on the accelerator's "
+                   "matrix path (docs/models.md \"Fused attention\"); unfused = score matrix through HBM");
   keys.boolean("overlap_grad_reduce", &W::overlap_grad_reduce, "DP gradient reduction overlaps backward");
   keys.boolean("tp_comm_overlap", &W::tp_comm_overlap,
                "Transformer Engine TP-communication overlap with its default userbuffer methods: ring-exchange "
@@ -242,6 +242,21 @@ void check_options(const WorkloadReadContext& c, const TrainingWorkload& w, bool
 }
 
 /// Checks between the workload and the platform it runs on.
+/// The op classes of a training step whose time has no measurement on the accelerator
+/// (notice_roofline_estimates): the layers' GEMMs in the training precision (and bf16 for the
+/// ones fp8 / fp4 leave unquantised), fused attention in its format and family.
+void notice_training_estimates(const WorkloadReadContext& c, const TrainingWorkload& w) {
+  const models::AcceleratorSpec& accelerator = c.platform.cluster.accelerator;
+  const bool low_precision = w.precision == models::Dtype::fp8 || w.precision == models::Dtype::fp4;
+  std::vector<CostedOpClass> classes{{models::OpClass::gemm, w.precision, std::nullopt}};
+  if (low_precision) classes.push_back({models::OpClass::gemm, models::Dtype::bf16, std::nullopt});
+  if (w.attention != training::AttentionKernel::unfused) {
+    classes.push_back({models::OpClass::attention, low_precision ? models::Dtype::bf16 : w.precision,
+                       training::explicit_family(w.attention).value_or(accelerator.attention_kernel)});
+  }
+  notice_roofline_estimates(c, accelerator, classes);
+}
+
 void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
   if (!c.platform_ok) return;
   Problems& problems = c.problems;
@@ -265,6 +280,17 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
     problems.add(c.position(key), c.key(key),
                  "offloading needs host memory, but accelerator '" + accelerator.name +
                      "' sets no memory.host_capacity and memory.host_bandwidth");
+  }
+  const std::optional<models::AttentionKernelFamily> family = training::explicit_family(w.attention);
+  if (family && !problems.bad(c.key("attention")) &&
+      !models::runs_on(*family, accelerator.matrix_path)) {
+    problems.add(c.position("attention"), c.key("attention"),
+                 "attention kernel family " + std::string(models::attention_kernel_family_name(*family)) +
+                     " does not run on accelerator '" + accelerator.name + "' (matrix path " +
+                     std::string(models::matrix_path_name(accelerator.matrix_path)) +
+                     "); families that run there: " + models::families_on_text(accelerator.matrix_path));
+  } else {
+    notice_training_estimates(c, w);
   }
   if (!c.platform.cluster.stragglers.nodes.empty() && c.simulation.mode != platform::SimulationMode::full &&
       !problems.bad("simulation.mode")) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/accelerator/calibration_table.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::scenario {
@@ -16,6 +17,22 @@ void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, 
 
 void WorkloadReadContext::warn_unless(bool effective, std::string_view key, const std::string& why) const {
   if (!effective) warn_no_effect(root, problems, this->key(key), why);
+}
+
+void notice_roofline_estimates(const WorkloadReadContext& c, const models::AcceleratorSpec& accelerator,
+                               const std::vector<CostedOpClass>& classes) {
+  const std::optional<models::CalibrationTable> table = models::read_default_calibration(c.data_dir, accelerator.name);
+  for (const CostedOpClass& costed : classes) {
+    if (table && models::has_measurement(*table, accelerator.name, costed.op, costed.dtype)) continue;
+    std::string op_class(models::op_class_name(costed.op));
+    op_class += " " + std::string(models::dtype_name(costed.dtype));
+    if (costed.family) op_class += " (" + std::string(models::attention_kernel_family_name(*costed.family)) + ")";
+    c.problems.notice("accelerator '" + accelerator.name + "': " + op_class +
+                      " time is a roofline estimate (datasheet peak x efficiencies measured elsewhere): no " +
+                      std::string(models::op_class_name(costed.op)) + " " +
+                      std::string(models::dtype_name(costed.dtype)) + " kernel measurement of " + accelerator.name +
+                      " in the library (calibration/" + accelerator.name + ".csv)");
+  }
 }
 
 void WorkloadKinds::add(WorkloadKind kind) {

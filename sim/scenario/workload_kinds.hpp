@@ -9,10 +9,13 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/accelerator/accelerator_spec.hpp"
+#include "models/accelerator/op_class.hpp"
 #include "sim/config/config_tree.hpp"
 #include "sim/config/declarations.hpp"
 #include "sim/config/problems.hpp"
@@ -53,6 +56,21 @@ struct WorkloadReadContext {
 /// ineffective is reported this way, never silently ignored.
 void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, const std::string& key_path,
                     const std::string& why);
+
+/// One op class a workload runs, for notice_roofline_estimates: `op` in `dtype` (attention
+/// with its fused `family`).
+struct CostedOpClass {
+  models::OpClass op = models::OpClass::gemm;
+  models::Dtype dtype = models::Dtype::bf16;
+  std::optional<models::AttentionKernelFamily> family{};
+};
+
+/// Adds a notice (the result's notes) for each of `classes` that `accelerator` has no kernel
+/// measurement of in the library's calibration table (models/data/calibration/<name>.csv,
+/// models::has_measurement): its time is then a roofline estimate from datasheet peaks and
+/// efficiencies measured on other shapes or chips. Names the accelerator and the op class.
+void notice_roofline_estimates(const WorkloadReadContext& c, const models::AcceleratorSpec& accelerator,
+                               const std::vector<CostedOpClass>& classes);
 
 /// One workload kind.
 struct WorkloadKind {

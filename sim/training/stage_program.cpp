@@ -118,13 +118,8 @@ models::TransformerSharding training_sharding(const TrainingWorkload& workload) 
   sharding.activation_dtype = low_precision ? Dtype::bf16 : precision;
   sharding.attention_dtype = low_precision ? Dtype::bf16 : precision;
   sharding.fused_attention = workload.attention != AttentionKernel::unfused;
-  switch (workload.attention) {  // flash: the accelerator's family; unfused: no kernel family
-    case AttentionKernel::fa2: sharding.attention_kernel = models::AttentionKernelFamily::fa2; break;
-    case AttentionKernel::fa3: sharding.attention_kernel = models::AttentionKernelFamily::fa3; break;
-    case AttentionKernel::cudnn: sharding.attention_kernel = models::AttentionKernelFamily::cudnn; break;
-    case AttentionKernel::flash:
-    case AttentionKernel::unfused: break;
-  }
+  // flash: the accelerator's family (unset); unfused: no kernel family.
+  sharding.attention_kernel = explicit_family(workload.attention);
   return sharding;
 }
 

@@ -2,45 +2,58 @@
 
 namespace clustersim::training {
 
-const config::NameTable<Recompute> &recompute_names() {
+const config::NameTable<Recompute>& recompute_names() {
   static const config::NameTable<Recompute> names(
-      "recompute policy", {{"none", Recompute::none},
-                           {"selective", Recompute::selective},
-                           {"full", Recompute::full},
-                           {"op", Recompute::op}});
+      "recompute policy",
+      {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}, {"op", Recompute::op}});
   return names;
 }
 
-const config::NameTable<PipelineSchedule> &pipeline_schedule_names() {
-  static const config::NameTable<PipelineSchedule> names(
-      "pipeline schedule", {{"1f1b", PipelineSchedule::one_f_one_b},
-                            {"gpipe", PipelineSchedule::gpipe},
-                            {"interleaved", PipelineSchedule::interleaved}});
+const config::NameTable<PipelineSchedule>& pipeline_schedule_names() {
+  static const config::NameTable<PipelineSchedule> names("pipeline schedule",
+                                                         {{"1f1b", PipelineSchedule::one_f_one_b},
+                                                          {"gpipe", PipelineSchedule::gpipe},
+                                                          {"interleaved", PipelineSchedule::interleaved}});
   return names;
 }
 
-const config::NameTable<AttentionKernel> &attention_kernel_names() {
-  static const config::NameTable<AttentionKernel> names(
-      "attention kernel", {{"flash", AttentionKernel::flash},
-                           {"fa2", AttentionKernel::fa2},
-                           {"fa3", AttentionKernel::fa3},
-                           {"cudnn", AttentionKernel::cudnn},
-                           {"unfused", AttentionKernel::unfused}});
+const config::NameTable<AttentionKernel>& attention_kernel_names() {
+  static const config::NameTable<AttentionKernel> names("attention kernel", {{"flash", AttentionKernel::flash},
+                                                                             {"fa2", AttentionKernel::fa2},
+                                                                             {"fa3", AttentionKernel::fa3},
+                                                                             {"cudnn", AttentionKernel::cudnn},
+                                                                             {"fa4", AttentionKernel::fa4},
+                                                                             {"fused_sdpa", AttentionKernel::fused_sdpa},
+                                                                             {"pallas", AttentionKernel::pallas},
+                                                                             {"unfused", AttentionKernel::unfused}});
   return names;
 }
 
-const config::NameTable<Zero3Granularity> &zero3_granularity_names() {
+std::optional<models::AttentionKernelFamily> explicit_family(AttentionKernel attention) {
+  using F = models::AttentionKernelFamily;
+  switch (attention) {
+    case AttentionKernel::fa2: return F::fa2;
+    case AttentionKernel::fa3: return F::fa3;
+    case AttentionKernel::cudnn: return F::cudnn;
+    case AttentionKernel::fa4: return F::fa4;
+    case AttentionKernel::fused_sdpa: return F::fused_sdpa;
+    case AttentionKernel::pallas: return F::pallas;
+    case AttentionKernel::flash:
+    case AttentionKernel::unfused: break;
+  }
+  return std::nullopt;
+}
+
+const config::NameTable<Zero3Granularity>& zero3_granularity_names() {
   static const config::NameTable<Zero3Granularity> names(
-      "ZeRO-3 granularity", {{"layer", Zero3Granularity::layer},
-                             {"tensor", Zero3Granularity::tensor}});
+      "ZeRO-3 granularity", {{"layer", Zero3Granularity::layer}, {"tensor", Zero3Granularity::tensor}});
   return names;
 }
 
-const config::NameTable<TrainingFramework> &training_framework_names() {
+const config::NameTable<TrainingFramework>& training_framework_names() {
   static const config::NameTable<TrainingFramework> names(
-      "training framework", {{"megatron", TrainingFramework::megatron},
-                             {"torchtitan", TrainingFramework::torchtitan}});
+      "training framework", {{"megatron", TrainingFramework::megatron}, {"torchtitan", TrainingFramework::torchtitan}});
   return names;
 }
 
-} // namespace clustersim::training
+}  // namespace clustersim::training

@@ -1,9 +1,11 @@
 #pragma once
+#include <optional>
 /// What a training workload asks for: model, batch, precision, parallel split, schedule.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/accelerator/attention_kernel_family.hpp"
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
@@ -17,10 +19,11 @@ namespace clustersim::training {
 using Recompute = models::RecomputePolicy;
 using PipelineSchedule = models::ScheduleKind;
 /// `flash`: the FlashAttention-style fused kernel family the accelerator preset names
-/// (models::AcceleratorSpec::attention_kernel); `fa2` / `fa3` / `cudnn`: that fused family explicitly
-/// (models/accelerator/attention_cost.hpp); `unfused`: the s x s scores go through HBM
-/// (Megatron before 2022).
-enum class AttentionKernel { flash, fa2, fa3, cudnn, unfused };
+/// (models::AcceleratorSpec::attention_kernel); `fa2` / `fa3` / `cudnn` / `fa4` / `fused_sdpa` /
+/// `pallas`: that fused family explicitly (models/accelerator/attention_cost.hpp; it must run on
+/// the accelerator's matrix path); `unfused`: the s x s scores go through HBM (Megatron before
+/// 2022).
+enum class AttentionKernel { flash, fa2, fa3, cudnn, fa4, fused_sdpa, pallas, unfused };
 /// ZeRO-3 collective granularity (ParallelismConfig::zero3_granularity).
 enum class Zero3Granularity { layer, tensor };
 
@@ -34,8 +37,11 @@ enum class TrainingFramework { megatron, torchtitan };
 const config::NameTable<TrainingFramework>& training_framework_names();
 /// "1f1b", "gpipe", "interleaved".
 const config::NameTable<PipelineSchedule>& pipeline_schedule_names();
-/// "flash", "fa2", "fa3", "cudnn", "unfused".
+/// "flash", "unfused" and the fused family names (models::attention_kernel_family_names()).
 const config::NameTable<AttentionKernel>& attention_kernel_names();
+/// The fused family `attention` names explicitly; nullopt for flash (the accelerator's) and
+/// unfused.
+std::optional<models::AttentionKernelFamily> explicit_family(AttentionKernel attention);
 /// "layer", "tensor".
 const config::NameTable<Zero3Granularity>& zero3_granularity_names();
 

@@ -16,14 +16,16 @@ import sys
 HEADER = ("accelerator,op,dtype,m,n,k,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,backward,"
           "bytes,time_s,spread_s,repeats,source")
 
-# gpu_type prefix in the shared CSVs -> library accelerator name (GB200, GH200, B300, Gaudi 2,
-# MI325X/MI355X and A100 PCIe have no library preset and are skipped).
+# gpu_type prefix in the shared CSVs -> library accelerator name (GH200 (no shared row of the
+# presets' 96/144 GB parts), B300, Gaudi 2, MI355X and A100 PCIe have no library preset and are
+# skipped; GB200 and MI325X were added 2026-12-04 with their presets).
 GPU_NAMES = [
     ("A100-SXM4-80GB", "a100-sxm-80gb"), ("NVIDIA A100 SXM", "a100-sxm-80gb"),
     ("H100 80GB HBM3", "h100-sxm"), ("NVIDIA H100 SXM", "h100-sxm"),
     ("H200 141GB", "h200-sxm"), ("NVIDIA H200 SXM", "h200-sxm"), ("H200-SXM-141GB", "h200-sxm"),
     ("AMD Instinct MI300X", "mi300x"), ("AMD MI300X", "mi300x"),
     ("NVIDIA B200 SXM", "b200"), ("Intel Gaudi 3", "gaudi3"),
+    ("GB200 185GB", "gb200"), ("NVIDIA GB200 SXM", "gb200"), ("AMD MI325X", "mi325x"),
 ]
 
 # BabelStream-style kernel -> op class and arrays moved (read + written). The results files do

@@ -12,6 +12,7 @@ inline AcceleratorSpec round_number_accelerator(int compute_units) {
   spec.peak_flops_per_s = {{Dtype::bf16, 1000e12}, {Dtype::fp8, 2000e12}};
   spec.vector_flops_per_s = 50e12;
   spec.special_function_ops_per_s = 4e12;
+  spec.matrix_path = MatrixPath::wgmma;  // Hopper: fa3 runs here
   spec.attention_kernel = AttentionKernelFamily::fa3;
   spec.hbm_bytes_per_s = 2e12;
   spec.compute_units = compute_units;

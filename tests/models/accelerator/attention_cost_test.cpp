@@ -33,6 +33,7 @@ AcceleratorSpec h100() {
   spec.vector_flops_per_s = 67e12;
   spec.special_function_ops_per_s = 3.863e12;
   spec.warp_mma_fraction = 0.5;
+  spec.matrix_path = MatrixPath::wgmma;  // Hopper: fa3 runs here
   spec.attention_kernel = AttentionKernelFamily::fa3;
   return spec;
 }
@@ -143,15 +144,12 @@ TEST_CASE("attention cost rejects what it cannot model, naming the problem") {
                        "attention dimension head_dim must be positive, got 0", ConfigError);
   CHECK_THROWS_AS(attention_score_cost(a100(), AttentionKernelFamily::fa2, 64, Dtype::fp8, false), ConfigError);
   CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
-                       "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); fa3 needs "
-                       "asynchronous warpgroup MMA (Hopper and later)",
+                       "attention kernel family fa3 does not run on accelerator 'a100' (matrix path mma_sync); "
+                       "families that run there: fa2, cudnn",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(attention_score_cost(a100(), AttentionKernelFamily::cudnn, 128, Dtype::bf16, false),
-                       "accelerator 'a100' runs fused attention as fa2 (preset attention.kernel); cudnn needs "
-                       "asynchronous warpgroup MMA (Hopper and later)",
+  CHECK_THROWS_WITH_AS(parse_attention_kernel_family("fa5"),
+                       "unknown attention kernel family 'fa5'; valid: fa2, fa3, cudnn, fa4, fused_sdpa, pallas",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(parse_attention_kernel_family("fa4"),
-                       "unknown attention kernel family 'fa4'; valid: fa2, fa3, cudnn", ConfigError);
   CHECK(parse_attention_kernel_family("fa3") == AttentionKernelFamily::fa3);
   CHECK(parse_attention_kernel_family("cudnn") == AttentionKernelFamily::cudnn);
   CHECK(attention_kernel_family_name(AttentionKernelFamily::cudnn) == "cudnn");
@@ -162,4 +160,78 @@ TEST_CASE("attention cost rejects what it cannot model, naming the problem") {
   bad.warp_mma_fraction = 1.5;
   CHECK_THROWS_WITH_AS(ComputeModel{bad}, "accelerator 'a100': attention warp_mma_fraction must be in (0, 1]",
                        ConfigError);
+}
+
+TEST_CASE("families run only on their matrix path; the error names the accelerator and the valid ones") {
+  // Every family on every path: the table of attention_kernel_family.hpp.
+  CHECK(families_on_text(MatrixPath::mma_sync) == "fa2, cudnn");
+  CHECK(families_on_text(MatrixPath::wgmma) == "fa2, fa3, cudnn");
+  CHECK(families_on_text(MatrixPath::tcgen05) == "fa2, cudnn, fa4");
+  CHECK(families_on_text(MatrixPath::mfma) == "fa2");
+  CHECK(families_on_text(MatrixPath::mme) == "fused_sdpa");
+  CHECK(families_on_text(MatrixPath::mxu) == "pallas");
+  AcceleratorSpec blackwell = h100();
+  blackwell.name = "b200";
+  blackwell.matrix_path = MatrixPath::tcgen05;
+  CHECK_THROWS_WITH_AS(attention_score_cost(blackwell, AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
+                       "attention kernel family fa3 does not run on accelerator 'b200' (matrix path tcgen05); "
+                       "families that run there: fa2, cudnn, fa4",
+                       ConfigError);
+  AcceleratorSpec amd = a100();
+  amd.name = "mi300x";
+  amd.matrix_path = MatrixPath::mfma;
+  CHECK_THROWS_WITH_AS(attention_score_cost(amd, AttentionKernelFamily::fa3, 128, Dtype::bf16, false),
+                       "attention kernel family fa3 does not run on accelerator 'mi300x' (matrix path mfma); "
+                       "families that run there: fa2",
+                       ConfigError);
+  CHECK_THROWS_AS(attention_score_cost(amd, AttentionKernelFamily::cudnn, 128, Dtype::bf16, false), ConfigError);
+  // The family check comes before the missing-rate one: a Gaudi asked for fa2 hears about the family.
+  AcceleratorSpec gaudi = a100();
+  gaudi.name = "gaudi3";
+  gaudi.matrix_path = MatrixPath::mme;
+  gaudi.special_function_ops_per_s = 0;
+  CHECK_THROWS_WITH_AS(attention_score_cost(gaudi, AttentionKernelFamily::fa2, 128, Dtype::bf16, false),
+                       "attention kernel family fa2 does not run on accelerator 'gaudi3' (matrix path mme); "
+                       "families that run there: fused_sdpa",
+                       ConfigError);
+}
+
+TEST_CASE("cudnn overlaps its softmax on Blackwell and stays serial on Hopper") {
+  AcceleratorSpec spec = h100();
+  const double serial = attention_score_cost(spec, AttentionKernelFamily::cudnn, 128, Dtype::bf16, false).time_s;
+  spec.matrix_path = MatrixPath::tcgen05;
+  spec.attention_softmax_overlap = 1.0;
+  const AttentionScoreCost overlapped = attention_score_cost(spec, AttentionKernelFamily::cudnn, 128, Dtype::bf16, false);
+  // max(0.6471, 0.2589 ps) on tcgen05 against their sum on wgmma
+  CHECK(overlapped.time_s == ps_approx(6.471183013144591e-13).epsilon(1e-9));
+  CHECK(serial == ps_approx(6.471183013144591e-13 + 1.0 / 3.863e12).epsilon(1e-9));
+}
+
+TEST_CASE("fa4 splits the exponentials between MUFU and FMA emulation so both pipes finish together") {
+  // B200: MUFU 4.395e12 exp/s, FMA pipe 40e12 op/s carrying 4 softmax ops per element.
+  // f = (40e12 - 4.395e12 x 4) / (40e12 + 4.395e12 x 5) = 22.42 / 61.975 = 0.3618.
+  const double fraction = emulated_exp_fraction(4.395e12, 40e12, 4.0);
+  CHECK(fraction == doctest::Approx((40e12 - 4.395e12 * 4) / (40e12 + 4.395e12 * 5)).epsilon(1e-12));
+  CHECK(fraction == doctest::Approx(0.3618).epsilon(1e-3));
+  // A chip whose FMA pipe is already the longer one emulates nothing.
+  CHECK(emulated_exp_fraction(4e12, 10e12, 4.0) == 0.0);
+  AcceleratorSpec b200;
+  b200.name = "b200";
+  b200.peak_flops_per_s = {{Dtype::bf16, 2250e12}};
+  b200.matmul_efficiency = 0.78;
+  b200.vector_flops_per_s = 80e12;
+  b200.special_function_ops_per_s = 4.395e12;
+  b200.warp_mma_fraction = 0.25;
+  b200.matrix_path = MatrixPath::tcgen05;
+  b200.attention_kernel = AttentionKernelFamily::cudnn;
+  // Head dim 64: matmul 256 / 1755e12 = 0.1459 ps; MUFU alone 0.2275 ps; split (1 - f) / 4.395e12
+  // = 0.1452 ps. fa4 is matmul-bound, cudnn (MUFU only) exp-bound.
+  const AttentionScoreCost fa4 = attention_score_cost(b200, AttentionKernelFamily::fa4, 64, Dtype::bf16, false);
+  const AttentionScoreCost cudnn = attention_score_cost(b200, AttentionKernelFamily::cudnn, 64, Dtype::bf16, false);
+  CHECK(fa4.time_s == ps_approx(256.0 / (2250e12 * 0.78)).epsilon(1e-9));
+  CHECK(cudnn.time_s == ps_approx(1.0 / 4.395e12).epsilon(1e-9));
+  CHECK(cudnn.time_s / fa4.time_s == doctest::Approx(1.559).epsilon(1e-3));
+  // Head dim 128: both are matmul-bound at 0.2917 ps (1755 TFLOP/s before tiles).
+  CHECK(attention_score_cost(b200, AttentionKernelFamily::fa4, 128, Dtype::bf16, false).time_s ==
+        ps_approx(512.0 / (2250e12 * 0.78)).epsilon(1e-9));
 }

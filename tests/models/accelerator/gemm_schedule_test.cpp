@@ -145,6 +145,32 @@ TEST_CASE("a skinny GEMM is bound by its operands plus the exposed store") {
   CHECK(best.time_s == doctest::Approx((best.operand_bytes + best.store_bytes) / kMemoryBytesPerS));
 }
 
+TEST_CASE("on tcgen05, mme and mxu only the last round of tiles stores after its main loop") {
+  CHECK_FALSE(epilogue_overlaps_main_loop(MatrixPath::mma_sync));
+  CHECK_FALSE(epilogue_overlaps_main_loop(MatrixPath::wgmma));
+  CHECK_FALSE(epilogue_overlaps_main_loop(MatrixPath::mfma));
+  CHECK(epilogue_overlaps_main_loop(MatrixPath::tcgen05));
+  CHECK(epilogue_overlaps_main_loop(MatrixPath::mme));
+  CHECK(epilogue_overlaps_main_loop(MatrixPath::mxu));
+  // 4 units, 1024 x 2048 x 512: 8 x 8 = 64 tiles of 128 x 256 in 16 full waves, compute-bound.
+  AcceleratorSpec hopper = small_accelerator(4);
+  hopper.matrix_path = MatrixPath::wgmma;
+  AcceleratorSpec blackwell = hopper;
+  blackwell.matrix_path = MatrixPath::tcgen05;
+  const GemmShape shape = shape_of(1024, 2048, 512);
+  const GemmSchedule exposed = find(gemm_schedules(shape, hopper, 0.8), 128, 256, false);
+  const GemmSchedule overlapped = find(gemm_schedules(shape, blackwell, 0.8), 128, 256, false);
+  const double store_s = 1024.0 * 2048.0 * 2 / kMemoryBytesPerS;
+  CHECK(exposed.store_s == doctest::Approx(store_s));
+  CHECK(exposed.time_s == doctest::Approx(std::max(exposed.compute_s, exposed.operand_s) + store_s));
+  // 4 of 64 tiles store after the last main loop; the other 60 share HBM with the operands.
+  CHECK(overlapped.store_s == doctest::Approx(store_s * 4 / 64));
+  CHECK(overlapped.compute_s == doctest::Approx(exposed.compute_s));
+  CHECK(overlapped.time_s ==
+        doctest::Approx(std::max(overlapped.compute_s, overlapped.operand_s + store_s * 60 / 64) + store_s * 4 / 64));
+  CHECK(overlapped.time_s < exposed.time_s);
+}
+
 TEST_CASE("gemm_schedules rejects bad shapes and efficiencies, naming them") {
   const AcceleratorSpec spec = small_accelerator(8);
   auto message = [&](GemmShape shape, double efficiency) -> std::string {

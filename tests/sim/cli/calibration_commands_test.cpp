@@ -5,11 +5,13 @@
 #include "run_clustersim.hpp"
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "models/accelerator/calibration_table.hpp"
 
@@ -106,4 +108,71 @@ TEST_CASE("validate kernels: per-shape errors, medians, best vs roofline") {
   CHECK(best < 1.0);
   CHECK(fitted < 1.0);
   CHECK(roofline > 15.0);
+}
+
+namespace {
+
+/// The lines of `output` that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& output, const std::string& prefix) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    const std::size_t end = std::min(output.find('\n', start), output.size());
+    const std::string line = output.substr(start, end - start);
+    if (line.rfind(prefix, 0) == 0) lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+/// The last "N.N%" of a table line (the roofline error of a comparison line), as a fraction.
+double last_percent(const std::string& line) {
+  const std::size_t end = line.rfind('%');
+  REQUIRE(end != std::string::npos);
+  const std::size_t begin = line.find_last_of(' ', end) + 1;
+  return std::stod(line.substr(begin, end - begin)) / 100.0;
+}
+
+}  // namespace
+
+TEST_CASE("validate kernels: the non-Hopper ground truth is compared, held out by accelerator") {
+  const std::string library = std::string(CLUSTERSIM_SOURCE_DIR) + "/models/data/calibration";
+  const Ran held_out = run_cli("validate kernels " + library + " --holdout-fraction 0.3 --seed 1");
+  REQUIRE(held_out.exit_code == 0);
+  CHECK(held_out.output.find("held-out validation: 65 rows fitted, 20 held out") != std::string::npos);
+  // GB200's cuBLASLt fp8 sweep is split like the H100/A100 rows: three of its nine rows are
+  // predicted from a model calibrated on the other GB200 rows.
+  const auto gb200_gemm = lines_starting(held_out.output, "gb200          gemm fp8");
+  CHECK(gb200_gemm.size() == 3);
+  for (const auto& line : gb200_gemm) CHECK(last_percent(line) < 0.2);
+  // Every accelerator with a measured attention row is predicted from its own rates: GB200's
+  // FlashAttention-2 row (the Blackwell warp-MMA path) within 2 %.
+  const auto gb200_attention = lines_starting(held_out.output, "gb200          attention bf16 fwd b2 h16/16");
+  REQUIRE(gb200_attention.size() == 1);
+  CHECK(gb200_attention[0].find(" fa2 ") != std::string::npos);
+
+  // In sample, the roofline column is the uncalibrated model: the Blackwell and Gaudi 3 MAMF
+  // best shapes, whose epilogue overlaps the main loop (tcgen05, mme), within 15 %.
+  const Ran in_sample = run_cli("validate kernels " + library);
+  REQUIRE(in_sample.exit_code == 0);
+  const auto b200 = lines_starting(in_sample.output, "b200           gemm");
+  const auto gaudi3 = lines_starting(in_sample.output, "gaudi3         gemm");
+  REQUIRE(b200.size() == 2);
+  REQUIRE(gaudi3.size() == 2);
+  for (const auto& line : b200) CHECK(last_percent(line) < 0.15);
+  for (const auto& line : gaudi3) CHECK(last_percent(line) < 0.15);
+}
+
+TEST_CASE("validate kernels: FlashAttention-4's B200 point checks the fa4 family out of sample") {
+  const std::string folder = std::string(CLUSTERSIM_SOURCE_DIR) + "/validation/data/attention-fa4";
+  const Ran fa4 = run_cli("validate kernels " + folder + " --attention-kernel fa4");
+  REQUIRE(fa4.exit_code == 0);
+  const auto rows = lines_starting(fa4.output, "b200           attention bf16 fwd b1 h16/16 s16384/16384 d128  fa4");
+  REQUIRE(rows.size() == 1);
+  // The model alone (no constant read from this row): 7.1 % fast.
+  CHECK(rows[0].find("7.1%") != std::string::npos);
+  // fa3 is a Hopper kernel: the row is skipped with the reason.
+  const Ran fa3 = run_cli("validate kernels " + folder + " --attention-kernel fa3");
+  CHECK(fa3.output.find("attention kernel family fa3 does not run on accelerator 'b200' (matrix path tcgen05); "
+                        "families that run there: fa2, cudnn, fa4") != std::string::npos);
 }

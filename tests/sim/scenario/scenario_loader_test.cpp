@@ -2,10 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "sim/engine/error.hpp"
+#include "sim/runner/scenario_runner.hpp"
 
 using namespace clustersim;
 using namespace clustersim::scenario;
@@ -820,7 +824,7 @@ workload: {model: )" + model + R"(, seq_len: 4096, global_batch: 64, parallelism
 
 TEST_CASE("loader: fused-attention keys of the accelerator and the workload's kernel family") {
   const Scenario s = load(edit(kBase, {{"compute_units: 100",
-                                        "compute_units: 100\n    attention: {kernel: fa3, warp_mma_fraction: 0.5, "
+                                        "compute_units: 100\n    matrix_path: wgmma\n    attention: {kernel: fa3, warp_mma_fraction: 0.5, "
                                         "softmax_overlap: 0.25, special_function: \"3.9 TFLOP/s\"}"},
                                        {"micro_batch: 2", "micro_batch: 2\n  attention: fa2"}}));
   CHECK(s.platform.cluster.accelerator.attention_kernel == models::AttentionKernelFamily::fa3);
@@ -843,9 +847,9 @@ TEST_CASE("loader: fused-attention keys of the accelerator and the workload's ke
 }
 
 TEST_CASE("loader: bad input, fused-attention keys") {
-  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: fa4}"}}))
-            .find("accelerators.test-gpu.attention.kernel: invalid value 'fa4' (valid choices: fa2, fa3, cudnn") !=
-        std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {kernel: fa5}"}}))
+            .find("accelerators.test-gpu.attention.kernel: invalid value 'fa5' (valid choices: fa2, fa3, cudnn, fa4, "
+                  "fused_sdpa, pallas") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {warp_mma_fraction: 1.5}"}}))
             .find("accelerators.test-gpu.attention.warp_mma_fraction: out of range") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {softmax_overlap: -0.1}"}}))
@@ -853,7 +857,97 @@ TEST_CASE("loader: bad input, fused-attention keys") {
   CHECK(one_problem(edit(kBase, {{"compute_units: 100",
                                   "compute_units: 100\n    attention: {special_function: \"3 GB/s\"}"}}))
             .find("accelerators.test-gpu.attention.special_function") != std::string::npos);
-  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa4"}}))
-            .find("workload.attention: invalid value 'fa4' (valid choices: flash, fa2, fa3, cudnn, unfused") !=
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa5"}}))
+            .find("workload.attention: invalid value 'fa5' (valid choices: flash, fa2, fa3, cudnn, fa4, fused_sdpa, "
+                  "pallas, unfused") != std::string::npos);
+}
+
+/// Loads `yaml` against the real preset library (models/data), for the library's accelerators.
+Scenario load_with_library(const std::string& yaml) {
+  return load_scenario_from_string(yaml, "t.yaml", {}, config::library_data_dir());
+}
+
+/// The single problem of `yaml` loaded against the real preset library.
+std::string library_problem(const std::string& yaml) {
+  try {
+    load_with_library(yaml);
+  } catch (const ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    return e.diagnostics()[0].render();
+  }
+  FAIL("expected ScenarioError");
+  return {};
+}
+
+TEST_CASE("loader: a workload attention family the accelerator cannot run is an error naming both") {
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    matrix_path: tcgen05"},
+                                 {"micro_batch: 2", "micro_batch: 2\n  attention: fa3"}}))
+            .find("workload.attention: attention kernel family fa3 does not run on accelerator 'test-gpu' (matrix "
+                  "path tcgen05); families that run there: fa2, cudnn, fa4") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    matrix_path: mfma"},
+                                 {"micro_batch: 2", "micro_batch: 2\n  attention: cudnn"}}))
+            .find("families that run there: fa2") != std::string::npos);
+  // The library's Blackwell preset refuses fa3 (a Hopper kernel) and runs fa4.
+  const std::string b200 = edit(kBase, {{"node: {accelerator: test-gpu", "node: {accelerator: b200"}});
+  CHECK(library_problem(edit(b200, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa3"}}))
+            .find("accelerator 'b200' (matrix path tcgen05); families that run there: fa2, cudnn, fa4") !=
         std::string::npos);
+  CHECK(load_with_library(edit(b200, {{"micro_batch: 2", "micro_batch: 2\n  attention: fa4"}})).training().attention ==
+        training::AttentionKernel::fa4);
+  // A preset whose own kernel does not run on its path is refused when the platform is built.
+  const std::string bad_preset =
+      edit(kBase, {{"compute_units: 100", "compute_units: 100\n    matrix_path: mfma\n    attention: {kernel: fa3}"}});
+  CHECK_THROWS_WITH_AS(runner::build_platform(load(bad_preset)),
+                       doctest::Contains("attention kernel fa3 does not run on its matrix path mfma (families that "
+                                         "run there: fa2)"),
+                       ConfigError);
+}
+
+TEST_CASE("loader: op classes without a kernel measurement on the accelerator get a roofline notice") {
+  // test-gpu has no calibration table: both of its op classes are roofline estimates.
+  const Scenario plain = load(kBase);
+  REQUIRE(plain.notices.size() == 2);
+  CHECK(plain.notices[0] ==
+        "accelerator 'test-gpu': gemm bf16 time is a roofline estimate (datasheet peak x efficiencies measured "
+        "elsewhere): no gemm bf16 kernel measurement of test-gpu in the library (calibration/test-gpu.csv)");
+  CHECK(plain.notices[1].find("accelerator 'test-gpu': attention bf16 (fa2) time is a roofline estimate") == 0);
+  // h100-sxm has bf16 GEMM (MAMF) and bf16 attention (Azure FlashAttention-2) measurements: no notice.
+  const std::string h100 = edit(kBase, {{"node: {accelerator: test-gpu", "node: {accelerator: h100-sxm"}});
+  CHECK(load_with_library(h100).notices.empty());
+  // Unfused attention has no attention kernel to measure; its GEMMs are the gemm class.
+  const Scenario unfused = load(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  attention: unfused"}}));
+  CHECK(unfused.notices.size() == 1);
+  // gb300 (Blackwell Ultra) has no public kernel measurement at all; b200 has GEMMs but no attention.
+  const Scenario gb300 = load_with_library(edit(kBase, {{"node: {accelerator: test-gpu", "node: {accelerator: gb300"}}));
+  CHECK(gb300.notices.size() == 2);
+  const Scenario b200 = load_with_library(edit(kBase, {{"node: {accelerator: test-gpu", "node: {accelerator: b200"}}));
+  REQUIRE(b200.notices.size() == 1);
+  CHECK(b200.notices[0].find("accelerator 'b200': attention bf16 (cudnn) time is a roofline estimate") == 0);
+  // The run carries them in its notes (test-gpu has no exp rate for fused attention: unfused).
+  const auto result = runner::run_scenario(unfused);
+  const auto& notes = result.primary->notes;
+  CHECK(std::count_if(notes.begin(), notes.end(),
+                      [](const std::string& note) { return note.rfind("notice: accelerator 'test-gpu'", 0) == 0; }) ==
+        1);
+}
+
+TEST_CASE("loader: attention keys no family on the matrix path reads are warnings, not silently ignored") {
+  // mma_sync runs fa2 and cudnn, both serial: softmax_overlap has no effect.
+  const Scenario serial =
+      load(edit(kBase, {{"compute_units: 100", "compute_units: 100\n    attention: {softmax_overlap: 0.5}"}}));
+  REQUIRE(serial.warnings.size() == 1);
+  CHECK(serial.warnings[0].render().find("accelerators.test-gpu.attention.softmax_overlap: has no effect: no family "
+                                         "overlaps its softmax on matrix path mma_sync (families: fa2, cudnn)") !=
+        std::string::npos);
+  // On tcgen05 (cudnn and fa4 overlap) it is read.
+  CHECK(load(edit(kBase, {{"compute_units: 100",
+                           "compute_units: 100\n    matrix_path: tcgen05\n    attention: {softmax_overlap: 0.5}"}}))
+            .warnings.empty());
+  // warp_mma_fraction is fa2's, which does not run on Gaudi's MMEs.
+  const Scenario gaudi = load(edit(kBase, {{"compute_units: 100",
+                                            "compute_units: 100\n    matrix_path: mme\n    attention: {kernel: "
+                                            "fused_sdpa, warp_mma_fraction: 0.5}"}}));
+  REQUIRE(gaudi.warnings.size() == 1);
+  CHECK(gaudi.warnings[0].render().find("attention.warp_mma_fraction: has no effect: fa2, the warp-MMA family, does "
+                                        "not run on matrix path mme (families: fused_sdpa)") != std::string::npos);
 }

@@ -18,6 +18,7 @@ inline models::AcceleratorSpec test_accelerator() {
   spec.peak_flops_per_s[models::Dtype::fp8] = 2e15;
   spec.vector_flops_per_s = 60e12;
   spec.special_function_ops_per_s = 4e12;  // exp2 per second (H100: 3.9e12)
+  spec.matrix_path = models::MatrixPath::wgmma;  // Hopper: fa3 runs here
   spec.attention_kernel = models::AttentionKernelFamily::fa3;
   spec.hbm_capacity_bytes = 80e9;
   spec.hbm_bytes_per_s = 3e12;

@@ -60,7 +60,7 @@ TEST_CASE("an invalid optional column names the column, the value, the valid cho
         std::vector<std::string>{"column 'recompute': 'partial' is not one of none, selective, full, op (workload.recompute)"});
   CHECK(problems_of("attention", "xformers") ==
         std::vector<std::string>{
-            "column 'attention': 'xformers' is not one of flash, fa2, fa3, cudnn, unfused (workload.attention)"});
+            "column 'attention': 'xformers' is not one of flash, fa2, fa3, cudnn, fa4, fused_sdpa, pallas, unfused (workload.attention)"});
   CHECK(problems_of("zero", "4") ==
         std::vector<std::string>{"column 'zero': '4' is not an integer from 0 to 3 (workload.parallelism.zero)"});
   CHECK(problems_of("micro_batch", "0") ==
