@@ -125,6 +125,34 @@ constexpr const char* kJeanZayA100Cluster = R"(  node:
 /// (global batch 4 on its single 8-GPU pipeline) and 1 for the others (the source default).
 std::vector<PublishedRun> korthikanti_table3_runs() { return {{"GPT-22B", 4, 0, false}}; }
 
+/// hpcaitech/ColossalAI-Pytorch-lightning benchmark/gpt @ 6a82b80 (2022-08): a Hugging Face
+/// GPT2LMHeadModel of model.py's size (vocabulary 50,257, tied LM head, gradient
+/// checkpointing per block) under PyTorch Lightning's DeepSpeedStrategy(stage=3) with
+/// precision 16 and FusedAdam; train.py's defaults: seq 1024, batch 1 a GPU.
+SourceConventions colossalai_lightning_conventions() {
+  SourceConventions c;
+  c.name = "colo2208";
+  c.id_prefix = "colo2208";
+  c.description =
+      "ColossalAI-Pytorch-lightning GPT benchmark (2022-08; benchmark/gpt/{train,model}.py @ 6a82b80): "
+      "Hugging Face GPT-2 architecture (4h GeLU MLP with biases, tied LM head, vocabulary 50,257), "
+      "activation checkpointing of every block (full recompute), eager attention (unfused softmax), "
+      "Lightning DeepSpeedStrategy(stage=3) (ZeRO-3, one collective per parameter tensor), fp16 with "
+      "FusedAdam, micro-batch 1 (train.py's --batch_size default)";
+  c.system = "dgx-a100";
+  c.vocab_size = 50257;
+  c.micro_batch = 1;
+  c.recompute = "full";
+  c.attention = "unfused";
+  c.overlap_grad_reduce = true;
+  c.zero = 3;
+  c.zero3_granularity = "tensor";
+  c.precision = "fp16";
+  c.tflops_counting = "hardware";
+  c.tp_async_backward = false;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<SourceConventions>& source_conventions() {
@@ -266,6 +294,7 @@ const std::vector<SourceConventions>& source_conventions() {
        .system = "", .cluster_yaml = kJeanZayA100Cluster, .vocab_size = 250880, .micro_batch = 2,
        .recompute = "full", .attention = "unfused", .zero = 1, .precision = "bf16",
        .tflops_counting = "hardware", .tp_async_backward = false, .embedding_counts_as_stage_layer = true},
+      colossalai_lightning_conventions(),
   };
   return conventions;
 }

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -769,4 +770,17 @@ TEST_CASE("the committed memory dataset compares every row") {
     CHECK(r.memory);
     CHECK(r.predicted > 0);
   }
+  // The DeepSpeed ZeRO-3 GPT-2 row: its source's conventions build GPT-2's vocabulary and tied head.
+  const auto rows = read_csv_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
+                                  "ground_truth_memory.csv");
+  const auto colo = std::find_if(rows.begin(), rows.end(),
+                                 [](const CsvRow& r) { return r.get("id").rfind("colo2208", 0) == 0; });
+  REQUIRE(colo != rows.end());
+  const auto mapping = map_training_row(*colo);
+  REQUIRE(mapping.scenario_yaml.has_value());
+  CHECK(mapping.conventions->name == "colo2208");
+  CHECK(has(*mapping.scenario_yaml, "vocab_size: 50257"));
+  CHECK(has(*mapping.scenario_yaml, "tie_word_embeddings: true"));
+  CHECK(has(*mapping.scenario_yaml, "precision: fp16"));
+  CHECK(has(*mapping.scenario_yaml, "zero: 3, zero3_granularity: tensor"));
 }
