@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   cli::ValidateOptions validate;
   auto* validate_cmd = app.add_subcommand("validate", "compare predictions with published measurements");
   validate_cmd->add_option("--dataset", validate.dataset,
-                           "CSV in the ground_truth_training.csv or ground_truth_inference.csv format");
+                           "CSV in the ground_truth_training.csv or ground_truth_inference.csv format (training "
+                           "rows with a memory metric, e.g. ground_truth_memory.csv, compare the footprint)");
   validate_cmd->add_option("--scenario", validate.scenario_row,
                            "print the scenario YAML that this row id maps to, instead of validating");
   validate_cmd->add_option("--format", validate.format, "output format")

@@ -15,11 +15,13 @@
 #include <tbb/task_arena.h>
 
 #include "models/llm/flop_count.hpp"
+#include "models/memory/memory_footprint.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/training_simulation.hpp"
 #include "sim/validate/training_row_settings.hpp"
 
 namespace clustersim::validate {
@@ -72,7 +74,8 @@ std::optional<std::int64_t> interleaving_from_notes(const std::string& notes, co
 const std::vector<std::string>& supported_metrics() {
   static const std::vector<std::string> metrics = {
       "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "hfu", "pct_of_peak", "aggregate_pflops",
-      "tokens_per_s_per_gpu", "throughput_tokens_per_s", "iteration_time_s", "step_time_s"};
+      "tokens_per_s_per_gpu", "throughput_tokens_per_s", "iteration_time_s", "step_time_s",
+      "peak_memory_allocated", "peak_memory_reserved", "device_memory_used"};
   return metrics;
 }
 
@@ -80,6 +83,11 @@ bool metric_supported(const std::string& metric) {
   return std::find(supported_metrics().begin(), supported_metrics().end(), metric) != supported_metrics().end() ||
          parse_time_to_train_metric(metric).has_value();
 }
+
+/// The memory units, as messages list them.
+constexpr const char* kMemoryUnits = "GiB, GB, MiB, MB or bytes";
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool notes_match(const std::string& marker, const CsvRow& row) {
   return marker.empty() || row.get("notes").rfind(marker, 0) == 0;
@@ -116,6 +124,34 @@ constexpr const char* kJeanZayA100Cluster = R"(  node:
 /// Calculon's validation/seqsel/tab5/*.json run files, gives micro-batch 4 for the 22B model
 /// (global batch 4 on its single 8-GPU pipeline) and 1 for the others (the source default).
 std::vector<PublishedRun> korthikanti_table3_runs() { return {{"GPT-22B", 4, 0, false}}; }
+
+/// hpcaitech/ColossalAI-Pytorch-lightning benchmark/gpt @ 6a82b80 (2022-08): a Hugging Face
+/// GPT2LMHeadModel of model.py's size (vocabulary 50,257, tied LM head, gradient
+/// checkpointing per block) under PyTorch Lightning's DeepSpeedStrategy(stage=3) with
+/// precision 16 and FusedAdam; train.py's defaults: seq 1024, batch 1 a GPU.
+SourceConventions colossalai_lightning_conventions() {
+  SourceConventions c;
+  c.name = "colo2208";
+  c.id_prefix = "colo2208";
+  c.description =
+      "ColossalAI-Pytorch-lightning GPT benchmark (2022-08; benchmark/gpt/{train,model}.py @ 6a82b80): "
+      "Hugging Face GPT-2 architecture (4h GeLU MLP with biases, tied LM head, vocabulary 50,257), "
+      "activation checkpointing of every block (full recompute), eager attention (unfused softmax), "
+      "Lightning DeepSpeedStrategy(stage=3) (ZeRO-3, one collective per parameter tensor), fp16 with "
+      "FusedAdam, micro-batch 1 (train.py's --batch_size default)";
+  c.system = "dgx-a100";
+  c.vocab_size = 50257;
+  c.micro_batch = 1;
+  c.recompute = "full";
+  c.attention = "unfused";
+  c.overlap_grad_reduce = true;
+  c.zero = 3;
+  c.zero3_granularity = "tensor";
+  c.precision = "fp16";
+  c.tflops_counting = "hardware";
+  c.tp_async_backward = false;
+  return c;
+}
 
 }  // namespace
 
@@ -258,6 +294,7 @@ const std::vector<SourceConventions>& source_conventions() {
        .system = "", .cluster_yaml = kJeanZayA100Cluster, .vocab_size = 250880, .micro_batch = 2,
        .recompute = "full", .attention = "unfused", .zero = 1, .precision = "bf16",
        .tflops_counting = "hardware", .tp_async_backward = false, .embedding_counts_as_stage_layer = true},
+      colossalai_lightning_conventions(),
   };
   return conventions;
 }
@@ -369,6 +406,38 @@ std::optional<double> predict_metric(const std::string& metric, const std::strin
       case TimeToTrainMetric::Unit::gpu_hours:
         return seconds / 3600.0 * step.gpus;
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<MemoryQuantity> parse_memory_metric(const std::string& metric) {
+  if (metric == "peak_memory_allocated") return MemoryQuantity::allocated;
+  if (metric == "peak_memory_reserved") return MemoryQuantity::reserved;
+  if (metric == "device_memory_used") return MemoryQuantity::device_used;
+  return std::nullopt;
+}
+
+std::optional<double> memory_unit_bytes(const std::string& unit) {
+  if (unit == "GiB") return kGiB;
+  if (unit == "MiB") return 1024.0 * 1024.0;
+  if (unit == "GB") return 1e9;
+  if (unit == "MB") return 1e6;
+  if (unit == "bytes" || unit == "B") return 1.0;
+  return std::nullopt;
+}
+
+std::optional<double> predict_memory_metric(const std::string& metric, const std::string& unit,
+                                            const MemoryMeasures& memory) {
+  const auto quantity = parse_memory_metric(metric);
+  const auto per_unit = memory_unit_bytes(unit);
+  if (!quantity || !per_unit) return std::nullopt;
+  switch (*quantity) {
+    case MemoryQuantity::allocated:
+      return memory.allocated_bytes / *per_unit;
+    case MemoryQuantity::reserved:
+      return memory.reserved_bytes / *per_unit;
+    case MemoryQuantity::device_used:
+      return memory.used_bytes / *per_unit;
   }
   return std::nullopt;
 }
@@ -498,6 +567,9 @@ void check_row_columns(const CsvRow& row, std::vector<std::string>& problems) {
   if (!metric_supported(metric)) {
     problems.push_back(fmt::format("column 'metric': '{}' is not a supported metric: one of {}", metric,
                                    metric_choices()));
+  } else if (parse_memory_metric(metric) && !memory_unit_bytes(row.get("unit"))) {
+    problems.push_back(fmt::format("column 'unit': '{}' is not a memory unit: one of {} (metric {})", row.get("unit"),
+                                   kMemoryUnits, metric));
   }
   for (const char* column : kCountColumns) {
     const std::string& text = row.get(column);
@@ -774,27 +846,39 @@ namespace {
 /// share it.
 struct Simulated {
   StepMeasures step;
+  MemoryMeasures memory;  ///< the footprint of the peak stage (every configuration)
   models::TransformerSpec model;
   std::string memory_note;
   std::string error;  ///< why the scenario did not load or run; "" when it did
 };
 
-/// Loads and runs one row scenario. Touches nothing shared, so any number run at once.
-Simulated simulate_row_scenario(const std::string& yaml, const std::string& name) {
+/// Loads one row scenario, computes its footprint and, when `needs_step` (a row of it has a
+/// step metric), runs its step. Touches nothing shared, so any number run at once.
+Simulated simulate_row_scenario(const std::string& yaml, const std::string& name, bool needs_step) {
   Simulated sim;
   try {
     auto scenario = scenario::load_scenario_from_string(yaml, name, {});
-    // The published runs fitted, so the step is timed even where the memory model disagrees;
-    // the row says so (ValidationRow::note).
+    // The footprint is closed-form (the one the runner reports and checks): memory rows need
+    // no step. The published runs fitted, so the step is timed and the footprint reported
+    // even where the memory model disagrees; the row says so (ValidationRow::note).
+    const models::TrainingFootprint footprint =
+        models::training_footprint(training::footprint_inputs(scenario.training()));
+    const models::StageFootprint& peak = footprint.peak();
+    sim.memory.used_bytes = peak.total_bytes;
+    sim.memory.reserved_bytes = peak.total_bytes - peak.workspace_bytes;
+    sim.memory.allocated_bytes = sim.memory.reserved_bytes - peak.fragmentation_bytes;
+    sim.memory.capacity_bytes = scenario.platform.cluster.accelerator.hbm_capacity_bytes;
+    sim.memory.peak_stage = peak.stage;
+    if (sim.memory.used_bytes > sim.memory.capacity_bytes) {
+      sim.memory_note = fmt::format("memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
+                                    peak.stage, sim.memory.used_bytes / kGiB, sim.memory.capacity_bytes / kGiB);
+    }
+    sim.model = scenario.training().model;
+    if (!needs_step) return sim;
     auto timed = scenario.training();
     timed.enforce_memory_fit = false;
     scenario.set_training(timed);
     const auto result = runner::run_training(scenario);
-    if (result.memory.computed && result.memory.total_bytes > result.memory.capacity_bytes) {
-      sim.memory_note = fmt::format("memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
-                                    result.memory.peak_stage, result.memory.total_bytes / 1073741824.0,
-                                    result.memory.capacity_bytes / 1073741824.0);
-    }
     const auto& w = scenario.training();
     // FLOPs in the published convention (models/llm/flop_count.hpp): Megatron model FLOPs,
     // plus one forward of the layers (full recompute) or of the attention cores (selective).
@@ -830,6 +914,7 @@ struct ScenarioSet {
   std::vector<std::string> yamls;     ///< the scenario of each configuration's first row
   std::vector<std::string> names;     ///< "<file>#<id of that row>", for positions in messages
   std::vector<int> rows;              ///< rows that share each scenario
+  std::vector<bool> needs_step;       ///< a row of the scenario compares a step metric
   std::vector<std::size_t> of_row;    ///< per dataset row: its scenario, or npos
 };
 
@@ -849,7 +934,7 @@ std::vector<Simulated> simulate_all(const ScenarioSet& set, const TrainingValida
         tbb::blocked_range<std::size_t>(0, set.yamls.size(), 1),
         [&](const tbb::blocked_range<std::size_t>& range) {
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            simulated[i] = simulate_row_scenario(set.yamls[i], set.names[i]);
+            simulated[i] = simulate_row_scenario(set.yamls[i], set.names[i], set.needs_step[i]);
             if (!options.on_progress) continue;
             const std::lock_guard<std::mutex> lock(progress_mutex);
             done_rows += set.rows[i];
@@ -967,8 +1052,10 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
       set.yamls.push_back(*mapping.scenario_yaml);
       set.names.push_back(fmt::format("{}#{}", dataset.filename().string(), row.get("id")));
       set.rows.push_back(0);
+      set.needs_step.push_back(false);
     }
     ++set.rows[it->second];
+    if (!parse_memory_metric(row.get("metric"))) set.needs_step[it->second] = true;
     set.of_row.back() = it->second;
   }
   if (!problems.empty()) {
@@ -1008,7 +1095,9 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
     }
     const auto& conv = *mapping.conventions;
     const std::string& metric = row.get("metric");
-    const auto predicted = predict_metric(metric, row.get("unit"), conv.tflops_counting, sim.step);
+    const bool memory = parse_memory_metric(metric).has_value();
+    const auto predicted = memory ? predict_memory_metric(metric, row.get("unit"), sim.memory)
+                                  : predict_metric(metric, row.get("unit"), conv.tflops_counting, sim.step);
     if (!predicted) {  // map_training_row already checked; kept so a new metric cannot slip through
       report.skipped.push_back({id, fmt::format("metric '{}' is not supported", metric)});
       continue;
@@ -1021,7 +1110,8 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
     out.measured = measured;
     out.predicted = *predicted;
     out.error_pct = 100.0 * (*predicted - measured) / measured;
-    out.step_time_s = sim.step.step_time_s;
+    out.step_time_s = memory ? 0.0 : sim.step.step_time_s;
+    out.memory = memory;
     out.conventions = conv.name;
     out.note = sim.memory_note;
     used.record(row, mapping);
@@ -1037,8 +1127,9 @@ std::string render_validation_table(const ValidationReport& report) {
   out += fmt::format("{:<22} {:<22} {:>12} {:>12} {:>9}  {}\n", "id", "metric", "measured", "predicted", "error",
                      "step time");
   for (const auto& r : report.rows) {
-    out += fmt::format("{:<22} {:<22} {:>12.4g} {:>12.4g} {:>+8.1f}%  {:.3f} s{}\n", r.id, r.metric, r.measured,
-                       r.predicted, r.error_pct, r.step_time_s, r.note.empty() ? "" : "  *");
+    const std::string step = r.memory ? fmt::format("footprint ({})", r.unit) : fmt::format("{:.3f} s", r.step_time_s);
+    out += fmt::format("{:<22} {:<22} {:>12.4g} {:>12.4g} {:>+8.1f}%  {}{}\n", r.id, r.metric, r.measured,
+                       r.predicted, r.error_pct, step, r.note.empty() ? "" : "  *");
   }
   bool any_note = false;
   for (const auto& r : report.rows) {
@@ -1074,7 +1165,8 @@ nlohmann::json validation_json(const ValidationReport& report) {
   for (const auto& r : report.rows) {
     rows.push_back({{"id", r.id}, {"metric", r.metric}, {"unit", r.unit}, {"measured", r.measured},
                     {"predicted", r.predicted}, {"error_pct", r.error_pct},
-                    {"step_time_s", r.step_time_s}, {"conventions", r.conventions}, {"note", r.note}});
+                    {"step_time_s", r.step_time_s}, {"footprint_only", r.memory}, {"conventions", r.conventions},
+                    {"note", r.note}});
   }
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& s : report.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});

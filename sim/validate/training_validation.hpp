@@ -134,6 +134,41 @@ struct StepMeasures {
 std::optional<double> predict_metric(const std::string& metric, const std::string& unit,
                                      const std::string& tflops_counting, const StepMeasures& step);
 
+/// A device-memory metric of a training row, compared with the closed-form footprint
+/// (models::training_footprint) of the row's peak pipeline stage; no step is simulated for it.
+enum class MemoryQuantity {
+  /// `peak_memory_allocated`: torch.cuda.max_memory_allocated (Megatron's "max allocated", NeMo's
+  /// max_memory_allocated): the footprint's allocated terms, without allocator fragmentation,
+  /// workspace, NCCL buffers or the CUDA context.
+  allocated,
+  /// `peak_memory_reserved`: torch.cuda.max_memory_reserved (torchtitan's logged "memory"):
+  /// the allocated terms plus the caching allocator's fragmentation, without the workspace
+  /// term (CUDA context, NCCL buffers, cuBLAS workspace).
+  reserved,
+  /// `device_memory_used`: nvidia-smi / NVML used memory of the process: the whole footprint,
+  /// the workspace term included.
+  device_used,
+};
+/// The memory metric `metric` names; nullopt for any other name.
+std::optional<MemoryQuantity> parse_memory_metric(const std::string& metric);
+/// Bytes in one `unit` of a memory row: GiB, MiB (binary), GB, MB (decimal) or bytes; nullopt
+/// for any other unit. nvidia-smi's "MiB" column is binary: write it as MiB.
+std::optional<double> memory_unit_bytes(const std::string& unit);
+
+/// What the footprint of a row's peak stage gives a memory metric, bytes per device.
+struct MemoryMeasures {
+  double allocated_bytes = 0;  ///< every allocated term (weights ... fp8 weight cache)
+  double reserved_bytes = 0;   ///< allocated + fragmentation
+  double used_bytes = 0;       ///< reserved + workspace (the footprint's total)
+  double capacity_bytes = 0;   ///< the accelerator's HBM capacity
+  int peak_stage = 0;          ///< the pipeline stage with the largest footprint
+};
+
+/// The predicted value of a memory metric in the row's unit; nullopt for another metric or a
+/// unit that is not a memory unit.
+std::optional<double> predict_memory_metric(const std::string& metric, const std::string& unit,
+                                            const MemoryMeasures& memory);
+
 /// One compared row.
 struct ValidationRow {
   std::string id;
@@ -142,7 +177,8 @@ struct ValidationRow {
   double measured = 0;
   double predicted = 0;
   double error_pct = 0;  ///< (predicted - measured) / measured x 100
-  double step_time_s = 0;
+  double step_time_s = 0;  ///< 0 for a memory row (no step is simulated for it)
+  bool memory = false;     ///< a memory metric, compared with the footprint alone
   std::string conventions;  ///< SourceConventions::name of the conventions used
   /// "" or what the comparison should be read with, e.g. that the memory model puts the
   /// published (and so fitting) run above device memory.

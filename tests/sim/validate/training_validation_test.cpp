@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,9 +10,11 @@
 #include <vector>
 
 #include "models/llm/flop_count.hpp"
+#include "models/memory/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/training_simulation.hpp"
 #include "sim/validate/base_cluster.hpp"
 #include "sim/validate/csv_table.hpp"
 
@@ -522,8 +525,8 @@ TEST_CASE("what a user's row gets wrong is a problem with the column and the val
     CHECK(p[0] ==
           "column 'metric': 'loss' is not a supported metric: one of tflops_per_gpu, model_tflops_per_gpu, mfu, hfu, "
           "pct_of_peak, aggregate_pflops, tokens_per_s_per_gpu, throughput_tokens_per_s, iteration_time_s, "
-          "step_time_s, est_days_<N>_tokens, est_hours_<N>_tokens or gpu_hours_<N>_tokens (N a number with an "
-          "optional K, M, B or T)");
+          "step_time_s, peak_memory_allocated, peak_memory_reserved, device_memory_used, est_days_<N>_tokens, "
+          "est_hours_<N>_tokens or gpu_hours_<N>_tokens (N a number with an optional K, M, B or T)");
     // In every source's rows, not only a user's.
     const auto sc21 = problems_of("meg21_t1_0_x,s,GPT,1.7,24,2304,24,2048,512,32,A100,1,1,32,,,,m,est_days,90,d,");
     REQUIRE(sc21.size() == 1);
@@ -663,4 +666,121 @@ TEST_CASE("validate in parallel gives the serial report and reports progress in 
     CHECK(progress[i].first == static_cast<int>(i) + 1);
     CHECK(progress[i].second == 3);
   }
+}
+
+// ---- Memory rows: the footprint against published peak memory --------------------------------
+
+TEST_CASE("memory metrics parse their quantity and unit") {
+  CHECK(parse_memory_metric("peak_memory_allocated") == MemoryQuantity::allocated);
+  CHECK(parse_memory_metric("peak_memory_reserved") == MemoryQuantity::reserved);
+  CHECK(parse_memory_metric("device_memory_used") == MemoryQuantity::device_used);
+  CHECK_FALSE(parse_memory_metric("peak_memory"));
+  CHECK_FALSE(parse_memory_metric("tflops_per_gpu"));
+  CHECK(memory_unit_bytes("GiB") == 1073741824.0);
+  CHECK(memory_unit_bytes("GB") == 1e9);
+  CHECK(memory_unit_bytes("MiB") == 1048576.0);
+  CHECK(memory_unit_bytes("MB") == 1e6);
+  CHECK(memory_unit_bytes("bytes") == 1.0);
+  CHECK_FALSE(memory_unit_bytes("gib"));  // units are case-sensitive: GB and Gb differ
+  CHECK_FALSE(memory_unit_bytes("%"));
+
+  MemoryMeasures m;
+  m.allocated_bytes = 60.0 * 1073741824.0;
+  m.reserved_bytes = 66.0 * 1073741824.0;
+  m.used_bytes = 67.0 * 1073741824.0;
+  CHECK(predict_memory_metric("peak_memory_allocated", "GiB", m) == doctest::Approx(60.0));
+  CHECK(predict_memory_metric("peak_memory_reserved", "GiB", m) == doctest::Approx(66.0));
+  CHECK(predict_memory_metric("device_memory_used", "MiB", m) == doctest::Approx(67.0 * 1024));
+  CHECK(predict_memory_metric("peak_memory_allocated", "GB", m) == doctest::Approx(60.0 * 1.073741824));
+  CHECK_FALSE(predict_memory_metric("peak_memory_allocated", "TFLOP/s", m));
+  CHECK_FALSE(predict_memory_metric("tflops_per_gpu", "GiB", m));
+}
+
+TEST_CASE("a memory row with a unit that is no memory unit names the valid ones") {
+  CHECK(problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,peak_memory_reserved,70,Gb,") ==
+        std::vector<std::string>{"column 'unit': 'Gb' is not a memory unit: one of GiB, GB, MiB, MB or bytes (metric "
+                                 "peak_memory_reserved)"});
+}
+
+TEST_CASE("memory rows compare the footprint of the peak stage, with no step, over capacity included") {
+  // Llama-3-8B on 8 H100s: ZeRO-1 at micro-batch 1 with full recompute (fits), and without
+  // recompute at micro-batch 8 (does not fit: reported with a note, not an error). Units GiB,
+  // GB and MiB.
+  const auto path = std::filesystem::temp_directory_path() / "clustersim_validate_memory.csv";
+  std::string header = kHeader;
+  header.pop_back();
+  std::ofstream(path) << header << ",micro_batch,recompute\n"
+                      << "lab_alloc,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,peak_memory_allocated,40,GiB,,1,full\n"
+                      << "lab_reserved,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,peak_memory_reserved,45,GB,,1,full\n"
+                      << "lab_used,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,device_memory_used,47000,MiB,,1,full\n"
+                      << "lab_big,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,peak_memory_allocated,70,GiB,,8,none\n";
+  const auto report = validate_training_dataset(path);
+  REQUIRE(report.rows.size() == 4);
+  CHECK(report.skipped.empty());
+
+  // By hand: the footprint the runner computes for the row's scenario.
+  const auto rows = read_csv_file(path);
+  const auto footprint_of = [&](std::size_t i) {
+    const auto mapping = map_training_row(rows.at(i));
+    REQUIRE(mapping.scenario_yaml.has_value());
+    const auto scenario = clustersim::scenario::load_scenario_from_string(*mapping.scenario_yaml, "m.yaml");
+    return clustersim::models::training_footprint(clustersim::training::footprint_inputs(scenario.training())).peak();
+  };
+  const auto small = footprint_of(0);
+  const double total = small.total_bytes;
+  const double reserved = total - small.workspace_bytes;
+  const double allocated = reserved - small.fragmentation_bytes;
+  CHECK(allocated < reserved);
+  CHECK(reserved < total);
+  CHECK(report.rows[0].predicted == doctest::Approx(allocated / 1073741824.0));
+  CHECK(report.rows[0].error_pct == doctest::Approx(100.0 * (report.rows[0].predicted - 40) / 40));
+  CHECK(report.rows[1].predicted == doctest::Approx(reserved / 1e9));
+  CHECK(report.rows[2].predicted == doctest::Approx(total / 1048576.0));
+  for (const auto& r : report.rows) {
+    CHECK(r.memory);
+    CHECK(r.step_time_s == 0);  // footprint only: no step simulated
+  }
+  CHECK(report.rows[0].note.empty());
+  // Over capacity: compared, with the overflow in the note.
+  const auto big = footprint_of(3);
+  CHECK(big.total_bytes > 81559.0 * 1048576.0);
+  CHECK(report.rows[3].predicted ==
+        doctest::Approx((big.total_bytes - big.workspace_bytes - big.fragmentation_bytes) / 1073741824.0));
+  CHECK(has(report.rows[3].note, "memory model puts stage 0 at "));
+  CHECK(has(report.rows[3].note, " GiB of 79.6 GiB (the published run fitted)"));
+
+  const std::string table = render_validation_table(report);
+  CHECK(has(table, "lab_alloc              peak_memory_allocated            40"));
+  CHECK(has(table, "footprint (GiB)\n"));
+  CHECK(has(table, "footprint (MiB)\n"));
+  CHECK(has(table, "footprint (GiB)  *\n"));
+  CHECK(has(table, "rows 4  MAPE"));
+  const auto json = validation_json(report);
+  CHECK(json["rows"][0]["footprint_only"] == true);
+  CHECK(json["rows"][0]["metric"] == "peak_memory_allocated");
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the committed memory dataset compares every row") {
+  const auto report = validate_training_dataset(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
+                                                "ground_truth_memory.csv");
+  CHECK(report.skipped.empty());
+  CHECK(report.rows.size() >= 14);
+  for (const auto& r : report.rows) {
+    CHECK(r.memory);
+    CHECK(r.predicted > 0);
+  }
+  // The DeepSpeed ZeRO-3 GPT-2 row: its source's conventions build GPT-2's vocabulary and tied head.
+  const auto rows = read_csv_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
+                                  "ground_truth_memory.csv");
+  const auto colo = std::find_if(rows.begin(), rows.end(),
+                                 [](const CsvRow& r) { return r.get("id").rfind("colo2208", 0) == 0; });
+  REQUIRE(colo != rows.end());
+  const auto mapping = map_training_row(*colo);
+  REQUIRE(mapping.scenario_yaml.has_value());
+  CHECK(mapping.conventions->name == "colo2208");
+  CHECK(has(*mapping.scenario_yaml, "vocab_size: 50257"));
+  CHECK(has(*mapping.scenario_yaml, "tie_word_embeddings: true"));
+  CHECK(has(*mapping.scenario_yaml, "precision: fp16"));
+  CHECK(has(*mapping.scenario_yaml, "zero: 3, zero3_granularity: tensor"));
 }
