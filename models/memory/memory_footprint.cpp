@@ -121,6 +121,38 @@ double op_checkpoint_coefficient(const FootprintInputs& in) {
   return 2.0 * elements;
 }
 
+}  // namespace
+
+double loss_saved_bytes(LossKernel loss) {
+  switch (loss) {
+    // Megatron (megatron/core/tensor_parallel/cross_entropy.py) casts the logits to fp32 and
+    // saves exp_logits / sum, the fp32 softmax; PyTorch's log_softmax saves its fp32 output.
+    case LossKernel::fused:
+    case LossKernel::eager: return 4.0;
+    // Inductor fuses the cast, log-softmax and gather: the backward recomputes the softmax from
+    // the bf16 logits (saved) and the per-row log-sum-exp (s b values, neglected).
+    case LossKernel::compiled: return 2.0;
+  }
+  return 0;
+}
+
+double loss_transient_bytes(LossKernel loss) {
+  switch (loss) {
+    // The bf16 logits beside their fp32 copy in the forward; in the backward the bf16 logit
+    // gradient beside the fp32 one computed in place in the saved softmax.
+    case LossKernel::fused: return 2.0;
+    // The backward's peak: nll_loss_backward writes a dense fp32 gradient of the log-softmax
+    // (4), and log_softmax_backward a new fp32 gradient of its input (4), beside the saved
+    // output: 12 in all (the forward's peak is 10: bf16 logits, fp32 copy, log-softmax).
+    case LossKernel::eager: return 8.0;
+    // The bf16 logit gradient, written by the fused backward kernel.
+    case LossKernel::compiled: return 2.0;
+  }
+  return 0;
+}
+
+namespace {
+
 double sbh(const FootprintInputs& in) {
   return static_cast<double>(in.seq_len / in.cp) * static_cast<double>(in.micro_batch) *
          static_cast<double>(in.model.hidden_size);
@@ -493,18 +525,15 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   if (first && in.hidden_dropout > 0) fp.embedding_head_bytes += static_cast<double>(hold.per_chunk.front()) * token_share * h / sp_div;
   if (last) {
     // For each micro-batch in flight in the last chunk (whose backward has not yet run): the
-    // final norm input (2 s b h), the LM-head input (2 s b h) and the fp32 softmax that
-    // Megatron's vocab-parallel cross-entropy saves for its backward (4 s b v / t:
-    // megatron/core/tensor_parallel/cross_entropy.py casts the logits to fp32 and saves
-    // exp_logits / sum). Under 1F1B and interleaved 1F1B that is one micro-batch: the last
-    // chunk of the last stage runs each backward right after its forward. Plus, for the
-    // micro-batch whose loss is being computed, the bf16 logits next to their fp32 copy in
-    // the forward (the bf16 logit gradient next to the fp32 one in the backward), 2 s b v / t.
+    // final norm input (2 s b h), the LM-head input (2 s b h) and what the loss saves for its
+    // backward (loss_saved_bytes per logit, s b v / t). Under 1F1B and interleaved 1F1B that
+    // is one micro-batch: the last chunk of the last stage runs each backward right after its
+    // forward. Plus, once, what is live beside it while one micro-batch's loss runs
+    // (loss_transient_bytes).
     const auto last_inflight = static_cast<double>(hold.per_chunk.back());  // this stage is the last
-    // PyTorch's unfused loss (fused_cross_entropy false) holds the fp32 copy of the logits
-    // beside them while it runs: 6 s b v / t instead of 2.
-    fp.embedding_head_bytes += last_inflight * (4.0 * token_share * h * act_scale / sp_div + 4.0 * token_share * v / t) +
-                               (in.fused_cross_entropy ? 2.0 : 6.0) * token_share * v / t;
+    fp.embedding_head_bytes +=
+        last_inflight * (4.0 * token_share * h * act_scale / sp_div + loss_saved_bytes(in.loss) * token_share * v / t) +
+        loss_transient_bytes(in.loss) * token_share * v / t;
   }
   if (in.recompute != RecomputePolicy::none) {
     // The backward of one layer rematerializes what the policy dropped.

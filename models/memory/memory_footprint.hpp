@@ -29,6 +29,15 @@ namespace clustersim::models {
 /// the attention kernel and of every other matmul (the 1st, 3rd, ... in forward order) are
 /// saved, everything else is recomputed from the block input.
 enum class RecomputePolicy { none, selective, full, op };
+/// The loss kernel, for what the last stage holds while the cross-entropy runs (per micro-batch
+/// of s b tokens, vocabulary v over t ranks; `loss_saved_bytes` and `loss_transient_bytes`).
+/// fused: Megatron's vocab-parallel cross-entropy; eager: PyTorch's cross_entropy on
+/// logits.float() as torchtitan calls it; compiled: the same under torch.compile.
+enum class LossKernel { fused, eager, compiled };
+/// Bytes per logit the loss saves for its backward, per micro-batch in flight in the last chunk.
+double loss_saved_bytes(LossKernel loss);
+/// Bytes per logit live beside the saved ones at the loss's peak, once.
+double loss_transient_bytes(LossKernel loss);
 /// Pipeline schedule, for the number of micro-batches whose activations a stage holds.
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
 
@@ -86,11 +95,8 @@ struct FootprintInputs {
   /// Transformer Engine keeps fp8 weight copies across micro-batches (Megatron-Core, NeMo);
   /// false: the fp8 casts are made per use and not kept (torchao's Float8 in torchtitan).
   bool fp8_weight_cache = true;
-  /// Megatron's fused vocab-parallel cross-entropy: the fp32 softmax it saves (4 s b v / t)
-  /// beside the bf16 logits (2 s b v / t) while the loss runs. false: PyTorch's
-  /// cross_entropy(logits.float()) as torchtitan calls it: the bf16 logits, their fp32 copy
-  /// and the fp32 log-softmax it saves are live at once (10 s b v / t).
-  bool fused_cross_entropy = true;
+  /// The loss kernel (LossKernel): what the last stage holds for the cross-entropy.
+  LossKernel loss = LossKernel::fused;
   /// Dropout probabilities of the training recipe (Megatron-LM --hidden-dropout and
   /// --attention-dropout, default 0.1; Hugging Face decoder configs: attention_dropout 0.0 and
   /// no hidden dropout). hidden > 0: a 1-byte mask after the attention and after the MLP of

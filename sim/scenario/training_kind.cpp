@@ -109,6 +109,11 @@ Declarations<TrainingWorkload> declare_training_keys() {
                    "whose memory conventions the footprint follows: megatron (Megatron-Core / NeMo: Transformer "
                    "Engine fp8 weight caching, fused vocab-parallel cross-entropy) or torchtitan (FSDP2, torchao "
                    "Float8 casts per use, cross_entropy on fp32 logits); kernels are costed alike");
+  keys.enumeration("cross_entropy", &W::cross_entropy, training::cross_entropy_names(),
+                   "the loss kernel, for the last stage's memory (per logit: saved for the backward + live while "
+                   "the loss runs): auto = the framework's (megatron: fused, torchtitan: eager); fused = Megatron's "
+                   "vocab-parallel kernel (4 + 2 B); eager = PyTorch cross_entropy(logits.float()) (4 + 8 B); "
+                   "compiled = the same under torch.compile, as torchtitan runs it with compile on (2 + 2 B)");
   keys.enumeration("attention", &W::attention, training::attention_kernel_names(),
                    "attention kernel: flash = the fused family the accelerator preset names (attention.kernel); fa2 / "
                    "fa3 / cudnn / fa4 / fused_sdpa / pallas = that fused family, which must run on the accelerator's "

@@ -50,6 +50,24 @@ const config::NameTable<Zero3Granularity>& zero3_granularity_names() {
   return names;
 }
 
+const config::NameTable<CrossEntropy>& cross_entropy_names() {
+  static const config::NameTable<CrossEntropy> names("cross-entropy kernel", {{"auto", CrossEntropy::automatic},
+                                                                              {"fused", CrossEntropy::fused},
+                                                                              {"eager", CrossEntropy::eager},
+                                                                              {"compiled", CrossEntropy::compiled}});
+  return names;
+}
+
+models::LossKernel loss_kernel(CrossEntropy choice, TrainingFramework framework) {
+  switch (choice) {
+    case CrossEntropy::fused: return models::LossKernel::fused;
+    case CrossEntropy::eager: return models::LossKernel::eager;
+    case CrossEntropy::compiled: return models::LossKernel::compiled;
+    case CrossEntropy::automatic: break;
+  }
+  return framework == TrainingFramework::torchtitan ? models::LossKernel::eager : models::LossKernel::fused;
+}
+
 const config::NameTable<TrainingFramework>& training_framework_names() {
   static const config::NameTable<TrainingFramework> names(
       "training framework", {{"megatron", TrainingFramework::megatron}, {"torchtitan", TrainingFramework::torchtitan}});

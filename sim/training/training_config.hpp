@@ -35,6 +35,14 @@ const config::NameTable<Recompute>& recompute_names();
 enum class TrainingFramework { megatron, torchtitan };
 /// "megatron", "torchtitan".
 const config::NameTable<TrainingFramework>& training_framework_names();
+/// The loss kernel (models::LossKernel), or the framework's own: Megatron's fused
+/// vocab-parallel cross-entropy, torchtitan's eager cross_entropy (compiled only with
+/// torch.compile, and only in the torchtitan versions that compile the loss).
+enum class CrossEntropy { automatic, fused, eager, compiled };
+/// "auto", "fused", "eager", "compiled".
+const config::NameTable<CrossEntropy>& cross_entropy_names();
+/// The loss kernel a workload runs: `choice`, or for auto the framework's.
+models::LossKernel loss_kernel(CrossEntropy choice, TrainingFramework framework);
 /// "1f1b", "gpipe", "interleaved".
 const config::NameTable<PipelineSchedule>& pipeline_schedule_names();
 /// "flash", "unfused" and the fused family names (models::attention_kernel_family_names()).
@@ -122,6 +130,8 @@ class TrainingWorkload : public platform::WorkloadSpec {
   bool fp8_params = false;
   /// Whose memory conventions the footprint follows (TrainingFramework).
   TrainingFramework framework = TrainingFramework::megatron;
+  /// The loss kernel, for the last stage's memory (CrossEntropy); auto: the framework's.
+  CrossEntropy cross_entropy = CrossEntropy::automatic;
   /// The run's dropout probability (hidden and attention), overriding the model card's; < 0:
   /// the model's own (models::TransformerSpec::hidden_dropout / attention_dropout).
   double dropout = -1;

@@ -113,8 +113,16 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::S
   std::vector<std::string> notes;
   notes.push_back(mode_note(w, mode));
   if (w.framework == TrainingFramework::torchtitan) {
-    notes.push_back("framework torchtitan: the memory footprint follows its conventions (no fp8 weight copies kept, "
-                    "cross_entropy on fp32 logits); kernels and collectives are costed as for Megatron-Core");
+    notes.push_back("framework torchtitan: the memory footprint follows its conventions (no fp8 weight copies kept); "
+                    "kernels and collectives are costed as for Megatron-Core");
+  }
+  if (w.framework != TrainingFramework::megatron || w.cross_entropy != CrossEntropy::automatic) {
+    static const char* const kLoss[] = {"fused (Megatron's vocab-parallel cross-entropy)",
+                                        "eager (PyTorch cross_entropy on fp32 logits)",
+                                        "compiled (cross_entropy under torch.compile)"};
+    notes.push_back(fmt::format("cross-entropy kernel {}: sets the last stage's memory only; the loss is costed as "
+                                "passes over fp32 logits whichever kernel runs",
+                                kLoss[static_cast<int>(loss_kernel(w.cross_entropy, w.framework))]));
   }
   if (w.recompute == Recompute::op) {
     notes.push_back("recompute op (torchtitan's per-op checkpointing): the backward recomputes each layer's norms, "
@@ -278,7 +286,7 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   in.fp8 = w.precision == models::Dtype::fp8;
   in.fp8_params = w.fp8_params && in.fp8;
   in.fp8_weight_cache = w.framework == TrainingFramework::megatron;
-  in.fused_cross_entropy = w.framework == TrainingFramework::megatron;
+  in.loss = loss_kernel(w.cross_entropy, w.framework);
   in.hidden_dropout = w.model.hidden_dropout;
   in.attention_dropout = w.model.attention_dropout;
   in.offload_optimizer = w.memory.offload_optimizer;

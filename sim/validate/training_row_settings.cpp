@@ -146,6 +146,8 @@ const std::vector<RowSettingColumn>& row_setting_columns() {
       {"attention", "workload.attention"},
       {"tp_comm_overlap", "workload.tp_comm_overlap"},
       {"overlap_grad_reduce", "workload.overlap_grad_reduce"},
+      {"framework", "workload.framework"},
+      {"cross_entropy", "workload.cross_entropy"},
   };
   return columns;
 }
@@ -163,6 +165,8 @@ RowSettings read_row_settings(const CsvRow& row, std::vector<std::string>& probl
   s.attention = read.choice(c[6]);
   s.tp_comm_overlap = read.boolean(c[7]);
   s.overlap_grad_reduce = read.boolean(c[8]);
+  s.framework = read.choice(c[9]);
+  s.cross_entropy = read.choice(c[10]);
   for (const auto& unsupported : unsupported_row_columns()) {
     const std::string text = trimmed(row.get(unsupported.column));
     if (!text.empty()) {

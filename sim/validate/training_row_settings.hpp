@@ -28,12 +28,14 @@ struct RowSettings {
   std::optional<std::int64_t> micro_batch;         ///< workload.micro_batch (>= 1)
   std::optional<std::int64_t> vp;                  ///< workload.parallelism.vp (>= 1); > 1: interleaved
   std::vector<std::int64_t> stage_layers;          ///< workload.parallelism.stage_layers; empty: unset
-  std::optional<std::string> recompute;            ///< workload.recompute (none | selective | full)
+  std::optional<std::string> recompute;            ///< workload.recompute (none | selective | full | op)
   std::optional<bool> sequence_parallel;           ///< workload.parallelism.sequence_parallel
   std::optional<std::int64_t> zero;                ///< workload.parallelism.zero (0-3)
   std::optional<std::string> attention;            ///< workload.attention (flash | fa2 | fa3 | cudnn | unfused)
   std::optional<bool> tp_comm_overlap;             ///< workload.tp_comm_overlap
   std::optional<bool> overlap_grad_reduce;         ///< workload.overlap_grad_reduce
+  std::optional<std::string> framework;            ///< workload.framework (megatron | torchtitan)
+  std::optional<std::string> cross_entropy;        ///< workload.cross_entropy (auto | fused | eager | compiled)
   /// The optional columns that were set (not the format's own vp), in row_setting_columns() order.
   std::vector<std::string> columns_set;
 };

@@ -645,7 +645,7 @@ std::string resolve_own_row(const CsvRow& row, const BaseCluster* base, RowMappi
 struct RowScenario {
   std::string id, include, models, cluster, model;
   std::int64_t seq = 0, batch = 0, micro_batch = 1, tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
-  std::string ep, stage_layers, precision, recompute, attention;
+  std::string ep, stage_layers, precision, recompute, attention, framework{"megatron"}, cross_entropy{"auto"};
   bool sequence_parallel = false, overlap_grad_reduce = false, tp_comm_overlap = false, tp_async_backward = true;
   int zero = 0;
   std::string zero3;  ///< ", zero3_granularity: ..., zero3_list_gathers: ..." or ""
@@ -669,6 +669,8 @@ description: "built by clustersim validate from dataset row {id}"
   overlap_grad_reduce: {overlap}
   tp_comm_overlap: {tp_overlap}
   tp_async_backward: {tp_async}
+  framework: {framework}
+  cross_entropy: {cross_entropy}
 )",
       fmt::arg("id", r.id), fmt::arg("include", r.include), fmt::arg("models", r.models),
       fmt::arg("cluster", r.cluster), fmt::arg("model", r.model), fmt::arg("s", r.seq), fmt::arg("B", r.batch),
@@ -678,7 +680,8 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("zero", r.zero), fmt::arg("zero3", r.zero3), fmt::arg("stage_layers", r.stage_layers),
       fmt::arg("recompute", r.recompute), fmt::arg("attention", r.attention),
       fmt::arg("overlap", r.overlap_grad_reduce), fmt::arg("tp_overlap", r.tp_comm_overlap),
-      fmt::arg("tp_async", r.tp_async_backward));
+      fmt::arg("tp_async", r.tp_async_backward), fmt::arg("framework", r.framework),
+      fmt::arg("cross_entropy", r.cross_entropy));
 }
 
 /// The include, models and cluster text of a row's scenario: the --base scenario's platform, or
@@ -818,6 +821,8 @@ RowMapping map_training_row(const CsvRow& row, const BaseCluster* base) {
   r.tp_comm_overlap =
       settings.tp_comm_overlap.value_or(conv.tp_comm_overlap && r.sequence_parallel && *tp > 1);
   r.tp_async_backward = conv.tp_async_backward;
+  r.framework = settings.framework.value_or(conv.framework);
+  r.cross_entropy = settings.cross_entropy.value_or("auto");
   // The row's scenario under a name: its id for the scenario shown and run, a common one for the
   // configuration that decides which rows share a simulation.
   const auto named = [&](const std::string& name) {

@@ -47,6 +47,7 @@ struct SourceConventions {
   std::int64_t micro_batch = 1;  ///< when the notes state no "MBS n" / "microbatch n"
   std::string recompute{};      ///< none | selective | full; "" = the named model's recipe
   std::string attention{};      ///< flash | unfused
+  std::string framework{"megatron"};  ///< workload.framework: whose memory conventions apply
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   int zero = 0;

@@ -645,11 +645,19 @@ TEST_CASE("torchtitan's conventions: no fp8 weight copies kept, the loss on fp32
   in.fp8 = true;
   const StageFootprint megatron = stage_footprint(in, 1);
   in.fp8_weight_cache = false;
-  in.fused_cross_entropy = false;
+  in.loss = LossKernel::eager;
   const StageFootprint titan = stage_footprint(in, 1);
   CHECK(megatron.fp8_weight_cache_bytes > 0);
   CHECK(titan.fp8_weight_cache_bytes == 0);
-  // The loss transient: bf16 logits + fp32 copy + fp32 log-softmax (2 + 4 + 4) s b v instead of
-  // the fused kernel's 2 s b v beside its saved softmax.
-  CHECK(titan.embedding_head_bytes - megatron.embedding_head_bytes == doctest::Approx(4.0 * 512 * 1000).epsilon(1e-12));
+  // Eager cross_entropy(logits.float()): at the backward's peak the saved fp32 log-softmax, the
+  // dense fp32 gradient nll_loss_backward writes and log_softmax_backward's fp32 result, 12 B a
+  // logit, against the fused kernel's saved fp32 softmax and the bf16 gradient beside it, 6.
+  CHECK(titan.embedding_head_bytes - megatron.embedding_head_bytes == doctest::Approx(6.0 * 512 * 1000).epsilon(1e-12));
+  // Compiled: the bf16 logits saved and the bf16 gradient, 4 B a logit.
+  in.loss = LossKernel::compiled;
+  CHECK(megatron.embedding_head_bytes - stage_footprint(in, 1).embedding_head_bytes ==
+        doctest::Approx(2.0 * 512 * 1000).epsilon(1e-12));
+  CHECK(loss_saved_bytes(LossKernel::fused) + loss_transient_bytes(LossKernel::fused) == 6);
+  CHECK(loss_saved_bytes(LossKernel::eager) + loss_transient_bytes(LossKernel::eager) == 12);
+  CHECK(loss_saved_bytes(LossKernel::compiled) + loss_transient_bytes(LossKernel::compiled) == 4);
 }

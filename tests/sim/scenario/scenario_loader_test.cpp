@@ -475,7 +475,7 @@ TEST_CASE("loader: bad input, missing keys, files, includes, syntax") {
 TEST_CASE("loader: bad input, --set") {
   CHECK(one_problem(kBase, {"workload.paralelism.tp=4"}) ==
         "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
-        "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, framework, attention, "
+        "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, framework, cross_entropy, attention, "
         "overlap_grad_reduce, tp_comm_overlap, tp_async_backward, train_tokens, gradient_reduce_dtype, moe, "
         "fp8_params, dropout, enforce_memory_fit, offload, "
         "memory | did you mean 'parallelism'?)");

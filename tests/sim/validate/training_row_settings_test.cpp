@@ -30,22 +30,26 @@ std::vector<std::string> problems_of(const std::string& column, const std::strin
 TEST_CASE("optional columns set their workload keys; empty or absent ones set nothing") {
   std::vector<std::string> problems;
   const auto s = read_row_settings(
-      row_with("micro_batch,vp,stage_layers,recompute,sequence_parallel,zero,attention,tp_comm_overlap,overlap_grad_reduce",
-               "4,2,\"5;6 6,5\",selective,false,3,fa3,True,no"),
+      row_with("micro_batch,vp,stage_layers,recompute,sequence_parallel,zero,attention,tp_comm_overlap,overlap_grad_reduce,"
+               "framework,cross_entropy",
+               "4,2,\"5;6 6,5\",op,false,3,fa3,True,no,torchtitan,compiled"),
       problems);
   CHECK(problems.empty());
   CHECK(s.micro_batch == 4);
   CHECK(s.vp == 2);
   CHECK(s.stage_layers == std::vector<std::int64_t>{5, 6, 6, 5});
-  CHECK(s.recompute == "selective");
+  CHECK(s.recompute == "op");
   CHECK(s.sequence_parallel == false);
   CHECK(s.zero == 3);
   CHECK(s.attention == "fa3");
   CHECK(s.tp_comm_overlap == true);
   CHECK(s.overlap_grad_reduce == false);
+  CHECK(s.framework == "torchtitan");
+  CHECK(s.cross_entropy == "compiled");
   // vp is the format's own column: not listed as an addition.
   CHECK(s.columns_set == std::vector<std::string>{"micro_batch", "stage_layers", "recompute", "sequence_parallel",
-                                                  "zero", "attention", "tp_comm_overlap", "overlap_grad_reduce"});
+                                                  "zero", "attention", "tp_comm_overlap", "overlap_grad_reduce",
+                                                  "framework", "cross_entropy"});
   const auto none = read_row_settings(row_with("micro_batch,recompute", ","), problems);
   CHECK(problems.empty());
   CHECK_FALSE(none.micro_batch);
@@ -61,6 +65,8 @@ TEST_CASE("an invalid optional column names the column, the value, the valid cho
   CHECK(problems_of("attention", "xformers") ==
         std::vector<std::string>{
             "column 'attention': 'xformers' is not one of flash, fa2, fa3, cudnn, fa4, fused_sdpa, pallas, unfused (workload.attention)"});
+  CHECK(problems_of("framework", "deepspeed") ==
+        std::vector<std::string>{"column 'framework': 'deepspeed' is not one of megatron, torchtitan (workload.framework)"});
   CHECK(problems_of("zero", "4") ==
         std::vector<std::string>{"column 'zero': '4' is not an integer from 0 to 3 (workload.parallelism.zero)"});
   CHECK(problems_of("micro_batch", "0") ==

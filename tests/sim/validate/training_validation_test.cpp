@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -766,10 +767,17 @@ TEST_CASE("the committed memory dataset compares every row") {
                                                 "ground_truth_memory.csv");
   CHECK(report.skipped.empty());
   CHECK(report.rows.size() >= 14);
+  double abs_error_sum = 0;
   for (const auto& r : report.rows) {
     CHECK(r.memory);
     CHECK(r.predicted > 0);
+    abs_error_sum += std::abs(r.error_pct);
+    // The eager torchtitan rows (no torch.compile to change what is saved) measure the
+    // footprint's terms as modelled: per-op SAC, the eager loss at its backward peak, FSDP state.
+    if (r.id == "tt2412_t1_fsdp" || r.id == "tt2412_t3_fsdp") CHECK(std::abs(r.error_pct) < 2.0);
   }
+  // docs/validation.md "Memory against published peak measurements": MAPE 5.97 %.
+  CHECK(abs_error_sum / static_cast<double>(report.rows.size()) < 7.0);
   // The DeepSpeed ZeRO-3 GPT-2 row: its source's conventions build GPT-2's vocabulary and tied head.
   const auto rows = read_csv_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
                                   "ground_truth_memory.csv");
