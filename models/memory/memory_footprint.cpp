@@ -531,8 +531,10 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
     // forward. Plus, once, what is live beside it while one micro-batch's loss runs
     // (loss_transient_bytes).
     const auto last_inflight = static_cast<double>(hold.per_chunk.back());  // this stage is the last
+    const double head_input_div = in.gathered_head_input ? 1.0 : sp_div;
     fp.embedding_head_bytes +=
-        last_inflight * (4.0 * token_share * h * act_scale / sp_div + loss_saved_bytes(in.loss) * token_share * v / t) +
+        last_inflight * (2.0 * token_share * h * act_scale * (1.0 / sp_div + 1.0 / head_input_div) +
+                         loss_saved_bytes(in.loss) * token_share * v / t) +
         loss_transient_bytes(in.loss) * token_share * v / t;
   }
   if (in.recompute != RecomputePolicy::none) {

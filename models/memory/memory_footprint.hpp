@@ -95,6 +95,11 @@ struct FootprintInputs {
   /// Transformer Engine keeps fp8 weight copies across micro-batches (Megatron-Core, NeMo);
   /// false: the fp8 casts are made per use and not kept (torchao's Float8 in torchtitan).
   bool fp8_weight_cache = true;
+  /// With TP and sequence parallelism the LM head saves its all-gathered (full-sequence) input
+  /// for its weight gradient, 2 s b h instead of Megatron's 2 s b h / t shard (torchtitan's TP
+  /// plan: the output layer is ColwiseParallel with input_layouts Shard(1), so DTensor gathers
+  /// its input before the matmul and autograd saves the gathered tensor).
+  bool gathered_head_input = false;
   /// The loss kernel (LossKernel): what the last stage holds for the cross-entropy.
   LossKernel loss = LossKernel::fused;
   /// Dropout probabilities of the training recipe (Megatron-LM --hidden-dropout and

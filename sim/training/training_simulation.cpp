@@ -113,7 +113,8 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::S
   std::vector<std::string> notes;
   notes.push_back(mode_note(w, mode));
   if (w.framework == TrainingFramework::torchtitan) {
-    notes.push_back("framework torchtitan: the memory footprint follows its conventions (no fp8 weight copies kept); "
+    notes.push_back("framework torchtitan: the memory footprint follows its conventions (no fp8 weight copies kept; "
+                    "with TP the LM head saves its gathered input); "
                     "kernels and collectives are costed as for Megatron-Core");
   }
   if (w.framework != TrainingFramework::megatron || w.cross_entropy != CrossEntropy::automatic) {
@@ -287,6 +288,7 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   in.fp8_params = w.fp8_params && in.fp8;
   in.fp8_weight_cache = w.framework == TrainingFramework::megatron;
   in.loss = loss_kernel(w.cross_entropy, w.framework);
+  in.gathered_head_input = w.framework == TrainingFramework::torchtitan;
   in.hidden_dropout = w.model.hidden_dropout;
   in.attention_dropout = w.model.attention_dropout;
   in.offload_optimizer = w.memory.offload_optimizer;

@@ -657,6 +657,16 @@ TEST_CASE("torchtitan's conventions: no fp8 weight copies kept, the loss on fp32
   in.loss = LossKernel::compiled;
   CHECK(megatron.embedding_head_bytes - stage_footprint(in, 1).embedding_head_bytes ==
         doctest::Approx(2.0 * 512 * 1000).epsilon(1e-12));
+  // torchtitan's TP plan gathers the LM head's input before the matmul and saves it whole:
+  // 2 s b h instead of 2 s b h / t (t 2 with SP here), per micro-batch in flight on the last chunk.
+  in = tiny();
+  in.pp = 2;
+  in.zero = 0;
+  in.tp = 2;
+  in.sequence_parallel = true;
+  const double sharded = stage_footprint(in, 1).embedding_head_bytes;
+  in.gathered_head_input = true;
+  CHECK(stage_footprint(in, 1).embedding_head_bytes - sharded == doctest::Approx(2.0 * 512 * 1024 / 2).epsilon(1e-12));
   CHECK(loss_saved_bytes(LossKernel::fused) + loss_transient_bytes(LossKernel::fused) == 6);
   CHECK(loss_saved_bytes(LossKernel::eager) + loss_transient_bytes(LossKernel::eager) == 12);
   CHECK(loss_saved_bytes(LossKernel::compiled) + loss_transient_bytes(LossKernel::compiled) == 4);

@@ -776,7 +776,7 @@ TEST_CASE("the committed memory dataset compares every row") {
     // footprint's terms as modelled: per-op SAC, the eager loss at its backward peak, FSDP state.
     if (r.id == "tt2412_t1_fsdp" || r.id == "tt2412_t3_fsdp") CHECK(std::abs(r.error_pct) < 2.0);
   }
-  // docs/validation.md "Memory against published peak measurements": MAPE 5.97 %.
+  // docs/validation.md "Memory against published peak measurements": MAPE 5.60 %.
   CHECK(abs_error_sum / static_cast<double>(report.rows.size()) < 7.0);
   // The DeepSpeed ZeRO-3 GPT-2 row: its source's conventions build GPT-2's vocabulary and tied head.
   const auto rows = read_csv_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation" / "data" /
