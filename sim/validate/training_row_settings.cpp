@@ -198,6 +198,7 @@ const std::vector<GpuTypeSystem>& gpu_type_systems() {
   static const std::vector<GpuTypeSystem> systems = {
       {"dgx-a100", {"A100", "A100-SXM", "A100-SXM4-80GB", "A100-80GB", "a100-sxm-80gb"}},
       {"dgx-h100", {"H100", "H100-SXM", "H100-SXM5", "H100-SXM5-80GB", "h100-sxm"}},
+      {"grand-teton-h100", {"H100-SXM-96GB", "h100-sxm-96gb"}},
       {"dgx-h200", {"H200", "H200-SXM", "H200-SXM5-141GB", "h200-sxm"}},
       {"dgx-b200", {"B200"}},
       {"h100-pcie-x8", {"H100-PCIe", "h100-pcie"}},

@@ -772,6 +772,8 @@ TEST_CASE("the committed memory dataset compares every row") {
     CHECK(r.memory);
     CHECK(r.predicted > 0);
     abs_error_sum += std::abs(r.error_pct);
+    // Every published layout fits the hardware it ran on (no over-capacity note).
+    CHECK_MESSAGE(r.note.find("memory model puts") == std::string::npos, r.id);
     // The eager torchtitan rows (no torch.compile to change what is saved) measure the
     // footprint's terms as modelled: per-op SAC, the eager loss at its backward peak, FSDP state.
     if (r.id == "tt2412_t1_fsdp" || r.id == "tt2412_t3_fsdp") CHECK(std::abs(r.error_pct) < 2.0);
