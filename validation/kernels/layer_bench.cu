@@ -229,6 +229,21 @@ class DeviceArena {
   std::vector<void*> pointers_;
 };
 
+/// Row-major C = op(A) op(B). row_major_gemm describes it as the column-major problem
+/// C^T = op(B)^T op(A)^T, whose first operand is B: run() takes the row-major operands in their
+/// own order and passes them swapped (passing A first made cuBLASLt read B's shape from A's
+/// smaller buffer: "cuBLAS status 13" on the first H200 run, 2026-12-04).
+class RowMajorGemm {
+ public:
+  RowMajorGemm(cublasLtHandle_t handle, const ck::LtGemmSpec& spec) : gemm_(handle, spec, kWorkspaceBytes) {}
+  void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t stream) const {
+    gemm_.run(b, a, c, workspace, stream);
+  }
+
+ private:
+  ck::LtGemm gemm_;
+};
+
 unsigned grid_for(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 65536));
 }
@@ -300,11 +315,10 @@ std::vector<ck::CalibrationRow> measure(const ck::BenchArgs& args, const std::st
   }
 
   const auto plan = [&](bool ta, bool tb, std::size_t m, std::size_t n, std::size_t kk, std::size_t batch = 1) {
-    return std::make_unique<ck::LtGemm>(
+    return std::make_unique<RowMajorGemm>(
         handle, ck::row_major_gemm(ck::GemmDtype::bf16, ta, tb, static_cast<std::int64_t>(m),
                                    static_cast<std::int64_t>(n), static_cast<std::int64_t>(kk),
-                                   static_cast<std::int32_t>(batch)),
-        kWorkspaceBytes);
+                                   static_cast<std::int32_t>(batch)));
   };
   // Forward.
   auto qkv_fwd = plan(false, false, T, 3 * A, H);

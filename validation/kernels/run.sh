@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the CUDA kernel suite on this machine's GPU (about 7.5 minutes on an H100/H200, 2 of them
+# Runs the CUDA kernel suite on this machine's GPU (about 4 minutes on an H200 (measured 2026-12-04: 199 s), 2 of them
 # the sustained GEMM loop; --quick about 2.5) and writes calibration CSVs (docs/validation.md,
 # "Kernel suite") plus the setup they were measured on.
 #
@@ -23,6 +23,9 @@
 # FlashAttention-2 backend; attention_bench --shapes decode without torch). The NCCL all-reduce
 # across this node's GPUs (allreduce_bench.py) goes to collectives/allreduce.csv, or, with fewer
 # than 2 GPUs or no nccl-tests/torch, collectives/allreduce.skipped says why.
+# host_gating.py (about 30 s) times a stack of small-model GPT layers eager, as one CUDA graph
+# and by its kernels' durations into host/host_gating.csv: whether per-op host dispatch gates
+# the step.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -187,6 +190,15 @@ if command -v python3 >/dev/null 2>&1; then
 else
   echo "skipped: python3 is not installed (allreduce_bench.py needs it)" >"$out_dir/collectives/allreduce.skipped"
   say "run.sh: allreduce skipped (python3 is not installed)"
+fi
+
+# --- does the host gate a small model's step? (eager PyTorch against a CUDA graph) --------------
+mkdir -p "$out_dir/host"
+if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
+  run_one host-gating python3 "$here/host_gating.py" --out "$out_dir/host/host_gating.csv"
+else
+  echo "skipped: torch is not installed or sees no GPU (host_gating.py needs it)" >"$out_dir/host/host_gating.skipped"
+  say "run.sh: host gating skipped (torch unavailable)"
 fi
 
 mkdir -p "$out_dir/sustained"
