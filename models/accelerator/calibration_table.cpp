@@ -350,4 +350,30 @@ bool has_measurement(const CalibrationTable& table, const std::string& accelerat
   });
 }
 
+CalibrationTable read_calibration_path(const std::filesystem::path& path, const std::string& accelerator) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::is_regular_file(path)) {
+    files.push_back(path);
+  } else if (std::filesystem::is_directory(path)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".csv") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw ConfigError("no *.csv files in '" + path.string() + "'");
+  } else {
+    throw ConfigError("calibration file or folder '" + path.string() + "' does not exist");
+  }
+  std::vector<CalibrationTable> tables;
+  std::string problems;
+  for (const auto& file : files) {
+    try {
+      tables.push_back(read_calibration_csv(file));
+    } catch (const ConfigError& e) {
+      problems += (problems.empty() ? "" : "\n") + std::string(e.what());
+    }
+  }
+  if (!problems.empty()) throw ConfigError(problems);
+  return merge_calibration(tables, accelerator);
+}
+
 }  // namespace clustersim::models

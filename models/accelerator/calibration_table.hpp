@@ -63,6 +63,12 @@ bool same_measurement_key(const CalibrationRow& a, const CalibrationRow& b);
 CalibrationTable merge_calibration(const std::vector<CalibrationTable>& tables,
                                    const std::string& accelerator = "");
 
+/// Reads a calibration CSV file, or every *.csv file directly in a folder (sorted by name), and
+/// merges them (merge_calibration) keeping `accelerator`'s rows (all when empty). Throws
+/// ConfigError for a path that does not exist, a folder without CSV files, or malformed files
+/// (every problem, one per line).
+CalibrationTable read_calibration_path(const std::filesystem::path& path, const std::string& accelerator = "");
+
 /// The default calibration of `accelerator`: DATA_DIR/calibration/<accelerator>.csv, or nullopt
 /// when that file does not exist. Throws ConfigError (file:line) for a malformed file.
 std::optional<CalibrationTable> read_default_calibration(const std::filesystem::path& data_dir,

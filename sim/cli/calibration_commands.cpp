@@ -42,29 +42,7 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
 
 models::CalibrationTable read_calibration_dir(const std::filesystem::path& dir,
                                               const std::string& accelerator) {
-  std::vector<std::filesystem::path> files;
-  if (std::filesystem::is_regular_file(dir)) {
-    files.push_back(dir);
-  } else if (std::filesystem::is_directory(dir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".csv") files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-  } else {
-    throw ConfigError(fmt::format("calibration folder '{}' does not exist", dir.string()));
-  }
-  if (files.empty()) throw ConfigError(fmt::format("no *.csv files in '{}'", dir.string()));
-  std::vector<models::CalibrationTable> tables;
-  std::string problems;
-  for (const auto& file : files) {
-    try {
-      tables.push_back(models::read_calibration_csv(file));
-    } catch (const ConfigError& e) {
-      problems += (problems.empty() ? "" : "\n") + std::string(e.what());
-    }
-  }
-  if (!problems.empty()) throw ConfigError(problems);
-  return models::merge_calibration(tables, accelerator);
+  return models::read_calibration_path(dir, accelerator);
 }
 
 models::AcceleratorSpec library_accelerator(const std::string& name) {

@@ -25,7 +25,9 @@ double sharing_rate(const PlatformSpec& spec) {
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   const ClusterSpec& cluster = spec_.cluster;
   topology_ = std::make_unique<topologies::Topology>(topologies::Topology::build(cluster.network));
-  compute_ = std::make_unique<models::ComputeModel>(cluster.accelerator);
+  compute_ = spec_.calibration.rows.empty()
+                 ? std::make_unique<models::ComputeModel>(cluster.accelerator)
+                 : std::make_unique<models::ComputeModel>(cluster.accelerator, spec_.calibration);
   collectives_ = std::make_unique<models::CollectiveModel>(*topology_, spec_.comm,
                                                            models::collective_hardware(cluster.accelerator));
   memory_ = std::make_unique<models::MemoryHierarchy>(cluster.memory_levels, cluster.host_link);

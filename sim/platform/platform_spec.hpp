@@ -7,6 +7,7 @@
 #include "sim/config/name_table.hpp"
 
 #include "models/accelerator/accelerator_spec.hpp"
+#include "models/accelerator/calibration_table.hpp"
 #include "models/comm/collective_model.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 #include "models/power/cost_model.hpp"
@@ -56,6 +57,11 @@ struct PlatformSpec {
   /// false: report the factor only.
   bool apply_throttling = false;
   models::CostSpec cost;  ///< cost.any() false: no cost report
+  /// Kernel measurements the compute model uses before its roofline (`simulation.calibration`:
+  /// a calibration CSV or a folder of them, path as written, resolved); "" = none.
+  std::string calibration_path;
+  /// The accelerator's rows of calibration_path, read by the scenario loader.
+  models::CalibrationTable calibration;
 };
 
 }  // namespace clustersim::platform

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/accelerator/calibration_table.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
 #include "topologies/topology_keys.hpp"
@@ -227,6 +228,29 @@ void warn_unread_attention_keys(const ConfigNode& root, const std::filesystem::p
   warn_key("warp_mma_fraction", runs_fa2, "fa2, the warp-MMA family, does not run");
 }
 
+/// simulation.calibration: the accelerator's rows of the file or folder, read here so that a
+/// missing file, a malformed row or a table without this accelerator is an error at the key.
+void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, Problems& problems) {
+  const std::string key = "simulation.calibration";
+  if (platform.calibration_path.empty() || problems.bad(key)) return;
+  const std::string& accelerator = platform.cluster.accelerator.name;
+  try {
+    const models::CalibrationTable all = models::read_calibration_path(platform.calibration_path);
+    platform.calibration = models::merge_calibration({all}, accelerator);
+    if (platform.calibration.rows.empty()) {
+      std::string present;
+      for (const models::CalibrationRow& row : all.rows) {
+        if (present.find(row.accelerator) == std::string::npos) present += (present.empty() ? "" : ", ") + row.accelerator;
+      }
+      problems.add(position_of(root, key), key,
+                   "no rows for accelerator '" + accelerator + "' in '" + platform.calibration_path +
+                       "' (its rows are for: " + (present.empty() ? "no accelerator" : present) + ")");
+    }
+  } catch (const ConfigError& e) {
+    problems.add(position_of(root, key), key, e.what());
+  }
+}
+
 }  // namespace
 
 bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
@@ -243,6 +267,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   }
   warn_shadowed(root, data_dir, cluster, problems);
   if (accelerator_ok) warn_unread_attention_keys(root, data_dir, cluster, problems);
+  if (accelerator_ok) read_calibration(root, platform, problems);
   return accelerator_ok;
 }
 

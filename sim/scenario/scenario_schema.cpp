@@ -68,6 +68,12 @@ Declarations<Scenario> simulation_keys() {
   keys.integer("seed", member(&Scenario::simulation, &platform::SessionOptions::seed), "random seed").range(0, 9.0e18);
   keys.object("comm", &Scenario::platform, comm_and_overlap_keys(),
               "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)");
+  keys.file("calibration", member(&Scenario::platform, &PlatformSpec::calibration_path),
+            "kernel measurements of the scenario's accelerator (a calibration-format CSV, docs/calibration-format.md, "
+            "or a folder of them, e.g. what validation/kernels/run.sh wrote), relative to this file: the compute "
+            "model costs GEMMs, attention and bandwidth-bound ops from them (measured table, then a fit, then the "
+            "roofline) for every workload; attention rows are taken as the family the workload runs; unset: the "
+            "roofline");
   return keys;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "models/accelerator/calibration_table.hpp"
 #include "sim/engine/error.hpp"
 
@@ -24,14 +26,15 @@ void notice_roofline_estimates(const WorkloadReadContext& c, const models::Accel
   const std::optional<models::CalibrationTable> table = models::read_default_calibration(c.data_dir, accelerator.name);
   for (const CostedOpClass& costed : classes) {
     if (table && models::has_measurement(*table, accelerator.name, costed.op, costed.dtype)) continue;
-    std::string op_class(models::op_class_name(costed.op));
-    op_class += " " + std::string(models::dtype_name(costed.dtype));
-    if (costed.family) op_class += " (" + std::string(models::attention_kernel_family_name(*costed.family)) + ")";
-    c.problems.notice("accelerator '" + accelerator.name + "': " + op_class +
-                      " time is a roofline estimate (datasheet peak x efficiencies measured elsewhere): no " +
-                      std::string(models::op_class_name(costed.op)) + " " +
-                      std::string(models::dtype_name(costed.dtype)) + " kernel measurement of " + accelerator.name +
-                      " in the library (calibration/" + accelerator.name + ".csv)");
+    if (models::has_measurement(c.platform.calibration, accelerator.name, costed.op, costed.dtype)) continue;
+    const std::string family =
+        costed.family ? fmt::format(" ({})", models::attention_kernel_family_name(*costed.family)) : std::string();
+    // fmt rather than std::string operator+: GCC 12 warns (-Wrestrict, a false positive) on the latter here.
+    c.problems.notice(fmt::format(
+        "accelerator '{0}': {1} {2}{3} time is a roofline estimate (datasheet peak x efficiencies measured "
+        "elsewhere): no {1} {2} kernel measurement of {0} in the library (calibration/{0}.csv) or in "
+        "simulation.calibration",
+        accelerator.name, models::op_class_name(costed.op), models::dtype_name(costed.dtype), family));
   }
 }
 

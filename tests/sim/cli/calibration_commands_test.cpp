@@ -71,7 +71,7 @@ TEST_CASE("calibrate: errors of every file with file:line; unknown accelerators"
   CHECK(no_such.output.find("error: unknown accelerator 'h900'; library accelerators: ") == 0);
   const std::string missing = (unknown / "missing").string();
   CHECK(run_cli("calibrate " + missing).output ==
-        "error: calibration folder '" + missing + "' does not exist\n");
+        "error: calibration file or folder '" + missing + "' does not exist\n");
   // validate still needs --dataset when no subcommand is given
   const Ran usage = run_cli("validate");
   CHECK(usage.exit_code == 2);

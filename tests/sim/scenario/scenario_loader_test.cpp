@@ -909,7 +909,8 @@ TEST_CASE("loader: op classes without a kernel measurement on the accelerator ge
   REQUIRE(plain.notices.size() == 2);
   CHECK(plain.notices[0] ==
         "accelerator 'test-gpu': gemm bf16 time is a roofline estimate (datasheet peak x efficiencies measured "
-        "elsewhere): no gemm bf16 kernel measurement of test-gpu in the library (calibration/test-gpu.csv)");
+        "elsewhere): no gemm bf16 kernel measurement of test-gpu in the library (calibration/test-gpu.csv) or in "
+        "simulation.calibration");
   CHECK(plain.notices[1].find("accelerator 'test-gpu': attention bf16 (fa2) time is a roofline estimate") == 0);
   // h100-sxm has bf16 GEMM (MAMF) and bf16 attention (Azure FlashAttention-2) measurements: no notice.
   const std::string h100 = edit(kBase, {{"node: {accelerator: test-gpu", "node: {accelerator: h100-sxm"}});
@@ -950,4 +951,39 @@ TEST_CASE("loader: attention keys no family on the matrix path reads are warning
   REQUIRE(gaudi.warnings.size() == 1);
   CHECK(gaudi.warnings[0].render().find("attention.warp_mma_fraction: has no effect: fa2, the warp-MMA family, does "
                                         "not run on matrix path mme (families: fused_sdpa)") != std::string::npos);
+}
+
+TEST_CASE("loader: simulation.calibration costs the compute model from the user's kernel measurements") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim-calibration-test";
+  std::filesystem::create_directories(dir);
+  const std::string header =
+      "accelerator,op,dtype,m,n,k,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,backward,bytes,time_s,spread_s,"
+      "repeats,source\n";
+  {
+    std::ofstream(dir / "gemm.csv") << header << "test-gpu,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.002,0,5,bench\n";
+    std::ofstream(dir / "other.csv") << header << "h200-sxm,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.001,0,5,bench\n";
+  }
+  const auto with = [&](const std::string& path) {
+    return edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, calibration: \"" + path + "\"}"}});
+  };
+  // A folder: its CSV files merged, this accelerator's rows kept.
+  const Scenario calibrated = load(with(dir.string()));
+  REQUIRE(calibrated.platform.calibration.rows.size() == 1);
+  // The measured shape costs what was measured; the gemm class has a measurement: one notice left.
+  const auto platform = runner::build_platform(calibrated);
+  const models::OpEstimate measured = platform->compute().gemm({4096, 4096, 4096});
+  CHECK(measured.time_s == doctest::Approx(0.002).epsilon(1e-9));
+  CHECK(measured.provenance == models::Provenance::measured_table);
+  const models::OpEstimate roofline = runner::build_platform(load(kBase))->compute().gemm({4096, 4096, 4096});
+  CHECK(roofline.provenance == models::Provenance::roofline);
+  CHECK(roofline.time_s < 0.0015);
+  REQUIRE(calibrated.notices.size() == 1);
+  CHECK(calibrated.notices[0].find("attention bf16 (fa2) time is a roofline estimate") != std::string::npos);
+  // A table without this accelerator, a missing path: errors at the key.
+  CHECK(one_problem(with((dir / "other.csv").string())) ==
+        "t.yaml:30:36: simulation.calibration: no rows for accelerator 'test-gpu' in '" + (dir / "other.csv").string() +
+            "' (its rows are for: h200-sxm)");
+  CHECK(one_problem(with((dir / "missing").string())).find("simulation.calibration: calibration file or folder '") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
 }
