@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the CUDA kernel suite on this machine's GPU (about 4 minutes on an H200 (measured 2026-12-04: 199 s), 2 of them
+# Runs the CUDA kernel suite on this machine's GPU (about 5 minutes on an H200: 199 s measured 2026-12-04 before the 60 s whole-step run; 2 of them
 # the sustained GEMM loop; --quick about 2.5) and writes calibration CSVs (docs/validation.md,
 # "Kernel suite") plus the setup they were measured on.
 #
@@ -25,7 +25,8 @@
 # than 2 GPUs or no nccl-tests/torch, collectives/allreduce.skipped says why.
 # host_gating.py (about 30 s) times a stack of small-model GPT layers eager, as one CUDA graph
 # and by its kernels' durations into host/host_gating.csv: whether per-op host dispatch gates
-# the step.
+# the step. small_model_step.py (60 s, 10 with --quick) runs a whole GPT-1.7B training step back to
+# back into step/small_model_step.csv, with nvidia-smi clocks and power in its comments.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -196,6 +197,11 @@ fi
 mkdir -p "$out_dir/host"
 if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then
   run_one host-gating python3 "$here/host_gating.py" --out "$out_dir/host/host_gating.csv"
+  mkdir -p "$out_dir/step"
+  step_seconds=60
+  [[ ${#quick[@]} -gt 0 ]] && step_seconds=10
+  run_one small-model-step python3 "$here/small_model_step.py" --out "$out_dir/step/small_model_step.csv" \
+    --seconds "$step_seconds"
 else
   echo "skipped: torch is not installed or sees no GPU (host_gating.py needs it)" >"$out_dir/host/host_gating.skipped"
   say "run.sh: host gating skipped (torch unavailable)"
