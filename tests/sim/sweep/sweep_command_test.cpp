@@ -1,0 +1,49 @@
+// End-to-end tests of `clustersim sweep` and `clustersim sweep-merge` (tests/data/sweep).
+#include <doctest/doctest.h>
+
+#include "../cli/run_clustersim.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/sweep/";
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-cli-test-" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("clustersim sweep and sweep-merge on the command line") {
+  using clustersim::cli_testing::run_clustersim;
+  const fs::path dir = fresh_dir("cli");
+  const auto list = run_clustersim("sweep " + kData + "tiny_sweep.yaml --list --shard 2/2");
+  CHECK(list.exit_code == 0);
+  CHECK(list.output.find("shard 2/2") != std::string::npos);
+  CHECK(std::count(list.output.begin(), list.output.end(), '\n') == 6);
+  const auto first = run_clustersim("sweep " + kData + "tiny_sweep.yaml -j 2 --shard 1/2 --out " + (dir / "a").string());
+  CHECK(first.exit_code == 0);
+  CHECK(first.output.find("shard 1/2: ran 3 points, 0 already finished") != std::string::npos);
+  CHECK(first.output.find("note: 3 of 6 points have no result") != std::string::npos);
+  const auto second = run_clustersim("sweep " + kData + "tiny_sweep.yaml --shard 2/2 --out " + (dir / "b").string());
+  CHECK(second.exit_code == 0);
+  CHECK(second.output.find("failed") != std::string::npos);
+  const auto merged = run_clustersim("sweep-merge " + (dir / "a").string() + " " + (dir / "b").string() +
+                                     " --out " + (dir / "m").string());
+  CHECK(merged.exit_code == 0);
+  CHECK(merged.output.find("merged 2 folders: 6 rows, 0 points missing") != std::string::npos);
+  const auto partial = run_clustersim("sweep-merge " + (dir / "a").string() + " --out " + (dir / "p").string());
+  CHECK(partial.exit_code == 1);
+  const auto bad = run_clustersim("sweep " + kData + "tiny_sweep.yaml --shard 3/2 --out " + (dir / "c").string());
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.output.find("--shard must be i/N") != std::string::npos);
+  const auto run = run_clustersim("run " + kData + "tiny_sweep.yaml");
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find("a sweep block has no effect on a single run") != std::string::npos);
+}
