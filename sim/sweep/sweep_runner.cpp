@@ -4,6 +4,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -28,8 +29,9 @@ constexpr const char* kManifest = "sweep-manifest.json";
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
-  // Write aside, then rename: an interrupted sweep never leaves a half-written point file.
-  const fs::path temporary = path.string() + ".tmp";
+  // Write aside, then rename: an interrupted sweep never leaves a half-written point file, and
+  // shards sharing a folder (one process each) never write the same temporary file.
+  const fs::path temporary = path.string() + ".tmp" + std::to_string(getpid());
   {
     std::ofstream file(temporary);
     if (!file) throw Error(fmt::format("cannot write {}", temporary.string()));

@@ -47,3 +47,15 @@ TEST_CASE("clustersim sweep and sweep-merge on the command line") {
   CHECK(run.exit_code == 0);
   CHECK(run.output.find("a sweep block has no effect on a single run") != std::string::npos);
 }
+
+TEST_CASE("the example sweep in examples/sweeps runs: 3 accelerators x 3 splits, a Pareto front") {
+  using clustersim::cli_testing::run_clustersim;
+  const std::string example = std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/sweeps/llama3-70b-grid.yaml";
+  const fs::path dir = fresh_dir("example");
+  const auto run = run_clustersim("sweep " + example + " -j 2 --out " + dir.string());
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("shard 1/1: ran 9 points, 0 already finished") != std::string::npos);
+  CHECK(run.output.find("failed") == std::string::npos);
+  CHECK(run.output.find("note:") == std::string::npos);  // the Pareto columns exist
+  CHECK(run.output.find("  *  ") != std::string::npos);
+}
