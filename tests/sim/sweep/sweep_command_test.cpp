@@ -59,3 +59,27 @@ TEST_CASE("the example sweep in examples/sweeps runs: 3 accelerators x 3 splits,
   CHECK(run.output.find("note:") == std::string::npos);  // the Pareto columns exist
   CHECK(run.output.find("  *  ") != std::string::npos);
 }
+
+TEST_CASE("clustersim capacity --deadline sizes a training cluster; training options without it are refused") {
+  using clustersim::cli_testing::run_clustersim;
+  const std::string tiny = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/search/tiny.yaml";
+  const auto sized = run_clustersim("capacity " + tiny +
+                                    " --deadline '1e9 s' --tokens 1e10 --max-nodes 2 --threads 2 --price "
+                                    "a100-sxm-80gb=2");
+  CHECK(sized.exit_code == 0);
+  CHECK(sized.output.find("training capacity: tiny-search") == 0);
+  CHECK(sized.output.find("smallest: 4 x a100-sxm-80gb (1 nodes)") != std::string::npos);
+  CHECK(sized.output.find("cheapest: 4 x a100-sxm-80gb (1 nodes)") != std::string::npos);
+  const auto json = run_clustersim("capacity " + tiny + " --deadline 1s --tokens 1e10 --max-nodes 2 --format json");
+  CHECK(json.exit_code == 1);  // nothing meets one second
+  CHECK(json.output.find("\"kind\": \"training-capacity\"") != std::string::npos);
+  const auto orphan = run_clustersim("capacity " + tiny + " --tokens 1e10");
+  CHECK(orphan.exit_code == 1);
+  CHECK(orphan.output.find("size a training run: give --deadline too") != std::string::npos);
+  const auto serving_only = run_clustersim("capacity " + tiny + " --deadline '30 d' --tokens 1e10 --rate 5");
+  CHECK(serving_only.exit_code == 1);
+  CHECK(serving_only.output.find("apply to serving capacity") != std::string::npos);
+  const auto no_deadline = run_clustersim("capacity " + tiny);
+  CHECK(no_deadline.exit_code == 1);
+  CHECK(no_deadline.output.find("a training one: --deadline") != std::string::npos);
+}
