@@ -83,3 +83,14 @@ TEST_CASE("clustersim capacity --deadline sizes a training cluster; training opt
   CHECK(no_deadline.exit_code == 1);
   CHECK(no_deadline.output.find("a training one: --deadline") != std::string::npos);
 }
+
+TEST_CASE("the serving example sweep runs: arrival rate x weight precision, throughput against power") {
+  using clustersim::cli_testing::run_clustersim;
+  const std::string example = std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/sweeps/chatbot-rates.yaml";
+  const auto run = run_clustersim("sweep " + example + " -j 2 --out " + fresh_dir("chatbot").string());
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("shard 1/1: ran 8 points, 0 already finished") != std::string::npos);
+  CHECK(run.output.find("output_tokens_per_s  cluster_power_average_W") != std::string::npos);
+  CHECK(run.output.find("failed") == std::string::npos);
+  CHECK(run.output.find("note:") == std::string::npos);
+}
