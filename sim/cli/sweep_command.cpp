@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "sim/engine/error.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 
 namespace clustersim::cli {
@@ -42,6 +43,9 @@ int sweep_command(const SweepCommandOptions& options, std::ostream& out) {
   run.out_dir = options.out_dir.empty()
                     ? std::filesystem::path("sweep-" + std::filesystem::path(options.scenario).stem().string())
                     : std::filesystem::path(options.out_dir);
+  if (options.list && (!options.out_dir.empty() || options.threads != 0 || options.format != "table")) {
+    throw ConfigError("--list only prints the points: --out, -j and --format have no effect with it");
+  }
   if (options.list) {
     for (const sweep::SweepPoint& point : plan.points) {
       std::string values;

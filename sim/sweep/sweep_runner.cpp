@@ -201,6 +201,7 @@ SweepPlan plan_sweep(const fs::path& file, const std::vector<std::string>& set_o
   if (const config::ConfigNode* name = root.find("name"); name != nullptr && name->is_scalar()) plan.name = name->text;
   plan.base = std::move(root);
   plan.set_overrides = set_overrides;
+  plan.data_dir = data_dir;
   plan.points = expand_points(plan.spec, base_seed);
   const std::size_t total = product_size(plan.spec);
   if (plan.spec.sample && static_cast<std::size_t>(*plan.spec.sample) >= total) {
@@ -240,7 +241,8 @@ SweepRow run_point(const SweepPlan& plan, const SweepPoint& point) {
   row.values = point.values;
   try {
     const scenario::Scenario scenario =
-        scenario::load_scenario_tree(plan.base, plan.source_file, plan.set_overrides, point.overrides);
+        scenario::load_scenario_tree(plan.base, plan.source_file, plan.set_overrides, point.overrides,
+                                     plan.data_dir);
     const runner::RunResult run = runner::run_scenario(scenario);
     row.metrics = summary_metrics(scenario, run);
     row.ok = true;

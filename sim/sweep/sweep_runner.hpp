@@ -28,6 +28,7 @@ struct SweepPlan {
   std::string name;                        ///< the scenario's name
   config::ConfigNode base;                 ///< the scenario tree without `sweep:`
   std::vector<std::string> set_overrides;  ///< applied to every point before its values
+  std::filesystem::path data_dir;          ///< the preset library the points load from
   SweepSpec spec;
   std::vector<SweepPoint> points;
   std::string fingerprint;  ///< hash of the base tree, the --set overrides and the point IDs

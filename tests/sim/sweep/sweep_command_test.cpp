@@ -27,6 +27,9 @@ TEST_CASE("clustersim sweep and sweep-merge on the command line") {
   CHECK(list.exit_code == 0);
   CHECK(list.output.find("shard 2/2") != std::string::npos);
   CHECK(std::count(list.output.begin(), list.output.end(), '\n') == 6);
+  const auto list_out = run_clustersim("sweep " + kData + "tiny_sweep.yaml --list --out " + (dir / "x").string());
+  CHECK(list_out.exit_code == 1);
+  CHECK(list_out.output.find("--out, -j and --format have no effect") != std::string::npos);
   const auto first = run_clustersim("sweep " + kData + "tiny_sweep.yaml -j 2 --shard 1/2 --out " + (dir / "a").string());
   CHECK(first.exit_code == 0);
   CHECK(first.output.find("shard 1/2: ran 3 points, 0 already finished") != std::string::npos);
