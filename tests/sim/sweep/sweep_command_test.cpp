@@ -1,5 +1,6 @@
 // End-to-end tests of `clustersim sweep` and `clustersim sweep-merge` (tests/data/sweep).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include "../cli/run_clustersim.hpp"
 
@@ -12,8 +13,20 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/sweep/";
 
+/// Removes this process's folders (fresh_dir) when the tests end.
+struct RemoveFoldersAtExit {
+  ~RemoveFoldersAtExit() {
+    const std::string mine = "clustersim-sweep-cli-test-" + std::to_string(getpid()) + "-";
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), error)) {
+      if (entry.path().filename().string().rfind(mine, 0) == 0) fs::remove_all(entry.path(), error);
+    }
+  }
+} remove_folders_at_exit;
+
+/// A folder of its own for this test process (worktrees may run the suite at the same time).
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-cli-test-" + name);
+  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-cli-test-" + std::to_string(getpid()) + "-" + name);
   fs::remove_all(dir);
   return dir;
 }

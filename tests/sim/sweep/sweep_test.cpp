@@ -1,6 +1,7 @@
 // Sweeps (sim/sweep/sweep_spec, sweep_runner): the points a sweep block stands for, their IDs
 // and seeds, failing points, shards, resume, merge and the Pareto front.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -48,8 +49,20 @@ std::vector<std::string> values_of(const sweep::SweepPoint& point) {
   return out;
 }
 
+/// Removes this process's folders (fresh_dir) when the tests end.
+struct RemoveFoldersAtExit {
+  ~RemoveFoldersAtExit() {
+    const std::string mine = "clustersim-sweep-test-" + std::to_string(getpid()) + "-";
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), error)) {
+      if (entry.path().filename().string().rfind(mine, 0) == 0) fs::remove_all(entry.path(), error);
+    }
+  }
+} remove_folders_at_exit;
+
+/// A folder of its own for this test process (worktrees may run the suite at the same time).
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-test-" + name);
+  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-test-" + std::to_string(getpid()) + "-" + name);
   fs::remove_all(dir);
   return dir;
 }
