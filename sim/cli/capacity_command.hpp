@@ -1,5 +1,6 @@
 #pragma once
-/// `clustersim capacity SCENARIO`: serving capacity planning (sim/sweep/capacity.hpp).
+/// `clustersim capacity SCENARIO`: serving capacity planning (sim/sweep/capacity.hpp), or with
+/// --deadline training capacity planning (sim/sweep/training_capacity.hpp).
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ struct CapacityCommandOptions {
   int max_trials = 60;
   int threads = 0;
   std::string format = "table";
+  // Training (with --deadline).
+  std::string deadline;                    ///< e.g. "30 d"; set: training capacity
+  double tokens = 0;                       ///< 0: workload.train_tokens
+  std::vector<std::string> accelerators;   ///< kinds to size; empty: the scenario's
+  std::vector<std::string> prices;         ///< "KIND=USD per accelerator-hour"
+  int max_nodes = 4096;
 };
 
 CLI::App* add_capacity_command(CLI::App& app, CapacityCommandOptions& options);

@@ -11,6 +11,7 @@
 #include "sim/cli/capacity_command.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/search_command.hpp"
+#include "sim/cli/sweep_command.hpp"
 #include "sim/engine/error.hpp"
 
 int main(int argc, char** argv) {
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
   cli::CapacityCommandOptions capacity;
   auto* capacity_cmd = cli::add_capacity_command(app, capacity);
 
+  cli::SweepCli sweep;
+  cli::add_sweep_commands(app, sweep);
+
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
   docs_cmd->add_option("name", doc_name, "scenario-reference")
@@ -124,6 +128,8 @@ int main(int argc, char** argv) {
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
     if (*search_cmd) return cli::search_command(search, std::cout);
     if (*capacity_cmd) return cli::capacity_command(capacity, std::cout);
+    if (*sweep.sweep) return cli::sweep_command(sweep.sweep_options, std::cout);
+    if (*sweep.merge) return cli::sweep_merge_command(sweep.merge_options, std::cout);
   } catch (const clustersim::Error& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 1;

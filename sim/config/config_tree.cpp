@@ -1,4 +1,5 @@
 #include "sim/config/config_tree.hpp"
+#include "sim/config/node_override.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -377,7 +378,7 @@ namespace {
 /// The unknown key of an override that may not be set: the first component of `parts` that is
 /// neither written in `root` nor declared, with the keys valid there.
 Diagnostic unknown_override_key(
-    const ConfigNode& root, const std::vector<std::string>& parts, const std::string& shown,
+    const ConfigNode& root, const std::vector<std::string>& parts, const Position& position, const std::string& shown,
     const std::function<bool(const std::vector<std::string>&)>& is_known_path,
     const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
   const ConfigNode* node = &root;
@@ -400,7 +401,7 @@ Diagnostic unknown_override_key(
   }
   std::string walked;
   for (std::size_t j = 0; j <= i; ++j) walked += (j > 0 ? "." : "") + parts[j];
-  return make_diagnostic(Position{"<command line>", 0, 0}, walked, "unknown key '" + parts[i] + "' in " + shown,
+  return make_diagnostic(position, walked, "unknown key '" + parts[i] + "' in " + shown,
                          choices_hint("keys", valid, closest_match(parts[i], valid)));
 }
 
@@ -420,7 +421,6 @@ void apply_set_override(
   }
   const std::string key_path(set_text.substr(0, equals));
   const std::string value_text(set_text.substr(equals + 1));
-  const auto parts = split_key_path(key_path);
 
   const Position value_position{shown, 0, 0};
   std::vector<Diagnostic> value_problems;
@@ -435,7 +435,19 @@ void apply_set_override(
     diagnostics.push_back(make_diagnostic(value_position, key_path, "missing value after '='"));
     return;
   }
+  apply_node_override(root, key_path, command_line, value, shown, diagnostics, is_known_path, declared_keys);
+}
 
+void apply_node_override(
+    ConfigNode& root, std::string_view key_path, const Position& key_position, const ConfigNode& value,
+    const std::string& shown, std::vector<Diagnostic>& diagnostics,
+    const std::function<bool(const std::vector<std::string>&)>& is_known_path,
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& declared_keys) {
+  const auto parts = split_key_path(key_path);
+  if (parts.empty()) {
+    diagnostics.push_back(make_diagnostic(key_position, "", "empty key path in " + shown));
+    return;
+  }
   const bool known = is_known_path && is_known_path(parts);
   ConfigNode* node = &root;
   std::string walked;
@@ -446,15 +458,14 @@ void apply_set_override(
       if (known && node->is_null()) {
         node->kind = ConfigNode::Kind::mapping;
       } else {
-        diagnostics.push_back(make_diagnostic(command_line, walked,
-                                              "cannot set a key inside " + node->describe() +
-                                                  " in " + shown));
+        diagnostics.push_back(make_diagnostic(key_position, walked,
+                                              "cannot set a key inside " + node->describe() + " in " + shown));
         return;
       }
     }
     if (i + 1 == parts.size()) {
       if (node->find(part) == nullptr && !known) break;
-      node->set(part, value_position, value);
+      node->set(part, value.position, value);
       return;
     }
     ConfigNode* child = node->find(part);
@@ -462,12 +473,12 @@ void apply_set_override(
       if (!known) break;
       ConfigNode empty;
       empty.kind = ConfigNode::Kind::mapping;
-      empty.position = value_position;
-      child = &node->set(part, value_position, std::move(empty));
+      empty.position = value.position;
+      child = &node->set(part, value.position, std::move(empty));
     }
     node = child;
   }
-  diagnostics.push_back(unknown_override_key(root, parts, shown, is_known_path, declared_keys));
+  diagnostics.push_back(unknown_override_key(root, parts, key_position, shown, is_known_path, declared_keys));
 }
 
 }  // namespace clustersim::config

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "sim/config/node_override.hpp"
 #include "sim/config/problems.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/platform_reader.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_schema.hpp"
+#include "sim/scenario/scenario_tree_loader.hpp"
 
 namespace clustersim::scenario {
 namespace {
@@ -139,29 +141,46 @@ const std::vector<Field>* declared_level(const std::vector<Field>& fields, const
   return level;
 }
 
-/// Applies the --set overrides: a declared key absent from the file may be set; an unknown one
-/// is reported with the closest declared key at its level.
-void apply_overrides(ConfigNode& root, const std::vector<std::string>& set_overrides, const WorkloadKinds& kinds,
+/// Calls `apply(known, declared)` with the schema's answers for `root` as it is now: whether a
+/// key path is declared, and the keys declared under a path.
+template <typename Apply>
+void with_declared_keys(const ConfigNode& root, const WorkloadKinds& kinds, Apply&& apply) {
+  const std::vector<Field> fields = schema_fields(root, kinds);
+  std::vector<Field> job_storage;
+  const auto known = [&](const std::vector<std::string>& path) {
+    if (path.empty()) return false;
+    std::vector<std::string> parent(path.begin(), path.end() - 1);
+    const std::vector<Field>* level = declared_level(fields, root, kinds, parent, job_storage);
+    if (level == nullptr) return false;
+    return level == &kFreeNames ||
+           std::any_of(level->begin(), level->end(), [&](const Field& f) { return f.key == path.back(); });
+  };
+  const auto declared = [&](const std::vector<std::string>& path) {
+    std::vector<std::string> keys;
+    if (const std::vector<Field>* level = declared_level(fields, root, kinds, path, job_storage)) {
+      for (const Field& field : *level) keys.push_back(field.key);
+    }
+    return keys;
+  };
+  apply(known, declared);
+}
+
+/// Applies the --set overrides, then the key overrides (a sweep point's values): a declared key
+/// absent from the file may be set; an unknown one is reported with the closest declared key at
+/// its level.
+void apply_overrides(ConfigNode& root, const std::vector<std::string>& set_overrides,
+                     const std::vector<KeyOverride>& key_overrides, const WorkloadKinds& kinds,
                      std::vector<Diagnostic>& diagnostics) {
   for (const auto& text : set_overrides) {
-    const std::vector<Field> fields = schema_fields(root, kinds);
-    std::vector<Field> job_storage;
-    const auto known = [&](const std::vector<std::string>& path) {
-      if (path.empty()) return false;
-      std::vector<std::string> parent(path.begin(), path.end() - 1);
-      const std::vector<Field>* level = declared_level(fields, root, kinds, parent, job_storage);
-      if (level == nullptr) return false;
-      return level == &kFreeNames ||
-             std::any_of(level->begin(), level->end(), [&](const Field& f) { return f.key == path.back(); });
-    };
-    const auto declared = [&](const std::vector<std::string>& path) {
-      std::vector<std::string> keys;
-      if (const std::vector<Field>* level = declared_level(fields, root, kinds, path, job_storage)) {
-        for (const Field& field : *level) keys.push_back(field.key);
-      }
-      return keys;
-    };
-    config::apply_set_override(root, text, diagnostics, known, declared);
+    with_declared_keys(root, kinds, [&](const auto& known, const auto& declared) {
+      config::apply_set_override(root, text, diagnostics, known, declared);
+    });
+  }
+  for (const KeyOverride& key : key_overrides) {
+    with_declared_keys(root, kinds, [&](const auto& known, const auto& declared) {
+      config::apply_node_override(root, key.key_path, key.key_position, key.value, key.shown, diagnostics, known,
+                                  declared);
+    });
   }
 }
 
@@ -199,14 +218,21 @@ void read_workloads(const ConfigNode& root, const WorkloadKinds& kinds, const st
 }
 
 Scenario load(ConfigNode root, const std::string& source_file, const std::vector<std::string>& set_overrides,
-              const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
+              const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
   Problems problems(diagnostics);
   if (root.is_null() && diagnostics.empty()) problems.add(root.position, "", "the scenario is empty");
   if (!root.is_mapping()) {
     if (!root.is_null()) problems.add(root.position, "", "expected a mapping, got " + root.describe());
     throw ScenarioError(diagnostics);
   }
-  apply_overrides(root, set_overrides, kinds, diagnostics);
+  if (const ConfigEntry* sweep = root.find_entry("sweep")) {
+    // Only `clustersim sweep` runs the points (it takes the block out before loading each).
+    problems.warn(sweep->key_position, "sweep",
+                  "a sweep block has no effect on a single run: `clustersim sweep FILE` runs its points "
+                  "(docs/sweeps.md); this run uses the scenario without it");
+    root.erase("sweep");
+  }
+  apply_overrides(root, set_overrides, key_overrides, kinds, diagnostics);
   merge_library_presets(root, LibraryKind::accelerators, "accelerators",
                         "cluster.node.accelerator;workload.pools.*.accelerator", data_dir,
                         diagnostics);
@@ -234,7 +260,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
                        const std::filesystem::path& data_dir, const WorkloadKinds& kinds) {
   std::vector<Diagnostic> diagnostics;
   ConfigNode root = config::load_config_file(file, data_dir, diagnostics);
-  return load(std::move(root), file.string(), set_overrides, data_dir, kinds, diagnostics);
+  return load(std::move(root), file.string(), set_overrides, {}, data_dir, kinds, diagnostics);
 }
 
 Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtual_file_name,
@@ -242,7 +268,15 @@ Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtu
                                    const std::filesystem::path& data_dir, const WorkloadKinds& kinds) {
   std::vector<Diagnostic> diagnostics;
   ConfigNode root = config::load_config_string(yaml, virtual_file_name, data_dir, diagnostics);
-  return load(std::move(root), std::string(virtual_file_name), set_overrides, data_dir, kinds, diagnostics);
+  return load(std::move(root), std::string(virtual_file_name), set_overrides, {}, data_dir, kinds, diagnostics);
+}
+
+Scenario load_scenario_tree(ConfigNode root, const std::string& source_file,
+                            const std::vector<std::string>& set_overrides,
+                            const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir,
+                            const WorkloadKinds& kinds) {
+  std::vector<Diagnostic> diagnostics;
+  return load(std::move(root), source_file, set_overrides, key_overrides, data_dir, kinds, diagnostics);
 }
 
 }  // namespace clustersim::scenario

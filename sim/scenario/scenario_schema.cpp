@@ -168,6 +168,14 @@ Declarations<Scenario> scenario_keys(const WorkloadKinds& kinds, std::string_vie
   keys.object("cost", member(&Scenario::platform, &PlatformSpec::cost), models::cost_keys(),
               "prices for the cost report (unset: no cost)");
   keys.object("output", &Scenario::output, output_keys(), "outputs");
+  Field sweep = config::object_field(
+      "sweep", {},
+      "points to run with `clustersim sweep` (docs/sweeps.md): `grid` (key path -> list of values, their Cartesian "
+      "product), `zip` (groups of key path -> equally long lists, varied together), `sample` (run N points drawn "
+      "from the product), `seed` (the sample's draw; default simulation.seed), `pareto` (`maximize` and `minimize` "
+      "result columns); `clustersim run` ignores the block with a warning");
+  sweep.open = true;
+  keys.declare(std::move(sweep));
   return keys;
 }
 

@@ -25,7 +25,9 @@ constexpr std::int64_t kMinRequests = 100;  // a trial's fewest requests (a p99 
 const serving::ServingSpec& serving_spec(const scenario::Scenario& s) {
   const auto* spec = dynamic_cast<const serving::ServingSpec*>(s.workload.get());
   if (spec == nullptr) {
-    throw ConfigError(fmt::format("capacity needs a serving workload; '{}' runs '{}'", s.source_file,
+    throw ConfigError(fmt::format("capacity needs a serving workload (a training one: --deadline, for the smallest "
+                                  "and cheapest cluster); '{}' runs '{}'",
+                                  s.source_file,
                                   s.workload ? std::string(s.workload->kind()) : std::string("nothing")));
   }
   if (spec->slo.ttft_s <= 0 && spec->slo.tpot_s <= 0) {

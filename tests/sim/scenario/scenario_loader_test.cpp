@@ -231,7 +231,7 @@ workload: {model: llama-3-8b, seq_len: 4096, global_batch: 8, precision: fp8, pa
 TEST_CASE("loader: bad input, keys and types") {
   CHECK(one_problem(kBase + "simulaton: {seed: 1}\n") ==
         "t.yaml:31:1: simulaton: unknown key 'simulaton' (valid keys: schema_version, name, description, "
-        "include, base, accelerators, models, cluster, workload, jobs, simulation, power, cost, output | did you mean "
+        "include, base, accelerators, models, cluster, workload, jobs, simulation, power, cost, output, sweep | did you mean "
         "'simulation'?)");
   CHECK(one_problem(edit(kBase, {{"dp: 2}", "dp: 2, tpp: 1}"}})) ==
         "t.yaml:29:38: workload.parallelism.tpp: unknown key 'tpp' (valid keys: tp, pp, dp, cp, ep, vp, "
@@ -494,7 +494,7 @@ TEST_CASE("loader: several problems are reported together, sorted by position") 
   REQUIRE(diagnostics.size() == 4);
   CHECK(diagnostics[0].render() == "t.yaml:3:1: colour: unknown key 'colour' (valid keys: schema_version, name, "
                                    "description, include, base, accelerators, models, cluster, workload, jobs, "
-                                   "simulation, power, cost, output)");
+                                   "simulation, power, cost, output, sweep)");
   CHECK(diagnostics[1].render() == "t.yaml:8:28: accelerators.test-gpu.memory.hbm_capacity: \"80 GiB/s\" is a "
                                    "bandwidth, expected a size such as \"80 GiB\" or \"50 MB\"");
   CHECK(diagnostics[2].render() == "t.yaml:21:10: cluster.nodes: expected an integer, got \"two\"");

@@ -1,0 +1,539 @@
+#include "sim/sweep/sweep_runner.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/config/schema.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/scenario/scenario_tree_loader.hpp"
+#include "sim/serving/serving_workload.hpp"
+#include "sim/training/training_result.hpp"
+
+namespace clustersim::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kManifest = "sweep-manifest.json";
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  // Write aside, then rename: an interrupted sweep never leaves a half-written point file, and
+  // shards sharing a folder (one process each) never write the same temporary file.
+  const fs::path temporary = path.string() + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream file(temporary);
+    if (!file) throw Error(fmt::format("cannot write {}", temporary.string()));
+    file << text;
+    if (!file) throw Error(fmt::format("cannot write {}", temporary.string()));
+  }
+  fs::rename(temporary, path);
+}
+
+std::optional<json> read_json(const fs::path& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  try {
+    return json::parse(file);
+  } catch (const json::exception&) {
+    return std::nullopt;  // a file cut short: the point runs again
+  }
+}
+
+/// The column for a workload metric: its name, with its unit appended unless the name ends in it.
+std::string metric_column(const platform::Metric& metric) {
+  std::string unit = metric.unit;
+  if (unit.empty()) return metric.name;
+  if (unit.rfind("1/", 0) == 0) unit = "per_" + unit.substr(2);
+  std::replace(unit.begin(), unit.end(), '/', '_');
+  const std::string suffix = "_" + unit;
+  if (metric.name.size() >= suffix.size() &&
+      metric.name.compare(metric.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    return metric.name;
+  }
+  return metric.name + suffix;
+}
+
+void training_metrics(const training::TrainingResult& r, std::vector<Metric>& out) {
+  out.push_back({"step_time_s", r.step_time_s});
+  out.push_back({"tokens_per_s", r.tokens_per_s});
+  out.push_back({"mfu_fraction", r.mfu});
+  out.push_back({"hfu_fraction", r.hfu});
+  out.push_back({"model_tflops_per_gpu_TFLOP_per_s", r.model_tflops_per_gpu});
+  out.push_back({"microbatches_per_pipeline", static_cast<double>(r.microbatches)});
+  out.push_back({"compute_time_s", r.breakdown.compute_s});
+  const auto& b = r.breakdown;
+  out.push_back({"exposed_comm_time_s", b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s +
+                                            b.exposed_dp_s});
+  out.push_back({"pipeline_bubble_time_s", r.breakdown.bubble_s});
+  if (r.memory.computed) {
+    out.push_back({"memory_per_gpu_B", r.memory.total_bytes});
+    out.push_back({"memory_capacity_per_gpu_B", r.memory.capacity_bytes});
+  }
+  if (const auto& p = r.power; p.computed) {
+    out.push_back({"device_power_average_W", p.device_average_w});
+    out.push_back({"cluster_power_average_W", p.cluster_average_w});
+    out.push_back({"cluster_power_peak_W", p.cluster_peak_w});
+    out.push_back({"energy_per_step_J", p.energy_per_step_j});
+    out.push_back({"energy_per_token_J", p.energy_per_token_j});
+    if (p.cost_computed) {
+      out.push_back({"cost_per_step_USD", p.cost_per_step_usd});
+      out.push_back({"cost_per_million_tokens_USD", p.usd_per_million_tokens});
+    }
+  }
+  if (const auto& run = r.run; run.computed) {
+    out.push_back({"train_time_s", run.time_s});
+    out.push_back({"train_steps", static_cast<double>(run.steps)});
+    out.push_back({"train_gpu_hours_h", run.gpu_hours});
+    out.push_back({"train_energy_J", run.energy_j});
+    if (run.cost_computed) out.push_back({"train_cost_USD", run.cost_usd});
+  }
+}
+
+void serving_metrics(const serving::ServingResult& r, std::vector<Metric>& out) {
+  out.push_back({"requests_per_s", r.requests_per_s});
+  out.push_back({"goodput_requests_per_s", r.goodput_requests_per_s});
+  out.push_back({"output_tokens_per_s", r.output_tokens_per_s});
+  out.push_back({"throughput_tokens_per_s", r.throughput_tokens_per_s});
+  out.push_back({"completed_requests", static_cast<double>(r.completed)});
+  out.push_back({"rejected_requests", static_cast<double>(r.rejected)});
+  out.push_back({"ttft_p50_s", r.ttft_s.p50});
+  out.push_back({"ttft_p99_s", r.ttft_s.p99});
+  out.push_back({"tpot_p50_s", r.tpot_s.p50});
+  out.push_back({"tpot_p99_s", r.tpot_s.p99});
+  out.push_back({"e2e_p99_s", r.e2e_s.p99});
+  out.push_back({"slo_met_bool", r.slo_met ? 1.0 : 0.0});
+  out.push_back({"kv_utilisation_peak_fraction", r.kv_utilisation_peak});
+  out.push_back({"gpu_utilisation_fraction", r.gpu_utilisation});
+  out.push_back({"cluster_power_average_W", r.average_power_w});
+  if (r.energy_per_token_j) out.push_back({"energy_per_token_J", *r.energy_per_token_j});
+  if (r.cost_per_million_tokens) out.push_back({"cost_per_million_tokens_USD", *r.cost_per_million_tokens});
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string number_text(double value) { return fmt::format("{:.9g}", value); }
+
+const Metric* find_metric(const SweepRow& row, const std::string& column) {
+  for (const Metric& metric : row.metrics) {
+    if (metric.column == column) return &metric;
+  }
+  return nullptr;
+}
+
+json manifest_json(const SweepPlan& plan) {
+  json points = json::array();
+  for (const SweepPoint& point : plan.points) {
+    json values = json::array();  // [key, value] pairs: the sweep's key order
+    for (const auto& [key, value] : point.values) values.push_back({key, value});
+    points.push_back({{"index", point.index}, {"id", point.id}, {"seed", point.seed}, {"values", values}});
+  }
+  return {{"fingerprint", plan.fingerprint},
+          {"name", plan.name},
+          {"scenario", plan.source_file},
+          {"pareto", {{"maximize", plan.spec.pareto.maximize}, {"minimize", plan.spec.pareto.minimize}}},
+          {"notes", plan.notes},
+          {"points", points}};
+}
+
+/// Writes sweep.csv and sweep.json of `outcome` into `dir`.
+void write_outputs(const fs::path& dir, SweepOutcome& outcome) {
+  for (std::string& note : mark_pareto(outcome.rows, outcome.pareto)) outcome.notes.push_back(std::move(note));
+  write_text(dir / "sweep.csv", sweep_csv(outcome.rows));
+  write_text(dir / "sweep.json", sweep_json(outcome).dump(2) + "\n");
+}
+
+/// The rows of the manifest's points whose point files in `dir` hold `fingerprint`'s results.
+std::map<std::string, SweepRow> finished_rows(const fs::path& dir, const std::string& fingerprint) {
+  std::map<std::string, SweepRow> rows;
+  const fs::path points = dir / "points";
+  if (!fs::is_directory(points)) return rows;
+  for (const auto& entry : fs::directory_iterator(points)) {
+    if (entry.path().extension() != ".json") continue;
+    const auto document = read_json(entry.path());
+    if (!document || document->value("fingerprint", "") != fingerprint) continue;
+    SweepRow row = row_from_json(*document);
+    rows.emplace(row.id, std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const fs::path& file, const std::vector<std::string>& set_overrides, const fs::path& data_dir) {
+  std::vector<config::Diagnostic> diagnostics;
+  config::ConfigNode root = config::load_config_file(file, data_dir, diagnostics);
+  if (!diagnostics.empty()) throw config::ScenarioError(diagnostics);
+  const config::ConfigEntry* entry = root.is_mapping() ? root.find_entry("sweep") : nullptr;
+  if (entry == nullptr) {
+    throw ConfigError(fmt::format("{} has no `sweep:` block (docs/sweeps.md); `clustersim run` runs it once",
+                                  file.string()));
+  }
+  SweepPlan plan;
+  plan.source_file = file.string();
+  std::uint64_t base_seed = 1;  // simulation.seed's default
+  if (const config::ConfigNode* seed = root.find_path("simulation.seed"); seed != nullptr && seed->is_scalar()) {
+    if (const auto value = config::parse_integer(seed->text); value && *value >= 0) {
+      base_seed = static_cast<std::uint64_t>(*value);
+    }
+  }
+  plan.spec = parse_sweep(entry->value, entry->key_position, base_seed);
+  root.erase("sweep");
+  if (const config::ConfigNode* name = root.find("name"); name != nullptr && name->is_scalar()) plan.name = name->text;
+  plan.base = std::move(root);
+  plan.set_overrides = set_overrides;
+  plan.data_dir = data_dir;
+  plan.points = expand_points(plan.spec, base_seed);
+  const std::size_t total = product_size(plan.spec);
+  if (plan.spec.sample && static_cast<std::size_t>(*plan.spec.sample) >= total) {
+    plan.notes.push_back(fmt::format("sweep.sample {} >= the {} points of the product: every point runs",
+                                     *plan.spec.sample, total));
+  }
+  std::string identity = render_flow(plan.base);
+  for (const std::string& text : set_overrides) identity += "\n--set " + text;
+  for (const SweepPoint& point : plan.points) identity += "\n" + point.id;
+  plan.fingerprint = fmt::format("{:016x}", fnv1a(identity));
+  return plan;
+}
+
+std::vector<Metric> summary_metrics(const scenario::Scenario& scenario, const runner::RunResult& run) {
+  std::vector<Metric> out;
+  out.push_back({"gpus", static_cast<double>(scenario.primary_allocation().count)});
+  if (const auto* training = dynamic_cast<const training::TrainingResult*>(run.primary.get())) {
+    training_metrics(*training, out);
+  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
+    serving_metrics(*serving, out);
+  } else {
+    for (const platform::Metric& metric : run.primary->metrics) out.push_back({metric_column(metric), metric.value});
+  }
+  for (const runner::JobResult& job : run.jobs) {
+    for (const platform::Metric& metric : job.result->metrics) {
+      out.push_back({"job." + job.name + "." + metric_column(metric), metric.value});
+    }
+  }
+  return out;
+}
+
+SweepRow run_point(const SweepPlan& plan, const SweepPoint& point) {
+  SweepRow row;
+  row.index = point.index;
+  row.id = point.id;
+  row.seed = point.seed;
+  row.values = point.values;
+  try {
+    const scenario::Scenario scenario =
+        scenario::load_scenario_tree(plan.base, plan.source_file, plan.set_overrides, point.overrides,
+                                     plan.data_dir);
+    const runner::RunResult run = runner::run_scenario(scenario);
+    row.metrics = summary_metrics(scenario, run);
+    row.ok = true;
+  } catch (const Error& e) {
+    row.reason = e.what();
+  } catch (const std::exception& e) {
+    row.reason = std::string("internal error: ") + e.what();
+  }
+  return row;
+}
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
+  if (options.threads < 0) throw ConfigError(fmt::format("-j must be >= 0 (0: every core), got {}", options.threads));
+  const fs::path dir = options.out_dir;
+  fs::create_directories(dir);
+  if (const auto manifest = read_json(dir / kManifest)) {
+    const std::string existing = manifest->value("fingerprint", "");
+    if (existing != plan.fingerprint) {
+      throw ConfigError(fmt::format(
+          "{} holds the points of another sweep (fingerprint {}, this one {}: the scenario, its --set overrides or "
+          "its sweep block changed); use another --out folder",
+          dir.string(), existing, plan.fingerprint));
+    }
+  } else {
+    write_text(dir / kManifest, manifest_json(plan).dump(2) + "\n");
+  }
+  std::map<std::string, SweepRow> finished =
+      options.resume ? finished_rows(dir, plan.fingerprint) : std::map<std::string, SweepRow>{};
+  SweepOutcome outcome;
+  outcome.name = plan.name;
+  outcome.fingerprint = plan.fingerprint;
+  outcome.notes = plan.notes;
+  outcome.pareto = plan.spec.pareto;
+  std::vector<const SweepPoint*> todo;
+  for (const SweepPoint& point : plan.points) {
+    if (!in_shard(point.index, options.shard)) continue;
+    if (finished.count(point.id) != 0) {
+      ++outcome.skipped;
+    } else {
+      todo.push_back(&point);
+    }
+  }
+  std::vector<SweepRow> ran(todo.size());
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1), [&](const auto& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        ran[i] = run_point(plan, *todo[i]);
+        json document = row_json(ran[i]);
+        document["fingerprint"] = plan.fingerprint;
+        write_text(dir / "points" / (ran[i].id + ".json"), document.dump(2) + "\n");
+      }
+    });
+  });
+  outcome.ran = ran.size();
+  for (SweepRow& row : ran) finished[row.id] = std::move(row);
+  for (const SweepPoint& point : plan.points) {
+    const auto it = finished.find(point.id);
+    if (it == finished.end()) {
+      ++outcome.missing;
+      continue;
+    }
+    it->second.index = point.index;
+    it->second.values = point.values;  // the sweep's key order (a point file's JSON sorts keys)
+    outcome.rows.push_back(it->second);
+  }
+  if (outcome.missing > 0) {
+    outcome.notes.push_back(fmt::format("{} of {} points have no result in {} yet (other shards, or not run)",
+                                        outcome.missing, plan.points.size(), dir.string()));
+  }
+  write_outputs(dir, outcome);
+  return outcome;
+}
+
+std::vector<std::string> mark_pareto(std::vector<SweepRow>& rows, ParetoSpec& pareto) {
+  std::vector<std::string> notes;
+  const auto has_column = [&](const std::string& column) {
+    return std::any_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return find_metric(r, column) != nullptr; });
+  };
+  if (pareto.maximize.empty()) {
+    for (const char* column : {"tokens_per_s", "output_tokens_per_s", "requests_per_s"}) {
+      if (has_column(column)) {
+        pareto.maximize = column;
+        break;
+      }
+    }
+  }
+  if (pareto.minimize.empty()) pareto.minimize = "gpus";
+  for (SweepRow& row : rows) row.pareto = false;
+  for (const std::string& column : {pareto.maximize, pareto.minimize}) {
+    if (!column.empty() && !has_column(column) &&
+        std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.ok; })) {
+      std::set<std::string> columns;
+      for (const SweepRow& row : rows) {
+        for (const Metric& metric : row.metrics) columns.insert(metric.column);
+      }
+      const std::vector<std::string> valid(columns.begin(), columns.end());
+      notes.push_back(fmt::format("sweep.pareto: no row has the column '{}', so there is no Pareto front ({})",
+                                  column, config::choices_hint("columns", valid, config::closest_match(column, valid))));
+    }
+  }
+  if (pareto.maximize.empty() || !notes.empty()) return notes;
+  for (SweepRow& row : rows) {
+    const Metric* up = find_metric(row, pareto.maximize);
+    const Metric* down = find_metric(row, pareto.minimize);
+    if (!row.ok || up == nullptr || down == nullptr || !std::isfinite(up->value) || !std::isfinite(down->value)) {
+      continue;
+    }
+    bool dominated = false;
+    for (const SweepRow& other : rows) {
+      const Metric* other_up = find_metric(other, pareto.maximize);
+      const Metric* other_down = find_metric(other, pareto.minimize);
+      if (&other == &row || !other.ok || other_up == nullptr || other_down == nullptr) continue;
+      if (other_up->value >= up->value && other_down->value <= down->value &&
+          (other_up->value > up->value || other_down->value < down->value)) {
+        dominated = true;
+        break;
+      }
+    }
+    row.pareto = !dominated;
+  }
+  return notes;
+}
+
+std::vector<std::string> sweep_columns(const std::vector<SweepRow>& rows) {
+  std::vector<std::string> columns = {"index", "id", "status", "reason", "seed"};
+  const auto add = [&](const std::string& column) {
+    if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
+  };
+  for (const SweepRow& row : rows) {
+    for (const auto& [key, value] : row.values) add(key);
+  }
+  for (const SweepRow& row : rows) {
+    for (const Metric& metric : row.metrics) add(metric.column);
+  }
+  add("pareto");
+  return columns;
+}
+
+std::string sweep_csv(const std::vector<SweepRow>& rows) {
+  const std::vector<std::string> columns = sweep_columns(rows);
+  std::string out;
+  for (std::size_t c = 0; c < columns.size(); ++c) out += (c > 0 ? "," : "") + csv_cell(columns[c]);
+  out += "\n";
+  for (const SweepRow& row : rows) {
+    std::vector<std::string> cells;
+    for (const std::string& column : columns) {
+      std::string cell;
+      if (column == "index") {
+        cell = std::to_string(row.index);
+      } else if (column == "id") {
+        cell = row.id;
+      } else if (column == "status") {
+        cell = row.ok ? "ok" : "failed";
+      } else if (column == "reason") {
+        cell = row.reason;
+        std::replace(cell.begin(), cell.end(), '\n', ';');
+      } else if (column == "seed") {
+        cell = std::to_string(row.seed);
+      } else if (column == "pareto") {
+        cell = row.pareto ? "true" : "false";
+      } else if (const Metric* metric = find_metric(row, column)) {
+        cell = number_text(metric->value);
+      } else {
+        for (const auto& [key, value] : row.values) {
+          if (key == column) cell = value;
+        }
+      }
+      cells.push_back(csv_cell(cell));
+    }
+    out += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  return out;
+}
+
+json row_json(const SweepRow& row) {
+  json values = json::object();
+  for (const auto& [key, value] : row.values) values[key] = value;
+  json metrics = json::array();
+  for (const Metric& metric : row.metrics) metrics.push_back({{"column", metric.column}, {"value", metric.value}});
+  return {{"index", row.index},   {"id", row.id},         {"seed", row.seed},       {"status", row.ok ? "ok" : "failed"},
+          {"reason", row.reason}, {"values", values},     {"metrics", metrics},     {"pareto", row.pareto}};
+}
+
+SweepRow row_from_json(const json& document) {
+  SweepRow row;
+  row.index = document.value("index", std::size_t{0});
+  row.id = document.value("id", "");
+  row.seed = document.value("seed", std::uint64_t{0});
+  row.ok = document.value("status", "") == "ok";
+  row.reason = document.value("reason", "");
+  row.pareto = document.value("pareto", false);
+  // nlohmann::json sorts object keys: callers restore the sweep's key order from its points.
+  for (const auto& [key, value] : document.at("values").items()) row.values.emplace_back(key, value.get<std::string>());
+  for (const json& metric : document.at("metrics")) {
+    row.metrics.push_back({metric.at("column").get<std::string>(), metric.at("value").get<double>()});
+  }
+  return row;
+}
+
+json sweep_json(const SweepOutcome& outcome) {
+  json rows = json::array();
+  for (const SweepRow& row : outcome.rows) rows.push_back(row_json(row));
+  return {{"sweep",
+           {{"name", outcome.name},
+            {"fingerprint", outcome.fingerprint},
+            {"rows", outcome.rows.size()},
+            {"missing", outcome.missing},
+            {"pareto", {{"maximize", outcome.pareto.maximize}, {"minimize", outcome.pareto.minimize}}},
+            {"notes", outcome.notes}}},
+          {"columns", sweep_columns(outcome.rows)},
+          {"rows", rows}};
+}
+
+SweepOutcome merge_sweeps(const std::vector<fs::path>& inputs, const fs::path& out_dir) {
+  if (inputs.empty()) throw ConfigError("sweep-merge needs at least one shard folder");
+  json manifest;
+  std::string first_folder;
+  for (const fs::path& input : inputs) {
+    const auto document = read_json(input / kManifest);
+    if (!document) throw ConfigError(fmt::format("{} holds no sweep ({} is missing)", input.string(), kManifest));
+    if (manifest.is_null()) {
+      manifest = *document;
+      first_folder = input.string();
+    } else if (document->value("fingerprint", "") != manifest.value("fingerprint", "")) {
+      throw ConfigError(fmt::format("{} holds another sweep than {} (fingerprint {} vs {})", input.string(),
+                                    first_folder, document->value("fingerprint", ""),
+                                    manifest.value("fingerprint", "")));
+    }
+  }
+  const std::string fingerprint = manifest.value("fingerprint", "");
+  std::map<std::string, SweepRow> rows;
+  for (const fs::path& input : inputs) {
+    for (auto& [id, row] : finished_rows(input, fingerprint)) rows.emplace(id, std::move(row));
+  }
+  fs::create_directories(out_dir / "points");
+  write_text(out_dir / kManifest, manifest.dump(2) + "\n");
+  SweepOutcome outcome;
+  outcome.name = manifest.value("name", "");
+  outcome.fingerprint = fingerprint;
+  outcome.pareto.maximize = manifest["pareto"].value("maximize", "");
+  outcome.pareto.minimize = manifest["pareto"].value("minimize", "");
+  for (const json& note : manifest.value("notes", json::array())) outcome.notes.push_back(note.get<std::string>());
+  for (const json& point : manifest.at("points")) {
+    const std::string id = point.at("id").get<std::string>();
+    const auto it = rows.find(id);
+    if (it == rows.end()) {
+      ++outcome.missing;
+      continue;
+    }
+    SweepRow row = it->second;
+    row.index = point.at("index").get<std::size_t>();
+    json document = row_json(it->second);
+    document["fingerprint"] = fingerprint;
+    write_text(out_dir / "points" / (id + ".json"), document.dump(2) + "\n");
+    row.values.clear();
+    for (const json& pair : point.at("values")) {
+      row.values.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+    }
+    outcome.rows.push_back(std::move(row));
+  }
+  if (outcome.missing > 0) {
+    outcome.notes.push_back(fmt::format("{} of {} points have no result in the merged folders",
+                                        outcome.missing, manifest.at("points").size()));
+  }
+  write_outputs(out_dir, outcome);
+  return outcome;
+}
+
+std::string sweep_table(const SweepOutcome& outcome) {
+  std::string out;
+  const std::string& up = outcome.pareto.maximize;
+  const std::string& down = outcome.pareto.minimize;
+  out += fmt::format("{:<16}  {:<6}  {:>14}  {:>14}  {:<6}  {}\n", "id", "status", up.empty() ? "-" : up,
+                     down.empty() ? "-" : down, "pareto", "values / reason");
+  for (const SweepRow& row : outcome.rows) {
+    std::vector<std::string> values;
+    for (const auto& [key, value] : row.values) values.push_back(key + "=" + value);
+    const Metric* a = find_metric(row, up);
+    const Metric* b = find_metric(row, down);
+    std::string detail = fmt::format("{}", fmt::join(values, " "));
+    if (!row.ok) {
+      std::string reason = row.reason.substr(0, row.reason.find('\n'));
+      detail += "  (" + reason + ")";
+    }
+    out += fmt::format("{:<16}  {:<6}  {:>14}  {:>14}  {:<6}  {}\n", row.id, row.ok ? "ok" : "failed",
+                       a != nullptr ? fmt::format("{:.6g}", a->value) : "-",
+                       b != nullptr ? fmt::format("{:.6g}", b->value) : "-", row.pareto ? "*" : "", detail);
+  }
+  for (const std::string& note : outcome.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+}  // namespace clustersim::sweep

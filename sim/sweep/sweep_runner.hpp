@@ -1,0 +1,116 @@
+#pragma once
+/// `clustersim sweep`: runs every point of a scenario's `sweep:` block (sweep_spec.hpp) in
+/// parallel, one simulation per point on the scenario loaded with the point's values, and writes
+/// one row per point (varied keys, seed, status, every summary metric with its unit in the column
+/// name, Pareto membership) as CSV and JSON. A point that fails (does not fit, an invalid
+/// combination) keeps its reason and the others still run. Each finished point is also written
+/// to OUT/points/ID.json, so an interrupted sweep resumes where it stopped, `--shard i/N` runs a
+/// subset, and merge_sweeps combines shard folders.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/config_tree.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+namespace clustersim::sweep {
+
+/// A scenario with its sweep: the base tree (without the block, --set applied by each point's
+/// load), the spec and the points.
+struct SweepPlan {
+  std::string source_file;
+  std::string name;                        ///< the scenario's name
+  config::ConfigNode base;                 ///< the scenario tree without `sweep:`
+  std::vector<std::string> set_overrides;  ///< applied to every point before its values
+  std::filesystem::path data_dir;          ///< the preset library the points load from
+  SweepSpec spec;
+  std::vector<SweepPoint> points;
+  std::string fingerprint;  ///< hash of the base tree, the --set overrides and the point IDs
+  std::vector<std::string> notes;
+};
+
+/// Reads `file`'s sweep block. Throws config::ScenarioError for a bad block, ConfigError when
+/// the scenario has none.
+SweepPlan plan_sweep(const std::filesystem::path& file, const std::vector<std::string>& set_overrides = {},
+                     const std::filesystem::path& data_dir = config::library_data_dir());
+
+/// One result column.
+struct Metric {
+  std::string column;  ///< name with its unit, e.g. step_time_s, memory_per_gpu_B, mfu_fraction
+  double value = 0;
+};
+
+/// Every summary metric of a run, one column each (primary workload; a job's prefixed
+/// `job.NAME.`), in a fixed order.
+std::vector<Metric> summary_metrics(const scenario::Scenario& scenario, const runner::RunResult& run);
+
+/// One point's row.
+struct SweepRow {
+  std::size_t index = 0;
+  std::string id;
+  std::uint64_t seed = 0;
+  std::vector<std::pair<std::string, std::string>> values;
+  bool ok = false;
+  std::string reason;  ///< why it failed
+  std::vector<Metric> metrics;
+  bool pareto = false;  ///< on the Pareto front of the sweep's two objectives
+};
+
+/// Loads the plan's scenario with `point`'s values and runs it; a failure (clustersim::Error)
+/// becomes a failed row with its message.
+SweepRow run_point(const SweepPlan& plan, const SweepPoint& point);
+
+struct SweepOptions {
+  int threads = 0;       ///< points at once (0: every core)
+  Shard shard;           ///< the points this run takes
+  std::filesystem::path out_dir;  ///< where points/ID.json, sweep.csv and sweep.json go
+  bool resume = true;    ///< skip points whose points/ID.json already holds this sweep's result
+};
+
+/// What a sweep (or merge) produced.
+struct SweepOutcome {
+  std::string name;            ///< the scenario's name
+  std::string fingerprint;     ///< the sweep's (SweepPlan::fingerprint)
+  std::vector<SweepRow> rows;  ///< every point in the folder's output, by index
+  std::size_t ran = 0;         ///< points simulated by this call
+  std::size_t skipped = 0;     ///< points of the shard already finished in out_dir
+  std::size_t missing = 0;     ///< points of the sweep with no row (other shards, not yet run)
+  ParetoSpec pareto;           ///< the objectives used (defaults filled in)
+  std::vector<std::string> notes;
+};
+
+/// Runs the shard's points not yet finished in options.out_dir, writing each one's
+/// points/ID.json as it ends, then sweep.csv and sweep.json over every point of the sweep
+/// finished in the folder. Throws ConfigError when out_dir holds another sweep's points.
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options);
+
+/// Marks the rows on the Pareto front of (maximize `pareto.maximize`, minimize
+/// `pareto.minimize`): no other successful row is at least as good in both and better in one.
+/// Rows that failed or lack a column are off the front. Fills empty objectives with defaults
+/// (the throughput column the rows have; gpus) and returns a note when a column is missing.
+std::vector<std::string> mark_pareto(std::vector<SweepRow>& rows, ParetoSpec& pareto);
+
+/// The column names: index, id, status, reason, seed, the varied keys, every metric (in first
+/// appearance order), pareto.
+std::vector<std::string> sweep_columns(const std::vector<SweepRow>& rows);
+std::string sweep_csv(const std::vector<SweepRow>& rows);
+nlohmann::json sweep_json(const SweepOutcome& outcome);
+nlohmann::json row_json(const SweepRow& row);
+SweepRow row_from_json(const nlohmann::json& json);
+
+/// Combines the folders `inputs` (shards of one sweep) into `out_dir`: copies their point files
+/// and writes sweep.csv and sweep.json. Throws ConfigError when they come from different
+/// sweeps or a folder holds no sweep.
+SweepOutcome merge_sweeps(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& out_dir);
+
+/// The table `clustersim sweep` prints: one line per row (id, status, varied values, the two
+/// objectives, Pareto mark, reason).
+std::string sweep_table(const SweepOutcome& outcome);
+
+}  // namespace clustersim::sweep
