@@ -139,7 +139,8 @@ class Declarations {
         },
         [](const std::string& value) { return value.empty() ? std::nullopt : std::optional<std::string>(value); });
   }
-  /// A file path (std::string member), relative to the file that sets it; stored normalised.
+  /// A file path (std::string member), relative to the file that sets it (a --set value: to the
+  /// working directory); stored normalised.
   template <class At>
   Field& file(std::string key, At at, std::string help) {
     return bind<std::string>(
@@ -147,7 +148,11 @@ class Declarations {
         [](const ConfigNode& node) -> std::optional<std::string> {
           if (!node.is_scalar()) return std::nullopt;
           const std::filesystem::path written(node.text);
-          const std::filesystem::path base = std::filesystem::path(node.position.file).parent_path();
+          // A --set value (position "--set key=value") is relative to the working directory.
+          const std::string& from = node.position.file;
+          const bool command_line = from.rfind("--set ", 0) == 0 || from == "<command line>";
+          const std::filesystem::path base =
+              command_line ? std::filesystem::path() : std::filesystem::path(from).parent_path();
           return (written.is_absolute() ? written : base / written).lexically_normal().string();
         },
         [](const std::string& value) { return value.empty() ? std::nullopt : std::optional<std::string>(value); });

@@ -985,5 +985,12 @@ TEST_CASE("loader: simulation.calibration costs the compute model from the user'
             "' (its rows are for: h200-sxm)");
   CHECK(one_problem(with((dir / "missing").string())).find("simulation.calibration: calibration file or folder '") !=
         std::string::npos);
+  // Given with --set, a relative path is relative to the working directory.
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const Scenario set = load(kBase, {"simulation.calibration=gemm.csv"});
+  std::filesystem::current_path(cwd);
+  CHECK(set.platform.calibration_path == "gemm.csv");
+  CHECK(set.platform.calibration.rows.size() == 1);
   std::filesystem::remove_all(dir);
 }
