@@ -1,3 +1,4 @@
+#include "sim/report/progress.hpp"
 #include "sim/cli/commands.hpp"
 
 #include <fmt/format.h>
@@ -146,11 +147,10 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
   validate::TrainingValidationOptions training;
   training.base = base ? &*base : nullptr;
   training.threads = options.threads;
-  if (isatty(STDERR_FILENO) != 0) {
+  if (report::ProgressCallback progress = report::terminal_progress()) {
     // Progress on a terminal only: a redirected stderr (logs, CI) stays free of it.
-    training.on_progress = [](int done_rows, int total_rows) {
-      std::cerr << fmt::format("\rvalidate: {}/{} rows", done_rows, total_rows)
-                << (done_rows == total_rows ? "\n" : "") << std::flush;
+    training.on_progress = [progress](int done_rows, int total_rows) {
+      progress("validate", "rows", static_cast<std::size_t>(done_rows), static_cast<std::size_t>(total_rows));
     };
   }
   const auto report = validate::validate_training_dataset(options.dataset, training);

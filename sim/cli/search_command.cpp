@@ -1,3 +1,4 @@
+#include "sim/report/progress.hpp"
 #include "sim/cli/search_command.hpp"
 
 #include <fmt/format.h>
@@ -53,6 +54,7 @@ int search_command(const SearchCommandOptions& options, std::ostream& out) {
   for (const std::string& name : options.recompute) search.space.recompute_policies.push_back(training::recompute_names().parse(name));
 
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  search.on_progress = report::terminal_progress();  // stderr, on a terminal only
   const sweep::SearchResult result = sweep::search_parallelism(scenario, search);
   if (options.format == "json") {
     out << sweep::search_json(result).dump(2) << '\n';

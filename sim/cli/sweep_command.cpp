@@ -1,3 +1,4 @@
+#include "sim/report/progress.hpp"
 #include "sim/cli/sweep_command.hpp"
 
 #include <fmt/format.h>
@@ -57,6 +58,7 @@ int sweep_command(const SweepCommandOptions& options, std::ostream& out) {
     for (const std::string& note : plan.notes) out << "note: " << note << '\n';
     return 0;
   }
+  run.on_progress = report::terminal_progress();  // stderr, on a terminal only
   const sweep::SweepOutcome outcome = sweep::run_sweep(plan, run);
   if (options.format == "json") {
     out << sweep::sweep_json(outcome).dump(2) << '\n';

@@ -1,5 +1,6 @@
 #include "sim/sweep/parallelism_search.hpp"
 
+#include <atomic>
 #include <algorithm>
 #include <fmt/format.h>
 #include <memory>
@@ -71,6 +72,8 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
 
   // Each slot is written by exactly one task; results never depend on which thread ran it.
   std::vector<CandidateOutcome> outcomes(candidates.size());
+  std::atomic<std::size_t> costed{0};
+  if (options.on_progress) options.on_progress("search: closed form", "candidates", 0, candidates.size());
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   tbb::enumerable_thread_specific<std::unique_ptr<CandidateEvaluator>> evaluators;
   arena.execute([&] {
@@ -80,6 +83,10 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
                         if (!evaluator) evaluator = std::make_unique<CandidateEvaluator>(scenario, options.objective);
                         for (std::size_t i = range.begin(); i != range.end(); ++i) {
                           outcomes[i] = evaluator->evaluate(candidates[i], false, false);
+                        }
+                        costed += range.size();
+                        if (options.on_progress) {
+                          options.on_progress("search: closed form", "candidates", costed, candidates.size());
                         }
                       });
   });
@@ -131,6 +138,8 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
 
   const std::size_t resimulated = std::min(shown, static_cast<std::size_t>(options.resimulate));
   arena.execute([&] {
+    std::atomic<std::size_t> simulated{0};
+    if (options.on_progress) options.on_progress("search: re-simulating", "candidates", 0, resimulated);
     tbb::parallel_for(std::size_t{0}, resimulated, [&](std::size_t r) {
       RankedCandidate& ranked = result.top[r];
       scenario::Scenario variant = scenario;
@@ -140,6 +149,7 @@ SearchResult search_parallelism(const scenario::Scenario& scenario, const Search
       } catch (const Error& e) {
         ranked.simulation_error = e.what();
       }
+      if (options.on_progress) options.on_progress("search: re-simulating", "candidates", ++simulated, resimulated);
     });
   });
   rerank_by_simulation(result, resimulated);

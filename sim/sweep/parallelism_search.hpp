@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/progress.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/candidate_evaluator.hpp"
 #include "sim/sweep/objective.hpp"
@@ -22,6 +23,9 @@ struct SearchOptions {
   int top_n = 10;      ///< candidates reported, best first
   int resimulate = 5;  ///< of those, how many are re-simulated (0: none)
   int threads = 0;     ///< worker threads (0: every core)
+  /// Called as candidates are costed ("search: closed form") and re-simulated ("search:
+  /// re-simulating"); may be empty.
+  report::ProgressCallback on_progress;
 };
 
 /// One reported candidate.

@@ -1,5 +1,6 @@
 #include "sim/sweep/sweep_runner.hpp"
 
+#include <atomic>
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -286,6 +287,8 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
     }
   }
   std::vector<SweepRow> ran(todo.size());
+  std::atomic<std::size_t> points_done{0};
+  if (options.on_progress) options.on_progress("sweep", "points", 0, todo.size());  // the work starts now
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1), [&](const auto& range) {
@@ -294,6 +297,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
         json document = row_json(ran[i]);
         document["fingerprint"] = plan.fingerprint;
         write_text(dir / "points" / (ran[i].id + ".json"), document.dump(2) + "\n");
+        if (options.on_progress) options.on_progress("sweep", "points", ++points_done, todo.size());
       }
     });
   });

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/progress.hpp"
 #include "sim/config/config_tree.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -71,6 +72,8 @@ struct SweepOptions {
   Shard shard;           ///< the points this run takes
   std::filesystem::path out_dir;  ///< where points/ID.json, sweep.csv and sweep.json go
   bool resume = true;    ///< skip points whose points/ID.json already holds this sweep's result
+  /// Called as points finish ("sweep", "points", done, points this call runs); may be empty.
+  report::ProgressCallback on_progress;
 };
 
 /// What a sweep (or merge) produced.

@@ -931,6 +931,7 @@ std::vector<Simulated> simulate_all(const ScenarioSet& set, const TrainingValida
   for (const int n : set.rows) total_rows += n;
   std::mutex progress_mutex;
   int done_rows = 0;
+  if (options.on_progress) options.on_progress(0, total_rows);  // the work starts now
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   arena.execute([&] {
     // One scenario per task (a simulation takes milliseconds to seconds), so the cores share

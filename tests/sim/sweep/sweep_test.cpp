@@ -1,5 +1,6 @@
 // Sweeps (sim/sweep/sweep_spec, sweep_runner): the points a sweep block stands for, their IDs
 // and seeds, failing points, shards, resume, merge and the Pareto front.
+#include <mutex>
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -319,8 +320,21 @@ TEST_CASE("-j 1 and -j 2 give identical rows") {
   sweep::SweepOptions two = one;
   two.threads = 2;
   two.out_dir = fresh_dir("j2");
+  // Progress from both threads: a start, then one call per point, ending at every point done.
+  std::mutex mutex;
+  std::vector<std::size_t> done;
+  two.on_progress = [&](std::string_view label, std::string_view unit, std::size_t n, std::size_t total) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    CHECK(label == "sweep");
+    CHECK(unit == "points");
+    CHECK(total == plan.points.size());
+    done.push_back(n);
+  };
   sweep::run_sweep(plan, one);
   sweep::run_sweep(plan, two);
+  REQUIRE(done.size() == plan.points.size() + 1);
+  std::sort(done.begin(), done.end());
+  for (std::size_t i = 0; i < done.size(); ++i) CHECK(done[i] == i);
   const std::string csv = read(one.out_dir / "sweep.csv");
   CHECK(csv.size() > 100);
   CHECK(csv == read(two.out_dir / "sweep.csv"));

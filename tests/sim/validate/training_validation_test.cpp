@@ -662,9 +662,9 @@ TEST_CASE("validate in parallel gives the serial report and reports progress in 
   const auto two = validate_training_dataset(kOwnData / "own_training.csv", parallel);
   CHECK(render_validation_table(two) == render_validation_table(one));
   CHECK(validation_json(two) == validation_json(one));
-  REQUIRE(progress.size() == 3);  // three configurations, one row each
+  REQUIRE(progress.size() == 4);  // the start, then three configurations of one row each
   for (std::size_t i = 0; i < progress.size(); ++i) {
-    CHECK(progress[i].first == static_cast<int>(i) + 1);
+    CHECK(progress[i].first == static_cast<int>(i));
     CHECK(progress[i].second == 3);
   }
 }
