@@ -24,6 +24,8 @@ import statistics
 import sys
 import time
 
+from gpt_block import gpt_block_class
+
 SHAPES = [
     # label, hidden, heads on this rank, head dim, ffn on this rank, layers, seq, micro-batch
     ("gpt-1.7b tp1", 2048, 16, 128, 8192, 24, 4096, 1),
@@ -33,26 +35,8 @@ SHAPES = [
 
 
 def build(torch, hidden, heads, head_dim, ffn, layers):
-    F = torch.nn.functional
-
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1 = torch.nn.LayerNorm(hidden)
-            self.qkv = torch.nn.Linear(hidden, 3 * heads * head_dim)
-            self.proj = torch.nn.Linear(heads * head_dim, hidden)
-            self.ln2 = torch.nn.LayerNorm(hidden)
-            self.fc1 = torch.nn.Linear(hidden, ffn)
-            self.fc2 = torch.nn.Linear(ffn, hidden)
-
-        def forward(self, x):
-            b, t, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, heads * head_dim))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
-
-    return torch.nn.Sequential(*[Block() for _ in range(layers)]).cuda().to(torch.bfloat16)
+    block = gpt_block_class(torch, hidden, heads, head_dim, ffn)
+    return torch.nn.Sequential(*[block() for _ in range(layers)]).cuda().to(torch.bfloat16)
 
 
 def model_flops(hidden, heads, head_dim, ffn, layers, seq, batch):

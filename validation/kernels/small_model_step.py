@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from gpt_block import gpt_block_class
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -35,22 +37,7 @@ def main():
     F = torch.nn.functional
     hidden, heads, head_dim, ffn, layers, vocab, seq, micro_batches = 2048, 16, 128, 8192, 24, 131072, 4096, 4
 
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1 = torch.nn.LayerNorm(hidden)
-            self.qkv = torch.nn.Linear(hidden, 3 * heads * head_dim)
-            self.proj = torch.nn.Linear(heads * head_dim, hidden)
-            self.ln2 = torch.nn.LayerNorm(hidden)
-            self.fc1 = torch.nn.Linear(hidden, ffn)
-            self.fc2 = torch.nn.Linear(ffn, hidden)
-
-        def forward(self, x):
-            b, t, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, heads * head_dim))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+    Block = gpt_block_class(torch, hidden, heads, head_dim, ffn)
 
     class Model(torch.nn.Module):
         def __init__(self):
