@@ -12,6 +12,9 @@ struct RunOptions {
   std::vector<std::string> overrides;  ///< "key.path=value"
   std::string format = "table";        ///< table | json
   std::string out_dir;                 ///< when set, result.json is written there
+  std::string trace;                   ///< when set, the Chrome trace JSON is written there
+  std::string trace_ranks;             ///< "0-7,12": accelerators the trace keeps (empty: all)
+  std::string trace_window;            ///< "0:5ms": the time window the trace keeps (empty: all)
 };
 
 struct ValidateOptions {

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}))
       ->default_str("table");
   run_cmd->add_option("--out", run.out_dir, "also write result.json into this folder");
+  run_cmd->add_option("--trace", run.trace, "write the run's timeline as Chrome trace JSON (Perfetto) to this file");
+  run_cmd->add_option("--trace-ranks", run.trace_ranks, "trace only these accelerators: 0-7 or 0-3,8");
+  run_cmd->add_option("--trace-window", run.trace_window, "trace only events overlapping FROM:TO, e.g. 0:5ms");
 
   std::string list_kind;
   auto* list_cmd = app.add_subcommand("list", "list what the registries hold");
