@@ -22,6 +22,7 @@
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
 #include "sim/report/run_report.hpp"
+#include "sim/report/scenario_json.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/validate/serving_validation.hpp"
@@ -66,8 +67,11 @@ int run_command(const RunOptions& options, std::ostream& out) {
   if (!options.trace_ranks.empty()) filter.ranks = report::parse_trace_ranks(options.trace_ranks);
   if (!options.trace_window.empty()) std::tie(filter.from_ps, filter.to_ps) = report::parse_trace_window(options.trace_window);
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
-  // Output paths are checked before the run: a long simulation must not end in "cannot write".
-  if (!options.out_dir.empty()) check_output_dir(options.out_dir, "--out");
+  // --out wins over the scenario's output.dir. Output paths are checked before the run: a long
+  // simulation must not end in "cannot write".
+  const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
+  const char* out_option = !options.out_dir.empty() ? "--out" : "output.dir";
+  if (!out_dir.empty()) check_output_dir(out_dir, out_option);
   std::ofstream trace_file;
   std::unique_ptr<report::ChromeTrace> trace;
   if (!options.trace.empty()) {
@@ -94,10 +98,12 @@ int run_command(const RunOptions& options, std::ostream& out) {
   } else {
     out << report::run_summary_table(scenario, result);
   }
-  if (!options.out_dir.empty()) {
-    const auto path = std::filesystem::path(options.out_dir) / "result.json";
+  if (!out_dir.empty()) {
+    const auto path = std::filesystem::path(out_dir) / "result.json";
     write_file(path, json.dump(2) + "\n");
-    if (options.format != "json") out << fmt::format("wrote {}\n", path.string());
+    const auto manifest = std::filesystem::path(out_dir) / "manifest.json";
+    write_file(manifest, report::manifest_json(scenario, result.fingerprint, result.events, kVersion).dump(2) + "\n");
+    if (options.format != "json") out << fmt::format("wrote {} and {}\n", path.string(), manifest.string());
   }
   if (trace && options.format != "json") {
     out << fmt::format("wrote {} ({} events)\n", options.trace, trace->events());

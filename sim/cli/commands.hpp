@@ -7,6 +7,9 @@
 
 namespace clustersim::cli {
 
+/// The simulator's version (`--version`, manifests).
+inline constexpr const char* kVersion = "0.1.0";
+
 struct RunOptions {
   std::string scenario;
   std::vector<std::string> overrides;  ///< "key.path=value"

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   namespace cli = clustersim::cli;
   CLI::App app{"clustersim: discrete-event simulator of LLM training and serving on accelerator clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "clustersim 0.1.0");
+  app.set_version_flag("--version", std::string("clustersim ") + cli::kVersion);
 
   cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "simulate a scenario and print its prediction");
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--format", run.format, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->default_str("table");
-  run_cmd->add_option("--out", run.out_dir, "also write result.json into this folder");
+  run_cmd->add_option("--out", run.out_dir, "also write result.json and manifest.json into this folder (overrides output.dir)");
   run_cmd->add_option("--trace", run.trace, "write the run's timeline as Chrome trace JSON (Perfetto) to this file");
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "trace only these accelerators: 0-7 or 0-3,8");
   run_cmd->add_option("--trace-window", run.trace_window, "trace only events overlapping FROM:TO, e.g. 0:5ms");

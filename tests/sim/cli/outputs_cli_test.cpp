@@ -1,0 +1,81 @@
+// `run --out DIR` and the scenario's output.dir: result.json and manifest.json, --out winning.
+#include <doctest/doctest.h>
+
+#include "run_clustersim.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using clustersim::cli_testing::run_clustersim;
+
+std::string tiny_training(const std::string& output_dir) {
+  std::string yaml = R"(schema_version: 1
+name: tiny-outputs
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+workload:
+  kind: training
+  model: llama-3-8b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {tp: 2, pp: 2, dp: 2}
+)";
+  if (!output_dir.empty()) yaml += "output: {dir: " + output_dir + "}\n";
+  return yaml;
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  REQUIRE_MESSAGE(file.good(), path.string());
+  return nlohmann::json::parse(file);
+}
+
+}  // namespace
+
+TEST_CASE("--out writes a manifest with the resolved scenario, its hash, seed, version and fingerprint") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_outputs_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  const auto run = run_clustersim("run " + scenario.string() + " --set simulation.seed=5 --out " + (dir / "a").string());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.output);
+  const auto manifest = read_json(dir / "a" / "manifest.json");
+  const auto result = read_json(dir / "a" / "result.json");
+  CHECK(manifest["seed"] == 5);
+  CHECK(manifest["resolved"]["simulation.seed"] == "5");
+  CHECK(manifest["resolved"]["workload.parallelism.pp"] == "2");
+  CHECK(manifest["resolved"]["simulation.fidelity"] == "flow");  // a default, written out
+  CHECK(manifest["scenario"]["overrides"][0] == "simulation.seed=5");
+  CHECK(manifest["fingerprint"] == result["fingerprint"]);
+  CHECK(manifest["resolved_hash"].get<std::string>().size() == 16);
+  CHECK(!manifest["version"].get<std::string>().empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("output.dir is where results go unless --out names another folder") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_output_dir_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training((dir / "from-yaml").string());
+  REQUIRE(run_clustersim("run " + scenario.string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "from-yaml" / "result.json"));
+  CHECK(std::filesystem::exists(dir / "from-yaml" / "manifest.json"));
+  std::filesystem::remove_all(dir / "from-yaml");
+  REQUIRE(run_clustersim("run " + scenario.string() + " --out " + (dir / "from-cli").string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "from-cli" / "manifest.json"));
+  CHECK(!std::filesystem::exists(dir / "from-yaml"));
+
+  std::ofstream(scenario) << tiny_training("/proc/clustersim-no");
+  const auto bad = run_clustersim("run " + scenario.string());
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.output.find("output.dir /proc/clustersim-no") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
