@@ -95,6 +95,8 @@ int run_command(const RunOptions& options, std::ostream& out) {
   const auto json = report::run_result_json(scenario, result);
   if (options.format == "json") {
     out << json.dump(2) << '\n';
+  } else if (options.format == "csv") {
+    out << report::run_summary_csv(scenario, result);
   } else {
     out << report::run_summary_table(scenario, result);
   }
@@ -103,9 +105,9 @@ int run_command(const RunOptions& options, std::ostream& out) {
     write_file(path, json.dump(2) + "\n");
     const auto manifest = std::filesystem::path(out_dir) / "manifest.json";
     write_file(manifest, report::manifest_json(scenario, result.fingerprint, result.events, kVersion).dump(2) + "\n");
-    if (options.format != "json") out << fmt::format("wrote {} and {}\n", path.string(), manifest.string());
+    if (options.format == "table") out << fmt::format("wrote {} and {}\n", path.string(), manifest.string());
   }
-  if (trace && options.format != "json") {
+  if (trace && options.format == "table") {
     out << fmt::format("wrote {} ({} events)\n", options.trace, trace->events());
   }
   return 0;

@@ -13,7 +13,7 @@ inline constexpr const char* kVersion = "0.1.0";
 struct RunOptions {
   std::string scenario;
   std::vector<std::string> overrides;  ///< "key.path=value"
-  std::string format = "table";        ///< table | json
+  std::string format = "table";        ///< table | json | csv
   std::string out_dir;                 ///< when set, result.json is written there
   std::string trace;                   ///< when set, the Chrome trace JSON is written there
   std::string trace_ranks;             ///< "0-7,12": accelerators the trace keeps (empty: all)

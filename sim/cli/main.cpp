@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "simulate a scenario and print its prediction");
   run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
   run_cmd->add_option("--set", run.overrides, "override a key: --set workload.parallelism.tp=4");
-  run_cmd->add_option("--format", run.format, "output format")
-      ->check(CLI::IsMember({"table", "json"}))
+  run_cmd->add_option("--format", run.format, "output format (csv: the summary metrics, one header row)")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
       ->default_str("table");
   run_cmd->add_option("--out", run.out_dir, "also write result.json and manifest.json into this folder (overrides output.dir)");
   run_cmd->add_option("--trace", run.trace, "write the run's timeline as Chrome trace JSON (Perfetto) to this file");

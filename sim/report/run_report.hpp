@@ -19,6 +19,13 @@ nlohmann::json workload_result_json(const platform::WorkloadResult& result);
 /// events, fingerprint}) with a "jobs" array when the scenario has jobs.
 nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run);
 
+/// The run's summary metrics as CSV: a header row and one value row. Columns: scenario,
+/// fingerprint, then every scalar of run_result_json's metric blocks (arrays, time series,
+/// notes, provenance and the scenario block left out) by dotted path, in the JSON's key
+/// order; the names carry the units as the JSON's do (`_s` seconds, `_w` watts, `_j` joules,
+/// `_bytes`, `_per_s` per second; unitless names are counts or fractions).
+std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run);
+
 /// The run as a table: the primary's summary, then one block per job.
 std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run);
 

@@ -3,9 +3,11 @@
 
 #include "run_clustersim.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -77,5 +79,42 @@ TEST_CASE("output.dir is where results go unless --out names another folder") {
   const auto bad = run_clustersim("run " + scenario.string());
   CHECK(bad.exit_code == 1);
   CHECK(bad.output.find("output.dir /proc/clustersim-no") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--format csv prints one header row and one row of the summary metrics") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_csv_cli";
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  const auto csv = run_clustersim("run " + scenario.string() + " --format csv");
+  REQUIRE_MESSAGE(csv.exit_code == 0, csv.output);
+  const auto json = nlohmann::json::parse(run_clustersim("run " + scenario.string() + " --format json").output);
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t begin = 0;
+    for (std::size_t comma; (comma = line.find(',', begin)) != std::string::npos; begin = comma + 1) {
+      cells.push_back(line.substr(begin, comma - begin));
+    }
+    cells.push_back(line.substr(begin));
+    return cells;
+  };
+  const std::size_t newline = csv.output.find('\n');
+  REQUIRE(newline != std::string::npos);
+  const auto header = split(csv.output.substr(0, newline));
+  const std::string rest = csv.output.substr(newline + 1);
+  REQUIRE(std::count(rest.begin(), rest.end(), '\n') == 1);  // exactly one data row
+  const auto row = split(rest.substr(0, rest.size() - 1));
+  REQUIRE(header.size() == row.size());
+  CHECK(header[0] == "scenario");
+  CHECK(row[0] == "tiny-outputs");
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE_MESSAGE(it != header.end(), name);
+    return row[static_cast<std::size_t>(it - header.begin())];
+  };
+  CHECK(column("fingerprint") == json["fingerprint"].get<std::string>());
+  CHECK(std::stod(column("training.step_time_s")) == doctest::Approx(json["training"]["step_time_s"].get<double>()));
+  CHECK(std::stod(column("memory.total_bytes")) == doctest::Approx(json["memory"]["total_bytes"].get<double>()));
   std::filesystem::remove_all(dir);
 }
