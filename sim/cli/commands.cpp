@@ -18,6 +18,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/report/chrome_trace.hpp"
 #include "sim/report/collective_report.hpp"
+#include "sim/report/compare.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
@@ -110,6 +111,47 @@ int run_command(const RunOptions& options, std::ostream& out) {
   if (trace && options.format == "table") {
     out << fmt::format("wrote {} ({} events)\n", options.trace, trace->events());
   }
+  return 0;
+}
+
+namespace {
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) throw ConfigError(fmt::format("cannot read {}", path.string()));
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError(fmt::format("{} is not valid JSON: {}", path.string(), error.what()));
+  }
+}
+
+/// A side of `compare`: a folder written by `run --out` (its manifest and result), or a
+/// scenario file, run now.
+report::ComparedRun compared_run(const std::string& source) {
+  report::ComparedRun run;
+  run.label = source;
+  if (std::filesystem::is_directory(source)) {
+    const auto manifest = read_json_file(std::filesystem::path(source) / "manifest.json");
+    if (!manifest.contains("resolved") || !manifest["resolved"].is_object()) {
+      throw ConfigError(fmt::format("{}/manifest.json has no \"resolved\" scenario", source));
+    }
+    for (const auto& [key, value] : manifest["resolved"].items()) run.resolved[key] = value.get<std::string>();
+    run.metrics = report::summary_metrics(read_json_file(std::filesystem::path(source) / "result.json"));
+    return run;
+  }
+  const auto scenario = scenario::load_scenario(source);
+  run.resolved = scenario.resolved;
+  run.metrics = report::summary_metrics(report::run_result_json(scenario, runner::run_scenario(scenario)));
+  return run;
+}
+
+}  // namespace
+
+int compare_command(const std::string& a, const std::string& b, std::ostream& out) {
+  const report::ComparedRun first = compared_run(a);
+  const report::ComparedRun second = compared_run(b);
+  out << report::compare_table(first, second);
   return 0;
 }
 

@@ -63,6 +63,8 @@ struct OpsOptions {
 int collective_command(const CollectiveOptions& options, std::ostream& out);
 int ops_command(const OpsOptions& options, std::ostream& out);
 int run_command(const RunOptions& options, std::ostream& out);
+/// `clustersim compare A B`: each a scenario file (simulated here) or a `run --out` folder.
+int compare_command(const std::string& a, const std::string& b, std::ostream& out);
 int list_command(const std::string& kind, std::ostream& out);
 int describe_command(const std::string& name, std::ostream& out);
 int validate_command(const ValidateOptions& options, std::ostream& out);

@@ -97,6 +97,13 @@ int main(int argc, char** argv) {
   cli::CapacityCommandOptions capacity;
   auto* capacity_cmd = cli::add_capacity_command(app, capacity);
 
+  std::string compare_a, compare_b;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "what differs between two runs: inputs (resolved keys) and metrics with the relative change");
+  compare_cmd->add_option("A", compare_a, "a scenario YAML file (run here) or a folder written by run --out")
+      ->required();
+  compare_cmd->add_option("B", compare_b, "the same for the other run")->required();
+
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
   docs_cmd->add_option("name", doc_name, "scenario-reference")
@@ -125,6 +132,7 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
+    if (*compare_cmd) return cli::compare_command(compare_a, compare_b, std::cout);
     if (*search_cmd) return cli::search_command(search, std::cout);
     if (*capacity_cmd) return cli::capacity_command(capacity, std::cout);
   } catch (const clustersim::Error& e) {

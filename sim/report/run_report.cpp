@@ -102,17 +102,23 @@ std::string csv_field(const std::string& text) {
 
 }  // namespace
 
-std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run) {
-  const nlohmann::json json = run_result_json(scenario, run);
-  std::vector<std::pair<std::string, std::string>> columns{{"scenario", scenario.name},
-                                                           {"fingerprint", json.value("fingerprint", "")}};
-  for (const auto& [key, value] : json.items()) {
+std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann::json& result) {
+  std::vector<std::pair<std::string, std::string>> columns;
+  for (const auto& [key, value] : result.items()) {
     if (key == "scenario" || key == "notes" || key == "provenance" || key == "schema_version" || key == "fingerprint" ||
         key == "jobs") {
       continue;
     }
     flatten_scalars(value, key, columns);
   }
+  return columns;
+}
+
+std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run) {
+  const nlohmann::json json = run_result_json(scenario, run);
+  std::vector<std::pair<std::string, std::string>> columns{{"scenario", scenario.name},
+                                                           {"fingerprint", json.value("fingerprint", "")}};
+  for (auto& column : summary_metrics(json)) columns.push_back(std::move(column));
   std::string header, row;
   for (const auto& [name, value] : columns) {
     header += (header.empty() ? "" : ",") + csv_field(name);

@@ -118,3 +118,28 @@ TEST_CASE("--format csv prints one header row and one row of the summary metrics
   CHECK(std::stod(column("memory.total_bytes")) == doctest::Approx(json["memory"]["total_bytes"].get<double>()));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("compare sets two --out folders (or scenario files) side by side") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_compare_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  REQUIRE(run_clustersim("run " + scenario.string() + " --out " + (dir / "a").string()).exit_code == 0);
+  REQUIRE(run_clustersim("run " + scenario.string() + " --set workload.global_batch=16 --out " + (dir / "b").string())
+              .exit_code == 0);
+  const auto compared = run_clustersim("compare " + (dir / "a").string() + " " + (dir / "b").string());
+  REQUIRE_MESSAGE(compared.exit_code == 0, compared.output);
+  CHECK(compared.output.find("inputs: 1 key differs") != std::string::npos);
+  CHECK(compared.output.find("workload.global_batch  8 -> 16") != std::string::npos);
+  CHECK(compared.output.find("training.step_time_s") != std::string::npos);
+  // A scenario file against the folder it wrote: the same inputs.
+  const auto same = run_clustersim("compare " + scenario.string() + " " + (dir / "a").string());
+  REQUIRE_MESSAGE(same.exit_code == 0, same.output);
+  CHECK(same.output.find("inputs: the same") != std::string::npos);
+
+  const auto missing = run_clustersim("compare " + (dir / "a").string() + " " + dir.string());
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.output.find((dir / "manifest.json").string()) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
