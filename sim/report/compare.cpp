@@ -45,7 +45,10 @@ std::string compare_table(const ComparedRun& a, const ComparedRun& b) {
       inputs.push_back({ib->first, "(unset)", ib->second});
       ++ib;
     } else {
-      if (ia->second != ib->second) inputs.push_back({ia->first, ia->second, ib->second});
+      // "1" and "1.0" are the same input.
+      const auto x = number(ia->second), y = number(ib->second);
+      const bool same = x && y ? *x == *y : ia->second == ib->second;
+      if (!same) inputs.push_back({ia->first, ia->second, ib->second});
       ++ia;
       ++ib;
     }

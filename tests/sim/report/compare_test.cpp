@@ -14,9 +14,9 @@ TEST_CASE("relative change of a metric") {
 }
 
 TEST_CASE("compare lists the differing, added and removed inputs and every metric") {
-  report::ComparedRun a{"a", {{"cluster.nodes", "2"}, {"simulation.seed", "1"}, {"only.a", "x"}},
+  report::ComparedRun a{"a", {{"cluster.nodes", "2"}, {"simulation.seed", "1"}, {"only.a", "x"}, {"ratio", "1"}},
                         {{"training.step_time_s", "2"}, {"network.fidelity", "flow"}, {"only_a", "1"}}};
-  report::ComparedRun b{"b", {{"cluster.nodes", "4"}, {"simulation.seed", "1"}, {"only.b", "y"}},
+  report::ComparedRun b{"b", {{"cluster.nodes", "4"}, {"simulation.seed", "1"}, {"only.b", "y"}, {"ratio", "1.0"}},
                         {{"training.step_time_s", "1.5"}, {"network.fidelity", "analytical"}}};
   const std::string table = report::compare_table(a, b);
   CHECK(table.find("inputs: 3 keys differ") != std::string::npos);
@@ -24,6 +24,7 @@ TEST_CASE("compare lists the differing, added and removed inputs and every metri
   CHECK(table.find("only.a         x -> (unset)") != std::string::npos);
   CHECK(table.find("only.b         (unset) -> y") != std::string::npos);
   CHECK(table.find("simulation.seed") == std::string::npos);  // equal: not listed
+  CHECK(table.find("ratio") == std::string::npos);            // 1 and 1.0: the same number
   CHECK(table.find("-25.0%") != std::string::npos);           // 2 s -> 1.5 s
   CHECK(table.find("differs") != std::string::npos);          // flow -> analytical
   CHECK(table.find("only_a") != std::string::npos);
