@@ -27,7 +27,8 @@ class TraceSink {
   virtual ~TraceSink() = default;
   /// An executor is about to run `graph`: the returned observer (owned by the sink, alive until
   /// the sink is destroyed) is to be added to it. `accelerator_of(instance, device)` is the
-  /// accelerator a stream of `device` of replicated instance `instance` runs on.
+  /// accelerator a stream of `device` (-1 for a stream without one) of replicated instance
+  /// `instance` runs on. The graph's streams must all exist; tasks may be added later.
   virtual exec::ExecutionObserver& watch_graph(const exec::TaskGraph& graph,
                                                std::function<int(int instance, int device)> accelerator_of) = 0;
   /// A serving replica whose first accelerator is `accelerator` ran one iteration.

@@ -85,6 +85,7 @@ class ChromeTrace::GraphObserver final : public exec::ExecutionObserver {
  public:
   GraphObserver(ChromeTrace& trace, const exec::TaskGraph& graph, std::function<int(int, int)> accelerator_of)
       : trace_(trace), graph_(graph), accelerator_of_(std::move(accelerator_of)), tid_base_(trace.next_tid_) {
+    // Streams are all added before the run (tasks may come later).
     trace.next_tid_ += static_cast<int>(graph.stream_count());
     cross_prerequisites_.resize(graph.task_count());
     for (const exec::Dependency& d : graph.dependencies()) {
@@ -98,7 +99,11 @@ class ChromeTrace::GraphObserver final : public exec::ExecutionObserver {
   }
 
   void on_task_start(const exec::TaskEvent& event) override {
-    const auto& prerequisites = cross_prerequisites_[static_cast<std::size_t>(event.task)];
+    // A graph may grow while it runs (a collective loop adds its next round): tasks added
+    // after the observer was made have no cross-device prerequisites it knows of.
+    const auto t = static_cast<std::size_t>(event.task);
+    if (t >= cross_prerequisites_.size()) return;
+    const auto& prerequisites = cross_prerequisites_[t];
     if (prerequisites.empty() || !trace_.filter_.keeps_span(event.start_ps, event.start_ps)) return;
     const exec::Task& task = event.info();
     const int pid = accelerator(event.instance, task.stream);
@@ -144,8 +149,7 @@ class ChromeTrace::GraphObserver final : public exec::ExecutionObserver {
            static_cast<std::uint32_t>(task);
   }
   int accelerator(int instance, exec::StreamId stream) const {
-    const int device = graph_.stream_device(stream);
-    return device < 0 ? 0 : accelerator_of_(instance, device);
+    return accelerator_of_(instance, graph_.stream_device(stream));
   }
 
   ChromeTrace& trace_;

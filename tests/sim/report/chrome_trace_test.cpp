@@ -180,3 +180,23 @@ TEST_CASE("serving: iterations are slices, the KV cache a counter, requests nest
   for (const auto& e : begins) CHECK(e["id"] == 7);
   CHECK(trace.events() == 1 + 2 + 8);
 }
+
+TEST_CASE("tasks added after the observer was made are traced (a graph that grows while it runs)") {
+  exec::TaskGraph graph;
+  const auto stream = graph.add_stream("loop", -1, exec::StreamRole::communication);
+  graph.add_task(stream, 1 * kUs, exec::TaskTraits(exec::TaskKind::communication), "round 0");
+  std::ostringstream out;
+  report::ChromeTrace trace(out, {});
+  auto& observer = trace.watch_graph(graph, [](int, int device) { return device < 0 ? 56 : device; });
+  graph.add_task(stream, 2 * kUs, exec::TaskTraits(exec::TaskKind::communication), "round 1");
+  clustersim::engine::Engine engine;
+  exec::ExecutionObserver* observers[] = {&observer};
+  exec::run_graph(engine, graph, {}, {}, observers);
+  trace.finish();
+  const auto slices = events_of(nlohmann::json::parse(out.str()), "X");
+  REQUIRE(slices.size() == 2);
+  CHECK(slices[1]["name"] == "round 1");
+  CHECK(slices[1]["ts"].get<double>() == 1.0);
+  CHECK(slices[1]["dur"].get<double>() == 2.0);
+  CHECK(slices[1]["pid"] == 56);  // a stream without a device: where accelerator_of puts it
+}
