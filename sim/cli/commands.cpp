@@ -8,18 +8,23 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <tuple>
 
 #include <cmath>
 #include <numeric>
 
 #include "models/comm/collective_sweep.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/chrome_trace.hpp"
 #include "sim/report/collective_report.hpp"
+#include "sim/report/compare.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
 #include "sim/report/run_report.hpp"
+#include "sim/report/scenario_json.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/validate/serving_validation.hpp"
@@ -36,22 +41,118 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   file << text;
 }
 
+/// Makes `dir` (and its parents) and checks a file can be created in it, before anything is
+/// simulated. Throws ConfigError naming the folder.
+void check_output_dir(const std::filesystem::path& dir, const std::string& option) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir)) {
+    throw ConfigError(fmt::format("{} {}: cannot create the folder ({})", option, dir.string(),
+                                  error ? error.message() : "a file of that name exists"));
+  }
+  const auto probe = dir / ".clustersim-write-test";
+  {
+    std::ofstream file(probe);
+    if (!file) throw ConfigError(fmt::format("{} {}: the folder is not writable", option, dir.string()));
+  }
+  std::filesystem::remove(probe, error);
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options, std::ostream& out) {
+  if (options.trace.empty() && (!options.trace_ranks.empty() || !options.trace_window.empty())) {
+    throw ConfigError(fmt::format("{} has no effect without --trace FILE",
+                                  options.trace_ranks.empty() ? "--trace-window" : "--trace-ranks"));
+  }
+  report::TraceFilter filter;
+  if (!options.trace_ranks.empty()) filter.ranks = report::parse_trace_ranks(options.trace_ranks);
+  if (!options.trace_window.empty()) std::tie(filter.from_ps, filter.to_ps) = report::parse_trace_window(options.trace_window);
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
-  const runner::RunResult result = runner::run_scenario(scenario);
+  // --out wins over the scenario's output.dir. Output paths are checked before the run: a long
+  // simulation must not end in "cannot write".
+  const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
+  const char* out_option = !options.out_dir.empty() ? "--out" : "output.dir";
+  if (!out_dir.empty()) check_output_dir(out_dir, out_option);
+  std::ofstream trace_file;
+  std::unique_ptr<report::ChromeTrace> trace;
+  if (!options.trace.empty()) {
+    const std::filesystem::path path(options.trace);
+    if (path.has_parent_path()) check_output_dir(path.parent_path(), "--trace");
+    trace_file.open(path);
+    if (!trace_file) throw ConfigError(fmt::format("--trace {}: cannot write the file", path.string()));
+    trace = std::make_unique<report::ChromeTrace>(trace_file, filter);
+  }
+  const runner::RunResult result = runner::run_scenario(scenario, trace.get());
+  if (trace) {
+    trace->finish(fmt::format(R"({{"scenario":{},"fingerprint":"{:016x}","time_unit":"us"}})",
+                              nlohmann::json(scenario.name).dump(), result.fingerprint));
+    trace_file.close();
+    if (!trace_file) throw Error(fmt::format("--trace {}: writing the file failed", options.trace));
+    if (trace->events() == 0) {
+      std::cerr << fmt::format("warning: the trace {} holds no events: --trace-ranks / --trace-window kept none\n",
+                               options.trace);
+    }
+  }
   const auto json = report::run_result_json(scenario, result);
   if (options.format == "json") {
     out << json.dump(2) << '\n';
+  } else if (options.format == "csv") {
+    out << report::run_summary_csv(scenario, result);
   } else {
     out << report::run_summary_table(scenario, result);
   }
-  if (!options.out_dir.empty()) {
-    const auto path = std::filesystem::path(options.out_dir) / "result.json";
+  if (!out_dir.empty()) {
+    const auto path = std::filesystem::path(out_dir) / "result.json";
     write_file(path, json.dump(2) + "\n");
-    if (options.format != "json") out << fmt::format("wrote {}\n", path.string());
+    const auto manifest = std::filesystem::path(out_dir) / "manifest.json";
+    write_file(manifest, report::manifest_json(scenario, result.fingerprint, result.events, kVersion).dump(2) + "\n");
+    if (options.format == "table") out << fmt::format("wrote {} and {}\n", path.string(), manifest.string());
   }
+  if (trace && options.format == "table") {
+    out << fmt::format("wrote {} ({} events)\n", options.trace, trace->events());
+  }
+  return 0;
+}
+
+namespace {
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) throw ConfigError(fmt::format("cannot read {}", path.string()));
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError(fmt::format("{} is not valid JSON: {}", path.string(), error.what()));
+  }
+}
+
+/// A side of `compare`: a folder written by `run --out` (its manifest and result), or a
+/// scenario file, run now.
+report::ComparedRun compared_run(const std::string& source) {
+  report::ComparedRun run;
+  run.label = source;
+  if (std::filesystem::is_directory(source)) {
+    const auto manifest = read_json_file(std::filesystem::path(source) / "manifest.json");
+    if (!manifest.contains("resolved") || !manifest["resolved"].is_object()) {
+      throw ConfigError(fmt::format("{}/manifest.json has no \"resolved\" scenario", source));
+    }
+    for (const auto& [key, value] : manifest["resolved"].items()) run.resolved[key] = value.get<std::string>();
+    run.metrics = report::summary_metrics(read_json_file(std::filesystem::path(source) / "result.json"));
+    return run;
+  }
+  const auto scenario = scenario::load_scenario(source);
+  run.resolved = scenario.resolved;
+  run.metrics = report::summary_metrics(report::run_result_json(scenario, runner::run_scenario(scenario)));
+  return run;
+}
+
+}  // namespace
+
+int compare_command(const std::string& a, const std::string& b, std::ostream& out) {
+  const report::ComparedRun first = compared_run(a);
+  const report::ComparedRun second = compared_run(b);
+  out << report::compare_table(first, second);
   return 0;
 }
 

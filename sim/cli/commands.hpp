@@ -7,11 +7,17 @@
 
 namespace clustersim::cli {
 
+/// The simulator's version (`--version`, manifests).
+inline constexpr const char* kVersion = "0.1.0";
+
 struct RunOptions {
   std::string scenario;
   std::vector<std::string> overrides;  ///< "key.path=value"
-  std::string format = "table";        ///< table | json
+  std::string format = "table";        ///< table | json | csv
   std::string out_dir;                 ///< when set, result.json is written there
+  std::string trace;                   ///< when set, the Chrome trace JSON is written there
+  std::string trace_ranks;             ///< "0-7,12": accelerators the trace keeps (empty: all)
+  std::string trace_window;            ///< "0:5ms": the time window the trace keeps (empty: all)
 };
 
 struct ValidateOptions {
@@ -57,6 +63,8 @@ struct OpsOptions {
 int collective_command(const CollectiveOptions& options, std::ostream& out);
 int ops_command(const OpsOptions& options, std::ostream& out);
 int run_command(const RunOptions& options, std::ostream& out);
+/// `clustersim compare A B`: each a scenario file (simulated here) or a `run --out` folder.
+int compare_command(const std::string& a, const std::string& b, std::ostream& out);
 int list_command(const std::string& kind, std::ostream& out);
 int describe_command(const std::string& name, std::ostream& out);
 int validate_command(const ValidateOptions& options, std::ostream& out);

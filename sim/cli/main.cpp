@@ -18,16 +18,19 @@ int main(int argc, char** argv) {
   namespace cli = clustersim::cli;
   CLI::App app{"clustersim: discrete-event simulator of LLM training and serving on accelerator clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "clustersim 0.1.0");
+  app.set_version_flag("--version", std::string("clustersim ") + cli::kVersion);
 
   cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "simulate a scenario and print its prediction");
   run_cmd->add_option("scenario", run.scenario, "scenario YAML file")->required();
   run_cmd->add_option("--set", run.overrides, "override a key: --set workload.parallelism.tp=4");
-  run_cmd->add_option("--format", run.format, "output format")
-      ->check(CLI::IsMember({"table", "json"}))
+  run_cmd->add_option("--format", run.format, "output format (csv: the summary metrics, one header row)")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
       ->default_str("table");
-  run_cmd->add_option("--out", run.out_dir, "also write result.json into this folder");
+  run_cmd->add_option("--out", run.out_dir, "also write result.json and manifest.json into this folder (overrides output.dir)");
+  run_cmd->add_option("--trace", run.trace, "write the run's timeline as Chrome trace JSON (Perfetto) to this file");
+  run_cmd->add_option("--trace-ranks", run.trace_ranks, "trace only these accelerators: 0-7 or 0-3,8");
+  run_cmd->add_option("--trace-window", run.trace_window, "trace only events overlapping FROM:TO, e.g. 0:5ms");
 
   std::string list_kind;
   auto* list_cmd = app.add_subcommand("list", "list what the registries hold");
@@ -97,6 +100,12 @@ int main(int argc, char** argv) {
 
   cli::SweepCli sweep;
   cli::add_sweep_commands(app, sweep);
+  std::string compare_a, compare_b;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "what differs between two runs: inputs (resolved keys) and metrics with the relative change");
+  compare_cmd->add_option("A", compare_a, "a scenario YAML file (run here) or a folder written by run --out")
+      ->required();
+  compare_cmd->add_option("B", compare_b, "the same for the other run")->required();
 
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
@@ -126,6 +135,7 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
+    if (*compare_cmd) return cli::compare_command(compare_a, compare_b, std::cout);
     if (*search_cmd) return cli::search_command(search, std::cout);
     if (*capacity_cmd) return cli::capacity_command(capacity, std::cout);
     if (*sweep.sweep) return cli::sweep_command(sweep.sweep_options, std::cout);

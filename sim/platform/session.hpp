@@ -9,6 +9,7 @@
 #include "sim/config/name_table.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/platform/comm_runtime.hpp"
+#include "sim/platform/trace_sink.hpp"
 
 namespace clustersim::platform {
 
@@ -47,9 +48,13 @@ class Session {
   engine::Engine& engine() { return engine_; }
   CommRuntime& comm() { return *comm_; }
   const SessionOptions& options() const { return options_; }
+  /// Where workloads report their timeline (not owned; nullptr: no trace).
+  TraceSink* trace() const { return trace_; }
+  void set_trace(TraceSink* trace) { trace_ = trace; }
 
  private:
   SessionOptions options_;
+  TraceSink* trace_ = nullptr;
   engine::Engine engine_;
   std::unique_ptr<CommRuntime> comm_;
 };

@@ -73,4 +73,58 @@ std::string run_summary_table(const scenario::Scenario& scenario, const runner::
   return out;
 }
 
+namespace {
+
+void flatten_scalars(const nlohmann::json& value, const std::string& path,
+                     std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) {
+      if (key == "time_series") continue;
+      flatten_scalars(child, path.empty() ? key : path + "." + key, out);
+    }
+  } else if (value.is_array()) {
+    return;  // per-stage, per-tier, per-pool detail: the JSON has it
+  } else if (value.is_string()) {
+    out.emplace_back(path, value.get<std::string>());
+  } else if (value.is_null()) {
+    out.emplace_back(path, "");
+  } else {
+    out.emplace_back(path, value.dump());
+  }
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann::json& result) {
+  std::vector<std::pair<std::string, std::string>> columns;
+  for (const auto& [key, value] : result.items()) {
+    if (key == "scenario" || key == "notes" || key == "provenance" || key == "schema_version" || key == "fingerprint" ||
+        key == "jobs") {
+      continue;
+    }
+    flatten_scalars(value, key, columns);
+  }
+  return columns;
+}
+
+std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run) {
+  const nlohmann::json json = run_result_json(scenario, run);
+  std::vector<std::pair<std::string, std::string>> columns{{"scenario", scenario.name},
+                                                           {"fingerprint", json.value("fingerprint", "")}};
+  for (auto& column : summary_metrics(json)) columns.push_back(std::move(column));
+  std::string header, row;
+  for (const auto& [name, value] : columns) {
+    header += (header.empty() ? "" : ",") + csv_field(name);
+    row += (row.empty() && &name == &columns.front().first ? "" : ",") + csv_field(value);
+  }
+  return header + "\n" + row + "\n";
+}
+
 }  // namespace clustersim::report

@@ -3,6 +3,8 @@
 /// workload's report (training's own table and JSON; for other kinds their metrics and notes),
 /// then every job's metrics and notes.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,18 @@ nlohmann::json workload_result_json(const platform::WorkloadResult& result);
 /// serving_result_json; others: {schema_version, scenario: scenario_identity_json, workload,
 /// events, fingerprint}) with a "jobs" array when the scenario has jobs.
 nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run);
+
+/// The run's summary metrics as CSV: a header row and one value row. Columns: scenario,
+/// fingerprint, then every scalar of run_result_json's metric blocks (arrays, time series,
+/// notes, provenance and the scenario block left out) by dotted path, in the JSON's key
+/// order; the names carry the units as the JSON's do (`_s` seconds, `_w` watts, `_j` joules,
+/// `_bytes`, `_per_s` per second; unitless names are counts or fractions).
+std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run);
+
+/// The scalar metrics of a run's result JSON (run_result_json's document) by dotted path, as
+/// text, in key order: what run_summary_csv's columns after scenario and fingerprint hold and
+/// `compare` sets side by side.
+std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann::json& result);
 
 /// The run as a table: the primary's summary, then one block per job.
 std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run);

@@ -13,4 +13,14 @@ namespace clustersim::report {
 /// simulation: {fidelity, mode} (`simulation.*`)}. Each kind's report adds its own keys.
 nlohmann::json scenario_identity_json(const scenario::Scenario& scenario);
 
+/// FNV-1a 64 of the resolved scenario's "key=value" lines in key order, as 16 hex digits: two
+/// runs with the same hash ran the same inputs.
+std::string resolved_hash(const scenario::Scenario& scenario);
+
+/// What `--out DIR` keeps beside result.json to reproduce and compare a run (manifest.json):
+/// {schema_version, version (the simulator's), scenario: the identity block, seed, resolved:
+/// every key with its value as run (Scenario::resolved), resolved_hash, fingerprint, events}.
+nlohmann::json manifest_json(const scenario::Scenario& scenario, std::uint64_t fingerprint, std::uint64_t events,
+                             const std::string& version);
+
 }  // namespace clustersim::report

@@ -12,7 +12,8 @@ std::unique_ptr<platform::Platform> build_platform(const scenario::Scenario& sce
   return std::make_unique<platform::Platform>(scenario.platform);
 }
 
-RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform) {
+RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
+                       platform::TraceSink* trace) {
   if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
   const platform::Allocation primary_allocation = scenario.primary_allocation();
   // Every workload is checked (memory fit, ...) before anything is simulated.
@@ -22,6 +23,7 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
     jobs.push_back(job.spec->instantiate(platform, job.spec->pinned().value_or(primary_allocation), scenario.simulation));
   }
   platform::Session session(platform, scenario.simulation);
+  session.set_trace(trace);
   for (auto& job : jobs) job->start(session, {});
   primary->start(session, [&jobs] {
     for (auto& job : jobs) job->stop();
@@ -50,7 +52,9 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   return result;
 }
 
-RunResult run_scenario(const scenario::Scenario& scenario) { return run_scenario(scenario, *build_platform(scenario)); }
+RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace) {
+  return run_scenario(scenario, *build_platform(scenario), trace);
+}
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {
   (void)scenario.training();  // a training workload, or a ConfigError naming its kind

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/platform/platform.hpp"
+#include "sim/platform/trace_sink.hpp"
 #include "sim/platform/workload.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/stage_program.hpp"
@@ -34,11 +35,13 @@ struct RunResult {
 /// The platform of `scenario` (its models, built once).
 std::unique_ptr<platform::Platform> build_platform(const scenario::Scenario& scenario);
 
-/// Runs every workload of `scenario` on `platform` (built from the same scenario). Throws
-/// ConfigError / SimulationError (models::DoesNotFitError before anything is simulated).
-RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform);
+/// Runs every workload of `scenario` on `platform` (built from the same scenario), reporting
+/// the timeline to `trace` when set (it does not change the run). Throws ConfigError /
+/// SimulationError (models::DoesNotFitError before anything is simulated).
+RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
+                       platform::TraceSink* trace = nullptr);
 /// Same on a platform built for the run.
-RunResult run_scenario(const scenario::Scenario& scenario);
+RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace = nullptr);
 
 /// run_scenario's primary result as a training result; throws ConfigError when the primary
 /// workload is not training.

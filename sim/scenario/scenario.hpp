@@ -4,6 +4,7 @@
 /// share it, and the run's options. Built only by the loader (scenario_loader.hpp); every
 /// field is checked.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct Scenario {
   /// The `--set key.path=value` overrides applied on top of the file, in the order given,
   /// exactly as written (results name them beside the scenario file).
   std::vector<std::string> set_overrides;
+  /// The scenario as run, one entry per dotted key ("cluster.nodes" -> "128"): every key
+  /// written (after `include:`, library presets and the --set overrides) and the default of
+  /// every declared key that is not, as YAML text. What manifests record and `compare` diffs.
+  std::map<std::string, std::string> resolved;
   /// Problems that did not stop the load (a setting another layer overrides, so it has no
   /// effect), with their positions; the runner adds them to the result's notes.
   std::vector<config::Diagnostic> warnings;

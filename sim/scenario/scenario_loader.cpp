@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+
+#include <fmt/format.h>
 
 #include "sim/config/node_override.hpp"
 #include "sim/config/problems.hpp"
@@ -217,6 +220,44 @@ void read_workloads(const ConfigNode& root, const WorkloadKinds& kinds, const st
   read_primary(root, kinds, primary, scenario);
 }
 
+/// Every written key of `node` under `path` as its YAML text (a list of scalars as one
+/// "[a, b]" value; other lists by index).
+void flatten_written(const ConfigNode& node, const std::string& path, std::map<std::string, std::string>& out) {
+  if (node.is_mapping()) {
+    if (node.entries.empty() && !path.empty()) out[path] = "{}";
+    for (const config::ConfigEntry& entry : node.entries) {
+      flatten_written(entry.value, path.empty() ? entry.key : path + "." + entry.key, out);
+    }
+  } else if (node.is_sequence()) {
+    const bool scalars = std::all_of(node.items.begin(), node.items.end(),
+                                     [](const ConfigNode& item) { return item.is_scalar(); });
+    if (scalars) {
+      std::string text;
+      for (const ConfigNode& item : node.items) text += (text.empty() ? "" : ", ") + item.text;
+      out[path] = "[" + text + "]";
+    } else {
+      for (std::size_t i = 0; i < node.items.size(); ++i) flatten_written(node.items[i], fmt::format("{}[{}]", path, i), out);
+    }
+  } else {
+    out[path] = node.is_scalar() ? node.text : "null";
+  }
+}
+
+/// The defaults of the keys of `fields` that `node` (the mapping at `path`, or nullptr) does
+/// not write, into `out`; objects recursively (maps of named entries have no defaults).
+void add_defaults(const std::vector<Field>& fields, const ConfigNode* node, const std::string& path,
+                  std::map<std::string, std::string>& out) {
+  for (const Field& field : fields) {
+    const std::string key = path.empty() ? field.key : path + "." + field.key;
+    const ConfigNode* written = node != nullptr && node->is_mapping() ? node->find(field.key) : nullptr;
+    if (field.kind == config::FieldKind::object) {
+      if (written == nullptr || written->is_mapping()) add_defaults(field.fields, written, key, out);
+    } else if (written == nullptr && !field.default_text.empty() && field.kind != config::FieldKind::map_of_objects) {
+      out[key] = field.default_text;
+    }
+  }
+}
+
 Scenario load(ConfigNode root, const std::string& source_file, const std::vector<std::string>& set_overrides,
               const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
   Problems problems(diagnostics);
@@ -238,9 +279,12 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
                         diagnostics);
   merge_library_presets(root, LibraryKind::models, "models", "workload.model;workload.speculative.draft_model",
                         data_dir, diagnostics);
-  config::validate(root, schema_fields(root, kinds), "", diagnostics);
+  const std::vector<Field> fields = schema_fields(root, kinds);
+  config::validate(root, fields, "", diagnostics);
 
   Scenario scenario;
+  flatten_written(root, "", scenario.resolved);
+  add_defaults(fields, &root, "", scenario.resolved);
   scenario.source_file = source_file;
   scenario.set_overrides = set_overrides;
   scenario_keys(kinds, kind_name(root.find("workload"), kinds)).read(root, "", scenario, problems);

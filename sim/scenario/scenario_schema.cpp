@@ -87,7 +87,9 @@ Declarations<PlatformSpec> power_keys() {
 
 Declarations<OutputConfig> output_keys() {
   Declarations<OutputConfig> keys;
-  keys.string("dir", &OutputConfig::dir, "output folder; unset: print only");
+  keys.string("dir", &OutputConfig::dir,
+              "folder for result.json and manifest.json (relative to the working directory), as `run --out`, "
+              "which wins over it; unset: print only");
   return keys;
 }
 

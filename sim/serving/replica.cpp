@@ -73,8 +73,10 @@ Replica::~Replica() = default;
 
 double Replica::now_s() const { return engine::ps_to_seconds(session_->engine().now()); }
 
-void Replica::start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events) {
+void Replica::start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events,
+                    int first_accelerator) {
   session_ = &session;
+  first_accelerator_ = first_accelerator;
   events_ = std::move(events);
   acceptance_rng_.seed(engine::rng_stream_seed(session.options().seed, 0x5e41'1000 + static_cast<std::uint64_t>(index_)));
   speed_ = speed;
@@ -368,6 +370,13 @@ void Replica::run_iteration() {
     }
     duration /= speed;
   }
+  if (session_->trace() != nullptr) {
+    iteration_start_ps_ = session_->engine().now();
+    iteration_sequences_ = static_cast<int>(batch_.size());
+    iteration_prefill_ = iteration_decode_ = 0;
+    for (const BatchEntry& e : batch_) (e.decode ? iteration_decode_ : iteration_prefill_) += e.query_tokens;
+    trace_kv_cache();
+  }
   session_->engine().schedule_after(engine::seconds_to_ps(duration), [this](engine::Engine&) { finish_iteration(); },
                                     kIterationTag + static_cast<std::uint64_t>(index_));
 }
@@ -434,7 +443,17 @@ void Replica::finish_iteration() {
     }
     std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return !s || s->record == nullptr; });
   }
+  if (platform::TraceSink* trace = session_->trace()) {
+    trace->serving_iteration(index_, first_accelerator_, iteration_start_ps_, session_->engine().now(),
+                             iteration_sequences_, iteration_prefill_, iteration_decode_);
+    trace_kv_cache();
+  }
   maybe_schedule();
+}
+
+void Replica::trace_kv_cache() const {
+  session_->trace()->kv_cache(index_, first_accelerator_, session_->engine().now(),
+                              static_cast<double>(used_blocks_ * scheduler_.block_size) * kv_bytes_per_token_);
 }
 
 void Replica::transfer_done(RequestRecord& record) {

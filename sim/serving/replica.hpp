@@ -136,7 +136,9 @@ class Replica {
   /// iteration runs at the speed of its start: iterations last milliseconds). Each iteration is
   /// one engine event at its end, tagged with the replica, so the fingerprint follows the
   /// schedule; iterations are not executor tasks (a run of 100,000 requests has millions).
-  void start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events);
+  /// `first_accelerator` places the replica in a trace (the session's TraceSink, if any).
+  void start(platform::Session& session, const engine::Profile& speed, ReplicaEvents events,
+             int first_accelerator = -1);
   /// A request arrives (routed here); it is queued (or rejected when the queue is full).
   void submit(RequestRecord& record);
   /// Disaggregated decode: a request whose KV cache arrived; it joins the running set when its
@@ -204,6 +206,12 @@ class Replica {
 
   platform::Session* session_ = nullptr;
   ReplicaEvents events_;
+  // Tracing (session_->trace() set): the running iteration's start and batch.
+  int first_accelerator_ = -1;
+  engine::TimePs iteration_start_ps_ = 0;
+  std::int64_t iteration_prefill_ = 0, iteration_decode_ = 0;
+  int iteration_sequences_ = 0;
+  void trace_kv_cache() const;
   engine::Profile speed_;
   bool constant_speed_ = true;
   bool busy_ = false;

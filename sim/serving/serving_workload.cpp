@@ -308,7 +308,8 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
   for (std::size_t p = 0; p < pools_.size(); ++p) {
     for (int index : pools_[p].replicas) {
       replicas_[static_cast<std::size_t>(index)]->start(
-          session, platform_.accelerator_speed(pools_[p].first_accelerator_of(index)), events);
+          session, platform_.accelerator_speed(pools_[p].first_accelerator_of(index)), events,
+          pools_[p].first_accelerator_of(index));
     }
   }
   if (generator_.closed_loop()) {
@@ -449,6 +450,24 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
 
 void ServingWorkload::on_finished(RequestRecord& record) {
   ++finished_;
+  if (platform::TraceSink* trace = session_->trace()) {
+    const auto ps = [](double s) { return s < 0 ? engine::TimePs{-1} : engine::seconds_to_ps(s); };
+    platform::TracedRequest traced;
+    traced.id = record.request.id;
+    traced.replica = record.replica;
+    traced.accelerator =
+        record.replica < 0
+            ? -1
+            : pools_[pool_of_[static_cast<std::size_t>(record.replica)]].first_accelerator_of(record.replica);
+    traced.arrival_ps = ps(record.request.arrival_s);
+    traced.scheduled_ps = ps(record.scheduled_s);
+    traced.first_token_ps = ps(record.first_token_s);
+    traced.finish_ps = ps(record.finish_s);
+    traced.input_tokens = record.request.input_tokens;
+    traced.output_tokens = record.request.output_tokens;
+    traced.rejected = record.rejected;
+    trace->request(traced);
+  }
   if (!record.rejected) {
     last_finish_s_ = std::max(last_finish_s_, record.finish_s);
     output_tokens_ += record.request.output_tokens;

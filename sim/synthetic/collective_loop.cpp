@@ -38,6 +38,10 @@ void CollectiveLoop::start(platform::Session& session, std::function<void()> on_
   on_done_ = std::move(on_done);
   stream_ = graph_.add_stream(fmt::format("{} collective loop", models::collective_name(spec_.collective)));
   executor_ = std::make_unique<exec::Executor>(session.engine(), graph_);
+  if (platform::TraceSink* trace = session.trace()) {
+    // One stream for the whole group: shown on the group's first accelerator.
+    executor_->add_observer(trace->watch_graph(graph_, [first = spec_.accelerators.first](int, int) { return first; }));
+  }
   start_ps_ = session.engine().now();
   executor_->on_finished([this] {
     end_ps_ = session_->engine().now();

@@ -148,6 +148,14 @@ void TrainingStep::start(platform::Session& session, std::function<void()> on_do
   executor_ = std::make_unique<exec::Executor>(engine, step_.graph, options, replication(session.comm(), instances_));
   breakdown_ = std::make_unique<StepBreakdownObserver>(step_.stages, step_.graph.stream_count(), instances_, engine.now());
   executor_->add_observer(*breakdown_);
+  if (platform::TraceSink* trace = session.trace()) {
+    // Streams of device p of instance i run on the accelerator of replica i's stage-p rank.
+    const RankLayout layout(par, setup_.placement);
+    executor_->add_observer(trace->watch_graph(step_.graph, [layout, par](int instance, int device) {
+      const ReplicaIndex r = replica_of(par, instance);
+      return layout.rank(r.t, r.c, r.d, device);
+    }));
+  }
   apply_speeds(instances_);
   platform::CommRuntime* comm = &session.comm();
   executor_->on_finished([this, comm, on_done = std::move(on_done)] {

@@ -1,0 +1,145 @@
+// `run --out DIR` and the scenario's output.dir: result.json and manifest.json, --out winning.
+#include <doctest/doctest.h>
+
+#include "run_clustersim.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using clustersim::cli_testing::run_clustersim;
+
+std::string tiny_training(const std::string& output_dir) {
+  std::string yaml = R"(schema_version: 1
+name: tiny-outputs
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+workload:
+  kind: training
+  model: llama-3-8b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {tp: 2, pp: 2, dp: 2}
+)";
+  if (!output_dir.empty()) yaml += "output: {dir: " + output_dir + "}\n";
+  return yaml;
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  REQUIRE_MESSAGE(file.good(), path.string());
+  return nlohmann::json::parse(file);
+}
+
+}  // namespace
+
+TEST_CASE("--out writes a manifest with the resolved scenario, its hash, seed, version and fingerprint") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_outputs_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  const auto run = run_clustersim("run " + scenario.string() + " --set simulation.seed=5 --out " + (dir / "a").string());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.output);
+  const auto manifest = read_json(dir / "a" / "manifest.json");
+  const auto result = read_json(dir / "a" / "result.json");
+  CHECK(manifest["seed"] == 5);
+  CHECK(manifest["resolved"]["simulation.seed"] == "5");
+  CHECK(manifest["resolved"]["workload.parallelism.pp"] == "2");
+  CHECK(manifest["resolved"]["simulation.fidelity"] == "flow");  // a default, written out
+  CHECK(manifest["scenario"]["overrides"][0] == "simulation.seed=5");
+  CHECK(manifest["fingerprint"] == result["fingerprint"]);
+  CHECK(manifest["resolved_hash"].get<std::string>().size() == 16);
+  CHECK(!manifest["version"].get<std::string>().empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("output.dir is where results go unless --out names another folder") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_output_dir_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training((dir / "from-yaml").string());
+  REQUIRE(run_clustersim("run " + scenario.string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "from-yaml" / "result.json"));
+  CHECK(std::filesystem::exists(dir / "from-yaml" / "manifest.json"));
+  std::filesystem::remove_all(dir / "from-yaml");
+  REQUIRE(run_clustersim("run " + scenario.string() + " --out " + (dir / "from-cli").string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "from-cli" / "manifest.json"));
+  CHECK(!std::filesystem::exists(dir / "from-yaml"));
+
+  std::ofstream(scenario) << tiny_training("/proc/clustersim-no");
+  const auto bad = run_clustersim("run " + scenario.string());
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.output.find("output.dir /proc/clustersim-no") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--format csv prints one header row and one row of the summary metrics") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_csv_cli";
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  const auto csv = run_clustersim("run " + scenario.string() + " --format csv");
+  REQUIRE_MESSAGE(csv.exit_code == 0, csv.output);
+  const auto json = nlohmann::json::parse(run_clustersim("run " + scenario.string() + " --format json").output);
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t begin = 0;
+    for (std::size_t comma; (comma = line.find(',', begin)) != std::string::npos; begin = comma + 1) {
+      cells.push_back(line.substr(begin, comma - begin));
+    }
+    cells.push_back(line.substr(begin));
+    return cells;
+  };
+  const std::size_t newline = csv.output.find('\n');
+  REQUIRE(newline != std::string::npos);
+  const auto header = split(csv.output.substr(0, newline));
+  const std::string rest = csv.output.substr(newline + 1);
+  REQUIRE(std::count(rest.begin(), rest.end(), '\n') == 1);  // exactly one data row
+  const auto row = split(rest.substr(0, rest.size() - 1));
+  REQUIRE(header.size() == row.size());
+  CHECK(header[0] == "scenario");
+  CHECK(row[0] == "tiny-outputs");
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE_MESSAGE(it != header.end(), name);
+    return row[static_cast<std::size_t>(it - header.begin())];
+  };
+  CHECK(column("fingerprint") == json["fingerprint"].get<std::string>());
+  CHECK(std::stod(column("training.step_time_s")) == doctest::Approx(json["training"]["step_time_s"].get<double>()));
+  CHECK(std::stod(column("memory.total_bytes")) == doctest::Approx(json["memory"]["total_bytes"].get<double>()));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("compare sets two --out folders (or scenario files) side by side") {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_compare_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "s.yaml";
+  std::ofstream(scenario) << tiny_training("");
+  REQUIRE(run_clustersim("run " + scenario.string() + " --out " + (dir / "a").string()).exit_code == 0);
+  REQUIRE(run_clustersim("run " + scenario.string() + " --set workload.global_batch=16 --out " + (dir / "b").string())
+              .exit_code == 0);
+  const auto compared = run_clustersim("compare " + (dir / "a").string() + " " + (dir / "b").string());
+  REQUIRE_MESSAGE(compared.exit_code == 0, compared.output);
+  CHECK(compared.output.find("inputs: 1 key differs") != std::string::npos);
+  CHECK(compared.output.find("workload.global_batch  8 -> 16") != std::string::npos);
+  CHECK(compared.output.find("training.step_time_s") != std::string::npos);
+  // A scenario file against the folder it wrote: the same inputs.
+  const auto same = run_clustersim("compare " + scenario.string() + " " + (dir / "a").string());
+  REQUIRE_MESSAGE(same.exit_code == 0, same.output);
+  CHECK(same.output.find("inputs: the same") != std::string::npos);
+
+  const auto missing = run_clustersim("compare " + (dir / "a").string() + " " + dir.string());
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.output.find((dir / "manifest.json").string()) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
