@@ -83,7 +83,12 @@ int run_command(const RunOptions& options, std::ostream& out) {
     if (!trace_file) throw ConfigError(fmt::format("--trace {}: cannot write the file", path.string()));
     trace = std::make_unique<report::ChromeTrace>(trace_file, filter);
   }
-  const runner::RunResult result = runner::run_scenario(scenario, trace.get());
+  platform::Session::TaskProgress progress;
+  if (report::ProgressCallback line = report::terminal_progress()) {
+    // A training step's tasks (every simulated rank's) done out of those known; stderr, on a terminal.
+    progress = [line](std::size_t done, std::size_t total) { line("run", "tasks", done, total); };
+  }
+  const runner::RunResult result = runner::run_scenario(scenario, trace.get(), std::move(progress));
   if (trace) {
     trace->finish(fmt::format(R"({{"scenario":{},"fingerprint":"{:016x}","time_unit":"us"}})",
                               nlohmann::json(scenario.name).dump(), result.fingerprint));

@@ -36,4 +36,17 @@ void TaskTimesRecorder::on_task_end(const TaskEvent& event) {
   if (slowable) stream_slowdown_ps[s] += took - task.duration_ps;
 }
 
+TaskCountObserver::TaskCountObserver(std::size_t total,
+                                     std::function<void(std::size_t done, std::size_t total)> report,
+                                     std::size_t every)
+    : total_(total), report_(std::move(report)), every_(every > 0 ? every : 1) {
+  if (report_) report_(0, total_);
+}
+
+void TaskCountObserver::on_task_end(const TaskEvent& /*event*/) {
+  ++done_;
+  if (done_ > total_) total_ = done_;
+  if (report_ && (done_ % every_ == 0 || done_ == total_)) report_(done_, total_);
+}
+
 }  // namespace clustersim::exec

@@ -3,6 +3,8 @@
 /// end, with its stream, traits (kind, workload category, FLOPs, bytes) and label through the
 /// graph. Traces, timelines, utilisation and the training step's breakdown are observers;
 /// nothing in the executor formats or aggregates results.
+#include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "sim/engine/time.hpp"
@@ -54,6 +56,23 @@ class TaskTimesRecorder : public ExecutionObserver {
  private:
   void grow(const TaskGraph& graph);
   int instance_ = 0;
+};
+
+/// Counts task ends (every instance's) for a progress line: reports (done, total) when it is
+/// created (0 done), every `every` ends and at the last. `total` is the tasks known when the run
+/// starts; tasks added while it runs raise it, so done never exceeds total.
+class TaskCountObserver : public ExecutionObserver {
+ public:
+  TaskCountObserver(std::size_t total, std::function<void(std::size_t done, std::size_t total)> report,
+                    std::size_t every = 4096);
+  void on_task_end(const TaskEvent& event) override;
+  std::size_t done() const { return done_; }
+
+ private:
+  std::size_t total_;
+  std::function<void(std::size_t, std::size_t)> report_;
+  std::size_t every_;
+  std::size_t done_ = 0;
 };
 
 }  // namespace clustersim::exec

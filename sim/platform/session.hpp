@@ -2,6 +2,7 @@
 /// One run on a platform: the engine every workload schedules on and the communication
 /// runtime they share (so one workload's traffic contends with another's under the flow
 /// fidelity).
+#include <functional>
 #include <cstdint>
 #include <memory>
 
@@ -51,10 +52,17 @@ class Session {
   /// Where workloads report their timeline (not owned; nullptr: no trace).
   TraceSink* trace() const { return trace_; }
   void set_trace(TraceSink* trace) { trace_ = trace; }
+  /// How far the run is, for a progress line: tasks done out of the tasks known (may be
+  /// empty: nobody is watching). Workloads call it from their observers; it must not change
+  /// the run.
+  using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
+  const TaskProgress& progress() const { return progress_; }
+  void set_progress(TaskProgress progress) { progress_ = std::move(progress); }
 
  private:
   SessionOptions options_;
   TraceSink* trace_ = nullptr;
+  TaskProgress progress_;
   engine::Engine engine_;
   std::unique_ptr<CommRuntime> comm_;
 };

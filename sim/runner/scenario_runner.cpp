@@ -13,7 +13,7 @@ std::unique_ptr<platform::Platform> build_platform(const scenario::Scenario& sce
 }
 
 RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
-                       platform::TraceSink* trace) {
+                       platform::TraceSink* trace, platform::Session::TaskProgress progress) {
   if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
   const platform::Allocation primary_allocation = scenario.primary_allocation();
   // Every workload is checked (memory fit, ...) before anything is simulated.
@@ -24,6 +24,7 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   }
   platform::Session session(platform, scenario.simulation);
   session.set_trace(trace);
+  session.set_progress(std::move(progress));
   for (auto& job : jobs) job->start(session, {});
   primary->start(session, [&jobs] {
     for (auto& job : jobs) job->stop();
@@ -52,8 +53,9 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   return result;
 }
 
-RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace) {
-  return run_scenario(scenario, *build_platform(scenario), trace);
+RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace,
+                       platform::Session::TaskProgress progress) {
+  return run_scenario(scenario, *build_platform(scenario), trace, std::move(progress));
 }
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {

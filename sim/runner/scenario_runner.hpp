@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/platform/platform.hpp"
+#include "sim/platform/session.hpp"
 #include "sim/platform/trace_sink.hpp"
 #include "sim/platform/workload.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -39,9 +40,10 @@ std::unique_ptr<platform::Platform> build_platform(const scenario::Scenario& sce
 /// the timeline to `trace` when set (it does not change the run). Throws ConfigError /
 /// SimulationError (models::DoesNotFitError before anything is simulated).
 RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
-                       platform::TraceSink* trace = nullptr);
+                       platform::TraceSink* trace = nullptr, platform::Session::TaskProgress progress = {});
 /// Same on a platform built for the run.
-RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace = nullptr);
+RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace = nullptr,
+                       platform::Session::TaskProgress progress = {});
 
 /// run_scenario's primary result as a training result; throws ConfigError when the primary
 /// workload is not training.

@@ -156,6 +156,11 @@ void TrainingStep::start(platform::Session& session, std::function<void()> on_do
       return layout.rank(r.t, r.c, r.d, device);
     }));
   }
+  if (const platform::Session::TaskProgress& progress = session.progress()) {
+    progress_ = std::make_unique<exec::TaskCountObserver>(step_.graph.task_count() * static_cast<std::size_t>(instances_),
+                                                    progress);
+    executor_->add_observer(*progress_);
+  }
   apply_speeds(instances_);
   platform::CommRuntime* comm = &session.comm();
   executor_->on_finished([this, comm, on_done = std::move(on_done)] {

@@ -46,6 +46,7 @@ class TrainingStep final : public platform::Workload {
   StepGraph step_;
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<StepBreakdownObserver> breakdown_;
+  std::unique_ptr<exec::TaskCountObserver> progress_;  ///< only when the session reports progress
   std::optional<topologies::LinkTraffic> step_traffic_;
   int instances_ = 1;
 };

@@ -499,3 +499,36 @@ TEST_CASE("profiles: value_at and validation") {
   CHECK_THROWS_WITH_AS(clustersim::engine::check_profile(Profile{1.0, {{-5, 1.0}}}, "x", 0.0, false),
                        "x: a change at -5 ps is before time 0", ConfigError);
 }
+
+TEST_CASE("a task counter reports progress at the start, every N ends and at the last, without changing the run") {
+  const auto chain = [](TaskGraph& graph) {
+    const auto stream = graph.add_stream("compute");
+    TaskId previous = graph.add_task(stream, 10, TaskKind::compute, "t0");
+    for (int i = 1; i < 10; ++i) previous = graph.add_task(stream, 10, TaskKind::compute, fmt::format("t{}", i), {previous});
+  };
+  TaskGraph graph;
+  chain(graph);
+  std::vector<std::pair<std::size_t, std::size_t>> reports;
+  clustersim::exec::TaskCountObserver counter(
+      graph.task_count(), [&](std::size_t done, std::size_t total) { reports.emplace_back(done, total); }, 4);
+  clustersim::exec::ExecutionObserver* observers[] = {&counter};
+  Engine engine(3);
+  const auto counted = clustersim::exec::run_graph(engine, graph, {}, {}, observers);
+  using Reports = std::vector<std::pair<std::size_t, std::size_t>>;
+  CHECK(reports == Reports{{0, 10}, {4, 10}, {8, 10}, {10, 10}});
+  CHECK(counter.done() == 10);
+  // The same graph without the counter: the same times and events.
+  TaskGraph plain;
+  chain(plain);
+  Engine other(3);
+  const auto uncounted = clustersim::exec::run_graph(other, plain, {}, {}, {});
+  CHECK(uncounted.makespan_ps == counted.makespan_ps);
+  CHECK(other.fingerprint() == engine.fingerprint());
+  // More ends than the tasks known at the start (tasks added while running) raise the total.
+  std::vector<std::pair<std::size_t, std::size_t>> grown;
+  clustersim::exec::TaskCountObserver small(2, [&](std::size_t done, std::size_t total) { grown.emplace_back(done, total); },
+                                            100);
+  clustersim::exec::TaskEvent event;
+  for (int i = 0; i < 3; ++i) small.on_task_end(event);
+  CHECK(grown == Reports{{0, 2}, {2, 2}, {3, 3}});
+}

@@ -151,3 +151,29 @@ simulation: {fidelity: flow}
                        "from accelerator 0, with 8 per node (the other jobs take the rest)",
                        ConfigError);
 }
+
+TEST_CASE("a run reports its tasks' progress to the session without changing the result") {
+  const std::string yaml = R"(schema_version: 1
+name: progress
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 16
+  parallelism: {tp: 2, pp: 2, dp: 2}
+simulation: {mode: full}
+)";
+  const auto scenario = scenario::load_scenario_from_string(yaml, "progress.yaml");
+  std::vector<std::pair<std::size_t, std::size_t>> reports;
+  const runner::RunResult watched = runner::run_scenario(
+      scenario, nullptr, [&](std::size_t done, std::size_t total) { reports.emplace_back(done, total); });
+  const runner::RunResult plain = runner::run_scenario(scenario);
+  CHECK(watched.fingerprint == plain.fingerprint);
+  REQUIRE(reports.size() >= 2);
+  CHECK(reports.front().first == 0);
+  CHECK(reports.back().first == reports.back().second);  // every task (all 4 replicas') done
+  CHECK(reports.back().second > reports.front().second / 2);
+}
