@@ -85,8 +85,8 @@ int run_command(const RunOptions& options, std::ostream& out) {
   }
   platform::Session::TaskProgress progress;
   if (report::ProgressCallback line = report::terminal_progress()) {
-    // A training step's tasks (every simulated rank's) done out of those known; stderr, on a terminal.
-    progress = [line](std::size_t done, std::size_t total) { line("run", "tasks", done, total); };
+    // A training step's tasks (every simulated rank's) or a serving run's requests; stderr, on a terminal.
+    progress = [line](std::string_view unit, std::size_t done, std::size_t total) { line("run", unit, done, total); };
   }
   const runner::RunResult result = runner::run_scenario(scenario, trace.get(), std::move(progress));
   if (trace) {

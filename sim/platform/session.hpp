@@ -3,6 +3,7 @@
 /// runtime they share (so one workload's traffic contends with another's under the flow
 /// fidelity).
 #include <functional>
+#include <string_view>
 #include <cstdint>
 #include <memory>
 
@@ -52,10 +53,10 @@ class Session {
   /// Where workloads report their timeline (not owned; nullptr: no trace).
   TraceSink* trace() const { return trace_; }
   void set_trace(TraceSink* trace) { trace_ = trace; }
-  /// How far the run is, for a progress line: tasks done out of the tasks known (may be
-  /// empty: nobody is watching). Workloads call it from their observers; it must not change
-  /// the run.
-  using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
+  /// How far the primary workload is, for a progress line: `unit`s done out of those known
+  /// (a training step's tasks, a serving run's requests; may be empty: nobody is watching).
+  /// Workloads call it from their observers; it must not change the run.
+  using TaskProgress = std::function<void(std::string_view unit, std::size_t done, std::size_t total)>;
   const TaskProgress& progress() const { return progress_; }
   void set_progress(TaskProgress progress) { progress_ = std::move(progress); }
 

@@ -24,8 +24,8 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   }
   platform::Session session(platform, scenario.simulation);
   session.set_trace(trace);
-  session.set_progress(std::move(progress));
   for (auto& job : jobs) job->start(session, {});
+  session.set_progress(std::move(progress));  // the primary workload's only (set after the jobs start)
   primary->start(session, [&jobs] {
     for (auto& job : jobs) job->stop();
   });

@@ -319,6 +319,10 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
     schedule_next_open_loop();
   }
   session.engine().schedule_after(engine::seconds_to_ps(1.0), [this](engine::Engine&) { sample(); });
+  // Progress in requests, when their number is known (a trace with count 0 sends every row).
+  if (session.progress() && spec_.requests.count > 0) {
+    session.progress()("requests", 0, static_cast<std::size_t>(spec_.requests.count));
+  }
 }
 
 void ServingWorkload::schedule_arrival(const Request& request) {
@@ -450,6 +454,9 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
 
 void ServingWorkload::on_finished(RequestRecord& record) {
   ++finished_;
+  if (session_->progress() && spec_.requests.count > 0) {
+    session_->progress()("requests", static_cast<std::size_t>(finished_), static_cast<std::size_t>(spec_.requests.count));
+  }
   if (platform::TraceSink* trace = session_->trace()) {
     const auto ps = [](double s) { return s < 0 ? engine::TimePs{-1} : engine::seconds_to_ps(s); };
     platform::TracedRequest traced;

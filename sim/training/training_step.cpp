@@ -157,8 +157,9 @@ void TrainingStep::start(platform::Session& session, std::function<void()> on_do
     }));
   }
   if (const platform::Session::TaskProgress& progress = session.progress()) {
-    progress_ = std::make_unique<exec::TaskCountObserver>(step_.graph.task_count() * static_cast<std::size_t>(instances_),
-                                                    progress);
+    progress_ = std::make_unique<exec::TaskCountObserver>(
+        step_.graph.task_count() * static_cast<std::size_t>(instances_),
+        [progress](std::size_t done, std::size_t total) { progress("tasks", done, total); });
     executor_->add_observer(*progress_);
   }
   apply_speeds(instances_);

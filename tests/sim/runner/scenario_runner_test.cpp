@@ -169,7 +169,10 @@ simulation: {mode: full}
   const auto scenario = scenario::load_scenario_from_string(yaml, "progress.yaml");
   std::vector<std::pair<std::size_t, std::size_t>> reports;
   const runner::RunResult watched = runner::run_scenario(
-      scenario, nullptr, [&](std::size_t done, std::size_t total) { reports.emplace_back(done, total); });
+      scenario, nullptr, [&](std::string_view unit, std::size_t done, std::size_t total) {
+        CHECK(unit == "tasks");
+        reports.emplace_back(done, total);
+      });
   const runner::RunResult plain = runner::run_scenario(scenario);
   CHECK(watched.fingerprint == plain.fingerprint);
   REQUIRE(reports.size() >= 2);

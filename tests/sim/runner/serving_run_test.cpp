@@ -121,6 +121,20 @@ TEST_CASE("serving: every request is served once, latencies are ordered, runs re
   CHECK(json["serving"]["ttft_s"]["p99"].get<double>() == r.ttft_s.p99);
 }
 
+TEST_CASE("serving: a watched run reports its requests' progress and runs the same") {
+  std::vector<std::size_t> done;
+  const runner::RunResult watched =
+      runner::run_scenario(load(kChat), nullptr, [&](std::string_view unit, std::size_t n, std::size_t total) {
+        CHECK(unit == "requests");
+        CHECK(total == 400);
+        done.push_back(n);
+      });
+  const Served plain = serve(kChat);
+  CHECK(watched.fingerprint == plain.run.fingerprint);
+  REQUIRE(done.size() == 401);  // the start, then one per finished request
+  for (std::size_t i = 0; i < done.size(); ++i) CHECK(done[i] == i);
+}
+
 TEST_CASE("serving: the memoised iteration cost is within 1 % of the exact op-by-op cost") {
   const scenario::Scenario s = load(kChat);
   const auto platform = runner::build_platform(s);
