@@ -123,6 +123,13 @@ double op_checkpoint_coefficient(const FootprintInputs& in) {
 
 }  // namespace
 
+std::optional<config::RuleProblem> recompute_policy_problem(const TransformerSpec& model, RecomputePolicy policy) {
+  if (policy != RecomputePolicy::op || (!model.is_moe() && model.attention != AttentionKind::mla)) return std::nullopt;
+  return config::RuleProblem{"recompute", "recompute op (torchtitan's per-op checkpointing) is modelled for dense "
+                                          "MHA/GQA models only; model '" + model.name + "' has " +
+                                              (model.is_moe() ? "experts" : "multi-head latent attention")};
+}
+
 double loss_saved_bytes(LossKernel loss) {
   switch (loss) {
     // Megatron (megatron/core/tensor_parallel/cross_entropy.py) casts the logits to fp32 and
@@ -355,8 +362,7 @@ void FootprintInputs::validate() const {
               zero3_reduce_bucket_parameters >= 0,
           "ZeRO-3 live-parameter, prefetch and reduce bucket sizes must not be negative");
   require(ep >= 1, fmt::format("expert-parallel degree ep {} must be >= 1", ep));
-  require(recompute != RecomputePolicy::op || (!model.is_moe() && model.attention != AttentionKind::mla),
-          "recompute op (torchtitan's per-op checkpointing) is modelled for dense MHA/GQA models only");
+  require_rule(recompute_policy_problem(model, recompute));
   require_rule(expert_parallel_problem(model, ep, dp, cp));
   moe.validate(model.moe);
 }

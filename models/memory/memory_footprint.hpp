@@ -14,11 +14,13 @@
 /// dense part: sharded over tp and replicated over dp x cp as before; the router is
 /// replicated over tp too (Megatron's router weight is not tensor-parallel).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
+#include "sim/config/problems.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::models {
@@ -38,6 +40,9 @@ enum class LossKernel { fused, eager, compiled };
 double loss_saved_bytes(LossKernel loss);
 /// Bytes per logit live beside the saved ones at the loss's peak, once.
 double loss_transient_bytes(LossKernel loss);
+/// The recompute policies a model can run: `op` (torchtitan's per-op checkpointing) is modelled
+/// for dense MHA/GQA layers only. Key: recompute (relative to the workload).
+std::optional<config::RuleProblem> recompute_policy_problem(const TransformerSpec& model, RecomputePolicy policy);
 /// Pipeline schedule, for the number of micro-batches whose activations a stage holds.
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
 

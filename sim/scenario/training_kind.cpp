@@ -231,6 +231,7 @@ void check_options(const WorkloadReadContext& c, const TrainingWorkload& w, bool
   if (model_ok && !bad("parallelism.ep", "parallelism.dp", "parallelism.cp")) {
     report(c, models::expert_parallel_problem(w.model, par.ep, par.dp, par.cp));
   }
+  if (model_ok && !bad("recompute")) report(c, models::recompute_policy_problem(w.model, w.recompute));
   if (c.has("moe") && !bad("moe") && model_ok) {
     if (!w.model.is_moe()) {
       problems.add(c.position("moe"), c.key("moe"),

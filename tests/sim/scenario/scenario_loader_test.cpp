@@ -994,3 +994,19 @@ TEST_CASE("loader: simulation.calibration costs the compute model from the user'
   CHECK(set.platform.calibration.rows.size() == 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("loader: bad input, the framework, loss-kernel and per-op recompute keys") {
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  framework: titan"}})) ==
+        "t.yaml:29:14: workload.framework: invalid value 'titan' (valid choices: megatron, torchtitan)");
+  CHECK(one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  cross_entropy: fast"}}))
+            .find("t.yaml:29:18: workload.cross_entropy: invalid value 'fast' (valid choices: auto, fused, eager, "
+                  "compiled") == 0);
+  // torchtitan's per-op policy is modelled for dense MHA/GQA layers: the MoE/MLA model is refused
+  // at the key, with the reason.
+  CHECK(one_problem(edit(kMoe, {{"micro_batch: 2", "micro_batch: 2\n  recompute: op"}})) ==
+        "t.yaml:39:14: workload.recompute: recompute op (torchtitan's per-op checkpointing) is modelled for dense "
+        "MHA/GQA models only; model 'tiny-moe' has experts");
+  CHECK(load(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  recompute: op\n  framework: torchtitan"}}))
+            .training()
+            .recompute == training::Recompute::op);
+}
