@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

@@ -44,12 +44,6 @@ Progress::Progress(std::string label, std::size_t total, std::string unit, bool 
 
 bool Progress::stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
-void Progress::advance(std::size_t n) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  done_ += n;
-  redraw_if_due();
-}
-
 void Progress::update(std::size_t done) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (done <= done_) return;

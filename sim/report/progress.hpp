@@ -28,9 +28,8 @@ class Progress {
            std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now());
   /// Whether stderr is a terminal (the default for `enabled`).
   static bool stderr_is_terminal();
-  /// Counts `n` more items done and redraws when due.
-  void advance(std::size_t n = 1);
-  /// Sets the count of items done (never lowers it) and redraws when due.
+  /// Sets the count of items done (never lowers it: reports from several threads may arrive
+  /// out of order) and redraws when due.
   void update(std::size_t done);
   std::size_t done() const;
 

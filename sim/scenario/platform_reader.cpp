@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/accelerator/calibration_table.hpp"
 #include "sim/scenario/preset_library.hpp"
@@ -238,13 +242,13 @@ void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, 
     const models::CalibrationTable all = models::read_calibration_path(platform.calibration_path);
     platform.calibration = models::merge_calibration({all}, accelerator);
     if (platform.calibration.rows.empty()) {
-      std::string present;
+      std::vector<std::string> present;  // in first-appearance order
       for (const models::CalibrationRow& row : all.rows) {
-        if (present.find(row.accelerator) == std::string::npos) present += (present.empty() ? "" : ", ") + row.accelerator;
+        if (std::find(present.begin(), present.end(), row.accelerator) == present.end()) present.push_back(row.accelerator);
       }
       problems.add(position_of(root, key), key,
-                   "no rows for accelerator '" + accelerator + "' in '" + platform.calibration_path +
-                       "' (its rows are for: " + (present.empty() ? "no accelerator" : present) + ")");
+                   fmt::format("no rows for accelerator '{}' in '{}' (its rows are for: {})", accelerator,
+                               platform.calibration_path, present.empty() ? "no accelerator" : fmt::format("{}", fmt::join(present, ", "))));
     }
   } catch (const ConfigError& e) {
     problems.add(position_of(root, key), key, e.what());

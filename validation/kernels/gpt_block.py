@@ -1,5 +1,22 @@
 """The GPT layer host_gating.py and small_model_step.py time: pre-LayerNorm, fused QKV with
-biases, PyTorch SDPA causal attention, 4h tanh-GeLU MLP (Megatron's GPT), in plain PyTorch."""
+biases, PyTorch SDPA causal attention, 4h tanh-GeLU MLP (Megatron's GPT), in plain PyTorch;
+and the check both make before they start."""
+
+import sys
+
+
+def torch_on_gpu(script):
+    """torch, when it imports and sees a GPU; else None after saying why (the caller exits 3,
+    run.sh's "skipped")."""
+    try:
+        import torch
+    except ImportError:
+        print(f"{script}: skipped: torch is not installed", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print(f"{script}: skipped: torch sees no GPU", file=sys.stderr)
+        return None
+    return torch
 
 
 def gpt_block_class(torch, hidden, heads, head_dim, ffn):

@@ -24,7 +24,7 @@ import statistics
 import sys
 import time
 
-from gpt_block import gpt_block_class
+from gpt_block import gpt_block_class, torch_on_gpu
 
 SHAPES = [
     # label, hidden, heads on this rank, head dim, ffn on this rank, layers, seq, micro-batch
@@ -123,13 +123,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("host_gating.py: skipped: torch is not installed", file=sys.stderr)
-        return 3
-    if not torch.cuda.is_available():
-        print("host_gating.py: skipped: torch sees no GPU", file=sys.stderr)
+    torch = torch_on_gpu("host_gating.py")
+    if torch is None:
         return 3
     rows = []
     for shape in SHAPES:

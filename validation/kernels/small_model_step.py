@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from gpt_block import gpt_block_class
+from gpt_block import gpt_block_class, torch_on_gpu
 
 
 def main():
@@ -26,13 +26,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("small_model_step.py: skipped: torch is not installed", file=sys.stderr)
-        return 3
-    if not torch.cuda.is_available():
-        print("small_model_step.py: skipped: torch sees no GPU", file=sys.stderr)
+    torch = torch_on_gpu("small_model_step.py")
+    if torch is None:
         return 3
     F = torch.nn.functional
     hidden, heads, head_dim, ffn, layers, vocab, seq, micro_batches = 2048, 16, 128, 8192, 24, 131072, 4096, 4

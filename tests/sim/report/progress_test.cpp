@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -19,19 +20,21 @@ TEST_CASE("progress text: done out of total, rate and time left") {
         "search: 7/7 candidates (100 %), 514.4 s each, done in 1 h 00 min");
 }
 
-TEST_CASE("progress: quiet when disabled; from several threads every item counts; the last draw ends the line") {
+TEST_CASE("progress: quiet when disabled; from several threads the highest count wins; the last draw ends the line") {
   std::ostringstream quiet;
   Progress off("sweep", 4, "points", false, quiet);
-  for (int i = 0; i < 4; ++i) off.advance();
+  for (std::size_t i = 1; i <= 4; ++i) off.update(i);
   CHECK(off.done() == 4);
   CHECK(quiet.str().empty());
 
   std::ostringstream shown;
   Progress on("sweep", 400, "points", true, shown);
+  // Four threads report a shared counter, as TBB workers do; their reports may arrive out of order.
+  std::atomic<std::size_t> counter{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 100; ++i) on.advance();
+      for (int i = 0; i < 100; ++i) on.update(++counter);
     });
   }
   for (auto& thread : threads) thread.join();
