@@ -190,7 +190,8 @@ TEST_CASE("trace errors come before the run and name the path or the option") {
   CHECK(no_trace.exit_code == 1);
   CHECK(no_trace.output.find("--trace-ranks has no effect without --trace") != std::string::npos);
 
-  const auto bad = run_clustersim("run " + scenario.string() + " --trace /tmp/t.json --trace-window 5ms");
+  const auto bad_path = std::filesystem::temp_directory_path() / "clustersim_trace_window_test.json";
+  const auto bad = run_clustersim("run " + scenario.string() + " --trace " + bad_path.string() + " --trace-window 5ms");
   CHECK(bad.exit_code == 1);
   CHECK(bad.output.find("--trace-window '5ms'") != std::string::npos);
   std::filesystem::remove(scenario);
