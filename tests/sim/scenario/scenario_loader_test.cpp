@@ -985,6 +985,11 @@ TEST_CASE("loader: simulation.calibration costs the compute model from the user'
             "' (its rows are for: h200-sxm)");
   CHECK(one_problem(with((dir / "missing").string())).find("simulation.calibration: calibration file or folder '") !=
         std::string::npos);
+  // Every accelerator the table has, by whole name (one may begin with another's name).
+  std::ofstream(dir / "two.csv") << header << "h100-sxm-96gb,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.001,0,5,bench\n"
+                                 << "h100-sxm,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.001,0,5,bench\n";
+  CHECK(one_problem(with((dir / "two.csv").string())).find("(its rows are for: h100-sxm-96gb, h100-sxm)") !=
+        std::string::npos);
   // Given with --set, a relative path is relative to the working directory.
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
