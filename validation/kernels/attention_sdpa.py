@@ -294,7 +294,13 @@ def main(argv):
         shapes.append(("sweep 16 heads", 1, 16, 16, seq, False))
         shapes.append(("sweep 16 heads", 1, 16, 16, seq, True))
 
+    sleep = getattr(torch.cuda, "_sleep", None)
+
     def time_op(launch):
+        """Events around one launch per repeat, the GPU kept busy by a ~0.5 ms spin before the
+        start event so that the host's dispatch (SDPA's Python, autograd's backward: 20-60 us)
+        runs ahead and is not timed. Without the spin an idle GPU records the start event at once
+        and then waits for the host: short kernels read up to 2x slow (2026-12-04 H200, s1024)."""
         for _ in range(args.warmup):
             launch()
         torch.cuda.synchronize()
@@ -302,6 +308,8 @@ def main(argv):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         for _ in range(args.repeats):
+            if sleep is not None:
+                sleep(1_000_000)
             start.record()
             launch()
             stop.record()

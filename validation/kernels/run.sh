@@ -27,6 +27,9 @@
 # and by its kernels' durations into host/host_gating.csv: whether per-op host dispatch gates
 # the step. small_model_step.py (60 s, 10 with --quick) runs a whole GPT-1.7B training step back to
 # back into step/small_model_step.csv, with nvidia-smi clocks and power in its comments.
+# jitter.py (about 20 s, 5 with --quick) times each of seven kernels of the op classes thousands of
+# times back to back and a 1 ms host busy loop into jitter/jitter.csv: the per-call spread
+# (CV, lognormal sigma, p99/p50) the simulator's variability settings take.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -202,6 +205,8 @@ if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
   [[ ${#quick[@]} -gt 0 ]] && step_seconds=10
   run_one small-model-step python3 "$here/small_model_step.py" --out "$out_dir/step/small_model_step.csv" \
     --seconds "$step_seconds"
+  mkdir -p "$out_dir/jitter"
+  run_one jitter python3 "$here/jitter.py" --out "$out_dir/jitter/jitter.csv" "${quick[@]}"
 else
   echo "skipped: torch is not installed or sees no GPU (host_gating.py needs it)" >"$out_dir/host/host_gating.skipped"
   say "run.sh: host gating skipped (torch unavailable)"
