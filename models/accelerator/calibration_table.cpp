@@ -285,7 +285,10 @@ CalibrationTable merge_calibration(const std::vector<CalibrationTable>& tables,
   // Groups of duplicate rows, in order of first appearance.
   std::vector<std::vector<const CalibrationRow*>> groups;
   for (const auto& table : tables) {
-    for (const auto& [key, value] : table.metadata) {
+    for (const auto& item : table.metadata) {
+      // Not a structured binding: clang before 16 cannot capture one in the lambda.
+      const std::string& key = item.first;
+      const std::string& value = item.second;
       auto found = std::find_if(merged.metadata.begin(), merged.metadata.end(),
                                 [&](const auto& entry) { return entry.first == key; });
       if (found == merged.metadata.end()) {

@@ -218,13 +218,14 @@ void ChromeTrace::request(const platform::TracedRequest& r) {
   if (r.finish_ps < 0 || !filter_.keeps_rank(r.accelerator) || !filter_.keeps_span(r.arrival_ps, r.finish_ps)) return;
   const auto [it, added] = replica_tids_.try_emplace(r.replica, next_tid_);
   if (added) ++next_tid_;
+  const auto tid = it->second;  // the lambda below cannot capture a structured binding (clang < 16)
   name_process(r.accelerator, fmt::format("GPU {}", r.accelerator));
-  name_thread(r.accelerator, it->second, fmt::format("replica {} iterations", r.replica));
+  name_thread(r.accelerator, tid, fmt::format("replica {} iterations", r.replica));
   const auto slice = [&](const std::string& name, engine::TimePs from, engine::TimePs to, const std::string& args) {
     emit(fmt::format(R"({{"ph":"b","cat":"request","id":{},"name":"{}","ts":{},"pid":{},"tid":{}{}}})", r.id, name,
-                     trace_microseconds(from), r.accelerator, it->second, args));
+                     trace_microseconds(from), r.accelerator, tid, args));
     emit(fmt::format(R"({{"ph":"e","cat":"request","id":{},"name":"{}","ts":{},"pid":{},"tid":{}}})", r.id, name,
-                     trace_microseconds(to), r.accelerator, it->second));
+                     trace_microseconds(to), r.accelerator, tid));
   };
   // The whole request, then its phases nested in it (same category and id).
   slice(fmt::format("request {}{}", r.id, r.rejected ? " rejected" : ""), r.arrival_ps, r.finish_ps,
