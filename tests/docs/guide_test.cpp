@@ -1,15 +1,19 @@
 // docs/guide.md stays true: every ```console block's `$ COMMAND` line is run again from the
 // repository root (`build/release/clustersim` standing for the binary these tests were built
-// with) and its output must equal the block's text. CLUSTERSIM_UPDATE_GUIDE=1 rewrites the blocks
-// with the fresh output instead (review the diff: the prose quotes these numbers).
+// with) and its output must equal the block's text, and the prose's numbers with decimals must be
+// ones the commands print. CLUSTERSIM_UPDATE_GUIDE=1 rewrites the blocks with the fresh output
+// instead (then fix the prose the number check points to).
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -82,6 +86,51 @@ CommandOutput run_from_root(std::string command) {
   return result;
 }
 
+/// The decimal numbers of `text` (thousands commas dropped), outside `code spans`.
+std::vector<std::string> decimal_numbers(const std::string& text, bool with_fraction_only) {
+  const std::string without_code = std::regex_replace(text, std::regex("`[^`]*`"), "");
+  const std::regex number(with_fraction_only ? "\\d[\\d,]*\\.\\d+" : "\\d[\\d,]*(\\.\\d+)?");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(without_code.begin(), without_code.end(), number), end; it != end; ++it) {
+    std::string digits = it->str();
+    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+    out.push_back(digits);
+  }
+  return out;
+}
+
+/// The prose numbers with a fraction (8.423, 1,043.9) that no output shows, rounded to as many
+/// decimals: what the prose says after a section's first console block must quote an output.
+/// Text before it (the scenario's description: 3.35 TB/s, 16.8M tokens) is not checked.
+std::vector<std::string> unquoted_numbers(const std::vector<std::string>& lines,
+                                          const std::vector<ConsoleBlock>& blocks) {
+  std::vector<double> shown;
+  for (const ConsoleBlock& block : blocks) {
+    for (const std::string& n : decimal_numbers(block.shown, false)) shown.push_back(std::stod(n));
+  }
+  std::vector<std::string> unquoted;
+  bool after_block = false;
+  std::size_t next = 0;  // the next block
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("## ", 0) == 0) after_block = false;
+    if (next < blocks.size() && i + 1 == blocks[next].command_line) {
+      i = blocks[next++].end_line;  // skip the block
+      after_block = true;
+      continue;
+    }
+    if (!after_block) continue;
+    for (const std::string& n : decimal_numbers(lines[i], true)) {
+      const int decimals = static_cast<int>(n.size() - n.find('.') - 1);
+      const double scale = std::pow(10.0, decimals), value = std::stod(n);
+      const bool quoted = std::any_of(shown.begin(), shown.end(), [&](double s) {
+        return std::abs(std::round(s * scale) - std::round(value * scale)) < 0.5;
+      });
+      if (!quoted) unquoted.push_back("docs/guide.md:" + std::to_string(i + 1) + ": " + n);
+    }
+  }
+  return unquoted;
+}
+
 }  // namespace
 
 TEST_CASE("every command in docs/guide.md prints what the guide shows") {
@@ -103,7 +152,12 @@ TEST_CASE("every command in docs/guide.md prints what the guide shows") {
     }
     fresh.push_back(output.text);
   }
-  if (!update) return;
+  if (!update) {
+    INFO("a number in the prose that no command prints (rounded to its decimals); say it without "
+         "decimals if it is derived, or quote the output");
+    CHECK(unquoted_numbers(lines, blocks) == std::vector<std::string>{});
+    return;
+  }
   // Rewrite from the last block up, so earlier line numbers stay valid.
   for (std::size_t b = blocks.size(); b-- > 0;) {
     std::vector<std::string> replacement;
@@ -119,7 +173,7 @@ TEST_CASE("every command in docs/guide.md prints what the guide shows") {
   MESSAGE("rewrote docs/guide.md with the commands' output");
 }
 
-TEST_CASE("the guide's parser finds commands and their output, and refuses a block without a command") {
+TEST_CASE("the guide's parser finds commands and their output, refuses a bad block and finds unquoted numbers") {
   const std::vector<std::string> guide = {"text", "```console", "$ echo hi", "hi", "```", "```yaml", "a: 1", "```"};
   const auto blocks = console_blocks(guide);
   REQUIRE(blocks.size() == 1);
@@ -131,6 +185,10 @@ TEST_CASE("the guide's parser finds commands and their output, and refuses a blo
   CHECK(echoed.exit_code == 0);
   CHECK(echoed.text == blocks[0].shown);
   CHECK(run_from_root("exit 3").exit_code == 3);
+  const std::vector<std::string> quoting = {"## A", "3.35 TB/s before any block", "```console", "$ run", "step 8.4231 s, 1043.94 ms",
+                                            "```", "8.423 s, 1,043.9 ms and `9.99` in code", "but 8.42 is rounded, 7.5 invented",
+                                            "## B", "5.25 before this section's block"};
+  CHECK(unquoted_numbers(quoting, console_blocks(quoting)) == std::vector<std::string>{"docs/guide.md:8: 7.5"});
   CHECK_THROWS_WITH(console_blocks({"```console", "echo hi", "```"}),
                     "docs/guide.md:2: a console block starts with its `$ ` command line");
   CHECK_THROWS_WITH(console_blocks({"x", "```console", "$ echo hi", "hi"}), "docs/guide.md:2: the console block is not closed");
