@@ -19,6 +19,7 @@
 #include "sim/report/chrome_trace.hpp"
 #include "sim/report/collective_report.hpp"
 #include "sim/report/compare.hpp"
+#include "sim/report/metric_glossary.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
@@ -328,6 +329,7 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
 
 int docs_command(const std::string& name, std::ostream& out) {
   if (name == "scenario-reference") out << scenario::scenario_reference_markdown(scenario::builtin_workload_kinds());
+  if (name == "metrics") out << report::metrics_glossary_markdown();
   return 0;
 }
 

@@ -109,9 +109,9 @@ int main(int argc, char** argv) {
 
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
-  docs_cmd->add_option("name", doc_name, "scenario-reference")
+  docs_cmd->add_option("name", doc_name, "scenario-reference (docs/scenario-reference.md) | metrics (docs/metrics.md)")
       ->required()
-      ->check(CLI::IsMember({"scenario-reference"}));
+      ->check(CLI::IsMember({"scenario-reference", "metrics"}));
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -176,13 +178,24 @@ void search_rate(TrialRunner& runner, const std::vector<int>& replicas, double s
   result.beyond = high;
 }
 
+/// True when `more` (twice the instances of the pool being sized) improved none of the targets
+/// `fewer` missed by 1 % or more: that pool is not what limits the deployment (a disaggregated
+/// one whose prefill side misses the TTFT, say), so doubling it further cannot meet the SLO.
+bool no_progress(const CapacityTrial& fewer, const CapacityTrial& more) {
+  const auto missed = [&](std::string_view target) { return fewer.missed.find(target) != std::string::npos; };
+  const auto improved = [](double before, double after) { return after < 0.99 * before; };
+  return !((missed("TTFT") && improved(fewer.ttft_s, more.ttft_s)) ||
+           (missed("TPOT") && improved(fewer.tpot_s, more.tpot_s)) ||
+           (missed("rejections") && more.rejected < fewer.rejected));
+}
+
 /// The fewest instances of pool `which` (others fixed) meeting `rate`; nullopt if even
-/// kMaxInstances do not.
+/// kMaxInstances do not, or if doubling the pool improved none of the missed targets.
 std::optional<CapacityTrial> fewest(TrialRunner& runner, std::vector<int> replicas, std::size_t which, double rate,
                                     const CapacityOptions& options, CapacityResult& result,
                                     std::optional<CapacityTrial>* below = nullptr) {
   int lo = 0;  // largest known to miss (0: none)
-  std::optional<CapacityTrial> hi;
+  std::optional<CapacityTrial> hi, last_miss;
   int n = std::max(1, replicas[which]);
   while (!hi && n <= kMaxInstances && static_cast<int>(result.trials.size()) < options.max_trials) {
     replicas[which] = n;
@@ -192,6 +205,8 @@ std::optional<CapacityTrial> fewest(TrialRunner& runner, std::vector<int> replic
     } else {
       lo = n;
       if (below) *below = t;
+      if (last_miss && no_progress(*last_miss, t)) break;
+      last_miss = t;
       n *= 2;
     }
   }

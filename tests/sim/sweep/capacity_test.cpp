@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "sim/engine/error.hpp"
 
@@ -79,6 +80,32 @@ TEST_CASE("capacity: the fewest instances that serve a rate; one fewer misses") 
   const auto big = sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options);
   REQUIRE(big.answer);
   CHECK(big.answer->accelerators > 8);
+}
+
+TEST_CASE("capacity: a prefill side too small for the TTFT stops doubling the decode pool") {
+  // 20 req/s of 2,000-token prompts (40k prompt tokens/s) on Llama-3-8B: one TP1 prefill
+  // instance cannot keep a 200 ms TTFT, whatever the decode pool; more prefill instances can.
+  const std::vector<std::string> disaggregated = {
+      "workload.pools={prefill: {role: prefill, replicas: 1, tp: 1}, decode: {role: decode, replicas: 1, tp: 1}}",
+      "workload.requests.arrival.rate=20", "workload.requests.input.value=2000",
+      "workload.requests.output.value=100", "workload.slo={ttft: 200 ms, tpot: 50 ms}"};
+  sweep::CapacityOptions options;
+  options.target_rate = 20;
+  options.threads = 1;
+  const auto result = sweep::find_capacity(scenario_file("cs_capacity.yaml"), disaggregated, options);
+  REQUIRE(result.answer);
+  CHECK(result.answer->met);
+  REQUIRE(result.pools == std::vector<std::string>{"decode", "prefill"});  // name order
+  CHECK(result.answer->replicas[1] >= 2);
+  int one_prefill_trials = 0;
+  for (const auto& trial : result.trials) {
+    if (trial.replicas[1] != 1) continue;
+    ++one_prefill_trials;
+    CHECK(trial.missed.find("TTFT") != std::string::npos);
+  }
+  // 1 and 2 decode instances: the second shows that more decode does not help the TTFT, and
+  // the search moves on (it used to double to 4,096, past what the network holds).
+  CHECK(one_prefill_trials == 2);
 }
 
 TEST_CASE("capacity: what it cannot plan is an error naming why") {
