@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libtbb-dev
-          libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
+          libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+          libopenmpi-dev openmpi-bin)  # `clustersim sweep --mpi` and its mpirun test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +22,9 @@ if ((${#missing[@]})); then
 fi
 
 jobs=${CLUSTERSIM_JOBS:-2}
-cmake --preset release >/dev/null
+# With MPI, so that CI builds `sweep --mpi` and runs its mpirun test (a build without OpenMPI
+# leaves it OFF: `cmake --preset release`).
+cmake --preset release -DCLUSTERSIM_WITH_MPI=ON >/dev/null
 cmake --build --preset release -j "$jobs"
 
 # The CUDA kernel suite (validation/kernels) is compiled, never run, where nvcc exists, so CI

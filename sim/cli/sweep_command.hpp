@@ -15,6 +15,7 @@ struct SweepCommandOptions {
   std::string shard = "1/1";
   std::string out_dir;                 ///< default: sweep-<scenario file stem>
   bool list = false;                   ///< print the points (ID, shard, values) without running
+  bool mpi = false;                    ///< a task farm over MPI ranks (sim/sweep/point_farm.hpp)
   std::string format = "table";
 };
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/report/scenario_json.hpp"
 #include "sim/report/serving_report.hpp"
 #include "sim/report/training_report.hpp"
@@ -111,7 +113,27 @@ std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann:
     }
     flatten_scalars(value, key, columns);
   }
+  const nlohmann::json jobs = result.value("jobs", nlohmann::json::array());
+  for (const nlohmann::json& job : jobs) {
+    const std::string prefix = "job." + job.value("name", "") + ".";
+    const nlohmann::json metrics = job.value("metrics", nlohmann::json::object());  // items() needs it alive
+    for (const auto& [name, metric] : metrics.items()) {
+      columns.emplace_back(prefix + metric_column(name, metric.value("unit", "")), metric.at("value").dump());
+    }
+  }
   return columns;
+}
+
+std::string metric_column(const std::string& name, const std::string& unit_text) {
+  std::string unit = unit_text;
+  if (unit.empty()) return name;
+  if (unit.rfind("1/", 0) == 0) unit = "per_" + unit.substr(2);
+  std::replace(unit.begin(), unit.end(), '/', '_');
+  const std::string suffix = "_" + unit;
+  if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    return name;
+  }
+  return name + suffix;
 }
 
 std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run) {

@@ -29,9 +29,15 @@ nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner:
 std::string run_summary_csv(const scenario::Scenario& scenario, const runner::RunResult& run);
 
 /// The scalar metrics of a run's result JSON (run_result_json's document) by dotted path, as
-/// text, in key order: what run_summary_csv's columns after scenario and fingerprint hold and
-/// `compare` sets side by side.
+/// text, in key order, then each job's metrics as `job.NAME.<metric_column>` in the jobs' order:
+/// what run_summary_csv's columns after scenario and fingerprint hold and `compare` sets side
+/// by side.
 std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann::json& result);
+
+/// A workload metric's column name: its name with its unit appended ("busy_time", "s" ->
+/// "busy_time_s"; "1/s" -> "per_s", "/" -> "_"), unless the name already ends in it or it has
+/// none. Sweep rows and summary_metrics name job metrics so.
+std::string metric_column(const std::string& name, const std::string& unit);
 
 /// The run as a table: the primary's summary, then one block per job.
 std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run);

@@ -258,6 +258,18 @@ void add_defaults(const std::vector<Field>& fields, const ConfigNode* node, cons
   }
 }
 
+/// The defaults of each job's keys (its kind's) that the job does not write, into `out` as
+/// `jobs.NAME.key`: a job's `rounds: 0` written or left out is the same input.
+void add_job_defaults(const ConfigNode& root, const WorkloadKinds& kinds, std::map<std::string, std::string>& out) {
+  const ConfigNode* jobs = root.find("jobs");
+  if (jobs == nullptr || !jobs->is_mapping()) return;
+  for (const ConfigEntry& entry : jobs->entries) {
+    const WorkloadKind* kind = entry.value.is_mapping() ? kinds.find(kind_name(&entry.value, kinds)) : nullptr;
+    if (kind == nullptr || !kind->can_be_job) continue;  // reported by read_jobs
+    add_defaults(job_fields(kinds, *kind, entry.key), &entry.value, "jobs." + entry.key, out);
+  }
+}
+
 Scenario load(ConfigNode root, const std::string& source_file, const std::vector<std::string>& set_overrides,
               const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
   Problems problems(diagnostics);
@@ -285,6 +297,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   Scenario scenario;
   flatten_written(root, "", scenario.resolved);
   add_defaults(fields, &root, "", scenario.resolved);
+  add_job_defaults(root, kinds, scenario.resolved);
   scenario.source_file = source_file;
   scenario.set_overrides = set_overrides;
   scenario_keys(kinds, kind_name(root.find("workload"), kinds)).read(root, "", scenario, problems);

@@ -1,6 +1,5 @@
 #include "sim/sweep/sweep_runner.hpp"
 
-#include <atomic>
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -11,11 +10,13 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
 #include "sim/config/schema.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/run_report.hpp"
 #include "sim/scenario/scenario_tree_loader.hpp"
 #include "sim/serving/serving_workload.hpp"
 #include "sim/training/training_result.hpp"
@@ -50,20 +51,6 @@ std::optional<json> read_json(const fs::path& path) {
   } catch (const json::exception&) {
     return std::nullopt;  // a file cut short: the point runs again
   }
-}
-
-/// The column for a workload metric: its name, with its unit appended unless the name ends in it.
-std::string metric_column(const platform::Metric& metric) {
-  std::string unit = metric.unit;
-  if (unit.empty()) return metric.name;
-  if (unit.rfind("1/", 0) == 0) unit = "per_" + unit.substr(2);
-  std::replace(unit.begin(), unit.end(), '/', '_');
-  const std::string suffix = "_" + unit;
-  if (metric.name.size() >= suffix.size() &&
-      metric.name.compare(metric.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return metric.name;
-  }
-  return metric.name + suffix;
 }
 
 void training_metrics(const training::TrainingResult& r, std::vector<Metric>& out) {
@@ -224,11 +211,13 @@ std::vector<Metric> summary_metrics(const scenario::Scenario& scenario, const ru
   } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
     serving_metrics(*serving, out);
   } else {
-    for (const platform::Metric& metric : run.primary->metrics) out.push_back({metric_column(metric), metric.value});
+    for (const platform::Metric& metric : run.primary->metrics) {
+      out.push_back({report::metric_column(metric.name, metric.unit), metric.value});
+    }
   }
   for (const runner::JobResult& job : run.jobs) {
     for (const platform::Metric& metric : job.result->metrics) {
-      out.push_back({"job." + job.name + "." + metric_column(metric), metric.value});
+      out.push_back({"job." + job.name + "." + report::metric_column(metric.name, metric.unit), metric.value});
     }
   }
   return out;
@@ -255,8 +244,21 @@ SweepRow run_point(const SweepPlan& plan, const SweepPoint& point) {
   return row;
 }
 
+PointRunner tbb_point_runner(int threads) {
+  if (threads < 0) throw ConfigError(fmt::format("-j must be >= 0 (0: every core), got {}", threads));
+  return [threads](const SweepPlan& plan, const std::vector<const SweepPoint*>& points,
+                   const std::function<void(SweepRow)>& finished) {
+    tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 1), [&](const auto& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) finished(run_point(plan, *points[i]));
+      });
+    });
+  };
+}
+
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
-  if (options.threads < 0) throw ConfigError(fmt::format("-j must be >= 0 (0: every core), got {}", options.threads));
+  const PointRunner runner = options.runner ? options.runner : tbb_point_runner(options.threads);
   const fs::path dir = options.out_dir;
   fs::create_directories(dir);
   if (const auto manifest = read_json(dir / kManifest)) {
@@ -276,6 +278,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   outcome.name = plan.name;
   outcome.fingerprint = plan.fingerprint;
   outcome.notes = plan.notes;
+  outcome.notes.insert(outcome.notes.end(), options.notes.begin(), options.notes.end());
   outcome.pareto = plan.spec.pareto;
   std::vector<const SweepPoint*> todo;
   for (const SweepPoint& point : plan.points) {
@@ -286,23 +289,18 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
       todo.push_back(&point);
     }
   }
-  std::vector<SweepRow> ran(todo.size());
-  std::atomic<std::size_t> points_done{0};
+  std::mutex finished_mutex;  // the runner may hand rows over from several threads
+  std::size_t points_done = 0;
   if (options.on_progress) options.on_progress("sweep", "points", 0, todo.size());  // the work starts now
-  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-        ran[i] = run_point(plan, *todo[i]);
-        json document = row_json(ran[i]);
-        document["fingerprint"] = plan.fingerprint;
-        write_text(dir / "points" / (ran[i].id + ".json"), document.dump(2) + "\n");
-        if (options.on_progress) options.on_progress("sweep", "points", ++points_done, todo.size());
-      }
-    });
+  runner(plan, todo, [&](SweepRow row) {
+    json document = row_json(row);
+    document["fingerprint"] = plan.fingerprint;
+    write_text(dir / "points" / (row.id + ".json"), document.dump(2) + "\n");
+    const std::lock_guard lock(finished_mutex);
+    ++outcome.ran;
+    finished[row.id] = std::move(row);
+    if (options.on_progress) options.on_progress("sweep", "points", ++points_done, todo.size());
   });
-  outcome.ran = ran.size();
-  for (SweepRow& row : ran) finished[row.id] = std::move(row);
   for (const SweepPoint& point : plan.points) {
     const auto it = finished.find(point.id);
     if (it == finished.end()) {

@@ -8,6 +8,7 @@
 /// subset, and merge_sweeps combines shard folders.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,13 +68,24 @@ struct SweepRow {
 /// becomes a failed row with its message.
 SweepRow run_point(const SweepPlan& plan, const SweepPoint& point);
 
+/// Runs `points` (of `plan`) and hands each one's row to `finished` as it ends, in any order and
+/// from any thread (finished is thread-safe). run_sweep calls it once; the default runs the
+/// points with oneTBB, point_farm.hpp hands them to the ranks of a task farm.
+using PointRunner = std::function<void(const SweepPlan& plan, const std::vector<const SweepPoint*>& points,
+                                       const std::function<void(SweepRow row)>& finished)>;
+
+/// The default PointRunner: the points in parallel on `threads` oneTBB threads (0: every core).
+PointRunner tbb_point_runner(int threads);
+
 struct SweepOptions {
-  int threads = 0;       ///< points at once (0: every core)
+  int threads = 0;       ///< points at once (0: every core); used when `runner` is empty
   Shard shard;           ///< the points this run takes
   std::filesystem::path out_dir;  ///< where points/ID.json, sweep.csv and sweep.json go
   bool resume = true;    ///< skip points whose points/ID.json already holds this sweep's result
   /// Called as points finish ("sweep", "points", done, points this call runs); may be empty.
   report::ProgressCallback on_progress;
+  PointRunner runner;    ///< how the points run; empty: tbb_point_runner(threads)
+  std::vector<std::string> notes;  ///< added to the outcome's notes (the runner's, FarmMaster::notes)
 };
 
 /// What a sweep (or merge) produced.

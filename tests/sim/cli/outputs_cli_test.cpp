@@ -143,3 +143,25 @@ TEST_CASE("compare sets two --out folders (or scenario files) side by side") {
   CHECK(missing.output.find((dir / "manifest.json").string()) != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("compare and --format csv show a second job (jobs:): its inputs with defaults, its metrics") {
+  const std::string congestion = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/congestion/";
+  const auto compared =
+      run_clustersim("compare " + congestion + "shared-fabric-alone.yaml " + congestion + "shared-fabric.yaml");
+  REQUIRE_MESSAGE(compared.exit_code == 0, compared.output);
+  const auto line_of = [&](const std::string& key) {  // the table's line for a key, without padding
+    const std::size_t at = compared.output.find("  " + key + " ");
+    if (at == std::string::npos) return std::string();
+    std::string line = compared.output.substr(at + 2, compared.output.find('\n', at) - at - 2);
+    line.erase(std::unique(line.begin(), line.end(), [](char x, char y) { return x == ' ' && y == ' '; }), line.end());
+    return line;
+  };
+  CHECK(line_of("jobs.other-tenant.collective") == "jobs.other-tenant.collective (unset) -> all-to-all");
+  CHECK(line_of("jobs.other-tenant.rounds") == "jobs.other-tenant.rounds (unset) -> 0");  // its default
+  CHECK(compared.output.find("job.other-tenant.busy_time_s") != std::string::npos);
+  CHECK(compared.output.find("job.other-tenant.rounds") != std::string::npos);
+  const auto csv = run_clustersim("run " + congestion + "shared-fabric.yaml --format csv");
+  REQUIRE_MESSAGE(csv.exit_code == 0, csv.output);
+  CHECK(csv.output.find(",job.other-tenant.algorithm_bandwidth_B_s,job.other-tenant.busy_time_s,") !=
+        std::string::npos);
+}

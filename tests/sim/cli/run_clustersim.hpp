@@ -15,8 +15,9 @@ struct CommandResult {
   std::string output;  ///< stdout and stderr together
 };
 
-inline CommandResult run_clustersim(const std::string& arguments) {
-  const std::string command = std::string(CLUSTERSIM_BINARY) + " " + arguments + " 2>&1";
+/// Runs a shell command line, stderr with stdout.
+inline CommandResult run_command(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -26,6 +27,10 @@ inline CommandResult run_clustersim(const std::string& arguments) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+inline CommandResult run_clustersim(const std::string& arguments) {
+  return run_command(std::string(CLUSTERSIM_BINARY) + " " + arguments);
 }
 
 }  // namespace clustersim::cli_testing

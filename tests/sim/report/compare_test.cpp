@@ -1,7 +1,12 @@
-// compare's table on hand-made runs: which input keys it lists and the relative changes.
+// compare's table on hand-made runs: which input keys it lists and the relative changes; the
+// summary metrics it sets side by side, jobs' included.
 #include "sim/report/compare.hpp"
 
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/run_report.hpp"
 
 namespace report = clustersim::report;
 
@@ -33,4 +38,25 @@ TEST_CASE("compare lists the differing, added and removed inputs and every metri
   CHECK(same.find("inputs: the same") != std::string::npos);
   CHECK(same.find('%') != std::string::npos);
   CHECK(same.find("+") == std::string::npos);
+}
+
+TEST_CASE("a metric's column carries its unit unless its name ends in it") {
+  CHECK(report::metric_column("busy_time", "s") == "busy_time_s");
+  CHECK(report::metric_column("step_time_s", "s") == "step_time_s");
+  CHECK(report::metric_column("algorithm_bandwidth", "B/s") == "algorithm_bandwidth_B_s");
+  CHECK(report::metric_column("rate", "1/s") == "rate_per_s");
+  CHECK(report::metric_column("rounds", "") == "rounds");
+}
+
+TEST_CASE("summary metrics hold each job's metrics as job.NAME.column, after the primary's") {
+  const auto result = nlohmann::json::parse(R"({
+    "schema_version": 1, "fingerprint": "ab", "training": {"step_time_s": 2, "per_stage": [1, 2]},
+    "jobs": [{"name": "other-tenant", "kind": "collective-loop", "notes": ["n"],
+              "metrics": {"busy_time": {"unit": "s", "value": 0.5}, "rounds": {"unit": "", "value": 3.0}}},
+             {"name": "b", "kind": "collective-loop", "metrics": {"busy_time": {"unit": "s", "value": 1}}}]})");
+  const std::vector<std::pair<std::string, std::string>> expected = {{"training.step_time_s", "2"},
+                                                                     {"job.other-tenant.busy_time_s", "0.5"},
+                                                                     {"job.other-tenant.rounds", "3.0"},
+                                                                     {"job.b.busy_time_s", "1"}};
+  CHECK(report::summary_metrics(result) == expected);
 }

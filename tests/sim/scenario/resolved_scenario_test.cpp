@@ -58,3 +58,22 @@ TEST_CASE("the resolved hash follows the inputs, not the load") {
   CHECK(manifest["resolved"]["simulation.seed"] == "7");
   CHECK(manifest["scenario"]["overrides"][0] == "simulation.seed=7");
 }
+
+TEST_CASE("the resolved scenario holds a job's unwritten defaults, by its kind") {
+  const std::string yaml = std::string(kYaml) + R"(jobs:
+  tenant:
+    kind: collective-loop
+    accelerators: {first: 4, count: 4}
+    bytes: "1 GB"
+)";
+  const auto with_job = scenario::load_scenario_from_string(yaml, "job.yaml", {"workload.parallelism.dp=1"});
+  const auto& r = with_job.resolved;
+  CHECK(r.at("jobs.tenant.kind") == "collective-loop");
+  CHECK(r.at("jobs.tenant.bytes") == "1 GB");
+  CHECK(r.at("jobs.tenant.rounds") == "0");                  // not written: its kind's default
+  CHECK(r.at("jobs.tenant.collective") == "all-reduce");
+  // Writing a job's default is the same input as leaving it out.
+  const auto explicit_rounds = scenario::load_scenario_from_string(
+      yaml, "job.yaml", {"workload.parallelism.dp=1", "jobs.tenant.rounds=0"});
+  CHECK(clustersim::report::resolved_hash(with_job) == clustersim::report::resolved_hash(explicit_rounds));
+}

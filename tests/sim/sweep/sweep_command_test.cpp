@@ -1,8 +1,8 @@
 // End-to-end tests of `clustersim sweep` and `clustersim sweep-merge` (tests/data/sweep).
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include "../cli/run_clustersim.hpp"
+#include "temp_folders.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,23 +13,8 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kData = std::string(CLUSTERSIM_TEST_DATA_DIR) + "/sweep/";
 
-/// Removes this process's folders (fresh_dir) when the tests end.
-struct RemoveFoldersAtExit {
-  ~RemoveFoldersAtExit() {
-    const std::string mine = "clustersim-sweep-cli-test-" + std::to_string(getpid()) + "-";
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), error)) {
-      if (entry.path().filename().string().rfind(mine, 0) == 0) fs::remove_all(entry.path(), error);
-    }
-  }
-} remove_folders_at_exit;
-
-/// A folder of its own for this test process (worktrees may run the suite at the same time).
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-cli-test-" + std::to_string(getpid()) + "-" + name);
-  fs::remove_all(dir);
-  return dir;
-}
+const clustersim::testing::TempFolders folders("clustersim-sweep-cli-test");
+fs::path fresh_dir(const std::string& name) { return folders.fresh(name); }
 
 }  // namespace
 
@@ -42,7 +27,7 @@ TEST_CASE("clustersim sweep and sweep-merge on the command line") {
   CHECK(std::count(list.output.begin(), list.output.end(), '\n') == 6);
   const auto list_out = run_clustersim("sweep " + kData + "tiny_sweep.yaml --list --out " + (dir / "x").string());
   CHECK(list_out.exit_code == 1);
-  CHECK(list_out.output.find("--out, -j and --format have no effect") != std::string::npos);
+  CHECK(list_out.output.find("--out, -j, --format and --mpi have no effect") != std::string::npos);
   const auto first = run_clustersim("sweep " + kData + "tiny_sweep.yaml -j 2 --shard 1/2 --out " + (dir / "a").string());
   CHECK(first.exit_code == 0);
   CHECK(first.output.find("shard 1/2: ran 3 points, 0 already finished") != std::string::npos);
@@ -109,4 +94,24 @@ TEST_CASE("the serving example sweep runs: arrival rate x weight precision, thro
   CHECK(run.output.find("output_tokens_per_s  cluster_power_average_W") != std::string::npos);
   CHECK(run.output.find("failed") == std::string::npos);
   CHECK(run.output.find("note:") == std::string::npos);
+}
+
+TEST_CASE("sweep --mpi: a build without MPI says how to get one; -j has no effect with it") {
+  using clustersim::cli_testing::run_clustersim;
+#ifdef CLUSTERSIM_WITH_MPI
+  // Refused before MPI starts (the farm itself: tests/sim/mpi, under mpirun).
+  const auto threads = run_clustersim("sweep " + kData + "tiny_sweep.yaml --mpi -j 2");
+  CHECK(threads.exit_code == 1);
+  CHECK(threads.output.find("error: -j 2 has no effect with --mpi: each rank runs one point at a time") !=
+        std::string::npos);
+#else
+  const auto run = run_clustersim("sweep " + kData + "tiny_sweep.yaml --mpi");
+  CHECK(run.exit_code == 1);
+  CHECK(run.output.find("error: --mpi: this clustersim was built without MPI; configure with "
+                        "-DCLUSTERSIM_WITH_MPI=ON") != std::string::npos);
+  CHECK(run.output.find("--shard i/N") != std::string::npos);
+#endif
+  const auto list = run_clustersim("sweep " + kData + "tiny_sweep.yaml --list --mpi");
+  CHECK(list.exit_code == 1);
+  CHECK(list.output.find("--out, -j, --format and --mpi have no effect with it") != std::string::npos);
 }

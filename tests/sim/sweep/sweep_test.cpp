@@ -2,13 +2,10 @@
 // and seeds, failing points, shards, resume, merge and the Pareto front.
 #include <mutex>
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +15,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "temp_folders.hpp"
 
 using namespace clustersim;
 namespace fs = std::filesystem;
@@ -50,30 +48,9 @@ std::vector<std::string> values_of(const sweep::SweepPoint& point) {
   return out;
 }
 
-/// Removes this process's folders (fresh_dir) when the tests end.
-struct RemoveFoldersAtExit {
-  ~RemoveFoldersAtExit() {
-    const std::string mine = "clustersim-sweep-test-" + std::to_string(getpid()) + "-";
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), error)) {
-      if (entry.path().filename().string().rfind(mine, 0) == 0) fs::remove_all(entry.path(), error);
-    }
-  }
-} remove_folders_at_exit;
-
-/// A folder of its own for this test process (worktrees may run the suite at the same time).
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("clustersim-sweep-test-" + std::to_string(getpid()) + "-" + name);
-  fs::remove_all(dir);
-  return dir;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+const clustersim::testing::TempFolders folders("clustersim-sweep-test");
+fs::path fresh_dir(const std::string& name) { return folders.fresh(name); }
+using clustersim::testing::read_text;
 
 const sweep::Metric* metric(const sweep::SweepRow& row, const std::string& column) {
   for (const auto& m : row.metrics) {
@@ -300,14 +277,14 @@ TEST_CASE("a sweep runs every point; a failing point keeps its reason and the ot
   }
   for (const auto& row : outcome.rows) CHECK(row.pareto == (row.ok && metric(row, "tokens_per_s")->value == best));
   // The folder holds one file per point and the tables.
-  const std::string csv = read(options.out_dir / "sweep.csv");
+  const std::string csv = read_text(options.out_dir / "sweep.csv");
   CHECK(csv.rfind("index,id,status,reason,seed,workload.global_batch,workload.parallelism.tp,"
                   "workload.parallelism.dp,gpus,step_time_s,tokens_per_s,mfu_fraction,",
                   0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 7);
   CHECK(csv.find(",failed,") != std::string::npos);
   for (const auto& row : outcome.rows) CHECK(fs::exists(options.out_dir / "points" / (row.id + ".json")));
-  const auto json = nlohmann::json::parse(read(options.out_dir / "sweep.json"));
+  const auto json = nlohmann::json::parse(read_text(options.out_dir / "sweep.json"));
   CHECK(json["rows"].size() == 6);
   CHECK(json["sweep"]["pareto"]["maximize"] == "tokens_per_s");
 }
@@ -335,10 +312,10 @@ TEST_CASE("-j 1 and -j 2 give identical rows") {
   REQUIRE(done.size() == plan.points.size() + 1);
   std::sort(done.begin(), done.end());
   for (std::size_t i = 0; i < done.size(); ++i) CHECK(done[i] == i);
-  const std::string csv = read(one.out_dir / "sweep.csv");
+  const std::string csv = read_text(one.out_dir / "sweep.csv");
   CHECK(csv.size() > 100);
-  CHECK(csv == read(two.out_dir / "sweep.csv"));
-  CHECK(read(one.out_dir / "sweep.json") == read(two.out_dir / "sweep.json"));
+  CHECK(csv == read_text(two.out_dir / "sweep.csv"));
+  CHECK(read_text(one.out_dir / "sweep.json") == read_text(two.out_dir / "sweep.json"));
 }
 
 TEST_CASE("shards, resume and merge: the merged shards equal the whole sweep") {
@@ -371,14 +348,14 @@ TEST_CASE("shards, resume and merge: the merged shards equal the whole sweep") {
   const auto outcome = sweep::merge_sweeps({first.out_dir, second.out_dir}, merged);
   CHECK(outcome.missing == 0);
   CHECK(outcome.rows.size() == 6);
-  CHECK(read(merged / "sweep.csv") == read(whole.out_dir / "sweep.csv"));
+  CHECK(read_text(merged / "sweep.csv") == read_text(whole.out_dir / "sweep.csv"));
 
   sweep::SweepOptions rest = whole;
   rest.out_dir = first.out_dir;
   const auto resumed = sweep::run_sweep(plan, rest);
   CHECK(resumed.ran == 3);
   CHECK(resumed.skipped == 3);
-  CHECK(read(first.out_dir / "sweep.csv") == read(whole.out_dir / "sweep.csv"));
+  CHECK(read_text(first.out_dir / "sweep.csv") == read_text(whole.out_dir / "sweep.csv"));
 
   // A folder of another sweep is refused, for running and for merging.
   const auto other = sweep::plan_sweep(kData + "tiny_sweep.yaml", {"workload.seq_len=128"});
