@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "sim/cli/report_output.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 
@@ -60,11 +61,12 @@ int sweep_command(const SweepCommandOptions& options, std::ostream& out) {
   }
   run.on_progress = report::terminal_progress();  // stderr, on a terminal only
   const sweep::SweepOutcome outcome = sweep::run_sweep(plan, run);
+  write_sweep_report(run.out_dir, outcome);
   if (options.format == "json") {
     out << sweep::sweep_json(outcome).dump(2) << '\n';
   } else {
     out << sweep::sweep_table(outcome);
-    out << fmt::format("shard {}/{}: ran {} points, {} already finished; wrote {}\n", run.shard.index,
+    out << fmt::format("shard {}/{}: ran {} points, {} already finished; wrote {} and report.html\n", run.shard.index,
                        run.shard.count, outcome.ran, outcome.skipped, (run.out_dir / "sweep.csv").string());
   }
   return 0;
@@ -73,11 +75,12 @@ int sweep_command(const SweepCommandOptions& options, std::ostream& out) {
 int sweep_merge_command(const SweepMergeOptions& options, std::ostream& out) {
   std::vector<std::filesystem::path> inputs(options.inputs.begin(), options.inputs.end());
   const sweep::SweepOutcome outcome = sweep::merge_sweeps(inputs, options.out_dir);
+  write_sweep_report(options.out_dir, outcome);
   if (options.format == "json") {
     out << sweep::sweep_json(outcome).dump(2) << '\n';
   } else {
     out << sweep::sweep_table(outcome);
-    out << fmt::format("merged {} folders: {} rows, {} points missing; wrote {}\n", inputs.size(),
+    out << fmt::format("merged {} folders: {} rows, {} points missing; wrote {} and report.html\n", inputs.size(),
                        outcome.rows.size(), outcome.missing,
                        (std::filesystem::path(options.out_dir) / "sweep.csv").string());
   }
