@@ -91,7 +91,8 @@ TierUtilisationRecorder::TierUtilisationRecorder(std::span<const Link> links)
 void TierUtilisationRecorder::on_link_loads(engine::TimePs now_ps, std::span<const LinkId> changed,
                                             std::span<const double> load_bytes_per_s) {
   const std::size_t tiers = series_.tiers.size();
-  std::vector<double> link_peak(tiers, 0.0);
+  std::vector<double>& link_peak = link_peak_;
+  link_peak.assign(tiers, 0.0);
   for (const LinkId link : changed) {
     const auto l = static_cast<std::size_t>(link);
     const double load = load_bytes_per_s[l];

@@ -59,6 +59,7 @@ class TierUtilisationRecorder final : public LinkLoadListener {
   std::vector<double> line_bytes_per_s_;   ///< by link
   std::vector<double> link_load_;          ///< by link: the load last reported
   std::vector<double> tier_load_;          ///< by tier index: summed load now
+  std::vector<double> link_peak_;          ///< by tier index: this instant's busiest changed link (reused)
   TierUtilisationSeries series_;
 };
 

@@ -42,7 +42,9 @@ table.sortable th[data-order=asc]::after{content:" \25B2"}
 table.sortable th[data-order=desc]::after{content:" \25BC"}
 tr.failed td{color:#a33}
 tr.front td{font-weight:bold}
-svg.chart{display:block;margin:8px 0}
+svg.chart{display:inline-block;vertical-align:top;margin:8px 16px 8px 0}
+div.wide{overflow-x:auto}
+td.reason{min-width:320px;max-width:560px}
 ul.notes{font-size:13px;color:#444}
 )";
 
@@ -83,6 +85,7 @@ std::string value_text(double value) { return fmt::format("{:.4g}", value); }
 struct Cell {
   std::string text;
   std::optional<double> number;
+  std::string style;  ///< a class for the <td>, e.g. "reason"
   Cell(std::string text_) : text(std::move(text_)) {}  // NOLINT: cells are written as lists
   Cell(const char* text_) : text(text_) {}              // NOLINT
   Cell(double value) : text(value_text(value)), number(value) {}  // NOLINT
@@ -102,7 +105,8 @@ std::string table(const std::string& id, const std::vector<std::string>& headers
     for (const Cell& cell : rows[r]) {
       out += cell.number ? fmt::format(R"(<td class="num" data-value="{}">{}</td>)", fmt::format("{:.17g}", *cell.number),
                                        escape(cell.text))
-                         : "<td>" + escape(cell.text) + "</td>";
+             : cell.style.empty() ? "<td>" + escape(cell.text) + "</td>"
+                                  : fmt::format(R"(<td class="{}">{}</td>)", escape(cell.style), escape(cell.text));
     }
     out += "</tr>";
   }
@@ -151,6 +155,18 @@ std::vector<std::string> run_meta(const scenario::Scenario& scenario, const runn
 
 double ms(engine::TimePs ps) { return engine::ps_to_seconds(ps) * 1e3; }
 
+/// A line of `count` points, point(i) giving point i's (x, y).
+template <typename Point>
+svg::LineSeries series_of(std::string name, bool step, std::size_t count, Point point) {
+  svg::LineSeries series{std::move(name), {}, {}, step};
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [x, y] = point(i);
+    series.x.push_back(x);
+    series.y.push_back(y);
+  }
+  return series;
+}
+
 // ---- training ----
 
 std::vector<std::vector<Cell>> training_metrics(const training::TrainingResult& r) {
@@ -184,12 +200,21 @@ std::string timeline_chart(const RunTimeline* timeline) {
   chart.x = {"time", "ms"};
   chart.width = 1100;
   if (timeline != nullptr) {
-    for (const TimelineRow& row : timeline->rows()) {
+    // Rows by accelerator (a stage's streams together), then in the order they first ran.
+    const std::vector<TimelineRow>& rows = timeline->rows();
+    std::vector<std::size_t> order(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) order[r] = r;
+    std::stable_sort(order.begin(), order.end(),
+                     [&rows](std::size_t a, std::size_t b) { return rows[a].accelerator < rows[b].accelerator; });
+    std::vector<std::size_t> position(rows.size());
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      const TimelineRow& row = rows[order[p]];
+      position[order[p]] = p;
       chart.rows.push_back(row.accelerator >= 0 ? fmt::format("GPU {} {}", row.accelerator, row.stream) : row.stream);
     }
     chart.kinds = timeline->kinds();
     for (const TimelineSlice& slice : timeline->slices()) {
-      chart.bars.push_back({slice.row, ms(slice.start_ps), ms(slice.end_ps), slice.kind});
+      chart.bars.push_back({position[slice.row], ms(slice.start_ps), ms(slice.end_ps), slice.kind});
     }
   }
   return svg::gantt_chart(chart);
@@ -247,12 +272,10 @@ std::string hbm_chart(const std::vector<StageHbmSeries>& stages) {
   chart.x = {"time", "ms"};
   chart.y = {"HBM per device", "GiB"};
   for (const StageHbmSeries& stage : stages) {
-    svg::LineSeries series{fmt::format("stage {} (GPU {})", stage.stage, stage.accelerator), {}, {}, true};
-    for (std::size_t i = 0; i < stage.times_ps.size(); ++i) {
-      series.x.push_back(ms(stage.times_ps[i]));
-      series.y.push_back(stage.bytes[i] / kGiB);
-    }
-    chart.series.push_back(std::move(series));
+    chart.series.push_back(series_of(fmt::format("stage {} (GPU {})", stage.stage, stage.accelerator), true,
+                                     stage.times_ps.size(), [&stage](std::size_t i) {
+                                       return std::pair{ms(stage.times_ps[i]), stage.bytes[i] / kGiB};
+                                     }));
   }
   return svg::line_chart(chart);
 }
@@ -433,12 +456,9 @@ std::string series_chart(const std::string& id, const std::string& title, const 
   chart.y = y;
   chart.width = 560;
   chart.y_max = y_max;
-  svg::LineSeries series{y.label, {}, {}, false};
-  for (const serving::ServingSample& sample : samples) {
-    series.x.push_back(sample.time_s);
-    series.y.push_back(value(sample));
-  }
-  chart.series.push_back(std::move(series));
+  chart.series.push_back(series_of(y.label, false, samples.size(), [&samples, value](std::size_t i) {
+    return std::pair{samples[i].time_s, value(samples[i])};
+  }));
   return svg::line_chart(chart);
 }
 
@@ -558,14 +578,14 @@ std::string sweep_report_html(const SweepReport& sweep) {
     if (x && y) chart.points.push_back({*x, *y, point.pareto, fmt::format("{}: {} {}, {} {}", point.id, sweep.minimize,
                                                                           value_text(*x), sweep.maximize, value_text(*y))});
   }
-  std::vector<std::string> headers = {"id", "status", "pareto"};
+  std::vector<std::string> headers = {"id", "status", "pareto", "reason"};
   headers.insert(headers.end(), value_keys.begin(), value_keys.end());
   headers.insert(headers.end(), metric_columns.begin(), metric_columns.end());
-  headers.push_back("reason");
   std::vector<std::vector<Cell>> rows;
   std::vector<std::string> classes;
   for (const SweepReportPoint& point : sweep.points) {
-    std::vector<Cell> row = {point.id, point.ok ? "ok" : "failed", point.pareto ? "yes" : ""};
+    std::vector<Cell> row = {point.id, point.ok ? "ok" : "failed", point.pareto ? "yes" : "", point.reason};
+    row.back().style = "reason";
     for (const std::string& key : value_keys) {
       const auto found = std::find_if(point.values.begin(), point.values.end(), [&key](const auto& v) { return v.first == key; });
       row.emplace_back(found == point.values.end() ? std::string() : found->second);
@@ -574,13 +594,13 @@ std::string sweep_report_html(const SweepReport& sweep) {
       const auto found = std::find_if(point.metrics.begin(), point.metrics.end(), [&column](const auto& m) { return m.first == column; });
       row.push_back(found == point.metrics.end() ? Cell("") : Cell(found->second));
     }
-    row.emplace_back(point.reason);
     rows.push_back(std::move(row));
     classes.push_back(!point.ok ? "failed" : point.pareto ? "front" : "");
   }
   page.section("Pareto front", "Each successful point; the front (no other point better in both objectives) is highlighted.",
                svg::scatter_chart(chart));
-  page.section("Points", "Click a column header to sort.", table("table-points", headers, rows, true, classes));
+  page.section("Points", "Click a column header to sort.",
+               "<div class=\"wide\">" + table("table-points", headers, rows, true, classes) + "</div>");
   page.notes(sweep.notes);
   return page.finish();
 }

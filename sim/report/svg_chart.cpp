@@ -140,6 +140,17 @@ std::vector<double> range_ticks(double& low, double& high) {
   return ticks;
 }
 
+/// Extends both ranges to nice ticks, sets them on `plot` and draws its axes.
+std::string fit_axes(Plot& plot, const Frame& frame, double x_low, double x_high, double y_low, double y_high) {
+  const std::vector<double> x_ticks = range_ticks(x_low, x_high);
+  const std::vector<double> y_ticks = range_ticks(y_low, y_high);
+  plot.x_low = x_low;
+  plot.x_high = x_high;
+  plot.y_low = y_low;
+  plot.y_high = y_high;
+  return axes(plot, frame, x_ticks, y_ticks);
+}
+
 bool finite(double value) { return std::isfinite(value); }
 
 }  // namespace
@@ -211,13 +222,7 @@ std::string line_chart(const LineChart& chart) {
     x_low = 0;
     x_high = 1;
   }
-  const std::vector<double> x_ticks = range_ticks(x_low, x_high);
-  const std::vector<double> y_ticks = range_ticks(y_low, y_high);
-  plot.x_low = x_low;
-  plot.x_high = x_high;
-  plot.y_low = y_low;
-  plot.y_high = y_high;
-  out += axes(plot, chart, x_ticks, y_ticks);
+  out += fit_axes(plot, chart, x_low, x_high, y_low, y_high);
   if (!any) out += no_data(plot);
   for (std::size_t s = 0; s < chart.series.size(); ++s) {
     const LineSeries& series = chart.series[s];
@@ -364,13 +369,7 @@ std::string scatter_chart(const ScatterChart& chart) {
   x_high += x_pad;
   y_low -= y_pad;
   y_high += y_pad;
-  const std::vector<double> x_ticks = range_ticks(x_low, x_high);
-  const std::vector<double> y_ticks = range_ticks(y_low, y_high);
-  plot.x_low = x_low;
-  plot.x_high = x_high;
-  plot.y_low = y_low;
-  plot.y_high = y_high;
-  std::string out = open_svg(chart, height) + axes(plot, chart, x_ticks, y_ticks);
+  std::string out = open_svg(chart, height) + fit_axes(plot, chart, x_low, x_high, y_low, y_high);
   if (shown.empty()) out += no_data(plot);
   std::stable_sort(front.begin(), front.end(), [](const ScatterPoint* a, const ScatterPoint* b) { return a->x < b->x; });
   if (front.size() > 1) {
