@@ -121,7 +121,6 @@ struct FlowNetwork::Impl {
       if (load < 1e-9 * rates.capacity_bytes_per_s(link)) load = 0;
       load_changed[static_cast<std::size_t>(link)] = 0;
     }
-    std::sort(changed_links.begin(), changed_links.end());
     load_listener->on_link_loads(engine.now(), changed_links, link_load);
     changed_links.clear();
   }
