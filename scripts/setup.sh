@@ -10,6 +10,9 @@ packages=(build-essential cmake ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libtbb-dev
           libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
           libopenmpi-dev openmpi-bin)  # `clustersim sweep --mpi` and its mpirun test
+# The browser test of report.html (tests/browser) needs Chromium and Python; only `test` runs
+# it, and it must be installed before cmake configures (which looks for it).
+[[ "${1:-}" == test ]] && packages+=(chromium python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

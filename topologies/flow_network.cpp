@@ -95,6 +95,35 @@ struct FlowNetwork::Impl {
   /// Payload rate per link at scale 1; empty until the first capacity change, before which
   /// the solver's capacities are these (so a network that never changes one never copies).
   std::vector<double> nominal_bytes_per_s;
+  LinkLoadListener* load_listener = nullptr;
+  std::vector<double> link_load;         ///< summed flow rate per link, while a listener is set
+  std::vector<LinkId> changed_links;     ///< links whose load changed at this instant
+  std::vector<std::uint8_t> load_changed;  ///< by link: already in changed_links
+
+  // Adds `delta` to the load of every link of `slot`'s path (listener only).
+  void add_load(std::int32_t slot, double delta) {
+    if (load_listener == nullptr || delta == 0) return;
+    for (const FlowHop& hop : incidence.hops_of(slot)) {
+      const auto l = static_cast<std::size_t>(hop.link);
+      link_load[l] += delta;
+      if (!load_changed[l]) {
+        load_changed[l] = 1;
+        changed_links.push_back(hop.link);
+      }
+    }
+  }
+
+  void report_loads() {
+    if (load_listener == nullptr || changed_links.empty()) return;
+    // Sums of deltas may leave a rounding residue where a link emptied.
+    for (const LinkId link : changed_links) {
+      double& load = link_load[static_cast<std::size_t>(link)];
+      if (load < 1e-9 * rates.capacity_bytes_per_s(link)) load = 0;
+      load_changed[static_cast<std::size_t>(link)] = 0;
+    }
+    load_listener->on_link_loads(engine.now(), changed_links, link_load);
+    changed_links.clear();
+  }
 
   std::size_t link_count() const { return link_mark.size(); }
 
@@ -210,7 +239,10 @@ struct FlowNetwork::Impl {
   }
 
   void recompute() {
-    if (!rates.has_changes()) return;
+    if (!rates.has_changes()) {
+      report_loads();
+      return;
+    }
     const std::span<const std::int32_t> solved = rates.update(incidence, cap_bytes_per_s);
     const TimePs now_ps = engine.now();
     for (const std::int32_t slot : solved) {
@@ -220,6 +252,7 @@ struct FlowNetwork::Impl {
       // Unchanged: a moving flow keeps its completion event, a stalled one stays without.
       if (rate == flow.rate_bytes_per_s && (scheduled || rate == 0)) continue;
       advance(flow, now_ps);
+      add_load(slot, rate - flow.rate_bytes_per_s);
       flow.rate_bytes_per_s = rate;
       if (scheduled) engine.cancel(flow.last_byte_event);
       if (rate > 0) {
@@ -228,6 +261,7 @@ struct FlowNetwork::Impl {
         flow.last_byte_event = {};
       }
     }
+    report_loads();
   }
 
   void set_scale(LinkId link, double scale) {
@@ -283,6 +317,7 @@ struct FlowNetwork::Impl {
     for (const FlowHop& hop : incidence.hops_of(slot)) {
       delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.bytes;
     }
+    add_load(slot, -flow.rate_bytes_per_s);
     rates.flow_removing(incidence, slot);
     incidence.remove(slot);
     --active_count;
@@ -408,6 +443,13 @@ double FlowNetwork::rate_bytes_per_s(FlowId flow) const {
 }
 
 std::size_t FlowNetwork::active_flows() const { return impl_->active_count; }
+
+void FlowNetwork::set_load_listener(LinkLoadListener* listener) {
+  impl_->load_listener = listener;
+  impl_->link_load.assign(listener == nullptr ? 0 : impl_->link_count(), 0.0);
+  impl_->load_changed.assign(listener == nullptr ? 0 : impl_->link_count(), 0);
+  impl_->changed_links.clear();
+}
 
 const LinkTraffic& FlowNetwork::traffic() const {
   impl_->snapshot_traffic();

@@ -24,6 +24,18 @@ struct LinkTraffic {
   std::vector<double> bytes;  ///< indexed by LinkId
 };
 
+/// Told the load of the links whose summed flow rate changed, once per simulated instant at
+/// which rates changed (after that instant's recompute). Listening never schedules events,
+/// so it does not change a run. link_utilisation.hpp aggregates it per network tier.
+class LinkLoadListener {
+ public:
+  virtual ~LinkLoadListener() = default;
+  /// `changed`: the links (each once) whose load changed at `now_ps`; `load_bytes_per_s`:
+  /// every link's summed flow rate from now on, indexed by LinkId.
+  virtual void on_link_loads(engine::TimePs now_ps, std::span<const LinkId> changed,
+                             std::span<const double> load_bytes_per_s) = 0;
+};
+
 /// A flow-level network bound to one engine and one topology (both must outlive it).
 ///
 /// Timing: a flow's remaining bytes drain at its current rate; its completion event is at the
@@ -98,6 +110,10 @@ class FlowNetwork {
   /// Bytes carried on every directed link up to the engine's current time (a stalled flow
   /// keeps counting what it carried before it stalled).
   const LinkTraffic& traffic() const;
+  /// Sends link loads to `listener` from now on (nullptr: to nobody); it must outlive the
+  /// network or be unset first. Loads count only flows whose rate is set after this call, so
+  /// set it before the first flow starts.
+  void set_load_listener(LinkLoadListener* listener);
 
   struct Impl;
 

@@ -16,7 +16,10 @@
 
 #include "models/comm/collective_sweep.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/cli/report_output.hpp"
 #include "sim/report/chrome_trace.hpp"
+#include "sim/report/run_timeline.hpp"
+#include "sim/report/trace_counters.hpp"
 #include "sim/report/collective_report.hpp"
 #include "sim/report/compare.hpp"
 #include "sim/report/metric_glossary.hpp"
@@ -88,8 +91,15 @@ int run_command(const RunOptions& options, std::ostream& out) {
     // A training step's tasks (every simulated rank's) or a serving run's requests; stderr, on a terminal.
     progress = [line](std::string_view unit, std::size_t done, std::size_t total) { line("run", unit, done, total); };
   }
-  const runner::RunResult result = runner::run_scenario(scenario, trace.get(), std::move(progress));
+  // The timeline report.html and the trace's counter tracks draw, recorded beside the trace.
+  std::optional<report::RunTimeline> timeline;
+  std::optional<report::TraceTee> tee;
+  platform::TraceSink* sink = trace.get();
+  if (!out_dir.empty() || trace) sink = &timeline.emplace();
+  if (trace) sink = &tee.emplace(*trace, *timeline);
+  const runner::RunResult result = runner::run_scenario(scenario, sink, std::move(progress));
   if (trace) {
+    report::add_run_counters(*trace, result, *timeline);
     trace->finish(fmt::format(R"({{"scenario":{},"fingerprint":"{:016x}","time_unit":"us"}})",
                               nlohmann::json(scenario.name).dump(), result.fingerprint));
     trace_file.close();
@@ -112,7 +122,10 @@ int run_command(const RunOptions& options, std::ostream& out) {
     write_file(path, json.dump(2) + "\n");
     const auto manifest = std::filesystem::path(out_dir) / "manifest.json";
     write_file(manifest, report::manifest_json(scenario, result.fingerprint, result.events, kVersion).dump(2) + "\n");
-    if (options.format == "table") out << fmt::format("wrote {} and {}\n", path.string(), manifest.string());
+    const auto html = write_run_report(out_dir, scenario, result, *timeline);
+    if (options.format == "table") {
+      out << fmt::format("wrote {}, {} and {}\n", path.string(), manifest.string(), html.string());
+    }
   }
   if (trace && options.format == "table") {
     out << fmt::format("wrote {} ({} events)\n", options.trace, trace->events());

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "sim/cli/report_output.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/report/progress.hpp"
 #include "sim/sweep/sweep_runner.hpp"
@@ -61,12 +62,13 @@ sweep::SweepOptions run_options(const SweepCommandOptions& options) {
 /// Prints what a sweep produced; `where` says which ranks ran it ("" for threads).
 void print_outcome(const SweepCommandOptions& options, const sweep::SweepOptions& run,
                    const sweep::SweepOutcome& outcome, const std::string& where, std::ostream& out) {
+  write_sweep_report(run.out_dir, outcome);
   if (options.format == "json") {
     out << sweep::sweep_json(outcome).dump(2) << '\n';
     return;
   }
   out << sweep::sweep_table(outcome);
-  out << fmt::format("shard {}/{}: ran {} points{}, {} already finished; wrote {}\n", run.shard.index,
+  out << fmt::format("shard {}/{}: ran {} points{}, {} already finished; wrote {} and report.html\n", run.shard.index,
                      run.shard.count, outcome.ran, where, outcome.skipped, (run.out_dir / "sweep.csv").string());
 }
 
@@ -157,11 +159,12 @@ int sweep_command(const SweepCommandOptions& options, std::ostream& out) {
 int sweep_merge_command(const SweepMergeOptions& options, std::ostream& out) {
   std::vector<std::filesystem::path> inputs(options.inputs.begin(), options.inputs.end());
   const sweep::SweepOutcome outcome = sweep::merge_sweeps(inputs, options.out_dir);
+  write_sweep_report(options.out_dir, outcome);
   if (options.format == "json") {
     out << sweep::sweep_json(outcome).dump(2) << '\n';
   } else {
     out << sweep::sweep_table(outcome);
-    out << fmt::format("merged {} folders: {} rows, {} points missing; wrote {}\n", inputs.size(),
+    out << fmt::format("merged {} folders: {} rows, {} points missing; wrote {} and report.html\n", inputs.size(),
                        outcome.rows.size(), outcome.missing,
                        (std::filesystem::path(options.out_dir) / "sweep.csv").string());
   }

@@ -23,6 +23,7 @@
 #include "sim/exec/task_graph.hpp"
 #include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
+#include "topologies/link_utilisation.hpp"
 
 namespace clustersim::platform {
 
@@ -63,6 +64,9 @@ class CommRuntime {
 
   /// Bytes carried per directed link so far; nullptr when the backend does not track links.
   virtual const topologies::LinkTraffic* traffic() const { return nullptr; }
+  /// Link utilisation per network tier over time so far (topologies/link_utilisation.hpp);
+  /// nullptr when the backend does not track links.
+  virtual const topologies::TierUtilisationSeries* tier_utilisation() const { return nullptr; }
   /// Flows started so far (0 for the analytical backend).
   virtual std::uint64_t flows_started() const { return 0; }
   /// The backend's fidelity.

@@ -11,7 +11,9 @@
 namespace clustersim::platform {
 
 FlowComm::FlowComm(engine::Engine& engine, const models::CollectiveModel& collectives)
-    : CommRuntime(collectives), network_(engine, collectives.topology()) {}
+    : CommRuntime(collectives), utilisation_(collectives.topology().links()), network_(engine, collectives.topology()) {
+  network_.set_load_listener(&utilisation_);
+}
 
 exec::Work FlowComm::collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {
   return {0, starter(prepare(kind, groups, bytes))};

@@ -21,6 +21,7 @@
 #include "sim/platform/comm_runtime.hpp"
 #include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
+#include "topologies/link_utilisation.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::platform {
@@ -36,6 +37,7 @@ class FlowComm final : public CommRuntime {
   exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
   void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
   const topologies::LinkTraffic* traffic() const override { return &network_.traffic(); }
+  const topologies::TierUtilisationSeries* tier_utilisation() const override { return &utilisation_.series(); }
   std::uint64_t flows_started() const override { return flows_started_; }
   Fidelity fidelity() const override { return Fidelity::flow; }
 
@@ -84,6 +86,7 @@ class FlowComm final : public CommRuntime {
   void start_phase(engine::Engine& engine, Run& run);
   void start_flows(engine::Engine& engine, Run& run);
 
+  topologies::TierUtilisationRecorder utilisation_;  ///< listens to network_ (declared first: outlives it)
   topologies::FlowNetwork network_;
   ReplicaIndex index_;  ///< prepared plans (handles) by (kind, groups, bytes)
   std::deque<Prepared> plans_;

@@ -239,6 +239,24 @@ void ChromeTrace::request(const platform::TracedRequest& r) {
   }
 }
 
+void ChromeTrace::counter(int pid, bool accelerator, const std::string& process_name, const std::string& name,
+                          const std::string& unit, std::span<const engine::TimePs> times_ps,
+                          std::span<const double> values) {
+  if (times_ps.size() != values.size()) {
+    throw SimulationError(fmt::format("counter '{}' has {} times and {} values", name, times_ps.size(), values.size()));
+  }
+  if (accelerator && !filter_.keeps_rank(pid)) return;
+  bool any = false;
+  for (std::size_t i = 0; i < times_ps.size(); ++i) {
+    const engine::TimePs until = i + 1 < times_ps.size() ? times_ps[i + 1] : times_ps[i];
+    if (!filter_.keeps_span(times_ps[i], until)) continue;
+    any = true;
+    emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.6g}}}}})", quoted(name),
+                     trace_microseconds(times_ps[i]), pid, quoted(unit), values[i]));
+  }
+  if (any) name_process(pid, process_name);
+}
+
 void ChromeTrace::finish(const std::string& metadata) {
   if (finished_) return;
   finished_ = true;

@@ -9,6 +9,7 @@
 /// picoseconds (six decimals). Events stream to the output as the run produces them.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,9 @@ std::pair<engine::TimePs, engine::TimePs> parse_trace_window(const std::string& 
 /// "12.345678": picoseconds as exact microseconds.
 std::string trace_microseconds(engine::TimePs ps);
 
+/// The pid of the trace's "Network" process (link utilisation counters): above any rank.
+inline constexpr int kNetworkTracePid = 1'000'000'000;
+
 class ChromeTrace final : public platform::TraceSink {
  public:
   /// Writes the opening of the JSON document to `out` (which must outlive the trace).
@@ -55,6 +59,13 @@ class ChromeTrace final : public platform::TraceSink {
                          std::int64_t prefill_tokens, std::int64_t decode_tokens) override;
   void kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) override;
   void request(const platform::TracedRequest& request) override;
+
+  /// A counter track ("ph":"C") named `name` on process `pid` (named `process_name` unless
+  /// named already): `values[i]` (in `unit`, the counter's series) holds from times_ps[i] until
+  /// the next time. Samples whose interval misses the window are dropped, and every sample of
+  /// an accelerator's pid (`accelerator`) the rank filter drops. Call before finish().
+  void counter(int pid, bool accelerator, const std::string& process_name, const std::string& name,
+               const std::string& unit, std::span<const engine::TimePs> times_ps, std::span<const double> values);
 
   /// Writes the process and thread names and closes the document; `metadata` (a JSON object
   /// text, e.g. the scenario's name and the run's fingerprint) goes into "otherData".

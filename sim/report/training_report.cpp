@@ -37,16 +37,6 @@ std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepB
 }
 
 // Tier names of topologies::Link::tier (fat-tree wording; dragonfly and torus reuse the numbers).
-std::string_view tier_name(int tier) {
-  switch (tier) {
-    case 0: return "scale-up";
-    case 1: return "endpoint-leaf";
-    case 2: return "leaf-spine";
-    case 3: return "spine-core";
-  }
-  return "other";
-}
-
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 /// Watts with a readable prefix.
@@ -64,6 +54,16 @@ std::string format_joules(double joules) {
 }
 
 }  // namespace
+
+std::string_view network_tier_name(int tier) {
+  switch (tier) {
+    case 0: return "scale-up";
+    case 1: return "endpoint-leaf";
+    case 2: return "leaf-spine";
+    case 3: return "spine-core";
+  }
+  return "other";
+}
 
 std::string fingerprint_hex(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
@@ -146,9 +146,11 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     out += fmt::format("network link utilisation ({} fidelity; bytes / (capacity x step time), per directed link)\n",
                        result.fidelity);
     for (const auto& t : result.network_tiers) {
-      line(fmt::format("  tier {} ({})", t.tier, tier_name(t.tier)),
-           fmt::format("mean {:.1f} %, max {:.1f} % over {} links, {:.3f} GB carried", 100.0 * t.mean_utilisation,
-                       100.0 * t.max_utilisation, t.links, t.bytes / 1e9));
+      line(fmt::format("  tier {} ({})", t.tier, network_tier_name(t.tier)),
+           fmt::format("mean {:.1f} %, max {:.1f} % over {} links, peak {:.1f} % (tier) {:.1f} % (link), {:.3f} GB "
+                       "carried",
+                       100.0 * t.mean_utilisation, 100.0 * t.max_utilisation, t.links, 100.0 * t.peak_utilisation,
+                       100.0 * t.peak_link_utilisation, t.bytes / 1e9));
     }
   }
   for (const auto& note : result.notes) out += fmt::format("note: {}\n", note);
@@ -245,16 +247,23 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
            {"energy_j", r.energy_j}, {"cost_usd", r.cost_computed ? nlohmann::json(r.cost_usd) : nlohmann::json(nullptr)}};
   }
   nlohmann::json tiers = nlohmann::json::array();
+  nlohmann::json by_tier = nlohmann::json::object();  // the same as scalars: CSV columns, compare
   for (const auto& t : result.network_tiers) {
     tiers.push_back({{"tier", t.tier},
-                     {"name", tier_name(t.tier)},
+                     {"name", network_tier_name(t.tier)},
                      {"links", t.links},
                      {"bytes", t.bytes},
                      {"capacity_bytes_per_s", t.capacity_bytes_per_s},
                      {"mean_utilisation", t.mean_utilisation},
-                     {"max_utilisation", t.max_utilisation}});
+                     {"max_utilisation", t.max_utilisation},
+                     {"peak_utilisation", t.peak_utilisation},
+                     {"peak_link_utilisation", t.peak_link_utilisation}});
+    by_tier[fmt::format("tier_{}", t.tier)] = {{"mean_utilisation", t.mean_utilisation},
+                                               {"max_utilisation", t.max_utilisation},
+                                               {"peak_utilisation", t.peak_utilisation},
+                                               {"peak_link_utilisation", t.peak_link_utilisation}};
   }
-  const nlohmann::json network = {{"fidelity", result.fidelity}, {"tiers", tiers}};
+  const nlohmann::json network = {{"fidelity", result.fidelity}, {"tiers", tiers}, {"utilisation", by_tier}};
   nlohmann::json scenario_json = scenario_identity_json(scenario);
   scenario_json.update({{"model", w.model.name},
                         {"accelerator", scenario.platform.cluster.accelerator.name},

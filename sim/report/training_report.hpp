@@ -2,6 +2,7 @@
 /// Report sinks for a training step: a human summary table and a schema-versioned JSON document.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,10 @@ nlohmann::json provenance_json(const training::TrainingResult& result);
 nlohmann::json breakdown_json(const training::StepBreakdown& breakdown);
 /// The per-device memory report (bytes per term, peak stage, capacity).
 nlohmann::json memory_json(const training::MemoryReport& memory);
+
+/// A network tier's name in reports (topologies::Link::tier): scale-up, endpoint-leaf,
+/// leaf-spine, spine-core, other.
+std::string_view network_tier_name(int tier);
 
 /// 16 lower-case hex digits, the form every report prints a fingerprint in.
 std::string fingerprint_hex(std::uint64_t fingerprint);

@@ -7,6 +7,7 @@
 
 #include "models/accelerator/provenance.hpp"
 #include "sim/platform/workload.hpp"
+#include "topologies/link_utilisation.hpp"
 
 namespace clustersim::training {
 
@@ -103,6 +104,11 @@ struct TierUtilisation {
   double capacity_bytes_per_s = 0;  ///< sum of the tier's directed link capacities
   double mean_utilisation = 0;   ///< mean over the tier's links (fraction)
   double max_utilisation = 0;    ///< busiest link of the tier (fraction)
+  /// Highest aggregate utilisation of the tier at any instant of the step: its summed flow
+  /// rate / its summed line rate (fraction; topologies/link_utilisation.hpp).
+  double peak_utilisation = 0;
+  /// Highest utilisation any one link of the tier reached at any instant of the step.
+  double peak_link_utilisation = 0;
 };
 
 /// Seconds by the estimator that produced them, indexed by models::Provenance.
@@ -141,6 +147,9 @@ struct TrainingResult : platform::WorkloadResult {
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise
+  /// Flow fidelity only: every tier's utilisation over the step, [0, step end) (the trace's
+  /// counters and the report's chart); empty otherwise.
+  topologies::TierUtilisationSeries network_series;
   /// Per pipeline stage: its op time per step by estimator (step_seconds_by_provenance).
   std::vector<ProvenanceSeconds> stage_provenance;
   int critical_stage = 0;  ///< the pipeline stage whose last task ended last

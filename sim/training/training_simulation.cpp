@@ -151,7 +151,8 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::S
 
 
 std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
-                                              const topologies::LinkTraffic& traffic, double step_time_s) {
+                                              const topologies::LinkTraffic& traffic, double step_time_s,
+                                              const topologies::TierUtilisationSeries* series) {
   if (!(step_time_s > 0)) throw ConfigError(fmt::format("step time must be > 0 s, got {}", step_time_s));
   const auto& links = topology.links();
   if (traffic.bytes.size() != links.size()) {
@@ -169,11 +170,30 @@ std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topolo
     t.max_utilisation = std::max(t.max_utilisation, u);
   }
   std::vector<TierUtilisation> out;
+  const engine::TimePs step_end_ps = engine::seconds_to_ps(step_time_s);
   for (auto& [tier, t] : tiers) {
     t.mean_utilisation /= static_cast<double>(t.links);
+    if (series != nullptr && step_end_ps > 0) {
+      const auto found = std::find(series->tiers.begin(), series->tiers.end(), tier);
+      if (found != series->tiers.end()) {
+        const auto index = static_cast<std::size_t>(found - series->tiers.begin());
+        t.peak_utilisation = series->peak(index, 0, step_end_ps);
+        t.peak_link_utilisation = series->peak_link(index, step_end_ps);
+      }
+    }
     out.push_back(t);
   }
   return out;
+}
+
+topologies::TierUtilisationSeries series_until(const topologies::TierUtilisationSeries& series, engine::TimePs end_ps) {
+  topologies::TierUtilisationSeries kept = series;
+  const auto end = std::lower_bound(kept.times_ps.begin(), kept.times_ps.end(), end_ps);
+  const auto count = static_cast<std::size_t>(end - kept.times_ps.begin());
+  kept.times_ps.resize(count);
+  for (auto& values : kept.utilisation) values.resize(count);
+  for (auto& values : kept.changed_link_peak) values.resize(count);
+  return kept;
 }
 
 void validate_training_setup(const TrainingSetup& setup) {

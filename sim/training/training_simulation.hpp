@@ -87,10 +87,15 @@ TrainingResult simulate_training_step(const TrainingSetup& setup);
 void validate_training_setup(const TrainingSetup& setup);
 
 /// Per-tier utilisation of `topology`'s directed links: link bytes / (bytes_per_s x
-/// step_time_s), mean and max per tier, tiers in increasing order. Throws ConfigError if
-/// step_time_s is not > 0 or `traffic` does not cover every link.
+/// step_time_s), mean and max per tier, tiers in increasing order; with `series` (the run's
+/// utilisation over time, from time 0) also each tier's peaks over [0, step_time_s). Throws
+/// ConfigError if step_time_s is not > 0 or `traffic` does not cover every link.
 std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topology,
-                                              const topologies::LinkTraffic& traffic, double step_time_s);
+                                              const topologies::LinkTraffic& traffic, double step_time_s,
+                                              const topologies::TierUtilisationSeries* series = nullptr);
+
+/// `series` up to (not including) `end_ps`: the samples before it.
+topologies::TierUtilisationSeries series_until(const topologies::TierUtilisationSeries& series, engine::TimePs end_ps);
 
 /// ZeRO-3 with list-form all-gathers (ParallelismConfig::zero3_list_gathers): the time of the
 /// copies after one all-gather of `bytes` over `ranks`: one copy kernel per rank, each moving

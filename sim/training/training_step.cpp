@@ -227,8 +227,10 @@ TrainingResult TrainingStep::result(platform::Session& session) {
   platform::CommRuntime& comm = session.comm();
   if (comm.fidelity() == platform::Fidelity::flow) {
     result.fidelity = "flow";
-    result.network_tiers =
-        tier_utilisation(setup_.topology, step_traffic_ ? *step_traffic_ : *comm.traffic(), result.step_time_s);
+    const topologies::TierUtilisationSeries* series = comm.tier_utilisation();
+    result.network_tiers = tier_utilisation(setup_.topology, step_traffic_ ? *step_traffic_ : *comm.traffic(),
+                                            result.step_time_s, series);
+    if (series != nullptr) result.network_series = series_until(*series, run.makespan_ps);
     result.notes.push_back(fmt::format(
         "network fidelity: flow (collectives as max-min fair flows on one shared network; {}; {} flows)",
         full ? "each group's collective starts its own flows"

@@ -162,11 +162,14 @@ TEST_CASE("flow fidelity results carry a per-tier link utilisation summary in th
   edge.capacity_bytes_per_s = 16 * 50e9;
   edge.mean_utilisation = 0.0025;
   edge.max_utilisation = 0.125;
+  edge.peak_utilisation = 0.375;
+  edge.peak_link_utilisation = 0.75;
   r.network_tiers = {edge};
   const auto table = report::training_summary_table(small_scenario(), r);
   CHECK(table.find("network link utilisation (flow fidelity") != std::string::npos);
   CHECK(table.find("tier 1 (endpoint-leaf)") != std::string::npos);
-  CHECK(table.find("mean 0.2 %, max 12.5 % over 16 links, 4.000 GB carried") != std::string::npos);
+  CHECK(table.find("mean 0.2 %, max 12.5 % over 16 links, peak 37.5 % (tier) 75.0 % (link), 4.000 GB carried") !=
+        std::string::npos);
   const auto json = report::training_result_json(small_scenario(), r);
   CHECK(json["network"]["fidelity"] == "flow");
   REQUIRE(json["network"]["tiers"].size() == 1);
@@ -175,6 +178,11 @@ TEST_CASE("flow fidelity results carry a per-tier link utilisation summary in th
   CHECK(json["network"]["tiers"][0]["links"] == 16);
   CHECK(json["network"]["tiers"][0]["max_utilisation"] == 0.125);
   CHECK(json["network"]["tiers"][0]["mean_utilisation"] == 0.0025);
+  CHECK(json["network"]["tiers"][0]["peak_utilisation"] == 0.375);
+  CHECK(json["network"]["tiers"][0]["peak_link_utilisation"] == 0.75);
+  // The same as scalars (CSV columns, compare rows).
+  CHECK(json["network"]["utilisation"]["tier_1"]["peak_link_utilisation"] == 0.75);
+  CHECK(json["network"]["utilisation"]["tier_1"]["mean_utilisation"] == 0.0025);
   // Analytical results have no tiers: no utilisation block in the table, an empty list in JSON.
   const auto analytical = sample_result();
   CHECK(report::training_summary_table(small_scenario(), analytical).find("link utilisation") == std::string::npos);
