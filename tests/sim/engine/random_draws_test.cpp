@@ -26,7 +26,7 @@ TEST_CASE("draws are pure functions of their key, uniform in (0, 1)") {
 
 TEST_CASE("normal and lognormal quantiles: textbook values, mean 1 and the requested CV") {
   CHECK(normal_quantile_upper(0.025) == doctest::Approx(1.959964).epsilon(1e-6));
-  CHECK(normal_quantile_upper(0.5) == doctest::Approx(0.0).scale(0).epsilon(1e-12));
+  CHECK(std::abs(normal_quantile_upper(0.5)) < 1e-12);
   CHECK(lognormal_mean1_upper_quantile(0.0, 0.01) == 1.0);
   // Median of a mean-1 lognormal is exp(-s^2/2), s^2 = ln(1 + cv^2): cv 0.5 -> 1/sqrt(1.25).
   CHECK(lognormal_mean1_upper_quantile(0.5, 0.5) == doctest::Approx(1.0 / std::sqrt(1.25)).epsilon(1e-9));
