@@ -30,8 +30,7 @@ Declarations<platform::Stragglers> straggler_keys() {
   keys.number("compute_speed", &platform::Stragglers::compute_speed,
               "their compute speed as a fraction of nominal (0.9: 10 % slower)")
       .positive()
-      .range(0, 1)
-      .need();
+      .range(0, 1);
   keys.number("probability", &platform::Stragglers::probability,
               "per node and step: the chance that the node is slow for that step, drawn afresh each of "
               "simulation.iterations (both modes; docs/reliability-faults.md)")

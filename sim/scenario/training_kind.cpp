@@ -314,6 +314,11 @@ void warn_ineffective_faults(const WorkloadReadContext& c) {
     warn_no_effect(c.root, c.problems, "cluster.stragglers.compute_speed",
                    "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
   }
+  if (c.platform_ok && stragglers.compute_speed == 1.0) {
+    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
+      warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
+    }
+  }
   const bool random = c.simulation.variability.any() || (c.platform_ok && stragglers.probability > 0);
   if (!random) {
     warn_no_effect(c.root, c.problems, "simulation.iterations",
