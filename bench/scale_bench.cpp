@@ -6,18 +6,20 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
 namespace {
 
-void run_405b(benchmark::State& state, const std::string& mode) {
+void run_405b(benchmark::State& state, const std::string& mode, std::vector<std::string> extra = {}) {
   const auto file = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios/scale/llama-3.1-405b-16k-h100.yaml";
   std::uint64_t events = 0;
   double step_s = 0;
+  extra.push_back("simulation.mode=" + mode);
   for (auto _ : state) {
-    const auto scenario = clustersim::scenario::load_scenario(file, {"simulation.mode=" + mode});
+    const auto scenario = clustersim::scenario::load_scenario(file, extra);
     const auto result = clustersim::runner::run_training(scenario);
     events = result.events;
     step_s = result.step_time_s;
@@ -29,8 +31,17 @@ void run_405b(benchmark::State& state, const std::string& mode) {
 
 void BM_Llama405b16kSymmetricFlow(benchmark::State& state) { run_405b(state, "symmetric"); }
 void BM_Llama405b16kFullFlow(benchmark::State& state) { run_405b(state, "full"); }
+// Issue 18's speed target: 100 iterations with kernel jitter and probabilistic stragglers
+// (the symmetric replay fast path, docs/reliability-faults.md), < 2 minutes on one core.
+void BM_Llama405b16kIterations100(benchmark::State& state) {
+  run_405b(state, "symmetric",
+           {"simulation.iterations=100", "simulation.variability.gemm_cv=0.01", "simulation.variability.attention_cv=0.01",
+            "simulation.variability.elementwise_cv=0.005", "simulation.variability.device_cv=0.03",
+            "cluster.stragglers.probability=1e-4", "cluster.stragglers.compute_speed=0.8"});
+}
 
 }  // namespace
 
 BENCHMARK(BM_Llama405b16kSymmetricFlow)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_Llama405b16kFullFlow)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_Llama405b16kIterations100)->Unit(benchmark::kSecond)->Iterations(1);

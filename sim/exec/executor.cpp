@@ -329,13 +329,26 @@ class Executor::State {
       if (work.asynchronous()) {
         work.start(engine_, std::move(finish_all));
       } else {
-        engine_.schedule_after(work.duration_ps, std::move(finish_all), tag(shared->front(), task, true));
+        engine_.schedule_after(duration_of(shared->front(), task, work.duration_ps), std::move(finish_all),
+                               tag(shared->front(), task, true));
       }
     } else if (info.start) {
       info.start(engine_, std::move(finish_all));
     } else {
-      engine_.schedule_after(info.duration_ps, std::move(finish_all), tag(shared->front(), task, true));
+      engine_.schedule_after(duration_of(shared->front(), task, info.duration_ps), std::move(finish_all),
+                             tag(shared->front(), task, true));
     }
+  }
+
+  // The duration this instance of a fixed task runs for (ExecutionOptions::duration).
+  engine::TimePs duration_of(int instance, TaskId task, engine::TimePs nominal_ps) const {
+    if (!options_.duration) return nominal_ps;
+    const engine::TimePs drawn = options_.duration(instance, task, nominal_ps);
+    if (drawn < 0) {
+      throw SimulationError(fmt::format("task '{}': a drawn duration of {} ps is negative", graph_.task(task).label,
+                                        drawn));
+    }
+    return drawn;
   }
 
   // Bookkeeping of a task start: its time, communication activity, observers.
@@ -357,6 +370,7 @@ class Executor::State {
       return;
     }
     const int device = graph_.stream_device(info.stream);
+    const engine::TimePs duration_ps = duration_of(instance, task, info.duration_ps);
     // Kernels slow down when they share the device or it runs slow, so their finish is kept to
     // be rescheduled; a collective that blocks the compute stream (it is communication itself)
     // does not. An unslowed kernel's delay is its duration exactly (ceil(d - 1e-9) = d).
@@ -367,13 +381,13 @@ class Executor::State {
       Running& run = running_[stream_index(instance, info.stream)];
       run.task = task;
       run.speed = speed;
-      run.work_left_ps = speed > 0 ? static_cast<double>(info.duration_ps) / speed : static_cast<double>(info.duration_ps);
+      run.work_left_ps = speed > 0 ? static_cast<double>(duration_ps) / speed : static_cast<double>(duration_ps);
       run.since_ps = engine_.now();
       run.rate = active_comm_[dev] > 0 ? device_rate_[static_cast<std::size_t>(device)] : 1.0;
       if (speed > 0) schedule_finish(instance, run);
       return;
     }
-    engine_.schedule_after(info.duration_ps, [this, instance, task](engine::Engine&) { on_finish(instance, task); },
+    engine_.schedule_after(duration_ps, [this, instance, task](engine::Engine&) { on_finish(instance, task); },
                            tag(instance, task, true));
   }
 

@@ -24,6 +24,11 @@ namespace clustersim::exec {
 /// and an empty vector, run at full speed.
 struct ExecutionOptions {
   std::vector<double> compute_rate_while_communicating;  ///< per device, in (0, 1]
+  /// The nominal duration (picoseconds, before device speed and compute sharing stretch it)
+  /// of one instance of a fixed-duration task, given the graph's duration: how a workload
+  /// draws kernel-time variability per run. A group task asks once, for its first member.
+  /// Must return >= 0. Empty: the graph's (or group_start's) duration.
+  std::function<engine::TimePs(int instance, TaskId task, engine::TimePs nominal_ps)> duration;
 };
 
 /// The group a synchronising task's instance joins (Replication): instances with the same key

@@ -26,10 +26,14 @@ enum class Placement { packed, scattered };
 /// "packed", "scattered".
 const config::NameTable<Placement>& placement_names();
 
-/// Nodes whose accelerators compute slower than nominal (`cluster.stragglers`).
+/// Nodes whose accelerators compute slower than nominal (`cluster.stragglers`): the listed
+/// nodes in every step, and any node, independently, with `probability` in each step.
 struct Stragglers {
   std::vector<int> nodes;     ///< node indices, each in [0, nodes)
   double compute_speed = 1;  ///< fraction of nominal compute speed, in (0, 1]
+  /// Per node and step: the chance that the node is slow (at compute_speed) for that whole
+  /// step, drawn afresh each iteration from the scenario seed; 0: only the listed nodes.
+  double probability = 0;
 };
 
 /// The hardware (`cluster`).

@@ -8,10 +8,12 @@
 #include <memory>
 
 #include "models/comm/collective_model.hpp"
+#include "models/reliability/goodput.hpp"
 #include "sim/config/name_table.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/platform/comm_runtime.hpp"
 #include "sim/platform/trace_sink.hpp"
+#include "sim/platform/variability.hpp"
 
 namespace clustersim::platform {
 
@@ -34,6 +36,11 @@ struct SessionOptions {
   Fidelity fidelity = Fidelity::flow;
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
+  /// Steps a training workload simulates, each with fresh draws of the variability and the
+  /// probabilistic stragglers (`simulation.iterations`); 1: the single nominal step.
+  int iterations = 1;
+  VariabilitySpec variability;  ///< `simulation.variability`; none by default
+  models::FailureSpec failures;  ///< `simulation.failures`: the goodput report of a training run
 };
 
 /// An engine and a communication backend of `options.fidelity` on it. Neither copyable nor

@@ -142,6 +142,34 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     if (run.energy_j > 0) line("energy", fmt::format("{:.4g} MWh (cluster IT energy)", run.energy_j / 3.6e9));
     if (run.cost_computed) line("cost", fmt::format("${:.4g}", run.cost_usd));
   }
+  if (const auto& it = result.iterations; it.computed) {
+    out += fmt::format("step time over {} iterations ({})\n", it.iterations, it.method);
+    line("nominal", fmt::format("{:.4f} s (no draws)", it.nominal_s));
+    line("mean / p50", fmt::format("{:.4f} s / {:.4f} s", it.step_s.mean, it.step_s.p50));
+    line("p99 / max", fmt::format("{:.4f} s / {:.4f} s", it.step_s.p99, it.step_s.max));
+    for (const auto& cause : it.causes) {
+      line(fmt::format("  lost to {}", cause.cause),
+           fmt::format("{:.4f} s per step ({:.2f} % of the mean step; alone: mean {:.4f} s)", cause.lost_s,
+                       100.0 * cause.lost_share, cause.mean_step_s));
+    }
+  }
+  if (result.goodput_computed) {
+    const auto& g = result.goodput;
+    out += "goodput under failures (Daly's model, docs/reliability-faults.md)\n";
+    line("job MTBF", fmt::format("{:.2f} h", g.job_mtbf_s / 3600.0));
+    line("checkpoint", fmt::format("{:.4g} TB, {:.1f} s to write; restart {:.1f} s", g.checkpoint_bytes / 1e12,
+                                   g.checkpoint_s, g.restart_s));
+    line("checkpoint interval", fmt::format("{:.1f} min (optimum {:.1f} min; Young {:.1f}, Daly {:.1f})",
+                                            g.interval_s / 60.0, g.optimal_interval_s / 60.0,
+                                            g.young_interval_s / 60.0, g.daly_interval_s / 60.0));
+    line("goodput", fmt::format("{:.2f} % of wall time makes progress (at the optimum {:.2f} %)", 100.0 * g.goodput,
+                                100.0 * g.optimal_goodput));
+    line("  lost to checkpoints", fmt::format("{:.2f} %", 100.0 * g.checkpoint_lost_share));
+    for (const auto& cause : g.causes) {
+      line(fmt::format("  lost to {} failures", cause.name),
+           fmt::format("{:.2f} % ({:.3f} per day)", 100.0 * cause.lost_share, cause.rate_per_s * 86400.0));
+    }
+  }
   if (!result.network_tiers.empty()) {
     out += fmt::format("network link utilisation ({} fidelity; bytes / (capacity x step time), per directed link)\n",
                        result.fidelity);
@@ -246,6 +274,39 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
     run = {{"tokens", r.tokens}, {"steps", r.steps}, {"time_s", r.time_s}, {"gpu_hours", r.gpu_hours},
            {"energy_j", r.energy_j}, {"cost_usd", r.cost_computed ? nlohmann::json(r.cost_usd) : nlohmann::json(nullptr)}};
   }
+  nlohmann::json iterations = nullptr;
+  if (const auto& it = result.iterations; it.computed) {
+    nlohmann::json causes = nlohmann::json::array();
+    for (const auto& c : it.causes) {
+      causes.push_back({{"cause", c.cause}, {"mean_step_s", c.mean_step_s}, {"lost_s", c.lost_s},
+                        {"lost_share", c.lost_share}});
+    }
+    iterations = {{"iterations", it.iterations}, {"method", it.method},      {"nominal_s", it.nominal_s},
+                  {"mean_s", it.step_s.mean},    {"p50_s", it.step_s.p50},   {"p90_s", it.step_s.p90},
+                  {"p99_s", it.step_s.p99},      {"max_s", it.step_s.max},   {"causes", causes},
+                  {"step_times_s", it.step_times_s}};
+  }
+  nlohmann::json goodput = nullptr;
+  if (result.goodput_computed) {
+    const auto& g = result.goodput;
+    nlohmann::json causes = nlohmann::json::array();
+    for (const auto& c : g.causes) {
+      causes.push_back({{"cause", c.name}, {"failures_per_s", c.rate_per_s}, {"lost_share", c.lost_share}});
+    }
+    goodput = {{"job_mtbf_s", g.job_mtbf_s},
+               {"checkpoint_bytes", g.checkpoint_bytes},
+               {"checkpoint_s", g.checkpoint_s},
+               {"restart_s", g.restart_s},
+               {"interval_s", g.interval_s},
+               {"goodput", g.goodput},
+               {"optimal_interval_s", g.optimal_interval_s},
+               {"optimal_goodput", g.optimal_goodput},
+               {"young_interval_s", g.young_interval_s},
+               {"daly_interval_s", g.daly_interval_s},
+               {"checkpoint_lost_share", g.checkpoint_lost_share},
+               {"failure_lost_share", g.failure_lost_share},
+               {"causes", causes}};
+  }
   nlohmann::json tiers = nlohmann::json::array();
   nlohmann::json by_tier = nlohmann::json::object();  // the same as scalars: CSV columns, compare
   for (const auto& t : result.network_tiers) {
@@ -300,6 +361,8 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"memory", memory},
       {"power", power},
       {"training_run", run},
+      {"iterations", iterations},
+      {"goodput", goodput},
       {"network", network},
       {"provenance", provenance_json(result)},
       {"notes", result.notes},

@@ -26,13 +26,71 @@ Field base_field(const char* section) {
 Declarations<platform::Stragglers> straggler_keys() {
   Declarations<platform::Stragglers> keys;
   keys.integer_list("nodes", &platform::Stragglers::nodes, "straggler node", 0, 1e7,
-                    "node indices whose accelerators are slow")
-      .need();
+                    "node indices whose accelerators are slow in every step (needs simulation.mode: full)");
   keys.number("compute_speed", &platform::Stragglers::compute_speed,
               "their compute speed as a fraction of nominal (0.9: 10 % slower)")
       .positive()
-      .range(0, 1)
-      .need();
+      .range(0, 1);
+  keys.number("probability", &platform::Stragglers::probability,
+              "per node and step: the chance that the node is slow for that step, drawn afresh each of "
+              "simulation.iterations (both modes; docs/reliability-faults.md)")
+      .range(0, 1);
+  return keys;
+}
+
+Declarations<platform::VariabilitySpec> variability_keys() {
+  using V = platform::VariabilitySpec;
+  Declarations<V> keys;
+  const std::string lognormal = ": coefficient of variation (std / mean) of a lognormal factor of mean 1; 0: none";
+  keys.number("gemm_cv", &V::gemm_cv, "GEMM kernel time" + lognormal).range(0, 10);
+  keys.number("attention_cv", &V::attention_cv, "attention kernel time" + lognormal).range(0, 10);
+  keys.number("elementwise_cv", &V::elementwise_cv,
+              "every other kernel's time (norms, activations, optimizer)" + lognormal)
+      .range(0, 10);
+  keys.number("device_cv", &V::device_cv,
+              "a rank's speed over one step (one factor on all its kernels: a slower part, a clock held down by "
+              "the power limit)" + lognormal)
+      .range(0, 10);
+  keys.number("network_cv", &V::network_cv,
+              "each collective's or pipeline transfer's time, communication kernels included (one draw per "
+              "collective)" + lognormal)
+      .range(0, 10);
+  keys.number("host_noise_rate", &V::host_noise_rate_per_s,
+              "host/OS interruptions per second of a rank's compute (Poisson, 1/s); 0: none")
+      .range(0, 1e9);
+  keys.quantity("host_noise_delay", &V::host_noise_delay_s, Dimension::seconds,
+                "how long one host/OS interruption delays the kernel it hits");
+  return keys;
+}
+
+Declarations<models::FailureSpec> failure_keys() {
+  using F = models::FailureSpec;
+  Declarations<F> keys;
+  keys.boolean("enabled", &F::enabled,
+               "report the goodput of a long training run under failures, checkpoints and restarts "
+               "(docs/reliability-faults.md)");
+  const std::string source = " (default: Llama 3, Meta 2024, Table 5: 16,384 H100s, 54 days)";
+  keys.quantity("gpu_mtbf", &F::gpu_mtbf_s, Dimension::seconds,
+                "mean time between interruptions caused by one GPU (faulty GPU, HBM, SRAM, GSP, SDC, thermal)" +
+                    source);
+  keys.quantity("host_mtbf", &F::host_mtbf_s, Dimension::seconds,
+                "... by one host (maintenance, SSD, power supply, chassis, IO board, CPU, DRAM)" + source);
+  keys.quantity("nic_mtbf", &F::nic_mtbf_s, Dimension::seconds, "... by one scale-out NIC" + source);
+  keys.quantity("network_mtbf", &F::network_mtbf_s, Dimension::seconds,
+                "... by the switches and cables, per GPU attached" + source);
+  keys.quantity("software_mtbf", &F::software_mtbf_s, Dimension::seconds,
+                "... by software (bugs, NCCL watchdog timeouts, dependencies), per GPU" + source);
+  keys.quantity("checkpoint_interval", &F::checkpoint_interval_s, Dimension::seconds,
+                "progress between checkpoints; unset: the interval that maximises goodput")
+      .optional();
+  keys.quantity("storage_bandwidth", &F::storage_bytes_per_s, Dimension::bytes_per_s,
+                "aggregate checkpoint write/read bandwidth of the storage (default: Llama 3's 2 TB/s, Sec. 3.3.1)");
+  keys.quantity("node_bandwidth", &F::node_storage_bytes_per_s, Dimension::bytes_per_s,
+                "per node checkpoint write/read bandwidth; unset: not a limit")
+      .optional();
+  keys.quantity("restart_time", &F::restart_s, Dimension::seconds,
+                "from a failure to the job running again, before reading its checkpoint (detection, "
+                "rescheduling, process start, NCCL init); an assumption, no published figure");
   return keys;
 }
 
@@ -66,6 +124,14 @@ Declarations<Scenario> simulation_keys() {
   keys.enumeration("mode", member(&Scenario::simulation, &platform::SessionOptions::mode),
                    platform::simulation_mode_names(), "which ranks are simulated");
   keys.integer("seed", member(&Scenario::simulation, &platform::SessionOptions::seed), "random seed").range(0, 9.0e18);
+  keys.integer("iterations", member(&Scenario::simulation, &platform::SessionOptions::iterations),
+               "training steps to simulate with fresh draws of simulation.variability and of the stragglers' "
+               "probability: step time p50, p99, max and the share lost to each cause")
+      .range(1, 1e6);
+  keys.object("variability", member(&Scenario::simulation, &platform::SessionOptions::variability),
+              variability_keys(), "kernel, host and network timing variability (training; none by default)");
+  keys.object("failures", member(&Scenario::simulation, &platform::SessionOptions::failures), failure_keys(),
+              "component failures, checkpoints and restarts: the goodput of a training run");
   keys.object("comm", &Scenario::platform, comm_and_overlap_keys(),
               "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)");
   keys.file("calibration", member(&Scenario::platform, &PlatformSpec::calibration_path),
@@ -120,7 +186,8 @@ const Declarations<ClusterSpec>& cluster_keys() {
     k.enumeration("placement", &ClusterSpec::placement, platform::placement_names(),
                   "rank to accelerator mapping: packed = rank r on accelerator r; scattered = round-robin over "
                   "nodes, rank r on node (r mod nodes), slot floor(r / nodes)");
-    k.object("stragglers", &ClusterSpec::stragglers, straggler_keys(), "slow nodes (needs simulation.mode: full)");
+    k.object("stragglers", &ClusterSpec::stragglers, straggler_keys(),
+             "slow nodes: listed ones (needs simulation.mode: full) or random ones per step (probability)");
     return k;
   }();
   return keys;

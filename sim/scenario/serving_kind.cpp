@@ -386,6 +386,12 @@ void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec
   warn_no_effect(c.root, c.problems, "power.apply_throttling",
                  "a serving workload reports its power but never slows its clock by the TDP throttle factor (a "
                  "training step does)");
+  for (const char* key : {"simulation.iterations", "simulation.variability", "simulation.failures",
+                          "cluster.stragglers.probability"}) {
+    warn_no_effect(c.root, c.problems, key,
+                   "variability, probabilistic stragglers and failures are modelled for training steps only "
+                   "(docs/reliability-faults.md)");
+  }
   if (!w.disaggregated() && !config::has_value(c.root, "jobs")) {
     warn_no_effect(c.root, c.problems, "simulation.fidelity",
                    "without prefill and decode pools or other jobs nothing runs on the network model: an instance's "

@@ -306,6 +306,43 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
   }
 }
 
+/// Variability, straggler and failure keys that the rest of the scenario leaves without effect.
+void warn_ineffective_faults(const WorkloadReadContext& c) {
+  if (c.path != "workload") return;
+  const platform::Stragglers& stragglers = c.platform.cluster.stragglers;
+  if (c.platform_ok && stragglers.nodes.empty() && !(stragglers.probability > 0)) {
+    warn_no_effect(c.root, c.problems, "cluster.stragglers.compute_speed",
+                   "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
+  }
+  if (c.platform_ok && stragglers.compute_speed == 1.0) {
+    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
+      warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
+    }
+  }
+  const bool random = c.simulation.variability.any() || (c.platform_ok && stragglers.probability > 0);
+  if (!random) {
+    warn_no_effect(c.root, c.problems, "simulation.iterations",
+                   "nothing is drawn (no simulation.variability, no cluster.stragglers.probability): every "
+                   "iteration would be the nominal step");
+  }
+  const platform::VariabilitySpec& v = c.simulation.variability;
+  if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
+    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_rate",
+                   "simulation.variability.host_noise_delay is 0, so an interruption costs nothing");
+  }
+  if (v.host_noise_delay_s > 0 && !(v.host_noise_rate_per_s > 0)) {
+    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_delay",
+                   "simulation.variability.host_noise_rate is 0, so no interruption happens");
+  }
+  if (!c.simulation.failures.enabled) {
+    for (const char* key : {"gpu_mtbf", "host_mtbf", "nic_mtbf", "network_mtbf", "software_mtbf",
+                            "checkpoint_interval", "storage_bandwidth", "node_bandwidth", "restart_time"}) {
+      warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
+                     "simulation.failures.enabled is false, so no goodput is computed");
+    }
+  }
+}
+
 /// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),
 /// never silently ignored.
 void warn_ineffective(const WorkloadReadContext& c, const TrainingWorkload& w) {
@@ -326,6 +363,7 @@ void warn_ineffective(const WorkloadReadContext& c, const TrainingWorkload& w) {
                           "memory.zero3_reduce_bucket_parameters"}) {
     c.warn_unless(par.zero == 3 || c.problems.bad(c.key("parallelism.zero")), key, zero_why);
   }
+  warn_ineffective_faults(c);
   if (c.platform_ok && !(c.platform.cluster.power.tdp_w > 0)) {
     warn_no_effect(c.root, c.problems, "power.apply_throttling",
                    "accelerator '" + c.platform.cluster.accelerator.name +

@@ -6,20 +6,14 @@
 #include <span>
 #include <vector>
 
+#include "sim/engine/statistics.hpp"
+
 namespace clustersim::serving {
 
-/// Mean, percentiles and maximum of a set of values.
-struct Distribution {
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
-  std::int64_t count = 0;
-};
-
-/// Percentile `p` (0-100) of `sorted` (ascending), by linear interpolation between the closest
-/// ranks (numpy's default). 0 for an empty set.
-double percentile(std::span<const double> sorted, double p);
-
-/// The Distribution of `values` (sorted in place).
-Distribution summarize(std::vector<double>& values);
+// Mean, percentiles and maximum: shared with training's many-iteration statistics.
+using engine::Distribution;
+using engine::percentile;
+using engine::summarize;
 
 /// Weighted samples in logarithmic buckets: 1 us to 10^4 s, each bucket 0.1 % wide, so a
 /// percentile is within 0.1 % of the exact one; values below 1 us (two tokens of one

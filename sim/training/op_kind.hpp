@@ -24,6 +24,14 @@ enum class OpKind : std::uint8_t {
   other,      ///< anything else (copies, host transfers)
 };
 
+/// The class of a compute kernel, whose time varies from run to run with its own coefficient
+/// of variation (platform::VariabilitySpec).
+enum class KernelClass : std::uint8_t {
+  elementwise,  ///< bandwidth-bound kernels and everything not below: norms, activations, optimizer
+  gemm,         ///< matrix multiplications
+  attention,    ///< attention kernels (forward and backward)
+};
+
 /// True for the communication kinds (tp, cp, ep, pp, dp).
 constexpr bool is_communication(OpKind kind) {
   return kind == OpKind::tp_comm || kind == OpKind::cp_comm || kind == OpKind::ep_comm || kind == OpKind::pp_comm ||

@@ -249,6 +249,7 @@ class OpCoster {
     StageOp op{std::move(name), OpKind::compute, engine::seconds_to_ps(seconds), estimate.flops};
     op.provenance = estimate.provenance;
     op.kernel_flops = estimate.flops;
+    op.kernel_class = KernelClass::gemm;
     return op;
   }
 
@@ -521,6 +522,7 @@ class OpCoster {
       StageOp op{std::move(name), kind, ps, flops};
       op.provenance = provenance;
       op.kernel_flops = kernel_flops;
+      op.kernel_class = KernelClass::attention;
       return op;
     };
     forward.push_back(

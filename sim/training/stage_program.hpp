@@ -56,6 +56,7 @@ struct StageOp {
   /// GEMM; an expert group, the GEMMs this rank runs): what `clustersim ops` divides by the
   /// op's time for its TFLOP/s. 0 for communication and memory-bound ops.
   double kernel_flops = 0;
+  KernelClass kernel_class = KernelClass::elementwise;  ///< compute ops: whose variability applies
 };
 
 /// The ops of one transformer layer of one kind, per micro-batch.

@@ -92,13 +92,12 @@ class StepBuilder {
     graph_.set_category_names(op_kind_names());
   }
 
-  /// Records `info` for `task` and marks it synchronising (full mode only).
+  /// Records `info` for `task`; in full mode also marks it synchronising.
   void record(TaskId task, const GroupCollective& info) {
-    if (!full_) return;
     const auto t = static_cast<std::size_t>(task);
     if (collectives_.size() <= t) collectives_.resize(t + 1);
     collectives_[t] = info;
-    graph_.set_sync(task, static_cast<std::uint8_t>(info.dimension));
+    if (full_) graph_.set_sync(task, static_cast<std::uint8_t>(info.dimension));
   }
   /// The built graph, its stages' streams and (full mode) its collectives' groups.
   StepGraph take() {
@@ -119,6 +118,7 @@ class StepBuilder {
     }
     step.graph = std::move(graph_);
     step.collectives = std::move(collectives_);
+    step.kernel_classes = std::move(kernel_classes_);
     return step;
   }
 
@@ -158,6 +158,11 @@ class StepBuilder {
                               ? graph_.add_work(stage.compute, op_work(stage, op), traits_of(op), std::move(label))
                               : graph_.add_task(stage.compute, op.duration_ps, traits_of(op), std::move(label));
       if (collective) record_collective(task, op, stage_index(stage));
+      if (op.kernel_class != KernelClass::elementwise) {
+        const auto t = static_cast<std::size_t>(task);
+        if (kernel_classes_.size() <= t) kernel_classes_.resize(t + 1, KernelClass::elementwise);
+        kernel_classes_[t] = op.kernel_class;
+      }
       for (auto it = stage.pending.begin(); it != stage.pending.end();) {
         if (it->skip == 0) {
           graph_.add_dependency(task, it->task);
@@ -677,7 +682,8 @@ class StepBuilder {
   RankLayout layout_;
   platform::CommRuntime& comm_;
   bool full_ = false;
-  std::vector<GroupCollective> collectives_;  // by task id (full mode)
+  std::vector<GroupCollective> collectives_;  // by task id
+  std::vector<KernelClass> kernel_classes_;   // by task id (compute ops of a stage program)
   std::map<const StageOp*, exec::Work> op_work_;
   std::map<std::pair<int, int>, exec::Work> p2p_work_;
   std::deque<PartRun> parts_;  // stable addresses: tasks keep pointers to them

@@ -41,12 +41,21 @@ struct StageStreams {
 struct StepGraph {
   exec::TaskGraph graph;
   std::vector<StageStreams> stages;
-  std::vector<GroupCollective> collectives;  ///< by task id (full mode; shorter: none)
+  /// By task id (shorter: none): the group of every collective, in both modes (full mode
+  /// synchronises its instances on them; the variability draws of symmetric mode read them).
+  std::vector<GroupCollective> collectives;
+  /// By task id (shorter: elementwise): the class of each compute kernel built from a stage op.
+  std::vector<KernelClass> kernel_classes;
   /// The group collective of `task` (dimension none for tasks that are not one).
   const GroupCollective& collective(exec::TaskId task) const {
     static const GroupCollective none{};
     const auto t = static_cast<std::size_t>(task);
     return t < collectives.size() ? collectives[t] : none;
+  }
+  /// The kernel class of `task` (elementwise for tasks not built from a stage op).
+  KernelClass kernel_class(exec::TaskId task) const {
+    const auto t = static_cast<std::size_t>(task);
+    return t < kernel_classes.size() ? kernel_classes[t] : KernelClass::elementwise;
   }
 };
 

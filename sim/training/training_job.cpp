@@ -103,13 +103,41 @@ void fill_run_report(double train_tokens, TrainingResult& result) {
   }
 }
 
+models::GoodputReport training_goodput(const models::FailureSpec& failures, const TrainingWorkload& workload,
+                                       const models::TrainingFootprint& footprint, int per_node, int nics_per_node) {
+  const ParallelismConfig& par = workload.parallelism;
+  const double gradient_group = static_cast<double>(par.dp * par.cp);
+  // Replicas over the gradient group share one copy unless ZeRO shards it over them.
+  const double weight_copies = par.zero >= 3 ? 1.0 : gradient_group;
+  const double optimizer_copies = par.zero >= 1 ? 1.0 : gradient_group;
+  double total = 0, per_rank_max = 0;
+  for (const models::StageFootprint& stage : footprint.stages) {
+    const double per_rank = stage.weights_bytes / weight_copies + stage.optimizer_bytes / optimizer_copies;
+    total += per_rank * static_cast<double>(par.tp) * gradient_group;
+    per_rank_max = std::max(per_rank_max, per_rank);
+  }
+  const double gpus = static_cast<double>(par.tp * par.cp * par.dp * par.pp);
+  const double hosts = std::ceil(gpus / per_node);
+  const models::JobComponents components{gpus, hosts, hosts * nics_per_node};
+  return models::goodput_report(failures, components, total, per_rank_max * per_node);
+}
+
 TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platform& platform,
                          const platform::Allocation& allocation, const platform::SessionOptions& options)
     : workload_(workload),
       platform_(platform),
       inputs_(footprint_inputs(workload)),
       footprint_(models::training_footprint(inputs_)),
-      setup_(training_setup(workload, platform, allocation, options)) {
+      setup_(training_setup(workload, platform, allocation, options)),
+      failures_(options.failures) {
+  iteration_settings_.variability = options.variability;
+  iteration_settings_.iterations = options.iterations;
+  iteration_settings_.stragglers = platform.cluster().stragglers;
+  iteration_settings_.nodes = platform.cluster().network.nodes;
+  iteration_settings_.per_node = platform.cluster().network.accelerators_per_node;
+  // Symmetric mode's iterations replay the step's graph at the times its tasks took.
+  setup_.record_task_times =
+      needs_iterations(iteration_settings_) && setup_.mode == platform::SimulationMode::symmetric;
   // Memory first: a job that does not fit is an error, never simulated.
   if (workload.enforce_memory_fit) models::check_fits(footprint_, platform.cluster().accelerator.hbm_capacity_bytes);
   if (platform.spec().apply_throttling && platform::has_power_data(platform)) {
@@ -145,6 +173,14 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
         platform_.cluster().accelerator.hbm_capacity_bytes / kGiB, over / kGiB));
   }
   fill_power_report(workload_, platform_, inputs_, setup_.throttle, *result);
+  if (needs_iterations(iteration_settings_)) {
+    result->iterations = simulate_iterations(setup_, iteration_settings_, *step_);
+  }
+  if (failures_.enabled) {
+    result->goodput_computed = true;
+    result->goodput = training_goodput(failures_, workload_, footprint_, iteration_settings_.per_node,
+                                       platform_.cluster().network.scale_out.nics_per_node);
+  }
   fill_run_report(workload_.train_tokens, *result);
   return result;
 }

@@ -11,6 +11,7 @@
 #include "sim/training/training_config.hpp"
 #include "sim/training/training_result.hpp"
 #include "sim/training/training_simulation.hpp"
+#include "sim/training/step_iterations.hpp"
 #include "sim/training/training_step.hpp"
 
 namespace clustersim::training {
@@ -21,6 +22,12 @@ void fill_memory_report(const models::StageFootprint& peak, double capacity_byte
 /// Fills result.run for a run of train_tokens tokens (nothing when train_tokens <= 0) from the
 /// step time, throughput, GPUs and (when computed) the power and cost reports.
 void fill_run_report(double train_tokens, TrainingResult& result);
+
+/// The goodput of a long run of the job under `failures`: its GPUs, hosts and NICs, and a
+/// checkpoint of every rank's weights and optimizer state (the footprint's stages; each
+/// weight and optimizer shard written once).
+models::GoodputReport training_goodput(const models::FailureSpec& failures, const TrainingWorkload& workload,
+                                       const models::TrainingFootprint& footprint, int per_node, int nics_per_node);
 
 /// One training job on a platform.
 class TrainingJob final : public platform::Workload {
@@ -41,6 +48,8 @@ class TrainingJob final : public platform::Workload {
   models::FootprintInputs inputs_;
   models::TrainingFootprint footprint_;
   TrainingSetup setup_;
+  IterationSettings iteration_settings_;
+  models::FailureSpec failures_;
   std::unique_ptr<TrainingStep> step_;
 };
 

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "models/accelerator/provenance.hpp"
+#include "models/reliability/goodput.hpp"
+#include "sim/engine/statistics.hpp"
 #include "sim/platform/workload.hpp"
 #include "topologies/link_utilisation.hpp"
 
@@ -68,6 +70,25 @@ struct TrainingRunReport {
   double energy_j = 0;      ///< cluster energy (devices, NICs, switches), no facility overhead
   bool cost_computed = false;
   double cost_usd = 0;
+};
+
+/// The step time one cause of variability adds on its own (simulation.iterations).
+struct CauseLoss {
+  std::string cause;       ///< "jitter" (kernels and network), "host_noise", "stragglers"
+  double mean_step_s = 0;  ///< mean step time with only this cause
+  double lost_s = 0;       ///< mean_step_s - the nominal step time
+  double lost_share = 0;   ///< lost_s / the mean step time with every cause
+};
+
+/// The step time over many iterations with fresh draws (sim/training/step_iterations.hpp).
+struct StepStatistics {
+  bool computed = false;
+  int iterations = 0;
+  double nominal_s = 0;              ///< without any draw
+  engine::Distribution step_s;       ///< mean, p50, p90, p99 and max of the step time
+  std::vector<double> step_times_s;  ///< per iteration, in iteration order
+  std::vector<CauseLoss> causes;     ///< each active cause alone
+  std::string method;                ///< how the iterations ran (full, or symmetric replay)
 };
 
 /// Power, energy and cost of one step (models/power). Device figures are for an average
@@ -144,6 +165,9 @@ struct TrainingResult : platform::WorkloadResult {
   MemoryReport memory;                 ///< filled by the runner before simulating
   PowerReport power;                   ///< filled by the runner after simulating
   TrainingRunReport run;               ///< filled by the runner when train_tokens is set
+  StepStatistics iterations;           ///< simulation.iterations / variability / stragglers' probability
+  bool goodput_computed = false;       ///< simulation.failures.enabled
+  models::GoodputReport goodput;       ///< failures, checkpoints and goodput of a long run
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise

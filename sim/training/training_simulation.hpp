@@ -10,6 +10,7 @@
 #include "sim/engine/profile.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/session.hpp"
+#include "sim/platform/variability.hpp"
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_config.hpp"
 #include "sim/training/training_result.hpp"
@@ -48,6 +49,13 @@ struct TrainingSetup {
   /// Clock fraction every accelerator runs at because the power limit throttles it
   /// (power.apply_throttling), in (0, 1]: compute kernels take 1 / throttle as long.
   double throttle = 1.0;
+  /// Full mode: the kernel, host and network variability this step draws (its `iteration`'s
+  /// draws from `seed`, step_variability.hpp); none by default. Symmetric mode simulates the
+  /// nominal step and draws in its replays (step_iterations.hpp).
+  platform::VariabilitySpec variability{};
+  int iteration = 0;
+  /// Keep the start and end of every task of instance 0 (what a replay of the step needs).
+  bool record_task_times = false;
 
   /// The job's accelerator count: `accelerators`, or the topology's when 0.
   int job_accelerators() const { return accelerators > 0 ? accelerators : topology.accelerator_count(); }

@@ -8,6 +8,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/step_variability.hpp"
 
 namespace clustersim::training {
 namespace {
@@ -134,18 +135,44 @@ void TrainingStep::apply_speeds(int instances) {
   }
 }
 
+exec::ExecutionOptions TrainingStep::execution_options() const {
+  exec::ExecutionOptions options;
+  if (setup_.compute_rate_while_communicating < 1.0) {
+    options.compute_rate_while_communicating.assign(static_cast<std::size_t>(setup_.workload.parallelism.pp),
+                                                    setup_.compute_rate_while_communicating);
+  }
+  if (setup_.mode == platform::SimulationMode::full) {
+    options.duration = duration_hook(step_, {setup_.seed, setup_.iteration, setup_.variability});
+  }
+  return options;
+}
+
+std::vector<engine::TimePs> TrainingStep::nominal_durations() const {
+  if (!task_times_ || !executor_ || !executor_->finished()) {
+    throw SimulationError("the step's task times were not recorded (TrainingSetup::record_task_times) or it did not end");
+  }
+  std::vector<engine::TimePs> durations;
+  durations.reserve(step_.graph.task_count());
+  for (exec::TaskId t = 0; t < static_cast<exec::TaskId>(step_.graph.task_count()); ++t) {
+    const exec::Task& task = step_.graph.task(t);
+    const auto i = static_cast<std::size_t>(t);
+    durations.push_back(task.start ? task_times_->end_ps[i] - task_times_->start_ps[i] : task.duration_ps);
+  }
+  return durations;
+}
+
 void TrainingStep::start(platform::Session& session, std::function<void()> on_done) {
   const auto& par = setup_.workload.parallelism;
   const bool full = setup_.mode == platform::SimulationMode::full;
   step_ = build_step_graph(setup_, programs_, session.comm(), full);
-  exec::ExecutionOptions options;
-  if (setup_.compute_rate_while_communicating < 1.0) {
-    options.compute_rate_while_communicating.assign(static_cast<std::size_t>(par.pp),
-                                                    setup_.compute_rate_while_communicating);
-  }
   instances_ = full ? par.tp * par.cp * par.dp : 1;
   engine::Engine& engine = session.engine();
-  executor_ = std::make_unique<exec::Executor>(engine, step_.graph, options, replication(session.comm(), instances_));
+  executor_ = std::make_unique<exec::Executor>(engine, step_.graph, execution_options(),
+                                               replication(session.comm(), instances_));
+  if (setup_.record_task_times) {
+    task_times_ = std::make_unique<exec::TaskTimesRecorder>(0);
+    executor_->add_observer(*task_times_);
+  }
   breakdown_ = std::make_unique<StepBreakdownObserver>(step_.stages, step_.graph.stream_count(), instances_, engine.now());
   executor_->add_observer(*breakdown_);
   if (platform::TraceSink* trace = session.trace()) {

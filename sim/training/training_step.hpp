@@ -36,6 +36,14 @@ class TrainingStep final : public platform::Workload {
   TrainingResult result(platform::Session& session);
 
   const std::vector<StageProgram>& programs() const { return programs_; }
+  /// The step's graph (once started).
+  const StepGraph& step_graph() const { return step_; }
+  /// The executor options the step ran with (compute sharing; full mode: its draws).
+  exec::ExecutionOptions execution_options() const;
+  /// Every task's nominal duration: a fixed task's own, an asynchronous one's as it ran in
+  /// instance 0 (needs TrainingSetup::record_task_times; SimulationError otherwise or before
+  /// the run ended).
+  std::vector<engine::TimePs> nominal_durations() const;
 
  private:
   exec::Replication replication(platform::CommRuntime& comm, int instances) const;
@@ -47,6 +55,7 @@ class TrainingStep final : public platform::Workload {
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<StepBreakdownObserver> breakdown_;
   std::unique_ptr<exec::TaskCountObserver> progress_;  ///< only when the session reports progress
+  std::unique_ptr<exec::TaskTimesRecorder> task_times_;  ///< only with TrainingSetup::record_task_times
   std::optional<topologies::LinkTraffic> step_traffic_;
   int instances_ = 1;
 };

@@ -452,6 +452,50 @@ TEST_CASE("loader: stragglers need full mode and name nodes of the cluster") {
             .find("cluster.stragglers.compute_speed") != std::string::npos);
 }
 
+TEST_CASE("loader: variability, random stragglers and failures; ineffective settings are warnings") {
+  const auto scenario = load(edit(kBase, {{"{seed: 3}", "{seed: 3, iterations: 50, variability: {gemm_cv: 0.03, "
+                                                                     "device_cv: 0.02, host_noise_rate: 10, "
+                                                                     "host_noise_delay: 2 ms}, failures: {enabled: true, "
+                                                                     "gpu_mtbf: 50000 h, restart_time: 5 min}}"},
+                                          {"  nodes: 2\n", "  nodes: 2\n  stragglers: {probability: 0.01, "
+                                                          "compute_speed: 0.8}\n"}}));
+  CHECK(scenario.simulation.iterations == 50);
+  CHECK(scenario.simulation.variability.gemm_cv == doctest::Approx(0.03).scale(0).epsilon(1e-12));
+  CHECK(scenario.simulation.variability.host_noise_delay_s == doctest::Approx(2e-3).scale(0).epsilon(1e-12));
+  CHECK(scenario.simulation.failures.enabled);
+  CHECK(scenario.simulation.failures.gpu_mtbf_s == doctest::Approx(50000.0 * 3600).scale(0).epsilon(1e-12));
+  CHECK(scenario.simulation.failures.restart_s == doctest::Approx(300).scale(0).epsilon(1e-12));
+  CHECK(scenario.platform.cluster.stragglers.probability == doctest::Approx(0.01).scale(0).epsilon(1e-12));
+  CHECK(scenario.platform.cluster.stragglers.nodes.empty());
+  CHECK(scenario.warnings.empty());
+  // Defaults: nothing drawn, one step, no goodput.
+  const auto plain = load(kBase);
+  CHECK(plain.simulation.iterations == 1);
+  CHECK_FALSE(plain.simulation.variability.any());
+  CHECK_FALSE(plain.simulation.failures.enabled);
+  // Out of range and wrong units name the key and position.
+  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, variability: {gemm_cv: -0.1}}"}})).find(
+            "simulation.variability.gemm_cv") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, iterations: 0}"}})).find("simulation.iterations") !=
+        std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"{seed: 3}", "{seed: 3, failures: {gpu_mtbf: 5 GB}}"}})).find(
+            "simulation.failures.gpu_mtbf") != std::string::npos);
+  CHECK(one_problem(edit(kBase, {{"  nodes: 2\n", "  nodes: 2\n  stragglers: {probability: 2, compute_speed: 0.8}\n"}}))
+            .find("cluster.stragglers.probability") != std::string::npos);
+  // Settings without effect: iterations with nothing drawn, failure keys with failures off,
+  // a host-noise rate without a delay.
+  const auto idle = load(edit(kBase, {{"{seed: 3}", "{seed: 3, iterations: 5, failures: {restart_time: 60 s}, "
+                                                    "variability: {host_noise_rate: 5}}"}}));
+  REQUIRE(idle.warnings.size() == 3);
+  std::string all;
+  for (const auto& warning : idle.warnings) all += warning.render() + "\n";
+  CHECK(all.find("simulation.iterations: 5 has no effect: nothing is drawn") != std::string::npos);
+  CHECK(all.find("simulation.failures.restart_time: 60 s has no effect: simulation.failures.enabled is false") !=
+        std::string::npos);
+  CHECK(all.find("simulation.variability.host_noise_rate: 5 has no effect: simulation.variability.host_noise_delay "
+                 "is 0") != std::string::npos);
+}
+
 TEST_CASE("loader: bad input, missing keys, files, includes, syntax") {
   CHECK(one_problem(edit(kBase, {{"  nodes: 2\n", ""}})) ==
         "t.yaml:20:3: cluster.nodes: missing required key 'nodes'");
