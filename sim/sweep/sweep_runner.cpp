@@ -16,6 +16,7 @@
 
 #include "sim/config/schema.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/output_paths.hpp"
 #include "sim/scenario/scenario_tree_loader.hpp"
 #include "sim/serving/serving_workload.hpp"
 #include "sim/training/training_result.hpp"
@@ -258,7 +259,7 @@ SweepRow run_point(const SweepPlan& plan, const SweepPoint& point) {
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   if (options.threads < 0) throw ConfigError(fmt::format("-j must be >= 0 (0: every core), got {}", options.threads));
   const fs::path dir = options.out_dir;
-  fs::create_directories(dir);
+  report::prepare_output_dir(dir, "the sweep's output folder");  // before any point runs
   if (const auto manifest = read_json(dir / kManifest)) {
     const std::string existing = manifest->value("fingerprint", "");
     if (existing != plan.fingerprint) {
@@ -482,7 +483,7 @@ SweepOutcome merge_sweeps(const std::vector<fs::path>& inputs, const fs::path& o
   for (const fs::path& input : inputs) {
     for (auto& [id, row] : finished_rows(input, fingerprint)) rows.emplace(id, std::move(row));
   }
-  fs::create_directories(out_dir / "points");
+  report::prepare_output_dir(out_dir / "points", "the merged output folder");
   write_text(out_dir / kManifest, manifest.dump(2) + "\n");
   SweepOutcome outcome;
   outcome.name = manifest.value("name", "");
