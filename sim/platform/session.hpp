@@ -11,6 +11,7 @@
 #include "sim/config/name_table.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/platform/comm_runtime.hpp"
+#include "sim/platform/resource_limits.hpp"
 #include "sim/platform/trace_sink.hpp"
 
 namespace clustersim::platform {
@@ -34,6 +35,7 @@ struct SessionOptions {
   Fidelity fidelity = Fidelity::flow;
   SimulationMode mode = SimulationMode::symmetric;
   std::uint64_t seed = 1;
+  ResourceLimits limits;  ///< `simulation.limits`: the session's engine stops past limits.events
 };
 
 /// An engine and a communication backend of `options.fidelity` on it. Neither copyable nor
