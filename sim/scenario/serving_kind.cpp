@@ -7,7 +7,6 @@
 
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
-#include "models/memory/memory_footprint.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
 #include "sim/scenario/workload_kinds.hpp"
@@ -427,20 +426,6 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   warn_ineffective_simulation(c, w);
 }
 
-/// Memory first: a pool whose weights leave no room for the KV cache is refused at the pool,
-/// with the tensor-parallel split that would fit (serving::plan_instance_memory).
-void check_pool_memory(const WorkloadReadContext& c, const ServingSpec& w) {
-  for (const serving::PoolSpec& pool : w.pools) {
-    const std::string path = "pools." + pool.name;
-    if (c.problems.bad(c.key(path))) continue;
-    try {
-      (void)serving::plan_instance_memory(w, pool, pool.accelerator.value_or(c.platform.cluster.accelerator));
-    } catch (const models::DoesNotFitError& e) {
-      c.problems.add(c.position(path), c.key(path), e.what());
-    }
-  }
-}
-
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   std::string model_path, model_name;
   const ConfigNode* model_entry = find_model(c, model_path, model_name);
@@ -462,7 +447,6 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   }
   check_requests(c, w);
   read_draft_model(c, w, model_ok);
-  if (model_ok && c.platform_ok && !c.problems.bad(c.path) && !c.problems.bad("models")) check_pool_memory(c, w);
   warn_ineffective(c, w);
   if (c.has("moe") && model_ok && !w.model.is_moe()) {
     c.problems.add(c.position("moe"), c.key("moe"),

@@ -7,14 +7,12 @@
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
 #include "models/llm/pipeline_split.hpp"
-#include "models/memory/fit_remedy.hpp"
 #include "sim/scenario/preset_readers.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/scenario_schema.hpp"
 #include "sim/scenario/training_kind.hpp"
 #include "sim/scenario/workload_kinds.hpp"
 #include "sim/training/training_config.hpp"
-#include "sim/training/training_simulation.hpp"
 
 namespace clustersim::scenario {
 namespace {
@@ -335,20 +333,6 @@ void warn_ineffective(const WorkloadReadContext& c, const TrainingWorkload& w) {
   }
 }
 
-/// Memory first: a footprint over the accelerator's memory is refused at the split, with the
-/// changes that would fit (computed by the memory model), before anything is built or run.
-void check_memory_fit(const WorkloadReadContext& c, const TrainingWorkload& w) {
-  const double capacity = c.platform.cluster.accelerator.hbm_capacity_bytes;
-  if (!(capacity > 0)) return;
-  try {
-    if (const auto message = models::does_not_fit_message(training::footprint_inputs(w), capacity)) {
-      c.problems.add(c.position("parallelism"), c.key("parallelism"), *message);
-    }
-  } catch (const ConfigError& e) {  // a footprint the memory model cannot cost: say so at the split
-    c.problems.add(c.position("parallelism"), c.key("parallelism"), e.what());
-  }
-}
-
 /// What the declarations cannot say: the model, dp's default, the checks.
 void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
   std::string model_path, model_name;
@@ -366,9 +350,6 @@ void complete_training(const WorkloadReadContext& c, TrainingWorkload& w) {
   if (model_ok) check_split(c, w, model_entry, model_path);
   check_options(c, w, model_ok);
   check_platform(c, w);
-  if (model_ok && c.platform_ok && w.enforce_memory_fit && !c.problems.bad(c.path) && !c.problems.bad("models")) {
-    check_memory_fit(c, w);
-  }
   warn_ineffective(c, w);
 }
 

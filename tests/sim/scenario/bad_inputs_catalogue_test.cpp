@@ -12,6 +12,11 @@
 // typed error (clustersim::Error, never a crash or "internal error") one of whose lines starts
 // with the `error-at` position and key and holds every `error` text. Paths in messages are taken
 // relative to the catalogue folder. Data files the cases name live in bad_inputs/files/.
+//
+// `# error-at: (run)` marks the one kind of error that has no position yet: a workload that does
+// not fit in memory loads, and its run refuses it (the check needs the built workload; moving it
+// into the loader would refuse the scenarios `search` and `capacity` start from). Such a case
+// must load, fail when run, and hold its `error` texts.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -74,9 +79,14 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+/// The `error-at` of a case refused when it runs, not when it loads.
+const std::string kAtRun = "(run)";
+
 /// What the case's input makes the simulator say: the error's message, or why there was none.
-std::string error_of(const BadInput& input, bool& typed) {
+/// `loaded`: the scenario loaded (the error came from its run).
+std::string error_of(const BadInput& input, bool& typed, bool& loaded) {
   typed = false;
+  loaded = false;
   try {
     if (input.command.rfind("validate ", 0) == 0) {
       const fs::path dataset = kFolder / input.command.substr(9);
@@ -89,6 +99,7 @@ std::string error_of(const BadInput& input, bool& typed) {
     }
     if (!input.command.empty()) return "(unknown command '" + input.command + "')";
     const auto scenario = clustersim::scenario::load_scenario(input.file);
+    loaded = true;
     (void)clustersim::runner::run_scenario(scenario);
     return "(no error: the scenario loaded and ran)";
   } catch (const clustersim::Error& e) {
@@ -106,7 +117,7 @@ bool message_has(const std::string& message, const std::string& error_at, const 
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("error: ", 0) == 0) line = line.substr(7);
-    if (line.rfind(error_at + ": ", 0) != 0) continue;
+    if (error_at != kAtRun && line.rfind(error_at + ": ", 0) != 0) continue;
     if (std::all_of(errors.begin(), errors.end(),
                     [&](const std::string& error) { return line.find(error) != std::string::npos; })) {
       return true;
@@ -135,11 +146,12 @@ TEST_CASE("every bad input in the catalogue gets its message at its position") {
     REQUIRE_MESSAGE(!input.error_at.empty(), "the case has no '# error-at:' line");
     REQUIRE_MESSAGE(!input.errors.empty(), "the case has no '# error:' line");
     const auto start = std::chrono::steady_clock::now();
-    bool typed = false;
-    const std::string message = replace_all(error_of(input, typed), kFolder.string() + "/", "");
+    bool typed = false, loaded = false;
+    const std::string message = replace_all(error_of(input, typed, loaded), kFolder.string() + "/", "");
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO("message: ", message);
     CHECK_MESSAGE(typed, "not a clustersim::Error");
+    CHECK_MESSAGE(loaded == (input.error_at == kAtRun), loaded ? "it loaded: only its run failed" : "it did not load");
     CHECK(seconds < 5.0);  // a bad input is refused quickly (the alias bomb took 16 s)
     std::string expected;
     for (const std::string& error : input.errors) expected += " '" + error + "'";
