@@ -151,7 +151,7 @@ TEST_CASE("every bad input in the catalogue gets its message at its position") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO("message: ", message);
     CHECK_MESSAGE(typed, "not a clustersim::Error");
-    CHECK_MESSAGE(loaded == (input.error_at == kAtRun), loaded ? "it loaded: only its run failed" : "it did not load");
+    CHECK_MESSAGE(loaded == (input.error_at == kAtRun), (loaded ? "it loaded: only its run failed" : "it did not load"));
     CHECK(seconds < 5.0);  // a bad input is refused quickly (the alias bomb took 16 s)
     std::string expected;
     for (const std::string& error : input.errors) expected += " '" + error + "'";
