@@ -43,7 +43,7 @@ TopologySize built(const ClusterNetworkSpec& spec) {
 TEST_CASE("topology_size counts what Topology::build makes") {
   for (const ClusterNetworkSpec& spec :
        {network(1, 8, "fat-tree", 2, 64), network(2, 8, "fat-tree", 2, 64), network(16, 8, "fat-tree", 2, 16),
-        network(64, 8, "fat-tree", 3, 8), network(8, 2, "fat-tree", 2, 8), network(4, 8, "switch", 2, 64)}) {
+        network(64, 8, "fat-tree", 3, 16), network(8, 2, "fat-tree", 2, 8), network(4, 8, "switch", 2, 64)}) {
     CAPTURE(spec.nodes);
     CAPTURE(spec.scale_out.topology);
     CAPTURE(spec.scale_out.tiers);

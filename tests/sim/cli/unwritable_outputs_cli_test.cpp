@@ -53,7 +53,7 @@ TEST_CASE("an unwritable --out, output.dir or --trace is an error before the run
   const std::string trace = (fixture.file / "t.json").string();
   check_only_error("run " + kScenario + " --trace " + trace,
                    "error: --trace " + trace + ": cannot write the file: cannot create the folder " +
-                       fixture.file.string() + " (a file of that name exists)");
+                       fixture.file.string() + " (Not a directory)");
   check_only_error("run " + kScenario + " --trace " + fixture.dir.string(),
                    "error: --trace " + fixture.dir.string() + ": cannot write the file: it is a folder");
 }

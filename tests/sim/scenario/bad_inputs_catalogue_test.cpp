@@ -175,6 +175,6 @@ TEST_CASE("the catalogue harness fails a case whose position or message is wrong
   CHECK(!message_has(message, "a.yaml:6:10: cluster.nodes", {"got 0", "got 1"}));     // one of two
   CHECK(!message_has(message, "a.yaml:6:10: cluster.nodes", {"1e+12"}));              // another line's text
   const BadInput input = read_case(kFolder / "06-nodes-zero.yaml");
-  CHECK(input.error_at == "06-nodes-zero.yaml:6:10: cluster.nodes");
+  CHECK(input.error_at == "06-nodes-zero.yaml:8:10: cluster.nodes");
   CHECK(input.command.empty());
 }
