@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string_view>
 #include <utility>
 
@@ -249,6 +250,7 @@ struct FlowNetwork::Impl {
       Flow& flow = flows[static_cast<std::size_t>(slot)];
       const double rate = rates.rate_bytes_per_s(slot);
       const bool scheduled = flow.last_byte_event.valid();
+      if (!(rate > 0) || !std::isfinite(rate)) check_rate(slot, rate);
       // Unchanged: a moving flow keeps its completion event, a stalled one stays without.
       if (rate == flow.rate_bytes_per_s && (scheduled || rate == 0)) continue;
       advance(flow, now_ps);
@@ -262,6 +264,20 @@ struct FlowNetwork::Impl {
       }
     }
     report_loads();
+  }
+
+  // A rate that is not positive and finite is valid only for a flow behind a down link.
+  void check_rate(std::int32_t slot, double rate) const {
+    double min_capacity = std::numeric_limits<double>::infinity();
+    for (const FlowHop& hop : incidence.hops_of(slot)) {
+      min_capacity = std::min(min_capacity, rates.capacity_bytes_per_s(hop.link));
+    }
+    const std::string violation = flow_rate_violation(rate, min_capacity);
+    if (!violation.empty()) {
+      throw SimulationError(fmt::format("flow model: the solver broke its invariant for an active flow with {} bytes "
+                                        "left at {} ps: {}",
+                                        flows[static_cast<std::size_t>(slot)].remaining_bytes, engine.now(), violation));
+    }
   }
 
   void set_scale(LinkId link, double scale) {
@@ -454,6 +470,18 @@ void FlowNetwork::set_load_listener(LinkLoadListener* listener) {
 const LinkTraffic& FlowNetwork::traffic() const {
   impl_->snapshot_traffic();
   return impl_->traffic;
+}
+
+std::string flow_rate_violation(double rate_bytes_per_s, double path_min_capacity_bytes_per_s) {
+  if (std::isnan(rate_bytes_per_s)) return "its rate is NaN";
+  if (!std::isfinite(rate_bytes_per_s)) return fmt::format("its rate is {} bytes/s", rate_bytes_per_s);
+  if (rate_bytes_per_s < 0) return fmt::format("its rate {} bytes/s is negative", rate_bytes_per_s);
+  if (rate_bytes_per_s == 0 && path_min_capacity_bytes_per_s > 0) {
+    return fmt::format("it got no bandwidth although every link of its path is up (the smallest capacity is {} "
+                       "bytes/s)",
+                       path_min_capacity_bytes_per_s);
+  }
+  return "";
 }
 
 }  // namespace clustersim::topologies

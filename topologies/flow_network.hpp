@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/engine/engine.hpp"
@@ -120,5 +121,12 @@ class FlowNetwork {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+/// The flow solver's invariant on one active flow's solved rate: finite and >= 0, and > 0
+/// unless a link of its path has no capacity (a down link stalls the flow until it recovers).
+/// `path_min_capacity_bytes_per_s` is the smallest capacity on the flow's path. Returns the
+/// violation, or "" when the rate is valid. FlowNetwork checks every rate it solves with it
+/// and throws SimulationError on a violation, in every build.
+std::string flow_rate_violation(double rate_bytes_per_s, double path_min_capacity_bytes_per_s);
 
 }  // namespace clustersim::topologies

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/error.hpp"
 #include "topologies/dragonfly.hpp"
 #include "topologies/fat_tree.hpp"
 #include "topologies/rail_optimized.hpp"
@@ -119,6 +120,15 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
   if (!non_negative(out.link_latency_s)) {
     problems.push_back(fmt::format("scale_out.link_latency_s must be a finite number >= 0, got {}",
                                    out.link_latency_s));
+  }
+  // The fat-tree's capacity is known from the NIC count: check it before anything is built
+  // (800,000 accelerators used to build their scale-up graph first).
+  if (problems.empty() && out.topology == "fat-tree" && spec.nodes > 1) {
+    try {
+      (void)fat_tree_shape(out, static_cast<std::int64_t>(spec.nodes) * out.nics_per_node);
+    } catch (const ConfigError& e) {
+      problems.push_back(e.what());
+    }
   }
   return problems;
 }

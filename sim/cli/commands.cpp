@@ -23,6 +23,7 @@
 #include "sim/report/collective_report.hpp"
 #include "sim/report/compare.hpp"
 #include "sim/report/metric_glossary.hpp"
+#include "sim/report/output_paths.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
@@ -44,23 +45,6 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   file << text;
 }
 
-/// Makes `dir` (and its parents) and checks a file can be created in it, before anything is
-/// simulated. Throws ConfigError naming the folder.
-void check_output_dir(const std::filesystem::path& dir, const std::string& option) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error || !std::filesystem::is_directory(dir)) {
-    throw ConfigError(fmt::format("{} {}: cannot create the folder ({})", option, dir.string(),
-                                  error ? error.message() : "a file of that name exists"));
-  }
-  const auto probe = dir / ".clustersim-write-test";
-  {
-    std::ofstream file(probe);
-    if (!file) throw ConfigError(fmt::format("{} {}: the folder is not writable", option, dir.string()));
-  }
-  std::filesystem::remove(probe, error);
-}
-
 }  // namespace
 
 int run_command(const RunOptions& options, std::ostream& out) {
@@ -76,12 +60,12 @@ int run_command(const RunOptions& options, std::ostream& out) {
   // simulation must not end in "cannot write".
   const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
   const char* out_option = !options.out_dir.empty() ? "--out" : "output.dir";
-  if (!out_dir.empty()) check_output_dir(out_dir, out_option);
+  if (!out_dir.empty()) report::prepare_output_dir(out_dir, out_option);
   std::ofstream trace_file;
   std::unique_ptr<report::ChromeTrace> trace;
   if (!options.trace.empty()) {
     const std::filesystem::path path(options.trace);
-    if (path.has_parent_path()) check_output_dir(path.parent_path(), "--trace");
+    report::check_output_file(path, "--trace");
     trace_file.open(path);
     if (!trace_file) throw ConfigError(fmt::format("--trace {}: cannot write the file", path.string()));
     trace = std::make_unique<report::ChromeTrace>(trace_file, filter);

@@ -1,6 +1,7 @@
 #include "sim/config/config_tree.hpp"
 #include "sim/config/node_override.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -89,10 +90,33 @@ Position position_of(const YAML::Mark& mark, const std::string& file, const Posi
   return Position{file, mark.line + 1, mark.column + 1};
 }
 
+/// How many more nodes a conversion may make. An alias repeats its anchor's whole subtree, so a
+/// few lines of anchors and aliases (a "billion laughs") expand to more nodes than memory
+/// holds; yaml-cpp shares the aliased nodes, the conversion would copy them.
+struct NodeBudget {
+  std::size_t left = kMaxConfigNodes;
+  bool exceeded = false;
+  /// The top-level key being converted: an aliased node's own mark is its anchor's, so the
+  /// error points at the entry whose value expands instead.
+  std::optional<ConfigEntry> top_entry;
+};
+
 ConfigNode convert(const YAML::Node& yaml, const std::string& file, const Position& fallback,
-                   std::vector<Diagnostic>& diagnostics) {
+                   std::vector<Diagnostic>& diagnostics, NodeBudget& budget, int depth = 0) {
   ConfigNode node;
   node.position = position_of(yaml.Mark(), file, fallback);
+  if (budget.exceeded) return node;
+  if (budget.left == 0) {
+    budget.exceeded = true;
+    diagnostics.push_back(make_diagnostic(
+        budget.top_entry ? budget.top_entry->key_position : node.position,
+        budget.top_entry ? budget.top_entry->key : "",
+        "the YAML expands to more than " + std::to_string(kMaxConfigNodes) +
+            " nodes (each alias *name repeats its &name anchor's content: nested aliases multiply); a scenario "
+            "needs far fewer"));
+    return node;
+  }
+  --budget.left;
   switch (yaml.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -104,7 +128,7 @@ ConfigNode convert(const YAML::Node& yaml, const std::string& file, const Positi
       break;
     case YAML::NodeType::Sequence:
       node.kind = ConfigNode::Kind::sequence;
-      for (const auto& item : yaml) node.items.push_back(convert(item, file, node.position, diagnostics));
+      for (const auto& item : yaml) node.items.push_back(convert(item, file, node.position, diagnostics, budget, depth + 1));
       break;
     case YAML::NodeType::Map:
       node.kind = ConfigNode::Kind::mapping;
@@ -119,8 +143,9 @@ ConfigNode convert(const YAML::Node& yaml, const std::string& file, const Positi
           diagnostics.push_back(make_diagnostic(key_position, key, "duplicate key '" + key + "'"));
           continue;
         }
+        if (depth == 0) budget.top_entry = ConfigEntry{key, key_position, {}};
         node.entries.push_back(
-            ConfigEntry{key, key_position, convert(pair.second, file, key_position, diagnostics)});
+            ConfigEntry{key, key_position, convert(pair.second, file, key_position, diagnostics, budget, depth + 1)});
       }
       break;
   }
@@ -136,13 +161,81 @@ void set_position_recursive(ConfigNode& node, const Position& position) {
   }
 }
 
-bool read_text(const std::filesystem::path& file, std::string& text) {
+/// Line and column (1-based, in bytes) of `offset` in `text`.
+Position position_at(std::string_view text, std::size_t offset, const std::string& file) {
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return Position{file, line, static_cast<int>(offset - line_start) + 1};
+}
+
+/// Length of the UTF-8 sequence starting at `text[i]`, or 0 when it is not valid UTF-8.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) >> 6) != 0x2) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> text_problem(std::string_view text, const std::string& file) {
+  // UTF-16 and UTF-32 (with their byte-order mark) are YAML too; yaml-cpp decodes them.
+  if (text.starts_with("\xFE\xFF") || text.starts_with("\xFF\xFE") ||
+      text.starts_with(std::string_view("\0\0\xFE\xFF", 4))) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      return make_diagnostic(position_at(text, i, file), "",
+                             fmt::format("not a text (YAML) file: it holds the control byte 0x{:02X}, as binary "
+                                         "files do",
+                                         c));
+    }
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      return make_diagnostic(position_at(text, i, file), "",
+                             fmt::format("not a UTF-8 text (YAML) file: the byte 0x{:02X} starts no UTF-8 character "
+                                         "(a binary file, or text in another encoding)",
+                                         c));
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// Reads `file` into `text`; on failure returns why (a folder, unreadable)
+/// as a diagnostic for `shown` (the file as the user named it), reported at `where` unless the
+/// problem has a line of its own.
+std::optional<Diagnostic> read_text(const std::filesystem::path& file, const std::string& shown,
+                                    const Position& where, const std::string& key, const std::string& what,
+                                    std::string& text) {
+  std::error_code error;
+  if (std::filesystem::is_directory(file, error)) {
+    return make_diagnostic(where, key, "'" + shown + "' is a folder, not a " + what + " file");
+  }
   std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
+  if (!in) {
+    return make_diagnostic(where, key,
+                           "cannot read " + what + " file '" + shown + "'" +
+                               (std::filesystem::exists(file, error) ? " (no permission)" : " (no such file)"));
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   text = buffer.str();
-  return true;
+  return std::nullopt;
 }
 
 struct IncludeContext {
@@ -171,9 +264,8 @@ ConfigNode load_included(const std::filesystem::path& file, const std::string& d
     return {};
   }
   std::string text;
-  if (!read_text(file, text)) {
-    context.diagnostics->push_back(
-        make_diagnostic(include_item.position, key, "cannot read " + key + " file '" + display_name + "'"));
+  if (auto problem = read_text(file, display_name, include_item.position, key, key, text)) {
+    context.diagnostics->push_back(std::move(*problem));
     return {};
   }
   ConfigNode parsed = parse_config(text, display_name, *context.diagnostics);
@@ -284,9 +376,16 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
 ConfigNode parse_config(std::string_view yaml, std::string_view file_name,
                         std::vector<Diagnostic>& diagnostics) {
   const std::string file(file_name);
+  if (auto problem = text_problem(yaml, file)) {
+    diagnostics.push_back(std::move(*problem));
+    ConfigNode node;
+    node.position = Position{file, 1, 1};
+    return node;
+  }
   try {
     const YAML::Node document = YAML::Load(std::string(yaml));
-    return convert(document, file, Position{file, 1, 1}, diagnostics);
+    NodeBudget budget;
+    return convert(document, file, Position{file, 1, 1}, diagnostics, budget);
   } catch (const YAML::Exception& e) {
     Position position{file, 1, 1};
     if (!e.mark.is_null()) position = Position{file, e.mark.line + 1, e.mark.column + 1};
@@ -329,9 +428,8 @@ std::filesystem::path library_data_dir() {
 ConfigNode load_config_file(const std::filesystem::path& file, const std::filesystem::path& data_dir,
                             std::vector<Diagnostic>& diagnostics) {
   std::string text;
-  if (!read_text(file, text)) {
-    diagnostics.push_back(make_diagnostic(Position{file.string(), 0, 0}, "",
-                                          "cannot read scenario file '" + file.string() + "'"));
+  if (auto problem = read_text(file, file.string(), Position{file.string(), 0, 0}, "", "scenario", text)) {
+    diagnostics.push_back(std::move(*problem));
     return {};
   }
   IncludeContext context{data_dir, {}, {}, &diagnostics};

@@ -4,6 +4,7 @@
 /// deep merge, `include:` resolution and `--set key.path=value` overrides.
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,8 +56,17 @@ struct ConfigEntry {
 /// Splits "a.b.c" into {"a", "b", "c"}.
 std::vector<std::string> split_key_path(std::string_view dotted_path);
 
-/// Parses YAML text; `file_name` is the file reported in positions. A syntax error becomes a
-/// diagnostic in `diagnostics` (with its position) and a null node is returned.
+/// The most nodes one parsed YAML text may expand to (aliases repeat their anchor's content).
+inline constexpr std::size_t kMaxConfigNodes = 100'000;
+
+/// Why `text` (the content of `file`) is not YAML text, at the first offending byte: a control
+/// byte (NUL and the like: a binary file) or a byte that starts no UTF-8 character. nullopt
+/// for text (UTF-16/32 with a byte-order mark pass through to the parser).
+std::optional<Diagnostic> text_problem(std::string_view text, const std::string& file);
+
+/// Parses YAML text; `file_name` is the file reported in positions. A syntax error, text that
+/// is not text (text_problem) or a document past kMaxConfigNodes becomes a diagnostic in
+/// `diagnostics` (with its position) and a null (or cut) node is returned.
 ConfigNode parse_config(std::string_view yaml, std::string_view file_name,
                         std::vector<Diagnostic>& diagnostics);
 

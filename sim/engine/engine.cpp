@@ -117,6 +117,11 @@ RunStats Engine::run(TimePs until_ps) {
       ++stats.events_cancelled;
       continue;
     }
+    if (events_fired_ == event_limit_) {
+      throw EventLimitError(fmt::format("the run reached its limit of {} events at simulated time {:.6g} s, with {} "
+                                        "events pending",
+                                        event_limit_, ps_to_seconds(next.time_ps), pending_));
+    }
     now_ps_ = next.time_ps;
     fingerprint_ = fingerprint_fold(fingerprint_, next.time_ps, next.tag);
     // Move the handler out before calling it: it may schedule events, which can grow slots_.
@@ -133,6 +138,8 @@ RunStats Engine::run(TimePs until_ps) {
 }
 
 std::size_t Engine::pending() const { return pending_; }
+
+void Engine::set_event_limit(std::uint64_t max_events) { event_limit_ = max_events; }
 
 std::uint64_t Engine::fingerprint() const { return fingerprint_; }
 

@@ -4,6 +4,7 @@
 /// No globals: an Engine is a value, so several can run in one process.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -73,6 +74,10 @@ class Engine {
   /// Total events fired since construction.
   std::uint64_t events_fired() const;
 
+  /// Caps the events fired since construction: run() throws EventLimitError instead of firing
+  /// event number `max_events` + 1. Default: no cap.
+  void set_event_limit(std::uint64_t max_events);
+
   /// Independent RNG stream for `entity_id`, derived from (seed, entity_id) by a mixing
   /// function, so adding an entity never perturbs another entity's stream.
   RngStream rng_stream(std::uint64_t entity_id) const;
@@ -102,6 +107,7 @@ class Engine {
   TimePs now_ps_ = 0;
   std::uint64_t next_sequence_ = 1;
   std::uint64_t events_fired_ = 0;
+  std::uint64_t event_limit_ = std::numeric_limits<std::uint64_t>::max();
   std::size_t pending_ = 0;
   bool running_ = false;
   EventQueue queue_;

@@ -23,4 +23,10 @@ class SimulationError : public Error {
   using Error::Error;
 };
 
+/// A run reached the event limit its owner set (Engine::set_event_limit).
+class EventLimitError : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
 }  // namespace clustersim

@@ -393,7 +393,7 @@ class Executor::State {
 
   void schedule_finish(int instance, Running& run) {
     const TaskId task = run.task;
-    const auto delay = static_cast<engine::TimePs>(std::ceil(run.work_left_ps / run.rate - 1e-9));
+    const auto delay = engine::checked_ps(std::ceil(run.work_left_ps / run.rate - 1e-9), "a task's remaining time");
     run.finish = engine_.schedule_after(std::max<engine::TimePs>(0, delay),
                                         [this, instance, task](engine::Engine&) { on_finish(instance, task); },
                                         tag(instance, task, true));

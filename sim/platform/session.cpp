@@ -15,6 +15,7 @@ std::string_view simulation_mode_name(SimulationMode mode) { return simulation_m
 
 Session::Session(const models::CollectiveModel& collectives, SessionOptions options)
     : options_(options), engine_(options.seed) {
+  engine_.set_event_limit(static_cast<std::uint64_t>(options.limits.events));
   if (options.fidelity == Fidelity::flow) {
     comm_ = std::make_unique<FlowComm>(engine_, collectives);
   } else {

@@ -12,6 +12,7 @@
 #include "sim/config/name_table.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/platform/comm_runtime.hpp"
+#include "sim/platform/resource_limits.hpp"
 #include "sim/platform/trace_sink.hpp"
 #include "sim/platform/variability.hpp"
 
@@ -41,6 +42,7 @@ struct SessionOptions {
   int iterations = 1;
   VariabilitySpec variability;  ///< `simulation.variability`; none by default
   models::FailureSpec failures;  ///< `simulation.failures`: the goodput report of a training run
+  ResourceLimits limits;  ///< `simulation.limits`: the session's engine stops past limits.events
 };
 
 /// An engine and a communication backend of `options.fidelity` on it. Neither copyable nor

@@ -29,7 +29,11 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   primary->start(session, [&jobs] {
     for (auto& job : jobs) job->stop();
   });
-  session.engine().run();
+  try {
+    session.engine().run();
+  } catch (const EventLimitError& e) {
+    throw EventLimitError(platform::event_limit_message(e.what(), scenario.simulation.limits));
+  }
   RunResult result;
   result.primary = primary->finish(session);
   for (std::size_t j = 0; j < jobs.size(); ++j) {

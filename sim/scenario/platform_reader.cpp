@@ -159,7 +159,7 @@ void require_topology_keys(const ConfigNode& root, const topologies::TopologyKin
 /// The scale-out network: NICs per node default to the accelerators per node and divide them;
 /// the network is built once so that the topology's own problems point at its keys.
 void complete_network(const ConfigNode& root, const topologies::TopologyKind& kind, platform::ClusterSpec& cluster,
-                      Problems& problems) {
+                      const platform::ResourceLimits& limits, Problems& problems) {
   topologies::ClusterNetworkSpec& network = cluster.network;
   topologies::ScaleOutSpec& scale_out = network.scale_out;
   require_topology_keys(root, kind, network.nodes, problems);
@@ -171,6 +171,19 @@ void complete_network(const ConfigNode& root, const topologies::TopologyKind& ki
                      " accelerators is not divisible by nic.per_node " + std::to_string(scale_out.nics_per_node));
   }
   if (problems.bad("cluster")) return;
+  // The cheap checks of the spec first, then the size estimate: a cluster too big for memory
+  // is refused before its graph is built.
+  if (const std::vector<std::string> spec = topologies::spec_problems(network); !spec.empty()) {
+    const std::string key = kind.name == "custom" ? "cluster.network.file" : "cluster.network";
+    std::string message = spec.front();
+    for (std::size_t i = 1; i < spec.size(); ++i) message += "; " + spec[i];
+    problems.add(position_of(root, key), key, message);
+    return;
+  }
+  if (const auto too_big = platform::network_memory_problem(network, limits)) {
+    problems.add(position_of(root, "cluster.nodes"), "cluster.nodes", *too_big);
+    return;
+  }
   try {
     (void)topologies::Topology::build(network);
   } catch (const ConfigError& e) {
@@ -258,14 +271,14 @@ void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, 
 }  // namespace
 
 bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
-                       Problems& problems) {
+                       const platform::ResourceLimits& limits, Problems& problems) {
   platform::ClusterSpec& cluster = platform.cluster;
   const bool accelerator_ok = read_accelerator_section(root, data_dir, cluster, problems);
   const topologies::TopologyKind* kind = topologies::find_topology_kind(cluster.network.scale_out.topology);
   check_stragglers(root, cluster, problems);
   complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
   check_accelerator_fabric(root, accelerator_ok, *kind, cluster, problems);
-  complete_network(root, *kind, cluster, problems);
+  complete_network(root, *kind, cluster, limits, problems);
   if (const auto problem = platform.cost.basis_problem()) {
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);
   }

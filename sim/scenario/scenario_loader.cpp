@@ -272,8 +272,12 @@ void add_job_defaults(const ConfigNode& root, const WorkloadKinds& kinds, std::m
 
 Scenario load(ConfigNode root, const std::string& source_file, const std::vector<std::string>& set_overrides,
               const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
+  // Problems reading the files (YAML syntax, a binary file, an include cycle or a missing
+  // include) come alone: the tree lacks what could not be read, so its keys would be reported
+  // missing as a consequence.
+  if (!diagnostics.empty()) throw ScenarioError(diagnostics);
   Problems problems(diagnostics);
-  if (root.is_null() && diagnostics.empty()) problems.add(root.position, "", "the scenario is empty");
+  if (root.is_null()) problems.add(root.position, "", "the scenario is empty");
   if (!root.is_mapping()) {
     if (!root.is_null()) problems.add(root.position, "", "expected a mapping, got " + root.describe());
     throw ScenarioError(diagnostics);
@@ -301,7 +305,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   scenario.source_file = source_file;
   scenario.set_overrides = set_overrides;
   scenario_keys(kinds, kind_name(root.find("workload"), kinds)).read(root, "", scenario, problems);
-  const bool accelerator_ok = complete_platform(root, data_dir, scenario.platform, problems);
+  const bool accelerator_ok = complete_platform(root, data_dir, scenario.platform, scenario.simulation.limits, problems);
   const bool platform_ok = accelerator_ok && !problems.bad("cluster");
   read_workloads(root, kinds, data_dir, platform_ok, diagnostics, problems, scenario);
   if (!diagnostics.empty()) throw ScenarioError(diagnostics);

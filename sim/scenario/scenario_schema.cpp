@@ -117,6 +117,20 @@ Declarations<PlatformSpec> comm_and_overlap_keys() {
   return keys;
 }
 
+Declarations<platform::ResourceLimits> limits_keys() {
+  Declarations<platform::ResourceLimits> keys;
+  keys.quantity("memory", &platform::ResourceLimits::memory_bytes, Dimension::bytes,
+                "memory the run may use: a cluster whose network would need more (estimated from its nodes and "
+                "links before anything is built) is refused with the estimate and the nodes that fit; unset: 80 % "
+                "of this machine's physical memory")
+      .range(0, 1e18)
+      .optional();
+  keys.integer("events", &platform::ResourceLimits::events,
+               "events one run may fire: past it the run stops with the simulated time it reached")
+      .range(1, 9.0e18);
+  return keys;
+}
+
 Declarations<Scenario> simulation_keys() {
   Declarations<Scenario> keys;
   keys.enumeration("fidelity", member(&Scenario::simulation, &platform::SessionOptions::fidelity),
@@ -132,6 +146,8 @@ Declarations<Scenario> simulation_keys() {
               variability_keys(), "kernel, host and network timing variability (training; none by default)");
   keys.object("failures", member(&Scenario::simulation, &platform::SessionOptions::failures), failure_keys(),
               "component failures, checkpoints and restarts: the goodput of a training run");
+  keys.object("limits", member(&Scenario::simulation, &platform::SessionOptions::limits), limits_keys(),
+              "what a run may use: it stops early, with an estimate and a suggestion, rather than swap or be killed");
   keys.object("comm", &Scenario::platform, comm_and_overlap_keys(),
               "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)");
   keys.file("calibration", member(&Scenario::platform, &PlatformSpec::calibration_path),

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/time.hpp"
 #include "sim/engine/mix.hpp"
 
 namespace clustersim::serving {
@@ -151,6 +152,12 @@ std::vector<Request> read_trace(const std::filesystem::path& file) {
     Request r;
     r.id = static_cast<std::int64_t>(rows.size());
     r.arrival_s = cell(arrival, "arrival_s", 0);
+    if (!(r.arrival_s * static_cast<double>(engine::kPsPerSecond) < engine::kHorizonPs)) {
+      throw ConfigError(fmt::format("{}:{}: column {} (arrival_s): {} s is past the representable horizon of simulated "
+                                    "time (2^63 ps, about {:.1f} days)",
+                                    file.string(), line_number, arrival + 1, r.arrival_s,
+                                    engine::kHorizonPs / static_cast<double>(engine::kPsPerSecond) / 86400.0));
+    }
     r.input_tokens = static_cast<std::int64_t>(std::llround(cell(input, "input_tokens", 1)));
     r.output_tokens = static_cast<std::int64_t>(std::llround(cell(output, "output_tokens", 1)));
     if (prefix >= 0) r.prefix_id = static_cast<std::int64_t>(cell(prefix, "prefix_id", -1));

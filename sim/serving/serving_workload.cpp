@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/llm/parallel_rules.hpp"
 #include "models/memory/memory_footprint.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 #include "models/power/cost_model.hpp"
@@ -139,8 +140,10 @@ double device_activation_bytes(const ServingSpec& spec, const PoolSpec& pool) {
 
 }  // namespace
 
-InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& pool,
-                                    const models::AcceleratorSpec& accelerator) {
+namespace {
+
+/// The memory plan of one instance of `pool` (kv_blocks may be < 1: it does not fit).
+InstanceMemory instance_memory(const ServingSpec& spec, const PoolSpec& pool, const models::AcceleratorSpec& accelerator) {
   InstanceMemory memory;
   memory.capacity = accelerator.hbm_capacity_bytes * spec.scheduler.memory_utilisation;
   memory.weights = device_weight_bytes(spec, pool);
@@ -157,13 +160,42 @@ InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& poo
   }
   const double block_bytes = memory.kv_bytes_per_token * spec.scheduler.block_size;
   memory.kv_blocks = memory.kv_cache > 0 ? static_cast<std::int64_t>(std::floor(memory.kv_cache / block_bytes)) : 0;
+  return memory;
+}
+
+/// The smallest wider tensor-parallel split (tp x 2, x 4, ... up to 64, valid for the model's
+/// heads) that leaves room for the KV cache, costed by the same plan; "" when none does.
+std::string wider_tp_that_fits(const ServingSpec& spec, const PoolSpec& pool, const models::AcceleratorSpec& accelerator) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  for (int tp = pool.tp * 2; tp <= 64; tp *= 2) {
+    if (models::tensor_parallel_problem(spec.model, tp)) continue;
+    PoolSpec wider = pool;
+    wider.tp = tp;
+    const InstanceMemory memory = instance_memory(spec, wider, accelerator);
+    if (memory.kv_blocks >= 1) {
+      return fmt::format("tp {} fits ({:.1f} GiB of weights per device, {} KV blocks of {} tokens)", tp,
+                         memory.weights / kGiB, memory.kv_blocks, spec.scheduler.block_size);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& pool,
+                                    const models::AcceleratorSpec& accelerator) {
+  const InstanceMemory memory = instance_memory(spec, pool, accelerator);
   if (memory.kv_blocks < 1) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const std::string wider = wider_tp_that_fits(spec, pool, accelerator);
     throw models::DoesNotFitError(fmt::format(
         "pool '{}' does not fit: {} on {} (tp {} x pp {}) needs {:.1f} GiB of weights and {:.1f} GiB of activations and "
-        "workspace per device, but {:.1f} GiB ({:.0f} % of {:.1f} GiB) leaves no room for one KV block",
+        "workspace per device, but {:.1f} GiB ({:.0f} % of {:.1f} GiB) leaves no room for one KV block; {}",
         pool.name, spec.model.name, accelerator.name, pool.tp, pool.pp, memory.weights / kGiB, memory.activations / kGiB,
-        memory.capacity / kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / kGiB));
+        memory.capacity / kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / kGiB,
+        wider.empty() ? "no tp up to 64 leaves room: split it over more pipeline stages (pp), store the weights in fp8 "
+                        "or use an accelerator with more memory"
+                      : wider));
   }
   return memory;
 }

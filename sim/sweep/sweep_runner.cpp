@@ -17,6 +17,7 @@
 #include "sim/config/schema.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/report/run_report.hpp"
+#include "sim/report/output_paths.hpp"
 #include "sim/scenario/scenario_tree_loader.hpp"
 #include "sim/serving/serving_workload.hpp"
 #include "sim/training/training_result.hpp"
@@ -260,7 +261,7 @@ PointRunner tbb_point_runner(int threads) {
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   const PointRunner runner = options.runner ? options.runner : tbb_point_runner(options.threads);
   const fs::path dir = options.out_dir;
-  fs::create_directories(dir);
+  report::prepare_output_dir(dir, "the sweep's output folder");  // before any point runs
   if (const auto manifest = read_json(dir / kManifest)) {
     const std::string existing = manifest->value("fingerprint", "");
     if (existing != plan.fingerprint) {
@@ -480,7 +481,7 @@ SweepOutcome merge_sweeps(const std::vector<fs::path>& inputs, const fs::path& o
   for (const fs::path& input : inputs) {
     for (auto& [id, row] : finished_rows(input, fingerprint)) rows.emplace(id, std::move(row));
   }
-  fs::create_directories(out_dir / "points");
+  report::prepare_output_dir(out_dir / "points", "the merged output folder");
   write_text(out_dir / kManifest, manifest.dump(2) + "\n");
   SweepOutcome outcome;
   outcome.name = manifest.value("name", "");

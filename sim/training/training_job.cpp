@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/memory/fit_remedy.hpp"
 #include "models/power/training_activity.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
@@ -139,7 +140,11 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
   setup_.record_task_times =
       needs_iterations(iteration_settings_) && setup_.mode == platform::SimulationMode::symmetric;
   // Memory first: a job that does not fit is an error, never simulated.
-  if (workload.enforce_memory_fit) models::check_fits(footprint_, platform.cluster().accelerator.hbm_capacity_bytes);
+  if (workload.enforce_memory_fit) {
+    if (const auto message = models::does_not_fit_message(inputs_, platform.cluster().accelerator.hbm_capacity_bytes)) {
+      throw models::DoesNotFitError(*message);
+    }
+  }
   if (platform.spec().apply_throttling && platform::has_power_data(platform)) {
     // The clock the power limit allows is set by the power the step draws at full clock: the
     // step is simulated once alone at full clock to find it, then runs (beside the platform's

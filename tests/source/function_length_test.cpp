@@ -8,6 +8,8 @@
 // we are not already inside one; the body's length is from its `{` line to its `}` line.
 #include <doctest/doctest.h>
 
+#include "source_scan.hpp"
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -39,65 +41,6 @@ struct Exemption {
 // table, the last one, became per-layer declarations).
 constexpr std::array<Exemption, 0> kExemptions{};
 
-/// The source with comments and literals blanked (newlines kept, so line numbers hold).
-std::string strip(const std::string& text) {
-  std::string out = text;
-  enum { code, line_comment, block_comment, string, character, raw } state = code;
-  std::string raw_end;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
-    switch (state) {
-      case code:
-        if (c == '/' && next == '/') state = line_comment;
-        else if (c == '/' && next == '*') state = block_comment;
-        else if (c == 'R' && next == '"' && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
-          const std::size_t open = text.find('(', i);
-          raw_end = ")" + text.substr(i + 2, open - i - 2) + "\"";
-          state = raw;
-          for (std::size_t k = i; k <= open; ++k) out[k] = ' ';
-          i = open;
-          continue;
-        } else if (c == '"') state = string;
-        else if (c == '\'') state = character;
-        else continue;
-        out[i] = ' ';
-        continue;
-      case line_comment:
-        if (c == '\n') state = code;
-        break;
-      case block_comment:
-        if (c == '*' && next == '/') {
-          out[i] = out[i + 1] = ' ';
-          ++i;
-          state = code;
-          continue;
-        }
-        break;
-      case string:
-      case character:
-        if (c == '\\') {
-          out[i] = ' ';
-          if (next != '\n') out[i + 1] = ' ';
-          ++i;
-          continue;
-        }
-        if ((state == string && c == '"') || (state == character && c == '\'')) state = code;
-        break;
-      case raw:
-        if (text.compare(i, raw_end.size(), raw_end) == 0) {
-          for (std::size_t k = i; k < i + raw_end.size(); ++k) out[k] = ' ';
-          i += raw_end.size() - 1;
-          state = code;
-          continue;
-        }
-        break;
-    }
-    if (c != '\n') out[i] = ' ';
-  }
-  return out;
-}
-
 /// The name of the function a declaration heads, or "" when it heads something else.
 std::string function_name(const std::string& declaration) {
   static const std::regex head(R"(([~\w:<>]+)\s*\((?:[^()]|\([^()]*\))*\)\s*(?:const|noexcept|override|final|mutable|&|\s)*)"
@@ -115,7 +58,7 @@ std::string function_name(const std::string& declaration) {
 }
 
 std::vector<FunctionBody> function_bodies(const std::string& source) {
-  const std::string code = strip(source);
+  const std::string code = source_scan::strip(source);
   std::vector<FunctionBody> bodies;
   std::string declaration;  // text since the last statement or body boundary, outside functions
   int line = 1, depth = 0, function_depth = -1;

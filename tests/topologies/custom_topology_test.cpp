@@ -5,8 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -49,7 +53,7 @@ TEST_CASE("custom edge list: counts, paths, max-flow bisection and BFS diameter"
   CHECK(summary.diameter_hops == 3);
   const Path& across = topology.path(0, 3);
   REQUIRE(across.links.size() == 3);
-  CHECK(across.latency_s == doctest::Approx(4e-6));
+  CHECK(across.latency_s == relative_approx(4e-6));
   CHECK(across.bottleneck_bytes_per_s == 25e9);
   // No implicit NVSwitch: same-node traffic follows the file (gpu0 -> leaf0 -> gpu1).
   CHECK(topology.path(0, 1).links.size() == 2);

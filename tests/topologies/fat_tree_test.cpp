@@ -4,8 +4,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -92,7 +96,7 @@ TEST_CASE("a node's NICs take consecutive ports of one leaf when it fits") {
   const Topology topology = Topology::build(cluster(2, 8, 8, "fat-tree", 64, 2));
   CHECK(topology.summary().switches == 2 + 1);
   CHECK(topology.path(0, 8).links.size() == 2);  // GPU -> leaf -> GPU
-  CHECK(topology.path(0, 8).latency_s == doctest::Approx(2e-6));
+  CHECK(topology.path(0, 8).latency_s == relative_approx(2e-6));
 }
 
 TEST_CASE("radix-4 3-tier fat-tree is the classic 20-switch k=4 tree") {
@@ -111,7 +115,7 @@ TEST_CASE("radix-4 3-tier fat-tree is the classic 20-switch k=4 tree") {
   CHECK(topology.path(0, 1).links.size() == 2);   // same leaf
   CHECK(topology.path(0, 2).links.size() == 4);   // same pod
   CHECK(topology.path(0, 15).links.size() == 6);  // across pods through a core
-  CHECK(topology.path(0, 15).latency_s == doctest::Approx(6e-6));
+  CHECK(topology.path(0, 15).latency_s == relative_approx(6e-6));
   // Each aggregation switch has k/2 = 2 cables, to two different cores.
   const Path& cross_pod = topology.path(0, 15);
   const int aggregation = topology.links()[static_cast<std::size_t>(cross_pod.links[1])].to;

@@ -2,8 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -37,7 +41,7 @@ TEST_CASE("rail-optimized: 4 nodes x 8 GPUs, radix 8: 8 rail leaves and 4 spines
   REQUIRE(same_rail.links.size() == 2);
   CHECK(link_at(topology, same_rail.links[0]).tier == 1);
   CHECK(link_at(topology, same_rail.links[0]).to == link_at(topology, same_rail.links[1]).from);
-  CHECK(same_rail.latency_s == doctest::Approx(2e-6));
+  CHECK(same_rail.latency_s == relative_approx(2e-6));
   // GPU 0 -> GPU 1 of another node crosses rails through a spine.
   const Path& cross_rail = topology.path(0, 9);
   REQUIRE(cross_rail.links.size() == 4);

@@ -5,8 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -36,7 +40,7 @@ TEST_CASE("cross-leaf path is 4 links: NIC, leaf, spine, leaf, NIC") {
   CHECK(link_at(topology, path.links[1]).tier == 2);
   CHECK(link_at(topology, path.links[2]).tier == 2);
   CHECK(link_at(topology, path.links[3]).tier == 1);
-  CHECK(path.latency_s == doctest::Approx(4e-6));
+  CHECK(path.latency_s == relative_approx(4e-6));
   CHECK(path.bottleneck_bytes_per_s == 50e9);
 }
 
@@ -56,7 +60,7 @@ TEST_CASE("shared NICs: the path leaves through the NIC serving the source") {
   // GPU->NVSwitch, NVSwitch->NIC, NIC->leaf, leaf->spine, spine->leaf, leaf->NIC, NIC->NVSwitch, NVSwitch->GPU
   REQUIRE(from5.links.size() == 8);
   CHECK(is_chain(topology, from5));
-  CHECK(from5.latency_s == doctest::Approx(0.5e-6 + 0 + 4e-6 + 0 + 0.5e-6));
+  CHECK(from5.latency_s == relative_approx(0.5e-6 + 0 + 4e-6 + 0 + 0.5e-6));
   CHECK(from5.bottleneck_bytes_per_s == 50e9);
   const LinkId nic_of_5 = from5.links[1];
   CHECK(topology.path(4, 9).links[1] == nic_of_5);   // same NIC (GPUs 4-7)

@@ -2,10 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include <set>
 
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -27,7 +31,7 @@ TEST_CASE("one 8-GPU node is one NVSwitch with 8 cables and no scale-out") {
     CHECK(up.from == down.to);  // the two directions of one cable are consecutive ids
     CHECK(up.to == down.from);
     CHECK(up.bytes_per_s == 450e9);
-    CHECK(up.latency_s == doctest::Approx(0.5e-6));  // half the switch-path latency per link
+    CHECK(up.latency_s == relative_approx(0.5e-6));  // half the switch-path latency per link
     CHECK(up.tier == 0);
   }
 }
@@ -41,7 +45,7 @@ TEST_CASE("same-node path goes accelerator -> NVSwitch -> accelerator") {
   CHECK(first.to == second.from);
   CHECK(first.tier == 0);
   CHECK(second.tier == 0);
-  CHECK(path.latency_s == doctest::Approx(1e-6));
+  CHECK(path.latency_s == relative_approx(1e-6));
   CHECK(path.bottleneck_bytes_per_s == 450e9);
   CHECK(topology.node_of(3) == 0);
   CHECK(topology.node_of(15) == 1);
@@ -148,7 +152,7 @@ TEST_CASE("an xGMI full mesh: one 64 GB/s cable per GPU pair, no switch, pair tr
     if (link.tier != 0) continue;
     ++mesh_links;
     CHECK(link.bytes_per_s == doctest::Approx(64e9));
-    CHECK(link.latency_s == doctest::Approx(1.5e-6));  // one hop, not two half-hops
+    CHECK(link.latency_s == relative_approx(1.5e-6));  // one hop, not two half-hops
   }
   CHECK(mesh_links == 2 * 2 * 28);  // 2 nodes x C(8, 2) cables x 2 directions
   const Path& pair = topology.path(1, 6);
@@ -156,7 +160,7 @@ TEST_CASE("an xGMI full mesh: one 64 GB/s cable per GPU pair, no switch, pair tr
   const Link& link = topology.links()[static_cast<std::size_t>(pair.links[0])];
   CHECK(link.from != link.to);
   CHECK(pair.bottleneck_bytes_per_s == doctest::Approx(64e9));  // one link, not the 448 GB/s aggregate
-  CHECK(pair.latency_s == doctest::Approx(1.5e-6));
+  CHECK(pair.latency_s == relative_approx(1.5e-6));
   // Every ordered pair of a node has a link of its own.
   std::set<LinkId> used;
   for (int a = 0; a < 8; ++a) {

@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -19,7 +23,7 @@ TEST_CASE("switch fabric: one big switch, one cable per NIC") {
   const Path& path = topology.path(0, 7);
   REQUIRE(path.links.size() == 2);
   CHECK(topology.links()[static_cast<std::size_t>(path.links[0])].tier == 1);
-  CHECK(path.latency_s == doctest::Approx(2e-6));
+  CHECK(path.latency_s == relative_approx(2e-6));
   CHECK(path.bottleneck_bytes_per_s == 50e9);
 }
 
@@ -34,7 +38,7 @@ TEST_CASE("switch fabric with a shared NIC per node reaches it through the NVSwi
   const Path& path = topology.path(1, 6);
   CHECK(path.links.size() == 6);
   // 0.5 us GPU->NVSwitch, 0 NVSwitch->NIC, 1 us NIC->switch, 1 us switch->NIC, 0, 0.5 us.
-  CHECK(path.latency_s == doctest::Approx(3e-6));
+  CHECK(path.latency_s == relative_approx(3e-6));
 }
 
 TEST_CASE("switch fabric ignores the radix") {

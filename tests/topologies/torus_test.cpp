@@ -2,8 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
@@ -53,7 +57,7 @@ TEST_CASE("dimension-order routing takes the shorter way round, dimension 0 firs
   CHECK(link_at(topology, diagonal.links[1]).from == 1);
   CHECK(link_at(topology, diagonal.links[1]).to == 5);
   CHECK(link_at(topology, diagonal.links[1]).tier == 2);
-  CHECK(diagonal.latency_s == doctest::Approx(2e-6));
+  CHECK(diagonal.latency_s == relative_approx(2e-6));
   // 13 = (1,3) -> 2 = (2,0): +1 in x, then +1 in y over the wraparound (3 -> 0).
   const Path& wrap_y = topology.path(13, 2);
   REQUIRE(wrap_y.links.size() == 2);

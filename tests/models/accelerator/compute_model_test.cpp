@@ -2,10 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include <string>
 
 #include "sim/engine/error.hpp"
 #include "tests/models/accelerator/accelerator_test_spec.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -61,7 +65,7 @@ TEST_CASE("large square GEMM is compute bound at peak x efficiency, plus its epi
   CHECK(estimate.compute_bound);
   const double compute_s = 2.0 * 8192.0 * 8192.0 * 8192.0 / 0.8e15 * 8256.0 / 8192.0;
   const double store_s = 8192.0 * 8192.0 * 2.0 / 1.8e12;
-  CHECK(estimate.time_s == doctest::Approx(compute_s + store_s + 4e-6).epsilon(1e-9));
+  CHECK(estimate.time_s == doctest::Approx(compute_s + store_s + 4e-6).epsilon(1e-9).scale(0));
   CHECK(estimate.provenance == Provenance::roofline);
   CHECK(provenance_name(estimate.provenance) == "roofline");
   CHECK(model.gemm_schedule(gemm_shape(8192, 8192, 8192)).describe() == "128x256");
@@ -82,7 +86,7 @@ TEST_CASE("an accumulating GEMM reads and writes its fp32 accumulator in the epi
   CHECK(accumulating.flops == plain.flops);
   // A bf16 accumulator: read 2 + write 2 instead of write 2.
   shape.accumulate_bytes = 2;
-  CHECK(model.gemm(shape).time_s - plain.time_s == doctest::Approx(8192.0 * 8192.0 * 2.0 / 1.8e12).epsilon(1e-9));
+  CHECK(model.gemm(shape).time_s - plain.time_s == doctest::Approx(8192.0 * 8192.0 * 2.0 / 1.8e12).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("skinny m=1 GEMM is memory bound") {
@@ -91,7 +95,7 @@ TEST_CASE("skinny m=1 GEMM is memory bound") {
   const OpEstimate estimate = model.gemm(gemm_shape(1, 8192, 8192));
   CHECK(estimate.bytes == doctest::Approx(134250496.0));
   CHECK_FALSE(estimate.compute_bound);
-  CHECK(estimate.time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
+  CHECK(estimate.time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("a weight-only quantised GEMM reads its packed weight: W4A16 decode moves a quarter of the bytes") {
@@ -106,7 +110,7 @@ TEST_CASE("a weight-only quantised GEMM reads its packed weight: W4A16 decode mo
   // The memo tells the two apart; weight_bytes equal to the dtype's is the plain GEMM.
   GemmShape same = gemm_shape(1, 8192, 8192);
   same.weight_bytes = 2;
-  CHECK(model.gemm(same).time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9));
+  CHECK(model.gemm(same).time_s == doctest::Approx(7.85836088888889e-05).epsilon(1e-9).scale(0));
   w4.weight_bytes = -1;
   CHECK_THROWS_AS(model.gemm(w4), clustersim::ConfigError);
 }
@@ -136,7 +140,7 @@ TEST_CASE("fp8 GEMM reads 1-byte operands, writes bf16, and uses the fp8 peak") 
   // Twice the peak: the main loop halves; the bf16 output store does not.
   CHECK(fp8_schedule.compute_s == doctest::Approx(bf16_schedule.compute_s / 2.0));
   CHECK(fp8_schedule.store_s == doctest::Approx(bf16_schedule.store_s));
-  CHECK(fp8.time_s == doctest::Approx(fp8_schedule.time_s + 4e-6));
+  CHECK(fp8.time_s == relative_approx(fp8_schedule.time_s + 4e-6));
 }
 
 TEST_CASE("precise fp8 accumulation promotes the accumulator every interval on the vector cores") {
@@ -150,7 +154,7 @@ TEST_CASE("precise fp8 accumulation promotes the accumulator every interval on t
   CHECK(ComputeModel(spec).gemm(precise).time_s == doctest::Approx(fast.time_s));  // interval 0
   spec.fp8_promotion_interval = 128;
   const ComputeModel model(spec);
-  CHECK(model.gemm(precise).time_s - fast.time_s == doctest::Approx(8192.0 * 8192.0 * 64.0 / 25e12).epsilon(1e-9));
+  CHECK(model.gemm(precise).time_s - fast.time_s == doctest::Approx(8192.0 * 8192.0 * 64.0 / 25e12).epsilon(1e-9).scale(0));
   CHECK(model.gemm(gemm_shape(8192, 8192, 8192, 1, Dtype::fp8)).time_s == doctest::Approx(fast.time_s));
   GemmShape bf16 = gemm_shape(8192, 8192, 8192);
   bf16.split_accumulation = true;
@@ -159,7 +163,7 @@ TEST_CASE("precise fp8 accumulation promotes the accumulator every interval on t
   GemmShape odd_k = gemm_shape(4096, 4096, 1000, 1, Dtype::fp8);
   const double fast_odd = model.gemm(odd_k).time_s;
   odd_k.split_accumulation = true;
-  CHECK(model.gemm(odd_k).time_s - fast_odd == doctest::Approx(4096.0 * 4096.0 * 8.0 / 25e12).epsilon(1e-9));
+  CHECK(model.gemm(odd_k).time_s - fast_odd == doctest::Approx(4096.0 * 4096.0 * 8.0 / 25e12).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("GEMM rejects bad shapes and missing formats, naming them") {
@@ -236,17 +240,17 @@ TEST_CASE("fused attention time: score elements x the kernel family's cost per e
   const double elements = 2 * 16 * 16384.0 * 560;
   const OpEstimate forward = model.attention(attention_shape(16, true, false));
   CHECK(forward.compute_bound);
-  CHECK(forward.time_s == doctest::Approx(elements * 0.64e-12 + 4e-6).epsilon(1e-9));
+  CHECK(forward.time_s == doctest::Approx(elements * 0.64e-12 + 4e-6).epsilon(1e-9).scale(0));
   // backward: 2.5 x 0.64 ps per element / (0.63 / 0.73) = 1.854 ps: 544.33 us + 4 us.
   const OpEstimate backward = model.attention(attention_shape(16, true, true));
-  CHECK(backward.time_s == doctest::Approx(elements * 2.5 * 0.64e-12 / (0.63 / 0.73) + 4e-6).epsilon(1e-9));
+  CHECK(backward.time_s == doctest::Approx(elements * 2.5 * 0.64e-12 / (0.63 / 0.73) + 4e-6).epsilon(1e-9).scale(0));
   // fa2 asked for explicitly: warp MMA at the full peak (fraction 1) but softmax not overlapped:
   // 0.64 + max(0.25, 0.16) = 0.89 ps per element; cudnn the same form at the full MMA rate.
   AttentionShape fa2 = attention_shape(16, true, false);
   fa2.kernel = AttentionKernelFamily::fa2;
-  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9));
+  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9).scale(0));
   fa2.kernel = AttentionKernelFamily::cudnn;
-  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9));
+  CHECK(model.attention(fa2).time_s == doctest::Approx(elements * 0.89e-12 + 4e-6).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("fused attention works in 128 x 128 tiles: whole diagonal tiles and one tile of fixed work per query tile") {
@@ -283,7 +287,7 @@ TEST_CASE("decode attention is memory bound on the KV cache") {
   const OpEstimate estimate = model.attention(decode);
   CHECK_FALSE(estimate.compute_bound);
   CHECK(estimate.bytes == doctest::Approx(268567552.0));
-  CHECK(estimate.time_s == doctest::Approx(1.5320419555555555e-4).epsilon(1e-9));
+  CHECK(estimate.time_s == doctest::Approx(1.5320419555555555e-4).epsilon(1e-9).scale(0));
 }
 
 TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over the scores") {
@@ -305,7 +309,7 @@ TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over th
   const OpEstimate forward = model.attention(shape);
   CHECK(forward.flops == doctest::Approx(17481859072.0));  // causal is not halved unfused
   CHECK(forward.bytes == doctest::Approx(419430400.0 + 33554432.0));
-  CHECK(forward.time_s == doctest::Approx(2.6046267847111112e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4));
+  CHECK(forward.time_s == doctest::Approx(2.6046267847111112e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4).scale(0));
   CHECK_FALSE(forward.compute_bound);
   // Backward: 4 GEMMs (dP like QK^T; dV, dQ, dK like PV), dropout grad (reads the gradient and
   // the mask: 168 MB, 97.21 us) and the fused softmax grad with the scale folded in (reads P and
@@ -314,7 +318,7 @@ TEST_CASE("unfused attention: GEMMs at full size plus elementwise passes over th
   const OpEstimate backward = model.attention(shape);
   CHECK(backward.flops == doctest::Approx(34527510528.0));
   CHECK(backward.bytes == doctest::Approx(637534208.0 + 33554432.0));
-  CHECK(backward.time_s == doctest::Approx(3.8963146069333336e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4));
+  CHECK(backward.time_s == doctest::Approx(3.8963146069333336e-4 + 33554432.0 / 134217728.0 * 74.57e-6).epsilon(1e-4).scale(0));
   // The fused kernel never writes the score matrix.
   shape.fused = true;
   shape.backward = false;
@@ -344,13 +348,13 @@ TEST_CASE("elementwise ops: bandwidth bound unless the vector math dominates") {
   copy.flops = 1e6;
   const OpEstimate copy_estimate = model.elementwise(copy);
   CHECK_FALSE(copy_estimate.compute_bound);
-  CHECK(copy_estimate.time_s == doctest::Approx(2e9 / 1.8e12 + 4e-6));
+  CHECK(copy_estimate.time_s == relative_approx(2e9 / 1.8e12 + 4e-6));
   ElementwiseShape math_heavy;
   math_heavy.bytes_read = 1e6;
   math_heavy.flops = 1e12;
   const OpEstimate math_estimate = model.elementwise(math_heavy);
   CHECK(math_estimate.compute_bound);
-  CHECK(math_estimate.time_s == doctest::Approx(0.02 + 4e-6));
+  CHECK(math_estimate.time_s == relative_approx(0.02 + 4e-6));
 }
 
 TEST_CASE("an op whose working set fits in L2 streams at L2 bandwidth, a larger one at HBM") {
@@ -361,10 +365,10 @@ TEST_CASE("an op whose working set fits in L2 streams at L2 bandwidth, a larger 
   ElementwiseShape fits;  // 25 MB read + 25 MB written = the 50 MB of L2 exactly
   fits.bytes_read = 25e6;
   fits.bytes_written = 25e6;
-  CHECK(model.elementwise(fits).time_s == doctest::Approx(50e6 / 5e12 + 4e-6));
+  CHECK(model.elementwise(fits).time_s == relative_approx(50e6 / 5e12 + 4e-6));
   ElementwiseShape spills = fits;  // one byte more: HBM at 2e12 x 0.9
   spills.bytes_written += 1;
-  CHECK(model.elementwise(spills).time_s == doctest::Approx((50e6 + 1) / 1.8e12 + 4e-6));
+  CHECK(model.elementwise(spills).time_s == relative_approx((50e6 + 1) / 1.8e12 + 4e-6));
   CHECK(model.memory_bytes_per_s(OpClass::layernorm, 49e6) == doctest::Approx(5e12));
   CHECK(model.memory_bytes_per_s(OpClass::optimizer, 51e6) == doctest::Approx(1.8e12));
   // The microbenchmarks name their level: hbm_* is HBM and l2_read is L2 at any size.
@@ -374,7 +378,7 @@ TEST_CASE("an op whose working set fits in L2 streams at L2 bandwidth, a larger 
   // Without an L2 bandwidth in the preset there is no reuse credit.
   spec.l2_bytes_per_s = 0;
   const ComputeModel no_l2(spec);
-  CHECK(no_l2.elementwise(fits).time_s == doctest::Approx(50e6 / 1.8e12 + 4e-6));
+  CHECK(no_l2.elementwise(fits).time_s == relative_approx(50e6 / 1.8e12 + 4e-6));
   CHECK(no_l2.memory_bytes_per_s(OpClass::l2_read, 1e6) == doctest::Approx(1.8e12));
 }
 

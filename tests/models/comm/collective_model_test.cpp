@@ -5,7 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::models;
 using namespace clustersim::topologies;
@@ -75,17 +79,17 @@ TEST_CASE("ring all-reduce over 8 GPUs of one NVSwitch node: the fastest protoco
   // Each hop: GPU -> NVSwitch -> GPU, 450 GB/s x 0.8 = 360 GB/s payload, 1 us.
   // 1 GiB all-reduce: Simple = 5 + 14 x 5 us + 1.75 GiB / 360 GB/s = 5.294 ms.
   const double big = model.time_s(CollectiveKind::all_reduce, ranks, kGiB);
-  CHECK(big == doctest::Approx(5e-6 + 14 * 5e-6 + 1.75 * kGiB / 360e9));
-  CHECK(big == doctest::Approx(ring_time(1.75 * kGiB, 14, 1e-6, 360e9)));
+  CHECK(big == relative_approx(5e-6 + 14 * 5e-6 + 1.75 * kGiB / 360e9));
+  CHECK(big == relative_approx(ring_time(1.75 * kGiB, 14, 1e-6, 360e9)));
   // 64 KiB: LL = 5 + 14 x 2 us + 114,688 B / 180 GB/s = 33.64 us wins.
   CHECK(model.time_s(CollectiveKind::all_reduce, ranks, 65536) ==
-        doctest::Approx(5e-6 + 14 * 2e-6 + 1.75 * 65536 / 180e9));
+        relative_approx(5e-6 + 14 * 2e-6 + 1.75 * 65536 / 180e9));
   CHECK(model.plan(CollectiveKind::all_reduce, ranks, 65536).plan.protocol == Protocol::ll);
   // all-gather and reduce-scatter: (n-1)/n volume, n-1 steps.
   CHECK(model.time_s(CollectiveKind::all_gather, ranks, kGiB) ==
-        doctest::Approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
+        relative_approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
   CHECK(model.time_s(CollectiveKind::reduce_scatter, ranks, kGiB) ==
-        doctest::Approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
+        relative_approx(ring_time(0.875 * kGiB, 7, 1e-6, 360e9)));
   CHECK(model.time_s(CollectiveKind::all_reduce, ranks, 0.0) == 0.0);
 }
 
@@ -102,7 +106,7 @@ TEST_CASE("the LL128 ceiling caps a GPU's LL128 throughput") {
   const double simple = 5e-6 + 14 * 5e-6 + 1.75 * bytes / 450e9;
   CHECK(model.time_s(CollectiveKind::all_reduce, ranks, bytes) == doctest::Approx(simple));
   const auto plan = model.tuner().choose(CollectiveKind::all_reduce, Algorithm::ring, ranks, bytes, Protocol::ll128);
-  CHECK(plan.analytical_time_s == doctest::Approx(5e-6 + 14 * 3e-6 + 1.75 * bytes / 100e9));
+  CHECK(plan.analytical_time_s == relative_approx(5e-6 + 14 * 3e-6 + 1.75 * bytes / 100e9));
   // The ceiling is the GPU's: its one flow may carry 100e9 x 128/120 wire bytes/s.
   CHECK(plan.plan.phases[0].flows[0].rate_cap_bytes_per_s == doctest::Approx(100e9 * 128.0 / 120.0));
 }
@@ -121,7 +125,7 @@ TEST_CASE("a ring over several nodes runs one channel per GPU of a node, each th
   // (25.17 ms); a GPU's NVLink carries 7 at 450/7 GB/s (3.92 ms): the NICs bound it.
   // Longest hop: GPU -> NIC -> switch -> NIC -> GPU = 2 x 1 us; 30 steps x (2 + 4) us.
   const double channel_bytes = 2.0 * 15 / 16 * kGiB / 8;
-  CHECK(plan.analytical_time_s == doctest::Approx(5e-6 + 30 * 6e-6 + channel_bytes / 50e9));
+  CHECK(plan.analytical_time_s == relative_approx(5e-6 + 30 * 6e-6 + channel_bytes / 50e9));
   // A single ring would put all of it through one NIC: 8 times the transfer time.
   const auto one_ring = model.tuner().lowering().lower(CollectiveKind::all_reduce, Algorithm::ring, Protocol::simple,
                                                        std::vector<int>{0, 8}, kGiB);
@@ -136,7 +140,7 @@ TEST_CASE("ring hops sharing a NIC divide its bandwidth") {
   // Node-major ring, 8 channels that all leave a node through its one NIC: 8 flows per NIC
   // direction of 2 x 15/16 GiB / 8 each, i.e. the same as one ring at 50 GB/s.
   CHECK(model.time_s(CollectiveKind::all_reduce, iota(16), kGiB) ==
-        doctest::Approx(ring_time(2.0 * 15 / 16 * kGiB, 30, 3e-6, 50e9)));
+        relative_approx(ring_time(2.0 * 15 / 16 * kGiB, 30, 3e-6, 50e9)));
   // The channels follow the topology, not the order the ranks are listed in (NCCL builds
   // its rings from the topology): an interleaved listing of the same ranks costs the same.
   std::vector<int> interleaved;
@@ -151,7 +155,7 @@ TEST_CASE("ring hops sharing a NIC divide its bandwidth") {
   const std::vector<int> uneven = {0, 8, 1, 9, 2};
   CHECK(model.tuner().lowering().ring_channels(uneven) == 1);
   CHECK(model.time_s(CollectiveKind::all_reduce, uneven, kGiB) ==
-        doctest::Approx(ring_time(2.0 * 4 / 5 * kGiB, 8, 3e-6, 25e9)));
+        relative_approx(ring_time(2.0 * 4 / 5 * kGiB, 8, 3e-6, 25e9)));
 }
 
 TEST_CASE("send-recv is one path's latency plus bytes over its payload bottleneck") {
@@ -161,12 +165,12 @@ TEST_CASE("send-recv is one path's latency plus bytes over its payload bottlenec
   const CollectiveModel model(topology, ring_config(), CollectiveHardware{});
   // Simple: 5 us base + (3 us path + 4 us step) + 2^30 / (50e9 x 0.9).
   const double expected = ring_time(kGiB, 1, 3e-6, 45e9);
-  CHECK(expected == doctest::Approx(12e-6 + kGiB / 45e9));
+  CHECK(expected == relative_approx(12e-6 + kGiB / 45e9));
   CHECK(model.send_recv_time_s(0, 8, kGiB) == doctest::Approx(expected));
   const std::vector<int> pair = {0, 8};
   CHECK(model.time_s(CollectiveKind::send_recv, pair, kGiB) == doctest::Approx(expected));
   // Same node: 1 us path over NVLink.
-  CHECK(model.send_recv_time_s(0, 1, kGiB) == doctest::Approx(ring_time(kGiB, 1, 1e-6, 450e9)));
+  CHECK(model.send_recv_time_s(0, 1, kGiB) == relative_approx(ring_time(kGiB, 1, 1e-6, 450e9)));
   CHECK(model.send_recv_time_s(4, 4, kGiB) == 0.0);
 }
 

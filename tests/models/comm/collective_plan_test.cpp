@@ -2,6 +2,8 @@
 // topologies with hand-computed times.
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include <cmath>
 #include <map>
 #include <optional>
@@ -15,6 +17,8 @@
 #include "models/comm/plan_evaluators.hpp"
 #include "sim/engine/error.hpp"
 #include "topologies/topology.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -53,20 +57,20 @@ double analytical(CollectiveKind kind, Algorithm algorithm, double bytes, bool n
 
 TEST_CASE("hand-computed analytical times of each algorithm on a 4-GPU NVSwitch node") {
   // ring all-reduce: 2*3/4*4 MB = 6 MB at 100 GB/s = 60 us; 6 steps x (1 + 1) us; base 5 us.
-  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::ring, 4e6) == doctest::Approx(77e-6));
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::ring, 4e6) == relative_approx(77e-6));
   // ring all-gather: 3 MB -> 30 us, 3 steps x 2 us, base 5.
-  CHECK(analytical(CollectiveKind::all_gather, Algorithm::ring, 4e6) == doctest::Approx(41e-6));
+  CHECK(analytical(CollectiveKind::all_gather, Algorithm::ring, 4e6) == relative_approx(41e-6));
   // broadcast chain: 4 MB per hop -> 40 us, 3 steps -> 6 us, base 5.
-  CHECK(analytical(CollectiveKind::broadcast, Algorithm::ring, 4e6) == doctest::Approx(51e-6));
+  CHECK(analytical(CollectiveKind::broadcast, Algorithm::ring, 4e6) == relative_approx(51e-6));
   // nvls: 4 MB / 0.5 efficiency = 8 MB -> 80 us, 2 steps x (1 + 2) us, base 5.
-  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::nvls, 4e6) == doctest::Approx(91e-6));
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::nvls, 4e6) == relative_approx(91e-6));
   // halving-doubling: phases of 2, 1, 1, 2 MB -> 60 us; 4 steps x 2 us; base 5.
-  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::halving_doubling, 4e6) == doctest::Approx(73e-6));
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::halving_doubling, 4e6) == relative_approx(73e-6));
   // double binary tree: every GPU sends 3 flows of 2 MB through its 100 GB/s link -> 60 us;
   // 2 x floor(log2 4) = 4 steps x 2 us; base 5.
-  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::tree, 4e6) == doctest::Approx(73e-6));
+  CHECK(analytical(CollectiveKind::all_reduce, Algorithm::tree, 4e6) == relative_approx(73e-6));
   // pairwise all-to-all: 3 phases of 1 MB flows -> 3 x (10 + 2) us; base 5.
-  CHECK(analytical(CollectiveKind::all_to_all, Algorithm::pairwise, 4e6) == doctest::Approx(41e-6));
+  CHECK(analytical(CollectiveKind::all_to_all, Algorithm::pairwise, 4e6) == relative_approx(41e-6));
 }
 
 TEST_CASE("protocols scale the wire bytes: LL moves twice the payload, LL128 128/120 of it") {
@@ -136,7 +140,7 @@ TEST_CASE("sweep sizes and sweep rows") {
   REQUIRE(points.size() == 1);
   // Simple is the fastest protocol here (LL: 120 us of wire time alone), so the time is the
   // ring figure above.
-  CHECK(points[0].time_s == doctest::Approx(77e-6));
+  CHECK(points[0].time_s == relative_approx(77e-6));
   CHECK(points[0].protocol == Protocol::simple);
   CHECK(points[0].busbw_bytes_per_s == doctest::Approx(points[0].algbw_bytes_per_s * 1.5));
 }
@@ -206,7 +210,7 @@ TEST_CASE("hierarchical all-reduce by hand: reduce-scatter in the node, all-redu
   CHECK(plan.phases[1].flows.size() == 8);  // 2 rails x 4-rings
   CHECK(plan.phases[1].flows[0].bytes == doctest::Approx(6e6));
   CHECK(plan.phases[1].steps == 6);
-  CHECK(plan.phases[1].fixed_latency_s == doctest::Approx(6 * 3e-6));
+  CHECK(plan.phases[1].fixed_latency_s == relative_approx(6 * 3e-6));
   const double expected = 5e-6 + 2 * (2e-6 + 40e-6) + (18e-6 + 240e-6);
   CHECK(analytical_time_s(plan, topology) == doctest::Approx(expected));
   CHECK(flow_time_s(plan, topology) == doctest::Approx(expected).epsilon(1e-9));

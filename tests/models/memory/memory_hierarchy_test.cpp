@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "sim/engine/error.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -45,7 +49,7 @@ TEST_CASE("levels are ordered nearest first and looked up by kind") {
 
 TEST_CASE("offload transfers cost latency plus bytes over the host link") {
   const MemoryHierarchy memory = h100_like();
-  CHECK(memory.offload_transfer_time_s(64e9, MemoryLevelKind::host) == doctest::Approx(1.0 + 1e-6));
+  CHECK(memory.offload_transfer_time_s(64e9, MemoryLevelKind::host) == relative_approx(1.0 + 1e-6));
   CHECK(memory.offload_transfer_time_s(0, MemoryLevelKind::host) == 0);
   CHECK_THROWS_WITH(memory.offload_transfer_time_s(1, MemoryLevelKind::cxl),
                     doctest::Contains("needs the accelerator preset's memory.cxl_bandwidth"));

@@ -2,6 +2,8 @@
 // The commands live in the clustersim executable, so they are run as a process.
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include "run_clustersim.hpp"
 #include <sys/wait.h>
 
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "models/accelerator/calibration_table.hpp"
+
+using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
 
@@ -49,7 +53,7 @@ TEST_CASE("calibrate: merges a folder, keeps medians, writes the table") {
   CHECK(ran.output == "wrote 1 calibration rows for h200-sxm to " + out_file + "\n");
   const auto table = models::read_calibration_csv(out_file);
   REQUIRE(table.rows.size() == 1);
-  CHECK(table.rows[0].time_s == doctest::Approx(3e-4));
+  CHECK(table.rows[0].time_s == relative_approx(3e-4));
   CHECK(table.rows[0].repeats == 30);
   CHECK(table.rows[0].source == "run a | run b");
   CHECK(table.metadata.at(0).second == "NVIDIA H200");

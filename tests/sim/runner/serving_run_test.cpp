@@ -255,9 +255,12 @@ TEST_CASE("serving: offline, static batching, closed loop and ramp processes run
 }
 
 TEST_CASE("serving: weights that leave no room for a KV block do not fit") {
+  // The error names the smallest tensor-parallel split that leaves room, costed by the same plan.
   CHECK_THROWS_WITH_AS(runner::run_scenario(load(kChat, {"workload.model=llama-3-70b"})),
                        doctest::Contains("pool 'main' does not fit: llama-3-70b on h100-sxm (tp 1 x pp 1)"),
                        models::DoesNotFitError);
+  CHECK_THROWS_WITH_AS(runner::run_scenario(load(kChat, {"workload.model=llama-3-70b"})),
+                       doctest::Contains("leaves no room for one KV block; tp 2 fits ("), models::DoesNotFitError);
 }
 
 TEST_CASE("serving: bad input names the file, line, column, key and the valid choices") {
