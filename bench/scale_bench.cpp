@@ -32,7 +32,7 @@ void run_405b(benchmark::State& state, const std::string& mode, std::vector<std:
 void BM_Llama405b16kSymmetricFlow(benchmark::State& state) { run_405b(state, "symmetric"); }
 void BM_Llama405b16kFullFlow(benchmark::State& state) { run_405b(state, "full"); }
 // Issue 18's speed target: 100 iterations with kernel jitter and probabilistic stragglers
-// (the symmetric replay fast path, docs/reliability-faults.md), < 2 minutes on one core.
+// (the symmetric replay fast path, docs/reliability.md, "Faults"), < 2 minutes on one core.
 void BM_Llama405b16kIterations100(benchmark::State& state) {
   run_405b(state, "symmetric",
            {"simulation.iterations=100", "simulation.variability.gemm_cv=0.01", "simulation.variability.attention_cv=0.01",

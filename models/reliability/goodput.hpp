@@ -2,7 +2,7 @@
 /// Failures, checkpoints and goodput of a long training run: component failures as Poisson
 /// processes (exponential times between failures, one mean per component kind), a blocking
 /// checkpoint every `interval` of progress, a restart from the last checkpoint after each
-/// failure. Closed forms (docs/reliability-faults.md):
+/// failure. Closed forms (docs/reliability.md, "Faults"):
 ///
 ///  * job failure rate  lambda = sum_k n_k / MTBF_k, M = 1 / lambda (the job's MTBF);
 ///  * wall time per unit of progress (Daly 2006, eq. 13, exact for exponential failures that

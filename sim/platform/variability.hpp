@@ -14,7 +14,7 @@ struct VariabilitySpec {
   double elementwise_cv = 0;  ///< of every other kernel's time (norms, activations, optimizer, copies)
   /// Of a rank's speed over one step: one factor per rank and step on all its kernels (a slower
   /// part, a clock held down by the power limit: the correlated term measured kernel spreads
-  /// show, docs/reliability-faults.md).
+  /// show, docs/reliability.md, "Faults").
   double device_cv = 0;
   /// Of each collective's or point-to-point transfer's time (communication kernels included):
   /// one draw per collective, which every member of its group sees.

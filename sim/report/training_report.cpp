@@ -155,7 +155,7 @@ std::string training_summary_table(const scenario::Scenario& scenario,
   }
   if (result.goodput_computed) {
     const auto& g = result.goodput;
-    out += "goodput under failures (Daly's model, docs/reliability-faults.md)\n";
+    out += "goodput under failures (Daly's model, docs/reliability.md, Faults)\n";
     line("job MTBF", fmt::format("{:.2f} h", g.job_mtbf_s / 3600.0));
     line("checkpoint", fmt::format("{:.4g} TB, {:.1f} s to write; restart {:.1f} s", g.checkpoint_bytes / 1e12,
                                    g.checkpoint_s, g.restart_s));

@@ -33,7 +33,7 @@ Declarations<platform::Stragglers> straggler_keys() {
       .range(0, 1);
   keys.number("probability", &platform::Stragglers::probability,
               "per node and step: the chance that the node is slow for that step, drawn afresh each of "
-              "simulation.iterations (both modes; docs/reliability-faults.md)")
+              "simulation.iterations (both modes; docs/reliability.md, Faults)")
       .range(0, 1);
   return keys;
 }
@@ -68,7 +68,7 @@ Declarations<models::FailureSpec> failure_keys() {
   Declarations<F> keys;
   keys.boolean("enabled", &F::enabled,
                "report the goodput of a long training run under failures, checkpoints and restarts "
-               "(docs/reliability-faults.md)");
+               "(docs/reliability.md, Faults)");
   const std::string source = " (default: Llama 3, Meta 2024, Table 5: 16,384 H100s, 54 days)";
   keys.quantity("gpu_mtbf", &F::gpu_mtbf_s, Dimension::seconds,
                 "mean time between interruptions caused by one GPU (faulty GPU, HBM, SRAM, GSP, SDC, thermal)" +

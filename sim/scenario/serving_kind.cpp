@@ -390,7 +390,7 @@ void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec
                           "cluster.stragglers.probability"}) {
     warn_no_effect(c.root, c.problems, key,
                    "variability, probabilistic stragglers and failures are modelled for training steps only "
-                   "(docs/reliability-faults.md)");
+                   "(docs/reliability.md, Faults)");
   }
   if (!w.disaggregated() && !config::has_value(c.root, "jobs")) {
     warn_no_effect(c.root, c.problems, "simulation.fidelity",

@@ -21,7 +21,7 @@
 /// Poisson count of the n ranks, and added to the segment's last kernel. A rank's speed over the
 /// step (device_cv) is one draw per stage: the slowest of the stage's tp x cp x dp ranks, which
 /// every collective of the stage waits for. What this neglects
-/// (docs/reliability-faults.md): differences that ranks carry across a synchronisation of
+/// (docs/reliability.md, "Faults"): differences that ranks carry across a synchronisation of
 /// a smaller group into one of a larger group (pipelines drifting apart before a data-parallel
 /// collective), and the skew an overlapped collective sees at its start.
 #include <cstdint>
