@@ -102,7 +102,47 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"network.tiers[].bytes", "B", "bytes all links of the tier carried during the step"},
         {"network.tiers[].capacity_bytes_per_s", "B/s", "sum of the tier's directed link capacities"},
         {"network.tiers[].mean_utilisation", "fraction", "bytes / (capacity x step time), mean over the tier's links"},
-        {"network.tiers[].max_utilisation", "fraction", "the same for the tier's busiest link"}}});
+        {"network.tiers[].max_utilisation", "fraction", "the same for the tier's busiest link"},
+        {"network.tiers[].peak_utilisation", "fraction",
+         "the tier's busiest instant: carried rate / capacity summed over its links, at its maximum during the step"},
+        {"network.tiers[].peak_link_utilisation", "fraction", "the busiest instant of any one link of the tier"},
+        {"network.utilisation.tier_<N>", "fraction",
+         "tier N's four utilisations above as scalars (CSV columns, compare); N as network.tiers[].tier",
+         "mean_utilisation max_utilisation peak_utilisation peak_link_utilisation"}}});
+  sections.push_back(
+      {"Iterations", "`iterations` (training with simulation.iterations > 1 and something random; null otherwise; "
+                     "docs/reliability.md, Faults)",
+       {{"iterations.iterations", "count", "training steps simulated, each with fresh draws"},
+        {"iterations.method", "text", "how they ran: full mode, or the symmetric replay with order statistics"},
+        {"iterations.nominal_s", "s", "the step without variability or stragglers"},
+        {"iterations.mean_s", "s", "mean step time over the iterations"},
+        {"iterations.p50_s", "s", "median step time"},
+        {"iterations.p90_s", "s", "90th-percentile step time"},
+        {"iterations.p99_s", "s", "99th-percentile step time"},
+        {"iterations.max_s", "s", "slowest step"},
+        {"iterations.step_times_s[]", "s", "every iteration's step time, in order"},
+        {"iterations.causes[].cause", "text", "a cause of lost time: jitter, device, host noise, network, stragglers"},
+        {"iterations.causes[].mean_step_s", "s", "mean step time with this cause alone, the same draws"},
+        {"iterations.causes[].lost_s", "s", "mean step time this cause adds alone over the nominal step"},
+        {"iterations.causes[].lost_share", "fraction", "lost_s / the nominal step"}}});
+  sections.push_back(
+      {"Goodput", "`goodput` (training with simulation.failures.enabled; null otherwise): Daly's model of a long run "
+                  "under failures, checkpoints and restarts",
+       {{"goodput.job_mtbf_s", "s", "mean time between failures of the whole job (every component's rate summed)"},
+        {"goodput.checkpoint_bytes", "B", "one checkpoint: weights and optimizer state of every rank"},
+        {"goodput.checkpoint_s", "s", "time to write one checkpoint at the storage bandwidth"},
+        {"goodput.restart_s", "s", "time from a failure to training again, before lost work is redone"},
+        {"goodput.interval_s", "s", "the checkpoint interval used (set, or the optimum)"},
+        {"goodput.goodput", "fraction", "share of wall time making progress at that interval"},
+        {"goodput.optimal_interval_s", "s", "the interval that maximises goodput (numerical optimum)"},
+        {"goodput.optimal_goodput", "fraction", "goodput at the optimal interval"},
+        {"goodput.young_interval_s", "s", "Young's interval sqrt(2 C M)"},
+        {"goodput.daly_interval_s", "s", "Daly's higher-order interval"},
+        {"goodput.checkpoint_lost_share", "fraction", "share of wall time spent writing checkpoints"},
+        {"goodput.failure_lost_share", "fraction", "share of wall time lost to failures: restarts and redone work"},
+        {"goodput.causes[].cause", "text", "a failing component: gpu, host, nic, network, software"},
+        {"goodput.causes[].failures_per_s", "count", "its failure rate for the whole job, per second"},
+        {"goodput.causes[].lost_share", "fraction", "share of wall time its failures cost"}}});
   sections.push_back(
       {"Provenance", "`provenance` (training): which estimator produced the op times, seconds per step per stage",
        {{"provenance.basis", "text", "what the seconds count (costed ops, uncontended, overlapped communication in full)"},
@@ -318,8 +358,31 @@ std::vector<const MetricDeclaration*> sweep_metric_declarations() {
   return out;
 }
 
+std::string generic_metric_path(std::string_view path) {
+  // Per-tier scalars (network.utilisation.tier_2...) are declared once as tier_<N>.
+  std::string out;
+  constexpr std::string_view kTier = "tier_";
+  std::size_t i = 0;
+  while (i < path.size()) {
+    const bool segment_start = i == 0 || path[i - 1] == '.';
+    if (segment_start && path.substr(i, kTier.size()) == kTier) {
+      std::size_t j = i + kTier.size();
+      while (j < path.size() && path[j] >= '0' && path[j] <= '9') ++j;
+      if (j > i + kTier.size() && (j == path.size() || path[j] == '.')) {
+        out += "tier_<N>";
+        i = j;
+        continue;
+      }
+    }
+    out += path[i++];
+  }
+  return out;
+}
+
 const MetricDeclaration* find_metric(const std::vector<const MetricDeclaration*>& declarations,
-                                     std::string_view path) {
+                                     std::string_view raw_path) {
+  const std::string generic = generic_metric_path(raw_path);
+  const std::string_view path = generic;
   for (const MetricDeclaration* metric : declarations) {
     if (metric->path == path) return metric;
     if (!metric->fields.empty() && path.size() > metric->path.size() + 1 && path.rfind(metric->path, 0) == 0 &&

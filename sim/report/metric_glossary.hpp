@@ -43,6 +43,9 @@ std::vector<const MetricDeclaration*> result_metric_declarations();
 /// The declarations of `clustersim sweep`'s metric columns.
 std::vector<const MetricDeclaration*> sweep_metric_declarations();
 
+/// `path` with each per-tier segment (`tier_2`) written as its declaration has it (`tier_<N>`).
+std::string generic_metric_path(std::string_view path);
+
 /// The declaration covering `path` among `declarations`: the same path, or a statistic field of
 /// one (`serving.ttft_s.p99` under `serving.ttft_s`); nullptr if none does.
 const MetricDeclaration* find_metric(const std::vector<const MetricDeclaration*>& declarations,

@@ -39,6 +39,7 @@ void run_and_collect(const std::string& file, const std::vector<std::string>& ov
     std::string column = metric.column;
     // A job's columns are job.NAME.<metric>; the glossary declares them once for any name.
     if (column.rfind("job.", 0) == 0) column = "job.<name>." + column.substr(column.find('.', 4) + 1);
+    column = report::generic_metric_path(column);  // per-tier columns: tier_<N>
     emitted.sweep_columns.push_back(column);
   }
 }
@@ -48,8 +49,11 @@ const Emitted& emitted_by_the_runs() {
     Emitted e;
     // Training with a collective-loop job beside it, flow fidelity (network tiers), prices
     // (cost) and a token budget (the whole-run block).
+    // Three iterations with kernel jitter and failures on: the iterations and goodput blocks.
     run_and_collect("scenarios/congestion/shared-fabric.yaml",
-                    {"workload.train_tokens=1e9", "cost.accelerator_hour_usd=2"}, e);
+                    {"workload.train_tokens=1e9", "cost.accelerator_hour_usd=2", "simulation.iterations=3",
+                     "simulation.variability.gemm_cv=0.02", "simulation.failures.enabled=true"},
+                    e);
     run_and_collect("scenarios/serving/llama3-8b-chatbot.yaml",
                     {"cost.accelerator_hour_usd=2", "workload.requests.count=200"}, e);
     return e;
@@ -112,6 +116,10 @@ TEST_CASE("find_metric matches a path, a statistic of a declared object, and not
   CHECK(report::find_metric(declarations, "serving.ttft_s.requests") == nullptr);  // a word of the note after ';' 
   CHECK(report::find_metric(declarations, "training.step_time") == nullptr);    // a prefix only
   CHECK(report::find_metric(declarations, "training.step_time_s.p99") == nullptr);
+  // A per-tier scalar matches its tier_<N> declaration; a tier that is not a number does not.
+  CHECK(report::find_metric(declarations, "network.utilisation.tier_2.peak_utilisation") != nullptr);
+  CHECK(report::find_metric(declarations, "network.utilisation.tier_x.peak_utilisation") == nullptr);
+  CHECK(report::generic_metric_path("network.utilisation.tier_12.mean") == "network.utilisation.tier_<N>.mean");
 }
 
 TEST_CASE("result_metric_paths leaves out the inputs, marks array elements and pairs job metrics with their unit") {
