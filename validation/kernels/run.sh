@@ -90,6 +90,10 @@ slug=$(tr 'A-Z' 'a-z' <<<"$gpu_name" | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$
 out_dir=${out_dir:-$here/results/${date_iso%%T*}-$slug}
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
+# Logs and setup.md name paths relative to the repository when they are inside it.
+[[ -n "${BUILD_DIR:-}" && "$BUILD_DIR" != /* ]] && BUILD_DIR=$PWD/$BUILD_DIR
+cd "$repo"
+out_dir=${out_dir#"$repo/"}
 log=$out_dir/run.log
 : >"$log"
 say() { echo "$@" | tee -a "$log" >&2; }
@@ -99,7 +103,7 @@ say "run.sh: $gpu_name (driver $driver, $clocks) as $ACCELERATOR -> $out_dir"
 benches=(gemm_bench memory_bench attention_bench layer_bench sustained_bench)
 have_all() { for b in "${benches[@]}"; do [[ -x "$1/$b" ]] || return 1; done; }
 if [[ -z "${BUILD_DIR:-}" ]]; then
-  if have_all "$repo/build/kernels"; then BUILD_DIR=$repo/build/kernels; else BUILD_DIR=$repo/build/kernels-run; fi
+  if have_all build/kernels; then BUILD_DIR=build/kernels; else BUILD_DIR=build/kernels-run; fi
 fi
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if ! have_all "$BUILD_DIR"; then
