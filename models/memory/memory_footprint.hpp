@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/llm/moe_runtime.hpp"
@@ -230,9 +231,17 @@ TrainingFootprint training_footprint(const FootprintInputs& inputs);
 
 /// Thrown when a scenario needs more device memory than it has. what() reads
 /// "does not fit: needs X GiB of Y GiB on pipeline stage S (weights A GiB, ...)".
+/// `key` names the workload setting that chose the layout, relative to the workload
+/// ("parallelism", "pools.chat"; empty: unknown), so that whoever knows where the workload was
+/// written (the scenario runner) can point at it.
 class DoesNotFitError : public SimulationError {
  public:
-  using SimulationError::SimulationError;
+  explicit DoesNotFitError(const std::string& message, std::string key = {})
+      : SimulationError(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 /// Throws DoesNotFitError when the peak stage's total exceeds `capacity_bytes`, listing the

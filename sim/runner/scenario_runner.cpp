@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "models/memory/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/training/training_simulation.hpp"
@@ -12,15 +13,40 @@ std::unique_ptr<platform::Platform> build_platform(const scenario::Scenario& sce
   return std::make_unique<platform::Platform>(scenario.platform);
 }
 
+namespace {
+
+/// `spec` built on `platform`; a layout that does not fit is reported at the setting that chose
+/// it (`where`.parallelism, `where`.pools.NAME, or `where` itself), as a load error would be.
+std::unique_ptr<platform::Workload> instantiate_at(const scenario::Scenario& scenario, const std::string& where,
+                                                   const platform::WorkloadSpec& spec,
+                                                   const platform::Platform& platform,
+                                                   const platform::Allocation& allocation) {
+  try {
+    return spec.instantiate(platform, allocation, scenario.simulation);
+  } catch (const models::DoesNotFitError& e) {
+    std::string key = e.key().empty() ? where : where + "." + e.key();
+    auto found = scenario.positions.find(key);
+    if (found == scenario.positions.end()) {
+      key = where;
+      found = scenario.positions.find(key);
+    }
+    if (found == scenario.positions.end()) throw;  // a scenario built in code, with no file
+    throw models::DoesNotFitError(found->second.to_string() + ": " + key + ": " + e.what(), e.key());
+  }
+}
+
+}  // namespace
+
 RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
                        platform::TraceSink* trace, platform::Session::TaskProgress progress) {
   if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
   const platform::Allocation primary_allocation = scenario.primary_allocation();
   // Every workload is checked (memory fit, ...) before anything is simulated.
-  auto primary = scenario.workload->instantiate(platform, primary_allocation, scenario.simulation);
+  auto primary = instantiate_at(scenario, "workload", *scenario.workload, platform, primary_allocation);
   std::vector<std::unique_ptr<platform::Workload>> jobs;
   for (const scenario::NamedWorkload& job : scenario.jobs) {
-    jobs.push_back(job.spec->instantiate(platform, job.spec->pinned().value_or(primary_allocation), scenario.simulation));
+    jobs.push_back(instantiate_at(scenario, "jobs." + job.name, *job.spec, platform,
+                                  job.spec->pinned().value_or(primary_allocation)));
   }
   platform::Session session(platform, scenario.simulation);
   session.set_trace(trace);

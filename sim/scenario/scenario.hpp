@@ -53,6 +53,11 @@ struct Scenario {
   /// How parts of the run are estimated (an op class whose time is a roofline estimate with no
   /// kernel measurement on its accelerator); the runner adds them to the result's notes.
   std::vector<std::string> notices;
+  /// Where the workload's and the jobs' settings were written, for errors found only when a
+  /// workload is built (a layout that does not fit): "workload", "workload.parallelism",
+  /// "workload.pools.chat", "jobs.NAME", "jobs.NAME.parallelism", ... (three levels of keys
+  /// below `workload` and `jobs`, as written after includes and --set overrides).
+  std::map<std::string, config::Position> positions;
 
   /// The primary workload's accelerators: its own pinned range, or the ones the pinned jobs
   /// leave (platform::primary_allocation). Throws ConfigError for overlapping jobs.

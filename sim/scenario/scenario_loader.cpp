@@ -25,6 +25,16 @@ using config::FieldKind;
 using config::Problems;
 using config::ScenarioError;
 
+/// Records the position of `node` under `path` and of its mapping entries `depth` levels down.
+void record_positions(const ConfigNode& node, const std::string& path, int depth,
+                      std::map<std::string, config::Position>& positions) {
+  positions[path] = node.position;
+  if (depth == 0 || !node.is_mapping()) return;
+  for (const ConfigEntry& entry : node.entries) {
+    record_positions(entry.value, path + "." + entry.key, depth - 1, positions);
+  }
+}
+
 /// The kind a workload mapping names (its `kind`, or the first kind when it names none).
 std::string kind_name(const ConfigNode* workload, const WorkloadKinds& kinds) {
   const ConfigNode* kind = workload != nullptr && workload->is_mapping() ? workload->find("kind") : nullptr;
@@ -312,6 +322,9 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   scenario.warnings = problems.warnings();
   config::sort_diagnostics(scenario.warnings);
   scenario.notices = problems.notices();
+  for (const char* top : {"workload", "jobs"}) {
+    if (const ConfigNode* node = root.find(top)) record_positions(*node, top, 3, scenario.positions);
+  }
   return scenario;
 }
 

@@ -195,7 +195,8 @@ InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& poo
         memory.capacity / kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / kGiB,
         wider.empty() ? "no tp up to 64 leaves room: split it over more pipeline stages (pp), store the weights in fp8 "
                         "or use an accelerator with more memory"
-                      : wider));
+                      : wider),
+        "pools." + pool.name);
   }
   return memory;
 }

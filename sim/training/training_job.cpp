@@ -142,7 +142,7 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
   // Memory first: a job that does not fit is an error, never simulated.
   if (workload.enforce_memory_fit) {
     if (const auto message = models::does_not_fit_message(inputs_, platform.cluster().accelerator.hbm_capacity_bytes)) {
-      throw models::DoesNotFitError(*message);
+      throw models::DoesNotFitError(*message, "parallelism");
     }
   }
   if (platform.spec().apply_throttling && platform::has_power_data(platform)) {

@@ -47,7 +47,8 @@ TEST_CASE("a scenario that does not fit is an error before anything is simulated
     runner::run_training(scenario);
   } catch (const SimulationError& e) {
     const std::string message = e.what();
-    CHECK(message.rfind("does not fit: needs ", 0) == 0);
+    // At the setting that chose the layout, as a load error would be (line 10, column 16).
+    CHECK(message.rfind("memory-power-test.yaml:10:16: workload.parallelism: does not fit: needs ", 0) == 0);
     CHECK(message.find(" of 80.0 GiB on pipeline stage 0 (optimizer ") != std::string::npos);
     CHECK(message.find("weights ") != std::string::npos);
     // Nothing of 16 A100s holds a 1T model's state: the message says so instead of a remedy.

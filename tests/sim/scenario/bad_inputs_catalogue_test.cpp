@@ -13,10 +13,10 @@
 // with the `error-at` position and key and holds every `error` text. Paths in messages are taken
 // relative to the catalogue folder. Data files the cases name live in bad_inputs/files/.
 //
-// `# error-at: (run)` marks the one kind of error that has no position yet: a workload that does
-// not fit in memory loads, and its run refuses it (the check needs the built workload; moving it
-// into the loader would refuse the scenarios `search` and `capacity` start from). Such a case
-// must load, fail when run, and hold its `error` texts.
+// `# when: run` marks the one kind of error found after loading: a workload that does not fit in
+// memory loads, and its run refuses it (the check needs the built workload; moving it into the
+// loader would refuse the scenarios `search` and `capacity` start from), at the setting that chose
+// the layout. Such a case must load, then fail when run at its `error-at` position.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -46,6 +46,7 @@ struct BadInput {
   std::string error_at;  ///< "file:line:column: key" (or "file:line: column 'name'" in a CSV)
   std::vector<std::string> errors;  ///< fragments of the message's line
   std::string command;   ///< "" (load and run the scenario) or "validate FILE"
+  std::string when;      ///< "" (refused when it loads) or "run" (loads, refused when it runs)
 };
 
 std::string read_text(const fs::path& path) {
@@ -67,6 +68,7 @@ BadInput read_case(const fs::path& file) {
     value("# error-at: ", input.error_at);
     if (line.rfind("# error: ", 0) == 0) input.errors.push_back(line.substr(9));
     value("# command: ", input.command);
+    value("# when: ", input.when);
   }
   return input;
 }
@@ -78,9 +80,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   }
   return text;
 }
-
-/// The `error-at` of a case refused when it runs, not when it loads.
-const std::string kAtRun = "(run)";
 
 /// What the case's input makes the simulator say: the error's message, or why there was none.
 /// `loaded`: the scenario loaded (the error came from its run).
@@ -117,7 +116,7 @@ bool message_has(const std::string& message, const std::string& error_at, const 
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("error: ", 0) == 0) line = line.substr(7);
-    if (error_at != kAtRun && line.rfind(error_at + ": ", 0) != 0) continue;
+    if (line.rfind(error_at + ": ", 0) != 0) continue;
     if (std::all_of(errors.begin(), errors.end(),
                     [&](const std::string& error) { return line.find(error) != std::string::npos; })) {
       return true;
@@ -151,7 +150,8 @@ TEST_CASE("every bad input in the catalogue gets its message at its position") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO("message: ", message);
     CHECK_MESSAGE(typed, "not a clustersim::Error");
-    CHECK_MESSAGE(loaded == (input.error_at == kAtRun), (loaded ? "it loaded: only its run failed" : "it did not load"));
+    REQUIRE_MESSAGE((input.when.empty() || input.when == "run"), "'# when: ' takes only 'run'");
+    CHECK_MESSAGE(loaded == (input.when == "run"), (loaded ? "it loaded: only its run failed" : "it did not load"));
     CHECK(seconds < 5.0);  // a bad input is refused quickly (the alias bomb took 16 s)
     std::string expected;
     for (const std::string& error : input.errors) expected += " '" + error + "'";
