@@ -373,18 +373,7 @@ void Replica::run_iteration() {
   cost.host_s += exposed;
   cost.time_s += iteration_swap_s_;
   stats_.swap_s += iteration_swap_s_;
-  if (variability_) {
-    // Each cause's time joins its part of the busy time (the kernels' by their bound).
-    const double kernels_s = cost.compute_bound_s + cost.memory_bound_s;
-    const double compute_part = kernels_s > 0 ? cost.compute_bound_s / kernels_s : 0.0;
-    cost.compute_bound_s += drawn.kernel_jitter_s * compute_part;
-    cost.memory_bound_s += drawn.kernel_jitter_s * (1 - compute_part);
-    cost.communication_s += drawn.network_jitter_s;
-    cost.host_s += drawn.host_noise_s;
-    cost.time_s += drawn.jitter_s + drawn.host_noise_s;
-    stats_.jitter_s += drawn.jitter_s;
-    stats_.host_noise_s += drawn.host_noise_s;
-  }
+  const double duration = apply_faults(cost, drawn, now);
   stats_.compute_bound_s += cost.compute_bound_s;
   stats_.memory_bound_s += cost.memory_bound_s;
   stats_.communication_s += cost.communication_s;
@@ -394,17 +383,6 @@ void Replica::run_iteration() {
   stats_.busy_s += cost.time_s;
   ++stats_.iterations;
   busy_ = true;
-  double duration = cost.time_s;
-  if (!constant_speed_ || straggler_speed_ != 1.0) {
-    const double speed =
-        std::min(constant_speed_ ? 1.0 : speed_.value_at(session_->engine().now()), straggler_speed_);
-    if (!(speed > 0)) {
-      throw SimulationError(fmt::format("replica {}: its accelerator's speed is {} at {} s; serving needs it > 0",
-                                        index_, speed, now));
-    }
-    duration /= speed;
-    stats_.straggler_s += duration - cost.time_s;
-  }
   if (redo_tokens > 0) {
     stats_.reprefill_tokens += redo_tokens;
     stats_.reprefill_s += duration * static_cast<double>(redo_tokens) / static_cast<double>(batch_tokens);
@@ -491,6 +469,37 @@ void Replica::finish_iteration() {
     trace_kv_cache();
   }
   maybe_schedule();
+}
+
+double Replica::apply_faults(IterationCost& cost, const DrawnIteration& drawn, double now) {
+  if (variability_) {
+    // Each cause's time joins its part of the busy time (the kernels' by their bound).
+    const double kernels_s = cost.compute_bound_s + cost.memory_bound_s;
+    const double compute_part = kernels_s > 0 ? cost.compute_bound_s / kernels_s : 0.0;
+    cost.compute_bound_s += drawn.kernel_jitter_s * compute_part;
+    cost.memory_bound_s += drawn.kernel_jitter_s * (1 - compute_part);
+    cost.communication_s += drawn.network_jitter_s;
+    cost.host_s += drawn.host_noise_s;
+    cost.time_s += drawn.jitter_s + drawn.host_noise_s;
+    stats_.jitter_s += drawn.jitter_s;
+    stats_.host_noise_s += drawn.host_noise_s;
+  }
+  if (constant_speed_ && straggler_speed_ == 1.0) return cost.time_s;
+  // A slow accelerator (its speed profile, or a straggling node) stretches the whole iteration:
+  // the instance is busy for all of it.
+  const double speed = std::min(constant_speed_ ? 1.0 : speed_.value_at(session_->engine().now()), straggler_speed_);
+  if (!(speed > 0)) {
+    throw SimulationError(
+        fmt::format("replica {}: its accelerator's speed is {} at {} s; serving needs it > 0", index_, speed, now));
+  }
+  const double slowed = cost.time_s / speed;
+  stats_.straggler_s += slowed - cost.time_s;
+  cost.compute_bound_s /= speed;
+  cost.memory_bound_s /= speed;
+  cost.communication_s /= speed;
+  cost.host_s /= speed;
+  cost.time_s = slowed;
+  return slowed;
 }
 
 void Replica::set_faults(std::optional<IterationVariability> variability, double straggler_speed) {

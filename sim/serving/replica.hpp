@@ -207,6 +207,9 @@ class Replica {
   std::unique_ptr<Sequence> accept(RequestRecord& record, bool rejected);
   void maybe_schedule();
   void run_iteration();
+  /// Adds this iteration's drawn variability to `cost` and stretches it by a slow
+  /// accelerator's speed at `now` (s), counting what each cause added; returns its wall time.
+  double apply_faults(IterationCost& cost, const DrawnIteration& drawn, double now);
   void finish_iteration();
   bool admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch);
   bool grow(Sequence& s, std::int64_t kv_after);
