@@ -247,6 +247,17 @@ TEST_CASE("serving faults: keys serving leaves without effect are warnings that 
         std::string::npos);
   CHECK(w.find("simulation.variability") == std::string::npos);  // modelled now
   CHECK(w.find("simulation.failures.enabled") == std::string::npos);
+  // Disaggregated pools: their instances stay up, and the warning says so.
+  std::string disaggregated;
+  for (const config::Diagnostic& d :
+       scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) +
+                                   "/scenarios/serving/disaggregated-h100-prefill-h200-decode.yaml",
+                               {"simulation.failures.enabled=true"})
+           .warnings) {
+    disaggregated += d.render() + "\n";
+  }
+  CHECK(disaggregated.find("simulation.failures.enabled: true has no effect: failures are modelled for mixed pools "
+                           "only") != std::string::npos);
   CHECK(warnings_of(kOne, {"simulation.failures.restart_time=1 s"})
             .find("simulation.failures.restart_time: 1 s has no effect: simulation.failures.enabled is false, so no "
                   "instance fails") != std::string::npos);
