@@ -819,21 +819,22 @@ void ServingWorkload::fill_faults(ServingResult& r) const {
                                   stragglers.probability > 0 ? fmt::format(" with probability {:g}", stragglers.probability)
                                                              : std::string()));
   }
+  const auto span = [](double s) { return s < 3600 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} h", s / 3600); };
   if (options.failures.enabled && spec_.disaggregated()) {
     r.notes.push_back("simulation.failures: not modelled for disaggregated prefill and decode pools (every instance "
                       "stays up)");
   } else if (options.failures.enabled) {
     r.notes.push_back(fmt::format(
-        "simulation.failures: {} failures of {} instances in {:.1f} s, {:.3g} expected (one instance's MTBF {:.3g} h, "
+        "simulation.failures: {} failures of {} instances in {:.1f} s, {:.3g} expected (one instance's MTBF {}, "
         "restart {:g} s); availability {:.4f}; {} requests re-queued, {} tokens prefilled again",
-        f.failures, f.instances, r.duration_s, f.expected_failures, f.instance_mtbf_s / 3600.0, f.restart_s,
+        f.failures, f.instances, r.duration_s, f.expected_failures, span(f.instance_mtbf_s), f.restart_s,
         f.availability, f.requeued_requests, f.reprefill_tokens));
     if (f.expected_failures < 0.1) {
       r.notes.push_back(fmt::format(
-          "simulation.failures: the run ({:.1f} s) is far shorter than an instance's MTBF ({:.3g} h): {:.2g} failures "
+          "simulation.failures: the run ({:.1f} s) is far shorter than an instance's MTBF ({}): {:.2g} failures "
           "are expected, so a failure-free run is the likely outcome; serve more requests or lower the MTBFs to see "
           "their effect",
-          r.duration_s, f.instance_mtbf_s / 3600.0, f.expected_failures));
+          r.duration_s, span(f.instance_mtbf_s), f.expected_failures));
     }
   }
 }

@@ -280,4 +280,6 @@ TEST_CASE("serving faults: the example runs and shows every cause") {
   CHECK(r->faults.jitter_share > 0);
   CHECK(r->faults.downtime_share > 0);
   CHECK(r->faults.reprefill_tokens > 0);
+  CHECK(r->faults.straggler_instances == 4);  // seed 1 draws one of the two nodes slow
+  CHECK(r->faults.straggler_share > 0);
 }
