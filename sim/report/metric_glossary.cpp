@@ -174,7 +174,8 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
          "mean p50 p90 p99 max count; count: gaps measured"},
         {"serving.e2e_s", "s", "end to end: last token - arrival", kDistribution},
         {"serving.queue_s", "s", "queueing: first scheduled - arrival", kDistribution},
-        {"serving.goodput_requests_per_s", "requests/s", "completed requests meeting every SLO target / duration"},
+        {"serving.goodput_requests_per_s", "requests/s",
+         "completed requests meeting every SLO target / duration (without targets: every completed request)"},
         {"serving.rejected", "count",
          "requests refused: a full queue (max_queue), a prompt over the batch budget, or one that cannot fit the KV cache"},
         {"serving.preemptions", "count", "times a running request was evicted for lack of KV blocks"},
@@ -211,6 +212,25 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"serving.time_series.queued[]", "count", "requests waiting at each sample"},
         {"serving.time_series.kv_cache_utilisation[]", "fraction", "KV blocks in use at each sample"},
         {"serving.time_series.output_tokens_per_s[]", "tokens/s", "output tokens generated in each second"}}});
+  sections.push_back(
+      {"Serving faults",
+       "`serving.faults` (serving runs with simulation.variability, cluster.stragglers or simulation.failures; absent "
+       "otherwise): docs/reliability.md, Faults in serving",
+       {{"serving.faults.instances", "count", "model instances of all pools"},
+        {"serving.faults.straggler_instances", "count", "instances with an accelerator on a slow node"},
+        {"serving.faults.failures", "count", "instance failures during the run"},
+        {"serving.faults.expected_failures", "count", "duration x sum over instances of 1 / (MTBF + restart)"},
+        {"serving.faults.instance_mtbf_s", "s", "mean time between failures of one instance (the first pool's; 0: none)"},
+        {"serving.faults.restart_s", "s", "downtime after each failure"},
+        {"serving.faults.availability", "fraction", "1 - instance downtime / (instances x duration)"},
+        {"serving.faults.requeued_requests", "count", "times a failure sent a queued or running request back to the router"},
+        {"serving.faults.reprefill_tokens", "tokens", "tokens prefilled again because a failure lost their KV cache"},
+        {"serving.faults.useful_work_share", "fraction", "1 - re-prefilled tokens / all tokens the iterations processed"},
+        {"serving.faults.lost_shares", "fraction",
+         "share of the schedulers' time (instances x duration when pp = 1) each cause cost: kernel and network jitter "
+         "(net), host noise, stragglers' slowdown, downtime, re-prefill (token share of its iterations), iterations "
+         "a failure cut short",
+         "jitter host_noise stragglers downtime reprefill lost_work"}}});
   sections.push_back(
       {"Jobs", "`jobs[]` (scenarios with `jobs:`): each job's metrics as `{value, unit}`; the collective-loop kind's",
        {{"jobs[].name", "text", "the job's name in `jobs:`"},
@@ -267,6 +287,9 @@ void add_sweep_section(std::vector<MetricSection>& sections) {
         {"slo_met_bool", "bool", "serving: serving.slo.met, as 1 or 0"},
         {"kv_utilisation_peak_fraction", "fraction", "serving: serving.kv_cache_utilisation.peak"},
         {"gpu_utilisation_fraction", "fraction", "serving: serving.gpu_utilisation"},
+        {"availability_fraction", "fraction", "serving with faults: serving.faults.availability"},
+        {"instance_failures", "count", "serving with faults: serving.faults.failures"},
+        {"requeued_requests", "count", "serving with faults: serving.faults.requeued_requests"},
         {"job.<name>.rounds", "count", "a job's jobs[].metrics.rounds"},
         {"job.<name>.bytes_per_round_B", "B", "a job's jobs[].metrics.bytes_per_round"},
         {"job.<name>.busy_time_s", "s", "a job's jobs[].metrics.busy_time"},

@@ -63,7 +63,7 @@ nlohmann::json serving_json(const serving::ServingResult& r) {
     series["kv_cache_utilisation"].push_back(s.kv_utilisation);
     series["output_tokens_per_s"].push_back(s.output_tokens_per_s);
   }
-  return {{"duration_s", r.duration_s},
+  nlohmann::json out = {{"duration_s", r.duration_s},
           {"requests", r.requests},
           {"completed", r.completed},
           {"input_tokens", r.input_tokens},
@@ -92,6 +92,27 @@ nlohmann::json serving_json(const serving::ServingResult& r) {
           {"limiter", r.limiter},
           {"pools", pools},
           {"time_series", series}};
+  if (r.faults.modelled) {  // only then: a run without fault keys writes what it always wrote
+    const serving::ServingFaults& f = r.faults;
+    out["faults"] = {{"instances", f.instances},
+                     {"straggler_instances", f.straggler_instances},
+                     {"failures", f.failures},
+                     {"expected_failures", f.expected_failures},
+                     {"instance_mtbf_s", f.instance_mtbf_s},
+                     {"restart_s", f.restart_s},
+                     {"availability", f.availability},
+                     {"requeued_requests", f.requeued_requests},
+                     {"reprefill_tokens", f.reprefill_tokens},
+                     {"useful_work_share", f.useful_work_share},
+                     {"lost_shares",
+                      {{"jitter", f.jitter_share},
+                       {"host_noise", f.host_noise_share},
+                       {"stragglers", f.straggler_share},
+                       {"downtime", f.downtime_share},
+                       {"reprefill", f.reprefill_share},
+                       {"lost_work", f.lost_work_share}}}};
+  }
+  return out;
 }
 
 nlohmann::json serving_scenario_json(const scenario::Scenario& scenario) {
@@ -156,6 +177,17 @@ std::string serving_summary_table(const scenario::Scenario& scenario, const serv
                        *r.energy_per_token_j);
     out += r.cost_per_million_tokens ? fmt::format(", ${:.3f} per million output tokens\n", *r.cost_per_million_tokens)
                                      : "\n";
+  }
+  if (r.faults.modelled) {
+    const serving::ServingFaults& f = r.faults;
+    out += fmt::format("  faults                  {} of {} instances straggle; {} failures ({:.3g} expected), availability "
+                       "{:.4f}; {} requests re-queued, {} tokens prefilled again\n",
+                       f.straggler_instances, f.instances, f.failures, f.expected_failures, f.availability,
+                       f.requeued_requests, f.reprefill_tokens);
+    out += fmt::format("  time lost (share)       jitter {:.2f} %, host noise {:.2f} %, stragglers {:.2f} %, downtime "
+                       "{:.2f} %, re-prefill {:.2f} %, lost iterations {:.2f} %\n",
+                       f.jitter_share * 100, f.host_noise_share * 100, f.straggler_share * 100, f.downtime_share * 100,
+                       f.reprefill_share * 100, f.lost_work_share * 100);
   }
   for (const serving::PoolResult& p : r.pools) {
     out += fmt::format(

@@ -33,7 +33,8 @@ Declarations<platform::Stragglers> straggler_keys() {
       .range(0, 1);
   keys.number("probability", &platform::Stragglers::probability,
               "per node and step: the chance that the node is slow for that step, drawn afresh each of "
-              "simulation.iterations (both modes; docs/reliability.md, Faults)")
+              "simulation.iterations (both modes); serving: the chance that a node is slow for the whole run "
+              "(docs/reliability.md, Faults)")
       .range(0, 1);
   return keys;
 }
@@ -67,7 +68,8 @@ Declarations<models::FailureSpec> failure_keys() {
   using F = models::FailureSpec;
   Declarations<F> keys;
   keys.boolean("enabled", &F::enabled,
-               "report the goodput of a long training run under failures, checkpoints and restarts "
+               "training: report the goodput of a long run under failures, checkpoints and restarts; serving: "
+               "instances fail at these rates, are down for restart_time and their requests are prefilled again "
                "(docs/reliability.md, Faults)");
   const std::string source = " (default: Llama 3, Meta 2024, Table 5: 16,384 H100s, 54 days)";
   keys.quantity("gpu_mtbf", &F::gpu_mtbf_s, Dimension::seconds,
@@ -90,7 +92,8 @@ Declarations<models::FailureSpec> failure_keys() {
       .optional();
   keys.quantity("restart_time", &F::restart_s, Dimension::seconds,
                 "from a failure to the job running again, before reading its checkpoint (detection, "
-                "rescheduling, process start, NCCL init); an assumption, no published figure");
+                "rescheduling, process start, NCCL init; a serving instance: down this long); an assumption, no "
+                "published figure");
   return keys;
 }
 
@@ -203,7 +206,8 @@ const Declarations<ClusterSpec>& cluster_keys() {
                   "rank to accelerator mapping: packed = rank r on accelerator r; scattered = round-robin over "
                   "nodes, rank r on node (r mod nodes), slot floor(r / nodes)");
     k.object("stragglers", &ClusterSpec::stragglers, straggler_keys(),
-             "slow nodes: listed ones (needs simulation.mode: full) or random ones per step (probability)");
+             "slow nodes: listed ones (training: needs simulation.mode: full) or random ones per step (serving: per "
+             "run) with probability");
     return k;
   }();
   return keys;

@@ -376,6 +376,50 @@ void read_draft_model(const WorkloadReadContext& c, ServingSpec& w, bool model_o
   }
 }
 
+/// Fault keys (docs/reliability.md, "Faults in serving") that serving, or the rest of the
+/// scenario, leaves without effect.
+void warn_ineffective_faults(const WorkloadReadContext& c, const ServingSpec& w) {
+  warn_no_effect(c.root, c.problems, "simulation.iterations",
+                 "a serving run is one deployment serving its requests, drawing afresh for every batch iteration; "
+                 "for other draws of the whole run, sweep simulation.seed");
+  const platform::Stragglers& stragglers = c.platform.cluster.stragglers;
+  if (c.platform_ok && stragglers.nodes.empty() && !(stragglers.probability > 0)) {
+    warn_no_effect(c.root, c.problems, "cluster.stragglers.compute_speed",
+                   "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
+  }
+  if (c.platform_ok && stragglers.compute_speed == 1.0) {
+    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
+      warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
+    }
+  }
+  const platform::VariabilitySpec& v = c.simulation.variability;
+  if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
+    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_rate",
+                   "simulation.variability.host_noise_delay is 0, so an interruption costs nothing");
+  }
+  if (v.host_noise_delay_s > 0 && !(v.host_noise_rate_per_s > 0)) {
+    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_delay",
+                   "simulation.variability.host_noise_rate is 0, so no interruption happens");
+  }
+  if (!c.simulation.failures.enabled) {
+    for (const char* key : {"gpu_mtbf", "host_mtbf", "nic_mtbf", "network_mtbf", "software_mtbf",
+                            "checkpoint_interval", "storage_bandwidth", "node_bandwidth", "restart_time"}) {
+      warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
+                     "simulation.failures.enabled is false, so no instance fails");
+    }
+    return;
+  }
+  for (const char* key : {"checkpoint_interval", "storage_bandwidth", "node_bandwidth"}) {
+    warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
+                   "a serving instance writes no checkpoint: after a failure it is down for "
+                   "simulation.failures.restart_time and its requests are prefilled again elsewhere");
+  }
+  if (w.disaggregated()) {
+    warn_no_effect(c.root, c.problems, "simulation.failures.enabled",
+                   "failures are modelled for mixed pools only: the instances of prefill and decode pools stay up");
+  }
+}
+
 /// The run options a serving workload does not read (as the primary workload; beside a training
 /// workload they are the training step's).
 void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec& w) {
@@ -386,12 +430,7 @@ void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec
   warn_no_effect(c.root, c.problems, "power.apply_throttling",
                  "a serving workload reports its power but never slows its clock by the TDP throttle factor (a "
                  "training step does)");
-  for (const char* key : {"simulation.iterations", "simulation.variability", "simulation.failures",
-                          "cluster.stragglers.probability"}) {
-    warn_no_effect(c.root, c.problems, key,
-                   "variability, probabilistic stragglers and failures are modelled for training steps only "
-                   "(docs/reliability.md, Faults)");
-  }
+  warn_ineffective_faults(c, w);
   if (!w.disaggregated() && !config::has_value(c.root, "jobs")) {
     warn_no_effect(c.root, c.problems, "simulation.fidelity",
                    "without prefill and decode pools or other jobs nothing runs on the network model: an instance's "

@@ -18,13 +18,19 @@ void accumulate(IterationCost& into, const IterationCost& part, double repeat = 
   into.memory_bound_s += part.memory_bound_s * repeat;
   into.communication_s += part.communication_s * repeat;
   into.host_s += part.host_s * repeat;
+  into.gemm_s += part.gemm_s * repeat;
+  into.attention_kernel_s += part.attention_kernel_s * repeat;
+  into.elementwise_s += part.elementwise_s * repeat;
   into.flops += part.flops * repeat;
   into.hbm_bytes += part.hbm_bytes * repeat;
 }
 
-void add_estimate(IterationCost& into, const models::OpEstimate& e, double repeat) {
+void add_estimate(IterationCost& into, const models::OpEstimate& e, double repeat, models::TransformerOpKind kind) {
   into.time_s += e.time_s * repeat;
   (e.compute_bound ? into.compute_bound_s : into.memory_bound_s) += e.time_s * repeat;
+  (kind == models::TransformerOpKind::gemm        ? into.gemm_s
+   : kind == models::TransformerOpKind::attention ? into.attention_kernel_s
+                                                  : into.elementwise_s) += e.time_s * repeat;
   into.hbm_bytes += e.bytes * repeat;
 }
 
@@ -65,7 +71,7 @@ void IterationCostModel::add_ops(const std::vector<models::TransformerOp>& ops, 
     if (op.kind == models::TransformerOpKind::attention && skip_attention) continue;
     into.flops += op.flops * repeat;
     if (op.kind != models::TransformerOpKind::communication) {
-      add_estimate(into, models::compute_estimate(*compute_, op), repeat);
+      add_estimate(into, models::compute_estimate(*compute_, op), repeat, op.kind);
       continue;
     }
     if (!op.comm.collective) continue;  // Megatron's f: nothing in the forward pass
@@ -136,7 +142,7 @@ double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int
     for (const models::TransformerOp& op : layer) {
       if (op.kind != models::TransformerOpKind::attention) continue;
       part.flops += op.flops;
-      add_estimate(part, models::compute_estimate(*compute_, op), 1);
+      add_estimate(part, models::compute_estimate(*compute_, op), 1, op.kind);
     }
     it = attention_memo_.emplace(key, part).first;
   }
@@ -182,6 +188,7 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch) {
   total.time_s += attention * layers;
   total.compute_bound_s += compute_bound_s * layers;
   total.memory_bound_s += (attention - compute_bound_s) * layers;
+  total.attention_kernel_s += attention * layers;
   total.flops += flops * layers;
   total.hbm_bytes = (total.hbm_bytes + bytes * layers) / layout_.pp;
   total.time_s += layout_.host_overhead_s;
@@ -213,6 +220,7 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const
                          static_cast<double>(layout_.model.num_hidden_layers);
     total.time_s -= extra;
     total.memory_bound_s -= extra;
+    total.attention_kernel_s -= extra;
   }
   const double transfer = pipeline_transfer_s(tokens);
   total.time_s += transfer + layout_.host_overhead_s;

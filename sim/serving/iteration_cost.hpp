@@ -57,6 +57,10 @@ struct IterationCost {
   double memory_bound_s = 0;   ///< time of ops limited by memory bandwidth (weights, KV, activations)
   double communication_s = 0; ///< TP / EP collectives and pipeline transfers
   double host_s = 0;           ///< the framework's per-iteration overhead
+  /// The kernels' time by class (simulation.variability's per-class CVs): GEMMs, attention,
+  /// every other kernel (norms, activations, routing, embedding). They sum to
+  /// compute_bound_s + memory_bound_s.
+  double gemm_s = 0, attention_kernel_s = 0, elementwise_s = 0;
   double flops = 0;            ///< model FLOPs of the iteration (every stage)
   double hbm_bytes = 0;        ///< HBM bytes one device moves
 };

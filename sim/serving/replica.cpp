@@ -46,6 +46,7 @@ struct Replica::Sequence {
   std::int64_t chunk = 0;      // query tokens scheduled this iteration
   bool swapped = false;
   RequestRecord* transfer_of = nullptr;  // prefill pool: its KV cache is being sent
+  std::int64_t redo = 0;       // prompt tokens still to prefill again after a failure lost them
   bool decoding() const { return computed >= prompt; }
 };
 
@@ -159,6 +160,14 @@ std::unique_ptr<Replica::Sequence> Replica::accept(RequestRecord& record, bool r
   auto s = std::make_unique<Sequence>();
   s->record = &record;
   s->prompt = record.request.input_tokens;
+  if (record.redo_tokens > 0) {
+    // Back from a failed instance: its prompt and the tokens it had generated are prefilled
+    // again (as a recompute preemption), the tokens it had stay delivered.
+    s->generated = record.resume_generated;
+    s->prompt += std::max<std::int64_t>(0, s->generated - 1);
+    s->last_token_s = record.last_token_s;
+    s->redo = record.redo_tokens;
+  }
   return s;
 }
 
@@ -230,6 +239,7 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
       if (hit > 0) {
         s.hit_blocks = hit / bs;
         s.computed = s.kv = hit;
+        s.redo = std::max<std::int64_t>(0, s.redo - hit);
         ++it->second.users;
         prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
       }
@@ -259,7 +269,7 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
 }
 
 void Replica::maybe_schedule() {
-  if (!busy_ && !held_ && (!waiting_.empty() || !running_.empty())) run_iteration();
+  if (!busy_ && !held_ && !down_ && (!waiting_.empty() || !running_.empty())) run_iteration();
 }
 
 void Replica::release() {
@@ -329,6 +339,15 @@ void Replica::run_iteration() {
   }
   if (batch_.empty()) return;  // nothing fits: wait for an arrival (cannot happen with a running set)
   IterationCost cost = exact_cost_ ? cost_->exact(batch_) : cost_->cost(batch_);
+  // Prefill of KV cache a failure lost: its share of the batch's query tokens.
+  std::int64_t redo_tokens = 0, batch_tokens = 0;
+  for (Sequence* s : batch_sequences_) {
+    batch_tokens += s->chunk;
+    if (s->redo <= 0 || s->decoding()) continue;
+    const std::int64_t redo = std::min(s->chunk, s->redo);
+    s->redo -= redo;
+    redo_tokens += redo;
+  }
   if (speculative_.tokens > 0) {
     // Draft proposals: `tokens` draft steps over the decoding sequences.
     draft_batch_.clear();
@@ -344,6 +363,8 @@ void Replica::run_iteration() {
       cost.memory_bound_s += draft;
     }
   }
+  // Variability (faults.hpp): the GPU part of the iteration, drawn before the host work.
+  const DrawnIteration drawn = variability_ ? variability_->draw(cost, 0, stats_.iterations) : DrawnIteration{};
   // Host work: scheduling, input preparation, sampling and output processing of this batch.
   const double host = scheduler_.iteration_overhead_s +
                       scheduler_.iteration_overhead_per_sequence_s * static_cast<double>(batch_.size());
@@ -352,6 +373,7 @@ void Replica::run_iteration() {
   cost.host_s += exposed;
   cost.time_s += iteration_swap_s_;
   stats_.swap_s += iteration_swap_s_;
+  const double duration = apply_faults(cost, drawn, now);
   stats_.compute_bound_s += cost.compute_bound_s;
   stats_.memory_bound_s += cost.memory_bound_s;
   stats_.communication_s += cost.communication_s;
@@ -361,15 +383,11 @@ void Replica::run_iteration() {
   stats_.busy_s += cost.time_s;
   ++stats_.iterations;
   busy_ = true;
-  double duration = cost.time_s;
-  if (!constant_speed_) {
-    const double speed = speed_.value_at(session_->engine().now());
-    if (!(speed > 0)) {
-      throw SimulationError(fmt::format("replica {}: its accelerator's speed is {} at {} s; serving needs it > 0",
-                                        index_, speed, now));
-    }
-    duration /= speed;
+  if (redo_tokens > 0) {
+    stats_.reprefill_tokens += redo_tokens;
+    stats_.reprefill_s += duration * static_cast<double>(redo_tokens) / static_cast<double>(batch_tokens);
   }
+  iteration_duration_s_ = duration;
   if (session_->trace() != nullptr) {
     iteration_start_ps_ = session_->engine().now();
     iteration_sequences_ = static_cast<int>(batch_.size());
@@ -377,8 +395,10 @@ void Replica::run_iteration() {
     for (const BatchEntry& e : batch_) (e.decode ? iteration_decode_ : iteration_prefill_) += e.query_tokens;
     trace_kv_cache();
   }
-  session_->engine().schedule_after(engine::seconds_to_ps(duration), [this](engine::Engine&) { finish_iteration(); },
-                                    kIterationTag + static_cast<std::uint64_t>(index_));
+  iteration_end_ps_ = session_->engine().now() + engine::seconds_to_ps(duration);
+  iteration_end_ = session_->engine().schedule_after(engine::seconds_to_ps(duration),
+                                                     [this](engine::Engine&) { finish_iteration(); },
+                                                     kIterationTag + static_cast<std::uint64_t>(index_));
 }
 
 void Replica::finish_iteration() {
@@ -448,6 +468,89 @@ void Replica::finish_iteration() {
                              iteration_sequences_, iteration_prefill_, iteration_decode_);
     trace_kv_cache();
   }
+  maybe_schedule();
+}
+
+double Replica::apply_faults(IterationCost& cost, const DrawnIteration& drawn, double now) {
+  if (variability_) {
+    // Each cause's time joins its part of the busy time (the kernels' by their bound).
+    const double kernels_s = cost.compute_bound_s + cost.memory_bound_s;
+    const double compute_part = kernels_s > 0 ? cost.compute_bound_s / kernels_s : 0.0;
+    cost.compute_bound_s += drawn.kernel_jitter_s * compute_part;
+    cost.memory_bound_s += drawn.kernel_jitter_s * (1 - compute_part);
+    cost.communication_s += drawn.network_jitter_s;
+    cost.host_s += drawn.host_noise_s;
+    cost.time_s += drawn.jitter_s + drawn.host_noise_s;
+    stats_.jitter_s += drawn.jitter_s;
+    stats_.host_noise_s += drawn.host_noise_s;
+  }
+  if (constant_speed_ && straggler_speed_ == 1.0) return cost.time_s;
+  // A slow accelerator (its speed profile, or a straggling node) stretches the whole iteration:
+  // the instance is busy for all of it.
+  const double speed = std::min(constant_speed_ ? 1.0 : speed_.value_at(session_->engine().now()), straggler_speed_);
+  if (!(speed > 0)) {
+    throw SimulationError(
+        fmt::format("replica {}: its accelerator's speed is {} at {} s; serving needs it > 0", index_, speed, now));
+  }
+  const double slowed = cost.time_s / speed;
+  stats_.straggler_s += slowed - cost.time_s;
+  cost.compute_bound_s /= speed;
+  cost.memory_bound_s /= speed;
+  cost.communication_s /= speed;
+  cost.host_s /= speed;
+  cost.time_s = slowed;
+  return slowed;
+}
+
+void Replica::set_faults(std::optional<IterationVariability> variability, double straggler_speed) {
+  variability_ = std::move(variability);
+  if (variability_ && !variability_->any()) variability_.reset();
+  straggler_speed_ = straggler_speed;
+}
+
+std::vector<RequestRecord*> Replica::fail() {
+  if (!transferring_.empty()) {
+    throw SimulationError(fmt::format("replica {} failed with {} KV caches in transfer: failures of disaggregated "
+                                      "pools are not modelled",
+                                      index_, transferring_.size()));
+  }
+  const double now = now_s();
+  stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
+  last_change_s_ = now;
+  if (busy_) {
+    // The running iteration never ends: its time is lost, not busy.
+    session_->engine().cancel(iteration_end_);
+    const double left_s = engine::ps_to_seconds(iteration_end_ps_ - session_->engine().now());
+    stats_.busy_s -= left_s;
+    stats_.lost_work_s += iteration_duration_s_ - left_s;
+    busy_ = false;
+  }
+  std::vector<RequestRecord*> lost;
+  const auto take = [&](Sequence& s) {
+    RequestRecord& r = *s.record;
+    ++r.restarts;
+    r.resume_generated = s.generated;
+    r.last_token_s = s.last_token_s;
+    // The KV cache it had (a swapped one lived in this instance's host memory): prefilled again.
+    const std::int64_t had = s.swapped ? s.kv : std::max(s.computed, s.kv);
+    r.redo_tokens = std::max<std::int64_t>(s.generated > 0 ? r.request.input_tokens + s.generated - 1 : 0, had);
+    lost.push_back(&r);
+  };
+  for (auto& s : running_) take(*s);
+  for (auto& s : waiting_) take(*s);
+  running_.clear();
+  waiting_.clear();
+  batch_sequences_.clear();
+  prefixes_.clear();
+  prefix_lru_.clear();
+  used_blocks_ = cached_blocks_ = outstanding_ = 0;
+  down_ = true;
+  return lost;
+}
+
+void Replica::recover() {
+  down_ = false;
+  last_change_s_ = now_s();
   maybe_schedule();
 }
 

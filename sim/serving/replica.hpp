@@ -27,11 +27,13 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "sim/config/name_table.hpp"
 #include "sim/platform/session.hpp"
+#include "sim/serving/faults.hpp"
 #include "sim/serving/iteration_cost.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/requests.hpp"
@@ -93,6 +95,12 @@ struct RequestRecord {
   int preemptions = 0;
   bool rejected = false;
   int replica = -1;           ///< where it was (its decode replica when disaggregated)
+  /// Times an instance failed under it (simulation.failures): each time it went back to the
+  /// router without its KV cache.
+  int restarts = 0;
+  std::int64_t resume_generated = 0;  ///< output tokens it had when its instance last failed
+  std::int64_t redo_tokens = 0;       ///< tokens whose KV cache that failure lost (prefilled again)
+  double last_token_s = -1;           ///< its last token before that failure
 };
 
 /// What a replica hands its owner when an iteration ends.
@@ -115,6 +123,13 @@ struct ReplicaStats {
   std::int64_t prefix_hit_tokens = 0, prompt_tokens = 0;
   std::int64_t peak_blocks = 0;
   double block_seconds = 0;  ///< integral of used blocks over time
+  // Faults (faults.hpp): what each cause added to the iterations, seconds.
+  double jitter_s = 0;        ///< kernel and network jitter (net: may be < 0)
+  double host_noise_s = 0;    ///< host/OS interruptions
+  double straggler_s = 0;     ///< a slow accelerator's extra time
+  double reprefill_s = 0;     ///< iteration time spent prefilling KV cache a failure lost (token share)
+  std::int64_t reprefill_tokens = 0;  ///< tokens prefilled again after a failure
+  double lost_work_s = 0;     ///< iteration time thrown away by failures (the iteration running then)
   LatencyHistogram itl;  ///< inter-token gaps, one per token after the first
 };
 
@@ -141,6 +156,17 @@ class Replica {
              int first_accelerator = -1);
   /// A request arrives (routed here); it is queued (or rejected when the queue is full).
   void submit(RequestRecord& record);
+  /// Faults of this scheduler: its variability draws (empty: none) and its speed as a
+  /// straggler (1: not one; the lower of it and the speed profile applies).
+  void set_faults(std::optional<IterationVariability> variability, double straggler_speed);
+  /// Its instance fails: the running iteration is lost and every request queued or running
+  /// here loses its KV cache (and the prefix cache is gone). Returns those requests, each
+  /// marked to prefill its prompt and the tokens it had generated again, for the router.
+  /// Throws SimulationError while a KV cache is in transfer from here (disaggregated pools).
+  std::vector<RequestRecord*> fail();
+  /// Back after the restart: it takes requests again.
+  void recover();
+  bool down() const { return down_; }
   /// Disaggregated decode: a request whose KV cache arrived; it joins the running set when its
   /// blocks fit (else it waits in the queue's order).
   void submit_prefilled(RequestRecord& record);
@@ -181,6 +207,9 @@ class Replica {
   std::unique_ptr<Sequence> accept(RequestRecord& record, bool rejected);
   void maybe_schedule();
   void run_iteration();
+  /// Adds this iteration's drawn variability to `cost` and stretches it by a slow
+  /// accelerator's speed at `now` (s), counting what each cause added; returns its wall time.
+  double apply_faults(IterationCost& cost, const DrawnIteration& drawn, double now);
   void finish_iteration();
   bool admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch);
   bool grow(Sequence& s, std::int64_t kv_after);
@@ -214,6 +243,12 @@ class Replica {
   void trace_kv_cache() const;
   engine::Profile speed_;
   bool constant_speed_ = true;
+  std::optional<IterationVariability> variability_;
+  double straggler_speed_ = 1;
+  bool down_ = false;
+  engine::EventId iteration_end_;
+  engine::TimePs iteration_end_ps_ = 0;
+  double iteration_duration_s_ = 0;
   bool busy_ = false;
   bool held_ = false;
 

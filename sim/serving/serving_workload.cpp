@@ -14,6 +14,7 @@
 #include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/platform.hpp"
+#include "sim/serving/faults.hpp"
 
 namespace clustersim::serving {
 
@@ -228,7 +229,17 @@ class ServingWorkload final : public platform::Workload {
   void schedule_arrival(const Request& request);
   void arrive(std::size_t record);
   void schedule_next_open_loop();
-  Replica& route(const RequestRecord& record, ReplicaRole role);
+  /// The replica the router picks among those up; nullptr when every candidate is down.
+  Replica* route(const RequestRecord& record, ReplicaRole role);
+  /// Routes `record` (a new arrival or one a failure sent back), or parks it until an instance
+  /// is back when every candidate is down.
+  void submit(RequestRecord& record, ReplicaRole role);
+  void start_faults();
+  void schedule_failure(std::size_t instance);
+  void fail_instance(std::size_t instance);
+  void recover_instance(std::size_t instance);
+  void resubmit(const std::vector<RequestRecord*>& records);
+  void fill_faults(ServingResult& result) const;
   void on_finished(RequestRecord& record);
   void on_prefilled(RequestRecord& record);
   void sample();
@@ -253,6 +264,19 @@ class ServingWorkload final : public platform::Workload {
   double first_arrival_s_ = -1, last_finish_s_ = 0;
   std::int64_t tokens_at_last_sample_ = 0, output_tokens_ = 0;
   std::vector<ServingSample> series_;
+  /// A model instance under simulation.failures: its pp schedulers fail and recover together.
+  struct Instance {
+    std::vector<int> replicas;
+    double failure_rate_per_s = 0;
+    int failures = 0;
+    double down_since_s = -1;  // while down
+    std::vector<std::pair<double, double>> down_s;  // [from, to) intervals
+    engine::EventId next;      // its next failure or recovery
+  };
+  std::vector<Instance> instances_;
+  std::vector<RequestRecord*> parked_;  // requests that arrived (or came back) while every instance was down
+  std::int64_t requeued_ = 0;
+  int straggler_instances_ = 0;
 };
 
 ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platform& platform,
@@ -345,6 +369,7 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
           pools_[p].first_accelerator_of(index));
     }
   }
+  start_faults();
   if (generator_.closed_loop()) {
     for (const Request& r : generator_.initial_clients()) schedule_arrival(r);
     exhausted_ = generator_.sent() >= spec_.requests.count;
@@ -383,7 +408,7 @@ void ServingWorkload::arrive(std::size_t index) {
   if (first_arrival_s_ < 0) first_arrival_s_ = now_s();
   const ReplicaRole role = spec_.disaggregated() ? ReplicaRole::prefill : ReplicaRole::mixed;
   if (generator_.closed_loop()) {
-    route(record, role).submit(record);
+    submit(record, role);
     return;
   }
   // The next open-loop request is drawn when this one arrives: one pending arrival at a time.
@@ -405,24 +430,40 @@ void ServingWorkload::arrive(std::size_t index) {
     exhausted_ = true;
   }
   if (burst.size() == 1) {
-    route(record, role).submit(record);
+    submit(record, role);
     return;
   }
   for (auto& replica : replicas_) replica->hold();
-  for (RequestRecord* r : burst) route(*r, role).submit(*r);
+  for (RequestRecord* r : burst) submit(*r, role);
   for (auto& replica : replicas_) replica->release();
 }
 
-Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
+void ServingWorkload::submit(RequestRecord& record, ReplicaRole role) {
+  if (Replica* replica = route(record, role)) {
+    replica->submit(record);
+  } else {
+    parked_.push_back(&record);
+  }
+}
+
+Replica* ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
   const std::vector<Replica*>& candidates = by_role_[static_cast<std::size_t>(role)];
   if (candidates.empty()) throw SimulationError(fmt::format("no {} pool to route to", replica_role_names().name(role)));
   const std::size_t n = candidates.size();
-  const std::size_t offset = round_robin_++ % n;
+  std::size_t offset = round_robin_++ % n;
+  // Instances that are down (simulation.failures) take nothing; the router starts at the next
+  // one up.
+  std::size_t skipped = 0;
+  while (skipped < n && candidates[offset]->down()) {
+    offset = (offset + 1) % n;
+    ++skipped;
+  }
+  if (skipped == n) return nullptr;
   const auto pick = [&](auto better) {
     Replica* best = candidates[offset];
     for (std::size_t i = 1; i < n; ++i) {
       Replica* c = candidates[(offset + i) % n];
-      if (better(*c, *best)) best = c;
+      if (!c->down() && better(*c, *best)) best = c;
     }
     return best;
   };
@@ -430,30 +471,31 @@ Replica& ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
   RouterPolicy policy = role == ReplicaRole::decode ? RouterPolicy::least_outstanding : spec_.router;
   switch (policy) {
     case RouterPolicy::round_robin:
-      return *candidates[offset];
+      return candidates[offset];
     case RouterPolicy::least_outstanding:
-      return *pick(fewer_outstanding);
+      return pick(fewer_outstanding);
     case RouterPolicy::shortest_queue:
-      return *pick([](const Replica& a, const Replica& b) {
+      return pick([](const Replica& a, const Replica& b) {
         return a.queued() != b.queued() ? a.queued() < b.queued() : a.outstanding() < b.outstanding();
       });
     case RouterPolicy::prefix_aware: {
       const std::int64_t id = record.request.prefix_id;
-      if (id < 0) return *pick(fewer_outstanding);
+      if (id < 0) return pick(fewer_outstanding);
       Replica* best = pick([id](const Replica& a, const Replica& b) {
         const auto ca = a.cached_prefix_tokens(id), cb = b.cached_prefix_tokens(id);
         return ca != cb ? ca > cb : a.outstanding() < b.outstanding();
       });
-      if (best->cached_prefix_tokens(id) > 0) return *best;
+      if (best->cached_prefix_tokens(id) > 0) return best;
       // Not cached anywhere yet: a fixed home per prefix, so its requests meet its cache.
-      return *candidates[static_cast<std::size_t>(id) % n];
+      Replica* home = candidates[static_cast<std::size_t>(id) % n];
+      return home->down() ? pick(fewer_outstanding) : home;
     }
   }
-  return *candidates[offset];
+  return candidates[offset];
 }
 
 void ServingWorkload::on_prefilled(RequestRecord& record) {
-  Replica& decode = route(record, ReplicaRole::decode);
+  Replica& decode = *route(record, ReplicaRole::decode);  // failures leave disaggregated pools up
   const Pool* from = &pools_[pool_of_[static_cast<std::size_t>(record.replica)]];
   const Pool* to = &pools_[pool_of_[static_cast<std::size_t>(decode.index())]];
   // The prompt's KV cache, every layer and head, from each device of the prefill instance to a
@@ -521,16 +563,104 @@ void ServingWorkload::on_finished(RequestRecord& record) {
   }
   if (exhausted_ && finished_ == static_cast<std::int64_t>(records_.size()) && !done_) {
     done_ = true;
+    for (Instance& instance : instances_) session_->engine().cancel(instance.next);
     for (auto& replica : replicas_) replica->close(now_s());
     if (on_done_) on_done_();
   }
+}
+
+void ServingWorkload::start_faults() {
+  const platform::SessionOptions& options = session_->options();
+  const platform::ClusterSpec& cluster = platform_.cluster();
+  const platform::Stragglers& stragglers = cluster.stragglers;
+  const int per_node = std::max(1, cluster.network.accelerators_per_node);
+  // Slow nodes: listed, or drawn once for the run with cluster.stragglers.probability.
+  std::vector<bool> slow = straggling_nodes(stragglers.probability, cluster.network.nodes, options.seed);
+  for (const int node : stragglers.nodes) {
+    if (node >= 0 && node < cluster.network.nodes) slow[static_cast<std::size_t>(node)] = true;
+  }
+  for (Pool& pool : pools_) {
+    const int tp = pool.spec->tp, pp = pool.spec->pp, devices = tp * pp;
+    for (std::size_t k = 0; k < pool.replicas.size(); k += static_cast<std::size_t>(pp)) {
+      const int first = pool.first_accelerator_of(pool.replicas[k]);
+      // Its TP collectives wait for the slowest rank: one accelerator on a slow node slows it.
+      bool slow_instance = false;
+      for (int a = first; a < first + devices; ++a) slow_instance = slow_instance || slow[static_cast<std::size_t>(a / per_node)];
+      slow_instance = slow_instance && stragglers.compute_speed < 1;
+      if (slow_instance) ++straggler_instances_;
+      for (std::size_t j = k; j < k + static_cast<std::size_t>(pp); ++j) {
+        const int index = pool.replicas[j];
+        std::optional<IterationVariability> variability;
+        if (options.variability.any()) variability.emplace(options.variability, options.seed, index, tp);
+        replicas_[static_cast<std::size_t>(index)]->set_faults(std::move(variability),
+                                                               slow_instance ? stragglers.compute_speed : 1.0);
+      }
+      if (options.failures.enabled && !spec_.disaggregated()) {
+        Instance& instance = instances_.emplace_back();
+        instance.replicas.assign(pool.replicas.begin() + static_cast<std::ptrdiff_t>(k),
+                                 pool.replicas.begin() + static_cast<std::ptrdiff_t>(k) + pp);
+        instance.failure_rate_per_s = instance_failure_rate_per_s(
+            options.failures,
+            instance_components(first, devices, per_node, static_cast<double>(cluster.network.scale_out.nics_per_node)));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < instances_.size(); ++i) schedule_failure(i);
+}
+
+void ServingWorkload::schedule_failure(std::size_t i) {
+  Instance& instance = instances_[i];
+  if (done_ || !(instance.failure_rate_per_s > 0)) return;
+  const double at_s = now_s() + failure_gap_s(session_->options().seed, static_cast<int>(i), instance.failures,
+                                              1.0 / instance.failure_rate_per_s);
+  // Past half the engine's horizon (53 days) no serving run reaches it: not scheduled.
+  if (!(at_s * static_cast<double>(engine::kPsPerSecond) < engine::kHorizonPs / 2)) return;
+  instance.next = session_->engine().schedule_at(engine::seconds_to_ps(at_s),
+                                                 [this, i](engine::Engine&) { fail_instance(i); });
+}
+
+void ServingWorkload::fail_instance(std::size_t i) {
+  Instance& instance = instances_[i];
+  ++instance.failures;
+  instance.down_since_s = now_s();
+  std::vector<RequestRecord*> lost;
+  for (const int index : instance.replicas) {
+    for (RequestRecord* record : replicas_[static_cast<std::size_t>(index)]->fail()) lost.push_back(record);
+  }
+  // Back to the router in arrival order (the failed instance is down: others take them, or
+  // they wait for an instance to come back).
+  std::sort(lost.begin(), lost.end(),
+            [](const RequestRecord* a, const RequestRecord* b) { return a->request.id < b->request.id; });
+  requeued_ += static_cast<std::int64_t>(lost.size());
+  resubmit(lost);
+  instance.next = session_->engine().schedule_after(engine::seconds_to_ps(session_->options().failures.restart_s),
+                                                    [this, i](engine::Engine&) { recover_instance(i); });
+}
+
+void ServingWorkload::recover_instance(std::size_t i) {
+  Instance& instance = instances_[i];
+  instance.down_s.emplace_back(instance.down_since_s, now_s());
+  instance.down_since_s = -1;
+  for (const int index : instance.replicas) replicas_[static_cast<std::size_t>(index)]->recover();
+  std::vector<RequestRecord*> parked;
+  parked.swap(parked_);
+  resubmit(parked);
+  schedule_failure(i);
+}
+
+void ServingWorkload::resubmit(const std::vector<RequestRecord*>& records) {
+  if (records.empty()) return;
+  // As a burst: every replica holds its next iteration until all are queued.
+  for (auto& replica : replicas_) replica->hold();
+  for (RequestRecord* record : records) submit(*record, ReplicaRole::mixed);
+  for (auto& replica : replicas_) replica->release();
 }
 
 void ServingWorkload::sample() {
   if (done_) return;
   // Nothing running and nothing on its way: the requests left can never finish (finish()
   // reports them); stop sampling so the engine drains.
-  const bool running = in_flight_ > 0 || std::any_of(replicas_.begin(), replicas_.end(),
+  const bool running = in_flight_ > 0 || !parked_.empty() || std::any_of(replicas_.begin(), replicas_.end(),
                                                       [](const auto& replica) { return replica->busy(); });
   if (!running) return;
   ServingSample s;
@@ -612,6 +742,7 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
   r.accelerators = spec_.accelerators();
   fill_pools(r);
   fill_energy(r);
+  fill_faults(r);
   r.series = series_;
   r.records.assign(records_.begin(), records_.end());
   // Headline metrics for the generic report paths.
@@ -630,6 +761,83 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
                       "left)");
   }
   return result;
+}
+
+void ServingWorkload::fill_faults(ServingResult& r) const {
+  const platform::SessionOptions& options = session_->options();
+  const platform::Stragglers& stragglers = platform_.cluster().stragglers;
+  const bool straggles = stragglers.probability > 0 || !stragglers.nodes.empty();
+  if (!options.variability.any() && !straggles && !options.failures.enabled) return;
+  ServingFaults& f = r.faults;
+  f.modelled = true;
+  f.straggler_instances = straggler_instances_;
+  f.restart_s = options.failures.restart_s;
+  for (const Pool& pool : pools_) f.instances += pool.spec->replicas;
+  const double from_s = std::max(0.0, first_arrival_s_), to_s = last_finish_s_;
+  double downtime_s = 0, scheduler_downtime_s = 0, rate_per_s = 0;
+  for (const Instance& instance : instances_) {
+    double down = 0;
+    const auto clip = [&](double a, double b) { down += std::max(0.0, std::min(b, to_s) - std::max(a, from_s)); };
+    for (const auto& [a, b] : instance.down_s) clip(a, b);
+    if (instance.down_since_s >= 0) clip(instance.down_since_s, to_s);
+    downtime_s += down;
+    scheduler_downtime_s += down * static_cast<double>(instance.replicas.size());
+    // Long-run failures per second of an instance that is down restart_s after each: 1 / (M + R).
+    rate_per_s += 1.0 / (1.0 / instance.failure_rate_per_s + options.failures.restart_s);
+    f.failures += instance.failures;
+  }
+  if (!instances_.empty()) f.instance_mtbf_s = 1.0 / instances_.front().failure_rate_per_s;
+  f.expected_failures = rate_per_s * r.duration_s;
+  f.requeued_requests = requeued_;
+  double jitter = 0, host_noise = 0, straggler = 0, reprefill = 0, lost_work = 0, tokens = 0;
+  for (const auto& replica : replicas_) {
+    const ReplicaStats& s = replica->stats();
+    jitter += s.jitter_s;
+    host_noise += s.host_noise_s;
+    straggler += s.straggler_s;
+    reprefill += s.reprefill_s;
+    lost_work += s.lost_work_s;
+    f.reprefill_tokens += s.reprefill_tokens;
+    tokens += static_cast<double>(s.prefill_tokens + s.decode_tokens);
+  }
+  f.useful_work_share = tokens > 0 ? 1.0 - static_cast<double>(f.reprefill_tokens) / tokens : 1.0;
+  const double capacity_s = static_cast<double>(replicas_.size()) * r.duration_s;
+  if (capacity_s > 0) {
+    f.jitter_share = jitter / capacity_s;
+    f.host_noise_share = host_noise / capacity_s;
+    f.straggler_share = straggler / capacity_s;
+    f.downtime_share = scheduler_downtime_s / capacity_s;
+    f.reprefill_share = reprefill / capacity_s;
+    f.lost_work_share = lost_work / capacity_s;
+  }
+  if (!instances_.empty() && r.duration_s > 0) {
+    f.availability = 1.0 - downtime_s / (static_cast<double>(instances_.size()) * r.duration_s);
+  }
+  if (straggles) {
+    r.notes.push_back(fmt::format("cluster.stragglers: {} of {} instances have an accelerator on a slow node (speed {:g}, "
+                                  "each node slow for the whole run{}); the router still sends them work by its policy",
+                                  f.straggler_instances, f.instances, stragglers.compute_speed,
+                                  stragglers.probability > 0 ? fmt::format(" with probability {:g}", stragglers.probability)
+                                                             : std::string()));
+  }
+  const auto span = [](double s) { return s < 3600 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} h", s / 3600); };
+  if (options.failures.enabled && spec_.disaggregated()) {
+    r.notes.push_back("simulation.failures: not modelled for disaggregated prefill and decode pools (every instance "
+                      "stays up)");
+  } else if (options.failures.enabled) {
+    r.notes.push_back(fmt::format(
+        "simulation.failures: {} failures of {} instances in {:.1f} s, {:.3g} expected (one instance's MTBF {}, "
+        "restart {:g} s); availability {:.4f}; {} requests re-queued, {} tokens prefilled again",
+        f.failures, f.instances, r.duration_s, f.expected_failures, span(f.instance_mtbf_s), f.restart_s,
+        f.availability, f.requeued_requests, f.reprefill_tokens));
+    if (f.expected_failures < 0.1) {
+      r.notes.push_back(fmt::format(
+          "simulation.failures: the run ({:.1f} s) is far shorter than an instance's MTBF ({}): {:.2g} failures "
+          "are expected, so a failure-free run is the likely outcome; serve more requests or lower the MTBFs to see "
+          "their effect",
+          r.duration_s, span(f.instance_mtbf_s), f.expected_failures));
+    }
+  }
 }
 
 void ServingWorkload::fill_pools(ServingResult& r) const {

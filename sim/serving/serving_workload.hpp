@@ -140,6 +140,25 @@ struct ServingSample {
   double output_tokens_per_s = 0;   ///< over the second that ended here
 };
 
+/// Faults of a serving run (faults.hpp; docs/reliability.md, "Faults in serving"): present when
+/// simulation.variability, cluster.stragglers or simulation.failures is set.
+struct ServingFaults {
+  bool modelled = false;
+  int instances = 0;
+  int straggler_instances = 0;       ///< instances with an accelerator on a slow node
+  std::int64_t failures = 0;         ///< instance failures during the run
+  double expected_failures = 0;      ///< duration x sum over instances of 1 / (MTBF + restart)
+  double instance_mtbf_s = 0;        ///< mean time between failures of one instance (the first pool's)
+  double restart_s = 0;              ///< downtime after each failure
+  double availability = 1;           ///< 1 - instance downtime / (instances x duration)
+  std::int64_t requeued_requests = 0;  ///< times a failure sent a request back to the router
+  std::int64_t reprefill_tokens = 0;   ///< tokens prefilled again because a failure lost their KV cache
+  double useful_work_share = 1;      ///< 1 - reprefill tokens / all tokens the iterations processed
+  /// Shares of the schedulers' time (instances x duration when pp = 1) each cause cost.
+  double jitter_share = 0, host_noise_share = 0, straggler_share = 0, downtime_share = 0, reprefill_share = 0,
+         lost_work_share = 0;
+};
+
 /// What a serving run produced.
 struct ServingResult final : public platform::WorkloadResult {
   double duration_s = 0;  ///< first arrival to last completion
@@ -161,6 +180,7 @@ struct ServingResult final : public platform::WorkloadResult {
   double ttft_at_slo_percentile_s = 0, tpot_at_slo_percentile_s = 0;  ///< at slo.percentile
   bool slo_met = true;                 ///< the percentile of TTFT and TPOT within the targets
   std::string limiter;                 ///< what bounds it: compute, HBM bandwidth, KV capacity, network, host, queueing
+  ServingFaults faults;
   std::vector<RequestRecord> records;  ///< every request (kept for the trace and reports)
 };
 

@@ -108,6 +108,11 @@ void serving_metrics(const serving::ServingResult& r, std::vector<Metric>& out) 
   out.push_back({"cluster_power_average_W", r.average_power_w});
   if (r.energy_per_token_j) out.push_back({"energy_per_token_J", *r.energy_per_token_j});
   if (r.cost_per_million_tokens) out.push_back({"cost_per_million_tokens_USD", *r.cost_per_million_tokens});
+  if (r.faults.modelled) {
+    out.push_back({"availability_fraction", r.faults.availability});
+    out.push_back({"instance_failures", static_cast<double>(r.faults.failures)});
+    out.push_back({"requeued_requests", static_cast<double>(r.faults.requeued_requests)});
+  }
 }
 
 std::string csv_cell(const std::string& text) {
