@@ -1,5 +1,7 @@
 #include "topologies/topology_keys.hpp"
 
+#include "topologies/link_faults.hpp"
+
 #include <algorithm>
 
 namespace clustersim::topologies {
@@ -43,6 +45,33 @@ Declarations<ScaleOutSpec> link_keys() {
                 "link), one direction; unset: nic.bandwidth")
       .positive()
       .optional();
+  return keys;
+}
+
+/// The keys of one `cluster.network.faults` entry.
+const Declarations<LinkFaultSpec>& link_fault_keys() {
+  static const Declarations<LinkFaultSpec> keys = [] {
+    Declarations<LinkFaultSpec> k;
+    k.string("link", &LinkFaultSpec::link,
+             "the cable, by its two ends as the topology names them: `leaf0-spine1` (fat-tree: gpuN, nicE, leafI, "
+             "spineI or aggI, coreI; nvswitchD; switch0; routerI; a custom network's names); every parallel cable "
+             "between them; one of link and switch");
+    k.string("switch", &LinkFaultSpec::switch_name,
+             "a switch whose every cable goes down (e.g. `spine0`); one of link and switch");
+    k.quantity("at", &LinkFaultSpec::at_s, Dimension::seconds,
+               "when the fault starts, from the start of the simulated step (run)")
+        .range(0, 1e6)
+        .need();
+    k.quantity("until", &LinkFaultSpec::until_s, Dimension::seconds,
+               "a degraded cable's recovery (after `at`); unset: degraded to the end. A failed element stays down")
+        .range(0, 1e6)
+        .optional();
+    k.number("bandwidth_fraction", &LinkFaultSpec::bandwidth_fraction,
+             "capacity left as a fraction of the nominal: 0 = down (its flows stall, then reroute after "
+             "reroute_delay), 0.5 = degraded to half")
+        .range(0, 1);
+    return k;
+  }();
   return keys;
 }
 
@@ -149,6 +178,22 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
              "network interfaces; required with more than one node, except for torus (where nic.bandwidth is the "
              "link default) and custom");
     k.object("link", link_keys(), "scale-out links");
+    k.map_of_objects("faults", &ScaleOutSpec::faults, link_fault_keys(),
+                     "degraded and failed cables and switches, by a name of your choice (flow fidelity; "
+                     "docs/reliability.md, \"Degraded and failed links\")");
+    k.enumeration("reroute", &ScaleOutSpec::reroute,
+                  NameTable<std::string>("reroute policy", {{"ecmp", "ecmp"}, {"subnet-manager", "subnet-manager"}}),
+                  "how traffic leaves a failed cable or switch: ecmp = each switch re-hashes the flows over the "
+                  "equal-cost next hops that survive (BGP/BFD reconvergence); subnet-manager = the InfiniBand subnet "
+                  "manager recomputes d-mod-k over the survivors; unset: ecmp with routing ecmp, subnet-manager with "
+                  "d-mod-k")
+        .optional();
+    k.quantity("reroute_delay", &ScaleOutSpec::reroute_delay_s, Dimension::seconds,
+               "from a failure to the rerouted paths (its flows stall meanwhile); unset: 300 ms with ecmp (BFD "
+               "detection at 50 ms x 6, within RFC 7938's sub-second BGP convergence), 10 s with subnet-manager "
+               "(OpenSM's default sweep interval)")
+        .range(0, 1e6)
+        .optional();
     return k;
   }();
   return keys;
