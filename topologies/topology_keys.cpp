@@ -84,7 +84,7 @@ const std::vector<TopologyKind>& topology_kinds() {
        "gpu0..gpuN-1 (global accelerator index) and any other name as a switch; no implicit scale-up switch or "
        "NICs; fewest-hop routing with per-flow ECMP, accelerators may be transit hops; bisection = max-flow "
        "between accelerator halves",
-       {"file", "nic.efficiency", "routing"},
+       {"file", "nic.efficiency", "routing", "faults", "reroute", "reroute_delay"},
        {"file"},
        true},
       {"dragonfly",
@@ -93,7 +93,7 @@ const std::vector<TopologyKind>& topology_kinds() {
        "ports node-major; minimal local-global-local routing with per-flow choice among the shortest global "
        "links",
        {"groups", "routers_per_group", "terminals_per_router", "global_links_per_router", "nic.per_node",
-        "nic.bandwidth", "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.bandwidth", "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults"},
        {"groups", "routers_per_group", "terminals_per_router", "global_links_per_router"},
        false},
       {"fat-tree",
@@ -101,26 +101,27 @@ const std::vector<TopologyKind>& topology_kinds() {
        "oversubscription per tier (leaf, aggregation): down ports = floor(radix x o / (1 + o)) clamped to "
        "[radix / 2, radix - 1]; fewest-hop routes, per-flow ECMP or d-mod-k",
        {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
-        "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults", "reroute", "reroute_delay"},
        {},
        false},
       {"rail-optimized",
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one spine tier (2 "
        "tiers) or by rail-aligned aggregation pods and cores (3 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
        {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
-        "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults", "reroute", "reroute_delay"},
        {},
        false},
       {"switch",
        "every NIC on one ideal non-blocking switch (no radix limit)",
-       {"nic.per_node", "nic.bandwidth", "nic.efficiency", "link.latency", "routing"},
+       {"nic.per_node", "nic.bandwidth", "nic.efficiency", "link.latency", "routing", "faults", "reroute",
+        "reroute_delay"},
        {},
        false},
       {"torus",
        "1D/2D/3D torus with wraparound, one accelerator per coordinate (dimension 0 fastest, so a node's "
        "accelerators run along it), neighbour links and no switches (TPU-style ICI); no scale-up switch or "
        "NICs (nic.bandwidth is the link default); dimension-order routing, the shorter way round",
-       {"dims", "link.bandwidth", "link.latency", "nic.bandwidth", "nic.efficiency", "routing"},
+       {"dims", "link.bandwidth", "link.latency", "nic.bandwidth", "nic.efficiency", "routing", "faults"},
        {"dims"},
        true},
   };
