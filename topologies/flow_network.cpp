@@ -58,6 +58,8 @@ struct FlowNetwork::Impl {
     double path_bytes = 0;
     double remaining_bytes = 0;  ///< as of last_update_ps
     std::uint64_t route_tag = 0;
+    bool paused = false;
+    std::vector<LinkId> paused_links;  ///< while paused: the path it left
     double rate_bytes_per_s = 0;
     TimePs last_update_ps = 0;
     TimePs latency_ps = 0;
@@ -375,6 +377,8 @@ struct FlowNetwork::Impl {
     flow.bytes = bytes;
     flow.path_bytes = bytes;
     flow.route_tag = route_tag;
+    flow.paused = false;
+    flow.paused_links.clear();
     flow.remaining_bytes = bytes;
     flow.rate_bytes_per_s = 0;
     flow.last_update_ps = engine.now();
@@ -389,11 +393,13 @@ struct FlowNetwork::Impl {
     return id;
   }
 
-  void reroute(FlowId id, std::span<const LinkId> links) {
-    if (find_active(id) == nullptr) throw ConfigError(fmt::format("flow {} to reroute is not active", id));
-    if (links.empty()) throw ConfigError(fmt::format("flow {} cannot be rerouted onto no links", id));
-    check_links(links);
-    const auto slot = static_cast<std::int32_t>(static_cast<std::uint64_t>(id) & 0xffffffffULL);
+  static std::int32_t slot_of(FlowId id) {
+    return static_cast<std::int32_t>(static_cast<std::uint64_t>(id) & 0xffffffffULL);
+  }
+
+  // Takes `slot` off its path now: its carried bytes are counted on the path's links, it leaves
+  // the solver and loses its completion event.
+  void leave_path(std::int32_t slot) {
     Flow& flow = flows[static_cast<std::size_t>(slot)];
     advance(flow, engine.now());
     for (const FlowHop& hop : incidence.hops_of(slot)) {
@@ -406,6 +412,33 @@ struct FlowNetwork::Impl {
     flow.rate_bytes_per_s = 0;
     rates.flow_removing(incidence, slot);
     incidence.remove(slot);
+    request_recompute();
+  }
+
+  void pause(FlowId id) {
+    if (find_active(id) == nullptr) throw ConfigError(fmt::format("flow {} to pause is not active", id));
+    const std::int32_t slot = slot_of(id);
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (flow.paused) return;
+    flow.paused_links.clear();
+    for (const FlowHop& hop : incidence.hops_of(slot)) flow.paused_links.push_back(hop.link);
+    leave_path(slot);
+    flow.paused = true;
+  }
+
+  void reroute(FlowId id, std::span<const LinkId> links) {
+    if (find_active(id) == nullptr) throw ConfigError(fmt::format("flow {} to reroute is not active", id));
+    if (links.empty()) throw ConfigError(fmt::format("flow {} cannot be rerouted onto no links", id));
+    check_links(links);
+    const std::int32_t slot = slot_of(id);
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (flow.paused) {
+      flow.paused = false;
+      flow.paused_links.clear();
+      flow.last_update_ps = engine.now();  // it carried nothing while paused
+    } else {
+      leave_path(slot);
+    }
     incidence.add(slot, links);
     rates.flow_added(slot);
     request_recompute();
@@ -457,11 +490,21 @@ std::vector<FlowNetwork::CrossingFlow> FlowNetwork::flows_crossing(const std::fu
     const Impl::Flow& flow = impl_->flows[slot];
     if (!flow.active) continue;
     const auto hops = impl_->incidence.hops_of(static_cast<std::int32_t>(slot));
-    if (std::any_of(hops.begin(), hops.end(), [&](const FlowHop& hop) { return crossed(hop.link); })) {
+    const bool crossing =
+        flow.paused ? std::any_of(flow.paused_links.begin(), flow.paused_links.end(), crossed)
+                    : std::any_of(hops.begin(), hops.end(), [&](const FlowHop& hop) { return crossed(hop.link); });
+    if (crossing) {
       found.push_back({Impl::id_of(static_cast<std::int32_t>(slot), flow.generation), flow.route_tag});
     }
   }
   return found;
+}
+
+void FlowNetwork::pause_flow(FlowId flow) { impl_->pause(flow); }
+
+bool FlowNetwork::paused(FlowId flow) const {
+  const Impl::Flow* found = impl_->find_active(flow);
+  return found != nullptr && found->paused;
 }
 
 void FlowNetwork::reroute_flow(FlowId flow, std::span<const LinkId> links) { impl_->reroute(flow, links); }

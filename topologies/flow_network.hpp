@@ -108,14 +108,23 @@ class FlowNetwork {
     FlowId flow = 0;
     std::uint64_t route_tag = 0;  ///< as given to start_flow
   };
-  /// The active flows (stalled ones included) whose path crosses a link `crossed(link)` is true
-  /// for, in start-slot order (deterministic).
+  /// The active flows (stalled and paused ones included) whose path crosses a link
+  /// `crossed(link)` is true for, in start-slot order (deterministic).
   std::vector<CrossingFlow> flows_crossing(const std::function<bool(LinkId)>& crossed) const;
 
-  /// Moves active flow `flow` onto the directed `links` now (a reroute): it keeps the bytes it
-  /// has carried (counted on its old links), its rate cap, latency and handler, and joins this
-  /// instant's batched recompute on the new path. Throws ConfigError if the flow is not active
-  /// or a link id is unknown or repeated, or `links` is empty.
+  /// Pauses active flow `flow` now: it keeps its bytes (those carried so far stay counted on its
+  /// links) but leaves the sharing: the solver does not see it, so it gets no rate and no
+  /// completion event (it is not an active flow with a zero rate) until reroute_flow puts it on
+  /// a path again. It still counts in active_flows(), and flows_crossing finds it by the links
+  /// it had. Pausing a paused flow does nothing. Throws ConfigError if the flow is not active.
+  void pause_flow(FlowId flow);
+  /// True if `flow` is active and paused.
+  bool paused(FlowId flow) const;
+
+  /// Moves active flow `flow` onto the directed `links` now (a reroute; a paused flow resumes):
+  /// it keeps the bytes it has carried (counted on its old links), its rate cap, latency and
+  /// handler, and joins this instant's batched recompute on the new path. Throws ConfigError if
+  /// the flow is not active or a link id is unknown or repeated, or `links` is empty.
   void reroute_flow(FlowId flow, std::span<const LinkId> links);
 
   /// Payload capacity of `link` now, bytes/s: its nominal payload rate x its current scale.

@@ -11,8 +11,9 @@
 namespace clustersim::topologies {
 namespace {
 
-// Fingerprint tag of a failure's reroute ("rero" in ASCII, then a kind).
+// Fingerprint tags of a failure and its reroute ("rero" in ASCII, then a kind).
 constexpr std::uint64_t kTagReroute = 0x7265726f00000001ULL;
+constexpr std::uint64_t kTagFailure = 0x7265726f00000002ULL;
 
 /// Per link, its capacity scale from each time a fault on it starts or ends: the product of
 /// the scales of the faults active then.
@@ -64,10 +65,14 @@ LinkFaultInjector::LinkFaultInjector(engine::Engine& engine, const Topology& top
     throw ConfigError(fmt::format("topology {} cannot route around a failed element",
                                   topology_.spec().scale_out.topology));
   }
+  down_.assign(topology_.links().size(), 0);
   for (const auto& [link, profile] : link_profiles(plan_)) network_.apply_profile(link, profile);
   for (const LinkFault& fault : plan_.faults) {
     if (!fault.down()) continue;
     const LinkFault* failed = &fault;
+    // Scheduled after the capacity changes at the same time, before the recompute they ask for.
+    pending_.push_back(
+        engine_.schedule_at(fault.at_ps, [this, failed](engine::Engine&) { fail(*failed); }, kTagFailure));
     pending_.push_back(engine_.schedule_at(
         fault.at_ps + plan_.reroute_delay_ps, [this, failed](engine::Engine&) { reroute_after(*failed); },
         kTagReroute));
@@ -90,6 +95,20 @@ std::span<const LinkId> LinkFaultInjector::links(const Path& nominal, const Rout
   return path->links;
 }
 
+void LinkFaultInjector::fail(const LinkFault& fault) {
+  for (const LinkId link : fault.links) down_[static_cast<std::size_t>(link)] = 1;
+  const auto stalled = network_.flows_crossing([&fault](LinkId link) {
+    return std::find(fault.links.begin(), fault.links.end(), link) != fault.links.end();
+  });
+  for (const FlowNetwork::CrossingFlow& crossing : stalled) network_.pause_flow(crossing.flow);
+}
+
+void LinkFaultInjector::started_flow(FlowId flow, std::span<const LinkId> links) {
+  const bool crosses_down =
+      std::any_of(links.begin(), links.end(), [this](LinkId link) { return down_[static_cast<std::size_t>(link)] != 0; });
+  if (crosses_down) network_.pause_flow(flow);
+}
+
 void LinkFaultInjector::reroute_after(const LinkFault& fault) {
   rerouted_.push_back(&fault);
   failed_links_.insert(failed_links_.end(), fault.links.begin(), fault.links.end());
@@ -98,7 +117,9 @@ void LinkFaultInjector::reroute_after(const LinkFault& fault) {
   for (const FlowNetwork::CrossingFlow& crossing : moving) {
     const RouteKey route = route_of_tag_(crossing.route_tag);
     const Path& nominal = topology_.path(route.src, route.dst, route.flow_key);
-    network_.reroute_flow(crossing.flow, links(nominal, route));
+    const std::span<const LinkId> detour = links(nominal, route);
+    network_.reroute_flow(crossing.flow, detour);
+    started_flow(crossing.flow, detour);  // a detour over another failure still waiting for its reroute
     ++flows_moved_;
   }
 }

@@ -27,9 +27,10 @@ struct RouteKey {
 ///
 /// * A degraded cable carries its fraction of the nominal payload rate from `at` to `until`
 ///   (faults on one link multiply): a link profile (FlowNetwork::apply_profile).
-/// * A failed cable or switch carries nothing from `at` on: the flows crossing it get rate 0
-///   and stall (FlowNetwork keeps them, with their bytes, and checks that a zero rate is only
-///   ever given behind a link of capacity 0). New flows whose route crosses it stall too.
+/// * A failed cable or switch carries nothing from `at` on (capacity 0): the flows crossing it
+///   are paused (FlowNetwork::pause_flow: they keep their bytes and leave the sharing, so the
+///   solver never hands an active flow a zero rate). A new flow whose route crosses it is
+///   paused from its start (started_flow).
 /// * `reroute_delay` after a failure (ECMP reconvergence or the subnet manager's sweep), every
 ///   active flow crossing a failed link moves onto its route over the surviving links
 ///   (Topology::surviving_routes: the same flow hash over the equal-cost next hops that survive,
@@ -55,6 +56,10 @@ class LinkFaultInjector {
   /// SimulationError when no route survives.
   std::span<const LinkId> links(const Path& nominal, const RouteKey& route) const;
 
+  /// Tells the injector that `flow` just started on `links` (what links() gave): a flow
+  /// crossing a failed element whose reroute is still pending is paused until it.
+  void started_flow(FlowId flow, std::span<const LinkId> links);
+
   /// Failures rerouted so far.
   std::size_t reroutes() const { return rerouted_.size(); }
   /// Flows moved onto surviving routes so far.
@@ -63,6 +68,7 @@ class LinkFaultInjector {
   const NetworkFaultPlan& plan() const { return plan_; }
 
  private:
+  void fail(const LinkFault& fault);
   void reroute_after(const LinkFault& fault);
 
   engine::Engine& engine_;
@@ -72,8 +78,9 @@ class LinkFaultInjector {
   RouteOfTag route_of_tag_;
   std::vector<const LinkFault*> rerouted_;  ///< failures whose reroute time has passed
   std::vector<LinkId> failed_links_;
+  std::vector<std::uint8_t> down_;  ///< by link: failed, whether or not rerouted yet
   std::unique_ptr<Topology::SurvivingRoutes> survivors_;
-  std::vector<engine::EventId> pending_;  ///< reroute events, cancelled if this ends first
+  std::vector<engine::EventId> pending_;  ///< failure and reroute events, cancelled if this ends first
   std::uint64_t flows_moved_ = 0;
 };
 

@@ -103,12 +103,15 @@ void FlowComm::start_flows(engine::Engine& engine, Run& run) {
     const Flow& f = phase.flows[i];
     ++flows_started_;
     const auto tag = reinterpret_cast<std::uint64_t>(&f);  // plans_ is a deque: its flows never move
+    const std::span<const topologies::LinkId> links = route_of(f);
     if (i >= phase.gating_flows) {  // load only: its arrival moves no phase
-      network_.start_flow(route_of(f), f.bytes, 0.0, [](engine::Engine&) {}, f.rate_cap_bytes_per_s, tag);
+      const topologies::FlowId id =
+          network_.start_flow(links, f.bytes, 0.0, [](engine::Engine&) {}, f.rate_cap_bytes_per_s, tag);
+      if (faults_) faults_->started_flow(id, links);
       continue;
     }
-    network_.start_flow(
-        route_of(f), f.bytes, 0.0,
+    const topologies::FlowId id = network_.start_flow(
+        links, f.bytes, 0.0,
         [this, r](engine::Engine& e) {
           if (--r->pending == 0) {
             ++r->phase;
@@ -116,6 +119,7 @@ void FlowComm::start_flows(engine::Engine& engine, Run& run) {
           }
         },
         f.rate_cap_bytes_per_s, tag);
+    if (faults_) faults_->started_flow(id, links);
   }
 }
 

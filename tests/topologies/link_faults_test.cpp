@@ -57,9 +57,10 @@ struct FaultRun {
                  [this](std::uint64_t tag) { return routes[static_cast<std::size_t>(tag)]; }) {
     for (std::size_t i = 0; i < routes.size(); ++i) {
       const RouteKey& r = routes[i];
-      ids.push_back(network.start_flow(injector.links(topology.path(r.src, r.dst, r.flow_key), r), 0.5e9, 0.0,
-                                       [this, i](Engine& e) { done_ps[i] = e.now(); },
+      const auto links = injector.links(topology.path(r.src, r.dst, r.flow_key), r);
+      ids.push_back(network.start_flow(links, 0.5e9, 0.0, [this, i](Engine& e) { done_ps[i] = e.now(); },
                                        std::numeric_limits<double>::infinity(), i));
+      injector.started_flow(ids.back(), links);
     }
   }
 };
@@ -192,9 +193,13 @@ TEST_CASE("a failed spine cable: its flow stalls for the reroute delay, then sha
   CHECK(crosses(topology.path(0, 2), plan.faults[0].links));
   CHECK_FALSE(crosses(topology.path(1, 3), plan.faults[0].links));
   run.engine.run(5 * kMs);
-  CHECK(run.network.rate_bytes_per_s(run.ids[0]) == 0);  // stalled behind the dead cable
+  // Paused behind the dead cable: out of the sharing, not an active flow at rate 0.
+  CHECK(run.network.paused(run.ids[0]));
+  CHECK(run.network.rate_bytes_per_s(run.ids[0]) == 0);
+  CHECK(run.network.active_flows() == 2);
   CHECK(run.network.rate_bytes_per_s(run.ids[1]) == 50e9);
   run.engine.run(7 * kMs);
+  CHECK_FALSE(run.network.paused(run.ids[0]));
   CHECK(run.network.rate_bytes_per_s(run.ids[0]) == 25e9);
   CHECK(run.network.rate_bytes_per_s(run.ids[1]) == 25e9);
   run.engine.run();
@@ -282,4 +287,21 @@ TEST_CASE("a failure that cuts two accelerators apart stops the run, naming them
                        "cluster.network.faults: at 0.006 s no route survives from gpu0 to gpu2, which must talk: the "
                        "network is partitioned by the failure of link gpu0-leaf0 (fault 'nic' at 0.004 s)",
                        clustersim::SimulationError);
+}
+
+TEST_CASE("a flow started during the reroute delay over the dead cable is paused until the reroute") {
+  // d-mod-k; leaf0-spine0 fails at 0 s, rerouted at 2 ms. A (gpu0 -> gpu2, spine0) starts at 0
+  // over the dead cable: paused to 2 ms, then 0.5 GB alone via spine1 at 50 GB/s: ends at 12 ms.
+  const Topology topology = Topology::build(two_spines("d-mod-k"));
+  ScaleOutSpec spec = topology.spec().scale_out;
+  spec.faults["cable"] = cable_down("leaf0-spine0", 0.0);
+  spec.reroute_delay_s = 0.002;
+  FaultRun run(topology, resolve_link_faults(topology, spec), {{0, 2, 0}});
+  run.engine.run(1 * kMs);
+  CHECK(run.network.paused(run.ids[0]));
+  run.engine.run();
+  CHECK(run.done_ps[0] == 12 * kMs);
+  // The dead cable carried nothing.
+  const LinkId dead_up = topology.path(0, 2).links[1];
+  CHECK(run.network.traffic().bytes[static_cast<std::size_t>(dead_up)] == 0);
 }
