@@ -78,3 +78,15 @@ TEST_CASE("link faults with the analytical fidelity are refused at their key") {
                         "simulation.fidelity: flow"),
       ConfigError);
 }
+
+TEST_CASE("a serving workload whose instances run no flows warns that link faults have no effect") {
+  const auto serving = scenario::load_scenario(
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/serving/llama3-8b-chatbot.yaml",
+      {"cluster.network.faults.optic.link=gpu0-nvswitch0", "cluster.network.faults.optic.at=1 ms",
+       "cluster.network.faults.optic.bandwidth_fraction=0.5"});
+  const bool warned = std::any_of(serving.warnings.begin(), serving.warnings.end(), [](const config::Diagnostic& w) {
+    return w.render().find("cluster.network.faults: the mapping has no effect: a serving instance's collectives are "
+                           "costed in closed form") != std::string::npos;
+  });
+  CHECK(warned);
+}
