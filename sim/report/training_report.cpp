@@ -357,7 +357,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
                         {"micro_batch", w.micro_batch},
                         {"global_batch", w.global_batch},
                         {"seq_len", w.seq_len}});
-  return {
+  nlohmann::json document = {
       {"schema_version", kResultSchemaVersion},
       {"scenario", std::move(scenario_json)},
       {"training",
@@ -377,13 +377,15 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"training_run", run},
       {"iterations", iterations},
       {"goodput", goodput},
-      {"link_faults", link_faults},
       {"network", network},
       {"provenance", provenance_json(result)},
       {"notes", result.notes},
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},
   };
+  // Only runs with cluster.network.faults have the section (docs/metrics.md, "Link faults").
+  if (!link_faults.is_null()) document["link_faults"] = std::move(link_faults);
+  return document;
 }
 
 }  // namespace clustersim::report
