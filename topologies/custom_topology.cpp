@@ -134,6 +134,7 @@ DirectNetwork build_custom(NetworkGraph& graph, const ClusterNetworkSpec& spec) 
     auto it = switch_vertex.find(name);
     if (it == switch_vertex.end()) {
       it = switch_vertex.emplace(name, graph.add_vertex(VertexKind::switch_, -1, 1)).first;
+      network.switch_names.push_back(name);
     }
     return it->second;
   };

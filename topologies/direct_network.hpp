@@ -4,6 +4,7 @@
 /// topologies/).
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "topologies/fabric_router.hpp"
@@ -19,6 +20,9 @@ struct DirectNetwork {
   std::int64_t switch_count = 0;
   double bisection_bytes_per_s = 0;     ///< one direction
   int diameter_hops = 0;                ///< longest route between two accelerators
+  /// Names of the switch vertices in vertex order (custom networks: as in the file); empty for
+  /// builders whose switches are named by Topology::vertex_name's tier rule.
+  std::vector<std::string> switch_names;
 };
 
 /// Signature shared by the whole-cluster builders. Throws ConfigError on a shape the spec's

@@ -53,7 +53,13 @@ struct FlowNetwork::Impl {
   struct Flow {
     CompletionHandler on_complete;
     double bytes = 0;
+    /// Bytes left when the flow took its current path (bytes, unless rerouted): what it carries
+    /// on these links is path_bytes - remaining_bytes.
+    double path_bytes = 0;
     double remaining_bytes = 0;  ///< as of last_update_ps
+    std::uint64_t route_tag = 0;
+    bool paused = false;
+    std::vector<LinkId> paused_links;  ///< while paused: the path it left
     double rate_bytes_per_s = 0;
     TimePs last_update_ps = 0;
     TimePs latency_ps = 0;
@@ -331,7 +337,7 @@ struct FlowNetwork::Impl {
       return;
     }
     for (const FlowHop& hop : incidence.hops_of(slot)) {
-      delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.bytes;
+      delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.path_bytes;
     }
     add_load(slot, -flow.rate_bytes_per_s);
     rates.flow_removing(incidence, slot);
@@ -345,7 +351,7 @@ struct FlowNetwork::Impl {
   }
 
   FlowId start(std::span<const LinkId> links, double bytes, double latency_s,
-               CompletionHandler on_complete, double rate_cap_bytes_per_s) {
+               CompletionHandler on_complete, double rate_cap_bytes_per_s, std::uint64_t route_tag) {
     if (!(std::isfinite(bytes) && bytes > 0)) {
       throw ConfigError(fmt::format("flow bytes must be a finite number > 0, got {}", bytes));
     }
@@ -369,6 +375,10 @@ struct FlowNetwork::Impl {
     }
     flow.on_complete = std::move(on_complete);
     flow.bytes = bytes;
+    flow.path_bytes = bytes;
+    flow.route_tag = route_tag;
+    flow.paused = false;
+    flow.paused_links.clear();
     flow.remaining_bytes = bytes;
     flow.rate_bytes_per_s = 0;
     flow.last_update_ps = engine.now();
@@ -383,6 +393,57 @@ struct FlowNetwork::Impl {
     return id;
   }
 
+  static std::int32_t slot_of(FlowId id) {
+    return static_cast<std::int32_t>(static_cast<std::uint64_t>(id) & 0xffffffffULL);
+  }
+
+  // Takes `slot` off its path now: its carried bytes are counted on the path's links, it leaves
+  // the solver and loses its completion event.
+  void leave_path(std::int32_t slot) {
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    advance(flow, engine.now());
+    for (const FlowHop& hop : incidence.hops_of(slot)) {
+      delivered_bytes[static_cast<std::size_t>(hop.link)] += flow.path_bytes - flow.remaining_bytes;
+    }
+    flow.path_bytes = flow.remaining_bytes;
+    if (flow.last_byte_event.valid()) engine.cancel(flow.last_byte_event);
+    flow.last_byte_event = {};
+    add_load(slot, -flow.rate_bytes_per_s);
+    flow.rate_bytes_per_s = 0;
+    rates.flow_removing(incidence, slot);
+    incidence.remove(slot);
+    request_recompute();
+  }
+
+  void pause(FlowId id) {
+    if (find_active(id) == nullptr) throw ConfigError(fmt::format("flow {} to pause is not active", id));
+    const std::int32_t slot = slot_of(id);
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (flow.paused) return;
+    flow.paused_links.clear();
+    for (const FlowHop& hop : incidence.hops_of(slot)) flow.paused_links.push_back(hop.link);
+    leave_path(slot);
+    flow.paused = true;
+  }
+
+  void reroute(FlowId id, std::span<const LinkId> links) {
+    if (find_active(id) == nullptr) throw ConfigError(fmt::format("flow {} to reroute is not active", id));
+    if (links.empty()) throw ConfigError(fmt::format("flow {} cannot be rerouted onto no links", id));
+    check_links(links);
+    const std::int32_t slot = slot_of(id);
+    Flow& flow = flows[static_cast<std::size_t>(slot)];
+    if (flow.paused) {
+      flow.paused = false;
+      flow.paused_links.clear();
+      flow.last_update_ps = engine.now();  // it carried nothing while paused
+    } else {
+      leave_path(slot);
+    }
+    incidence.add(slot, links);
+    rates.flow_added(slot);
+    request_recompute();
+  }
+
   void snapshot_traffic() {
     traffic.bytes = delivered_bytes;
     const TimePs now_ps = engine.now();
@@ -392,7 +453,7 @@ struct FlowNetwork::Impl {
       const double left = flow.remaining_bytes - flow.rate_bytes_per_s *
                                                      static_cast<double>(now_ps - flow.last_update_ps) /
                                                      kPsPerSecond;
-      const double carried = std::clamp(flow.bytes - left, 0.0, flow.bytes);
+      const double carried = std::clamp(flow.path_bytes - left, 0.0, flow.path_bytes);
       for (const FlowHop& hop : incidence.hops_of(static_cast<std::int32_t>(slot))) {
         traffic.bytes[static_cast<std::size_t>(hop.link)] += carried;
       }
@@ -419,9 +480,34 @@ FlowNetwork::FlowNetwork(engine::Engine& engine, std::span<const Link> links)
 FlowNetwork::~FlowNetwork() = default;
 
 FlowId FlowNetwork::start_flow(std::span<const LinkId> links, double bytes, double latency_s,
-                               CompletionHandler on_complete, double rate_cap_bytes_per_s) {
-  return impl_->start(links, bytes, latency_s, std::move(on_complete), rate_cap_bytes_per_s);
+                               CompletionHandler on_complete, double rate_cap_bytes_per_s, std::uint64_t route_tag) {
+  return impl_->start(links, bytes, latency_s, std::move(on_complete), rate_cap_bytes_per_s, route_tag);
 }
+
+std::vector<FlowNetwork::CrossingFlow> FlowNetwork::flows_crossing(const std::function<bool(LinkId)>& crossed) const {
+  std::vector<CrossingFlow> found;
+  for (std::size_t slot = 0; slot < impl_->flows.size(); ++slot) {
+    const Impl::Flow& flow = impl_->flows[slot];
+    if (!flow.active) continue;
+    const auto hops = impl_->incidence.hops_of(static_cast<std::int32_t>(slot));
+    const bool crossing =
+        flow.paused ? std::any_of(flow.paused_links.begin(), flow.paused_links.end(), crossed)
+                    : std::any_of(hops.begin(), hops.end(), [&](const FlowHop& hop) { return crossed(hop.link); });
+    if (crossing) {
+      found.push_back({Impl::id_of(static_cast<std::int32_t>(slot), flow.generation), flow.route_tag});
+    }
+  }
+  return found;
+}
+
+void FlowNetwork::pause_flow(FlowId flow) { impl_->pause(flow); }
+
+bool FlowNetwork::paused(FlowId flow) const {
+  const Impl::Flow* found = impl_->find_active(flow);
+  return found != nullptr && found->paused;
+}
+
+void FlowNetwork::reroute_flow(FlowId flow, std::span<const LinkId> links) { impl_->reroute(flow, links); }
 
 FlowId FlowNetwork::start_flow_between(int src, int dst, double bytes,
                                        CompletionHandler on_complete,
@@ -431,7 +517,7 @@ FlowId FlowNetwork::start_flow_between(int src, int dst, double bytes,
   }
   const Path& path = impl_->topology->path(src, dst);
   return impl_->start(path.links, bytes, path.latency_s, std::move(on_complete),
-                      rate_cap_bytes_per_s);
+                      rate_cap_bytes_per_s, 0);
 }
 
 void FlowNetwork::set_link_scale(LinkId link, double scale) {

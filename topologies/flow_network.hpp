@@ -5,6 +5,7 @@
 /// revisited, and only flows whose rate changed get their completion event rescheduled. Link
 /// capacities can change during a run (degraded or down links, link_profile.hpp).
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -79,9 +80,12 @@ class FlowNetwork {
   /// active. An empty handler is allowed (nothing is called). Throws ConfigError if `bytes` is
   /// not a finite number > 0, `latency_s` not a finite number >= 0, the cap not > 0, or a link
   /// id is unknown or repeated.
+  /// `route_tag` is the caller's, returned by flows_crossing (e.g. what the flow's route was
+  /// computed from, so that it can be rerouted).
   FlowId start_flow(std::span<const LinkId> links, double bytes, double latency_s,
                     CompletionHandler on_complete,
-                    double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity());
+                    double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity(),
+                    std::uint64_t route_tag = 0);
 
   /// Convenience: a flow from accelerator `src` to `dst` along Topology::path.
   FlowId start_flow_between(int src, int dst, double bytes, CompletionHandler on_complete,
@@ -98,6 +102,30 @@ class FlowNetwork {
   /// the link id is unknown or the profile invalid (check_link_profile: a time before now, not
   /// increasing, or a scale that is not a finite number >= 0).
   void apply_profile(LinkId link, const LinkProfile& profile);
+
+  /// An active flow crossing a given link (flows_crossing).
+  struct CrossingFlow {
+    FlowId flow = 0;
+    std::uint64_t route_tag = 0;  ///< as given to start_flow
+  };
+  /// The active flows (stalled and paused ones included) whose path crosses a link
+  /// `crossed(link)` is true for, in start-slot order (deterministic).
+  std::vector<CrossingFlow> flows_crossing(const std::function<bool(LinkId)>& crossed) const;
+
+  /// Pauses active flow `flow` now: it keeps its bytes (those carried so far stay counted on its
+  /// links) but leaves the sharing: the solver does not see it, so it gets no rate and no
+  /// completion event (it is not an active flow with a zero rate) until reroute_flow puts it on
+  /// a path again. It still counts in active_flows(), and flows_crossing finds it by the links
+  /// it had. Pausing a paused flow does nothing. Throws ConfigError if the flow is not active.
+  void pause_flow(FlowId flow);
+  /// True if `flow` is active and paused.
+  bool paused(FlowId flow) const;
+
+  /// Moves active flow `flow` onto the directed `links` now (a reroute; a paused flow resumes):
+  /// it keeps the bytes it has carried (counted on its old links), its rate cap, latency and
+  /// handler, and joins this instant's batched recompute on the new path. Throws ConfigError if
+  /// the flow is not active or a link id is unknown or repeated, or `links` is empty.
+  void reroute_flow(FlowId flow, std::span<const LinkId> links);
 
   /// Payload capacity of `link` now, bytes/s: its nominal payload rate x its current scale.
   /// Throws ConfigError if the link id is unknown.

@@ -9,6 +9,10 @@
 namespace clustersim::topologies {
 
 SwitchRouter::SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination)
+    : SwitchRouter(graph, first_switch_vertex, by_destination, {}) {}
+
+SwitchRouter::SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination,
+                           const std::vector<std::uint8_t>& failed)
     : switches_(static_cast<std::size_t>(graph.vertex_count() - first_switch_vertex)),
       first_switch_vertex_(first_switch_vertex),
       by_destination_(by_destination),
@@ -16,6 +20,7 @@ SwitchRouter::SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, b
   for (const Link& link : graph.links()) {
     if (link.from < first_switch_vertex || link.to < first_switch_vertex) continue;
     const auto id = static_cast<LinkId>(&link - graph.links().data());
+    if (!failed.empty() && failed[static_cast<std::size_t>(id)] != 0) continue;
     boost::add_edge(static_cast<std::size_t>(link.from - first_switch_vertex),
                     static_cast<std::size_t>(link.to - first_switch_vertex), EdgeProperties{id},
                     switches_);
@@ -50,6 +55,10 @@ int SwitchRouter::distance(int from, int to) const {
     throw SimulationError(fmt::format("scale-out switches {} and {} are not connected", from, to));
   }
   return hops;
+}
+
+bool SwitchRouter::connected(int from, int to) const {
+  return distances_to(local(to))[static_cast<std::size_t>(local(from))] >= 0;
 }
 
 void SwitchRouter::append_route(int from, int to, std::uint64_t flow_hash,

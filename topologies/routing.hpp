@@ -27,6 +27,14 @@ class SwitchRouter final : public FabricRouter {
   /// destination endpoint's index, and each hop takes it modulo its candidates (then divides
   /// it by them) instead of hashing.
   SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination = false);
+  /// The same over the links that survive: `failed[link]` != 0 leaves a link out of the graph
+  /// (a failed cable or switch, topologies/link_faults.hpp), so routes re-hash (or take
+  /// d-mod-k) over the equal-cost next hops that remain.
+  SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination,
+               const std::vector<std::uint8_t>& failed);
+
+  /// True when a route from switch vertex `from` to switch vertex `to` exists.
+  bool connected(int from, int to) const;
 
   /// Appends the links of a fewest-hop route from switch vertex `from` to switch vertex `to`.
   void append_route(int from, int to, std::uint64_t flow_hash,

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,13 +35,30 @@ struct Topology::Impl {
   /// the second map also by flow key.
   mutable std::unordered_map<std::uint64_t, Path> path_cache;
   mutable std::unordered_map<std::uint64_t, std::unordered_map<std::uint64_t, Path>> flow_path_cache;
+  /// The fabric routes with a SwitchRouter (fewest hops), which can route around failures.
+  bool switch_routed = false;
+  /// Custom networks: the switch names of the file, in vertex order.
+  std::vector<std::string> switch_names;
+  /// Vertex names and their index (built on first use; looked up, never iterated).
+  mutable std::vector<std::string> vertex_names;
+  mutable std::unordered_map<std::string, int> vertex_by_name;
 
   int accelerators() const {
     return static_cast<int>(direct ? direct->accelerator_vertex.size() : scale_up.accelerator_vertex.size());
   }
   int node_of(int accelerator) const { return accelerator / spec.accelerators_per_node; }
   void check_accelerator(int accelerator) const;
-  Path compute_path(int src, int dst, std::uint64_t flow_key) const;
+  Path compute_path(int src, int dst, std::uint64_t flow_key) const {
+    return compute_path(src, dst, flow_key, *router, route_by_destination);
+  }
+  /// The route `router` takes (the topology's own, or one over surviving links); by_destination:
+  /// its equal-cost choice is keyed by the destination (d-mod-k) instead of the flow hash.
+  Path compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter& route_with,
+                    bool by_destination) const;
+  /// The two switch vertices `router` routes between for (src, dst), or nullopt when the route
+  /// stays inside one scale-up domain.
+  std::optional<std::pair<int, int>> fabric_ends(int src, int dst) const;
+  void name_vertices() const;
   int diameter_hops() const;
 };
 
@@ -50,7 +69,8 @@ void Topology::Impl::check_accelerator(int accelerator) const {
   }
 }
 
-Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) const {
+Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter& route_with,
+                                  bool by_destination) const {
   Path path;
   const auto s = static_cast<std::size_t>(src);
   const auto d = static_cast<std::size_t>(dst);
@@ -64,8 +84,8 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
   if (flow_key != 0) flow_hash = engine::splitmix64(flow_hash ^ engine::splitmix64(flow_key));
   if (direct) {
     // Destination routing keys the torus's / custom network's equal-cost choice by the destination.
-    router->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
-                         route_by_destination ? static_cast<std::uint64_t>(dst) : flow_hash, path.links);
+    route_with.append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
+                            by_destination ? static_cast<std::uint64_t>(dst) : flow_hash, path.links);
   } else if (scale_up.domain_of(src) == scale_up.domain_of(dst)) {
     if (scale_up.mesh) {
       path.links = {scale_up.mesh_link_between(src, dst)};  // one point-to-point link, never a detour
@@ -81,8 +101,8 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
     }
     path.links.push_back(fabric->endpoint_cable[es].forward);
     // d-mod-k routes by the destination NIC alone (ScaleOutSpec::routing).
-    const std::uint64_t choice = route_by_destination ? static_cast<std::uint64_t>(ed) : flow_hash;
-    router->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
+    const std::uint64_t choice = by_destination ? static_cast<std::uint64_t>(ed) : flow_hash;
+    route_with.append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
     path.links.push_back(fabric->endpoint_cable[ed].backward);
     if (endpoints.shared_nics) {
       path.links.push_back(endpoints.nic_cable[ed].backward);
@@ -98,6 +118,49 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key) cons
     path.bottleneck_payload_bytes_per_s = std::min(path.bottleneck_payload_bytes_per_s, link.payload_bytes_per_s());
   }
   return path;
+}
+
+std::optional<std::pair<int, int>> Topology::Impl::fabric_ends(int src, int dst) const {
+  const auto s = static_cast<std::size_t>(src);
+  const auto d = static_cast<std::size_t>(dst);
+  if (direct) return std::pair{direct->accelerator_vertex[s], direct->accelerator_vertex[d]};
+  if (scale_up.domain_of(src) == scale_up.domain_of(dst)) return std::nullopt;
+  return std::pair{fabric->leaf_vertex[static_cast<std::size_t>(endpoints.endpoint_of(src))],
+                   fabric->leaf_vertex[static_cast<std::size_t>(endpoints.endpoint_of(dst))]};
+}
+
+void Topology::Impl::name_vertices() const {
+  if (!vertex_names.empty()) return;
+  const int count = graph.vertex_count();
+  vertex_names.resize(static_cast<std::size_t>(count));
+  const std::vector<int>& accelerator_vertex = direct ? direct->accelerator_vertex : scale_up.accelerator_vertex;
+  for (std::size_t a = 0; a < accelerator_vertex.size(); ++a) {
+    vertex_names[static_cast<std::size_t>(accelerator_vertex[a])] = fmt::format("gpu{}", a);
+  }
+  const std::string& kind = spec.scale_out.topology;
+  auto fabric_label = [&](int tier) -> std::string {
+    if (kind == "switch") return "switch";
+    if (kind == "dragonfly") return "router";
+    if (tier == 1) return "leaf";
+    if (tier == 2) return spec.scale_out.tiers == 3 ? "agg" : "spine";
+    return "core";
+  };
+  std::map<std::string, int> next_index;  // per label, in vertex order
+  std::size_t next_custom_switch = 0;
+  for (int v = 0; v < count; ++v) {
+    std::string& name = vertex_names[static_cast<std::size_t>(v)];
+    const VertexProperties& vertex = graph.vertex(v);
+    if (vertex.kind == VertexKind::accelerator) continue;
+    if (vertex.kind == VertexKind::switch_ && !switch_names.empty()) {
+      name = switch_names[next_custom_switch++];
+      continue;
+    }
+    std::string label = vertex.kind == VertexKind::nic ? "nic"
+                        : vertex.kind == VertexKind::scale_up_switch ? (spec.scale_up.fabric == "pcie" ? "pci" : "nvswitch")
+                                                                     : fabric_label(vertex.tier);
+    name = fmt::format("{}{}", label, next_index[label]++);
+  }
+  for (int v = 0; v < count; ++v) vertex_by_name.emplace(vertex_names[static_cast<std::size_t>(v)], v);
 }
 
 int Topology::Impl::diameter_hops() const {
@@ -157,6 +220,8 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
   if (const DirectBuilder direct_builder = find_direct_builder(spec.scale_out.topology)) {
     impl->direct = direct_builder(impl->graph, spec);
     impl->router = std::move(impl->direct->router);
+    impl->switch_routed = spec.scale_out.topology == "custom";
+    impl->switch_names = impl->direct->switch_names;
     impl->graph.set_efficiencies(spec.scale_up.efficiency, spec.scale_out.efficiency);
     return Topology(std::move(impl));
   }
@@ -165,6 +230,7 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
     impl->endpoints = attach_nics(impl->graph, spec, impl->scale_up);
     const ScaleOutBuilder builder = find_scale_out_builder(spec.scale_out.topology);
     impl->fabric = builder(impl->graph, spec.scale_out, impl->endpoints.vertex);
+    impl->switch_routed = !impl->fabric->router;
     impl->router = impl->fabric->router
                        ? std::move(impl->fabric->router)
                        : std::make_unique<SwitchRouter>(impl->graph, impl->fabric->first_switch_vertex,
@@ -236,5 +302,124 @@ TopologySummary Topology::summary() const {
 }
 
 const ClusterNetworkSpec& Topology::spec() const { return impl_->spec; }
+
+int Topology::vertex_count() const { return impl_->graph.vertex_count(); }
+
+std::string Topology::vertex_name(int vertex) const {
+  if (vertex < 0 || vertex >= vertex_count()) {
+    throw ConfigError(fmt::format("vertex index {} is out of range [0, {})", vertex, vertex_count()));
+  }
+  impl_->name_vertices();
+  return impl_->vertex_names[static_cast<std::size_t>(vertex)];
+}
+
+std::optional<int> Topology::find_vertex(std::string_view name) const {
+  impl_->name_vertices();
+  const auto it = impl_->vertex_by_name.find(std::string(name));
+  return it == impl_->vertex_by_name.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+bool Topology::is_switch(int vertex) const {
+  const VertexKind kind = impl_->graph.vertex(vertex).kind;
+  return kind == VertexKind::switch_ || kind == VertexKind::scale_up_switch;
+}
+
+std::vector<std::string> Topology::cable_names() const {
+  impl_->name_vertices();
+  std::vector<std::string> names;
+  const std::vector<Link>& all = impl_->graph.links();
+  for (std::size_t l = 0; l < all.size(); l += 2) {  // a cable's forward link has an even id
+    std::string name = impl_->vertex_names[static_cast<std::size_t>(all[l].from)] + "-" +
+                       impl_->vertex_names[static_cast<std::size_t>(all[l].to)];
+    if (names.empty() || names.back() != name) names.push_back(std::move(name));  // parallel cables once
+  }
+  return names;
+}
+
+std::vector<LinkId> Topology::links_between(int a, int b) const {
+  std::vector<LinkId> found;
+  const std::vector<Link>& all = impl_->graph.links();
+  for (std::size_t l = 0; l < all.size(); ++l) {
+    if ((all[l].from == a && all[l].to == b) || (all[l].from == b && all[l].to == a)) {
+      found.push_back(static_cast<LinkId>(l));
+    }
+  }
+  return found;
+}
+
+std::vector<LinkId> Topology::links_at(int vertex) const {
+  std::vector<LinkId> found;
+  const std::vector<Link>& all = impl_->graph.links();
+  for (std::size_t l = 0; l < all.size(); ++l) {
+    if (all[l].from == vertex || all[l].to == vertex) found.push_back(static_cast<LinkId>(l));
+  }
+  return found;
+}
+
+bool Topology::can_reroute() const { return impl_->switch_routed; }
+
+struct Topology::SurvivingRoutes::Impl {
+  const Topology* topology = nullptr;
+  std::vector<std::uint8_t> failed;  ///< by directed link
+  bool by_destination = false;
+  std::unique_ptr<SwitchRouter> router;  ///< over the surviving links
+  /// Looked up, never iterated. Keyed by ((src, dst), flow key); nullopt: partitioned.
+  mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::optional<Path>> cache;
+};
+
+Topology::SurvivingRoutes::SurvivingRoutes(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Topology::SurvivingRoutes::~SurvivingRoutes() = default;
+
+bool Topology::SurvivingRoutes::failed(LinkId link) const {
+  return impl_->failed[static_cast<std::size_t>(link)] != 0;
+}
+
+bool Topology::SurvivingRoutes::crosses_failed(std::span<const LinkId> links) const {
+  return std::any_of(links.begin(), links.end(), [this](LinkId link) { return failed(link); });
+}
+
+const Path* Topology::SurvivingRoutes::path(int src, int dst, std::uint64_t flow_key) const {
+  const Topology& topology = *impl_->topology;
+  const Path& nominal = topology.path(src, dst, flow_key);
+  if (!crosses_failed(nominal.links)) return &nominal;
+  const Topology::Impl& net = *topology.impl_;
+  if (net.route_by_destination) flow_key = 0;  // as Topology::path: every key shares the route
+  const std::pair key{(static_cast<std::uint64_t>(src) << 32U) | static_cast<std::uint32_t>(dst), flow_key};
+  auto it = impl_->cache.find(key);
+  if (it == impl_->cache.end()) {
+    std::optional<Path> route;
+    const auto ends = net.fabric_ends(src, dst);
+    if (ends && impl_->router->connected(ends->first, ends->second)) {
+      route = net.compute_path(src, dst, flow_key, *impl_->router, impl_->by_destination);
+      if (crosses_failed(route->links)) route.reset();  // an accelerator's, NIC's or leaf's own cable
+    }
+    it = impl_->cache.emplace(key, std::move(route)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+std::unique_ptr<Topology::SurvivingRoutes> Topology::surviving_routes(std::span<const LinkId> failed,
+                                                                       bool by_destination) const {
+  if (!can_reroute()) {
+    throw ConfigError(fmt::format("topology {} cannot route around failed links (only fat-tree, rail-optimized, "
+                                  "switch and custom networks reroute)",
+                                  impl_->spec.scale_out.topology));
+  }
+  auto routes = std::make_unique<SurvivingRoutes::Impl>();
+  routes->topology = this;
+  routes->by_destination = by_destination;
+  routes->failed.assign(impl_->graph.links().size(), 0);
+  for (const LinkId link : failed) {
+    if (link < 0 || static_cast<std::size_t>(link) >= routes->failed.size()) {
+      throw ConfigError(fmt::format("failed link id {} is out of range [0, {})", link, routes->failed.size()));
+    }
+    routes->failed[static_cast<std::size_t>(link)] = 1;
+  }
+  const int first_switch = impl_->direct ? 0 : impl_->fabric ? impl_->fabric->first_switch_vertex : 0;
+  if (impl_->fabric || impl_->direct) {
+    routes->router = std::make_unique<SwitchRouter>(impl_->graph, first_switch, by_destination, routes->failed);
+  }
+  return std::make_unique<SurvivingRoutes>(std::move(routes));
+}
 
 }  // namespace clustersim::topologies

@@ -2,7 +2,10 @@
 /// The cluster network as a directed graph (Boost.Graph): accelerators, scale-up switches,
 /// scale-out switches, and one directed edge per direction of every full-duplex cable.
 #include <cstdint>
+#include <span>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,21 @@ struct ScaleUpSpec {
   static bool is_mesh_fabric(std::string_view name) { return name == "xgmi-mesh" || name == "ethernet-mesh"; }
 };
 
+/// One entry of `cluster.network.faults` (topologies/link_faults.hpp resolves it): a cable
+/// degraded or down, or a switch down, from a simulated time on. Names are the topology's
+/// (Topology::vertex_name): a cable is "a-b" by its two vertices (every parallel cable between
+/// them), a switch by its own name.
+struct LinkFaultSpec {
+  std::string link;         ///< a cable "a-b" (e.g. "leaf0-spine1"); empty when `switch_name` is set
+  std::string switch_name;  ///< a switch whose every cable goes down (e.g. "spine0"); or empty
+  double at_s = 0;          ///< when the fault starts, seconds of simulated time from the run's start
+  std::optional<double> until_s;  ///< a degraded cable's recovery time; unset: to the end of the run
+  /// Capacity left, as a fraction of the nominal payload rate, in [0, 1): 0 = down (its
+  /// traffic reroutes after the reroute delay), 0.5 = degraded to half.
+  double bandwidth_fraction = 0;
+  bool operator==(const LinkFaultSpec&) const = default;
+};
+
 /// Scale-out fabric between nodes. The defaults are the scenario's (`cluster.network`, declared
 /// in topology_keys.cpp).
 struct ScaleOutSpec {
@@ -75,6 +93,15 @@ struct ScaleOutSpec {
   /// gets disjoint uplinks; dragonflies, tori and custom networks key their own equal-cost
   /// choice by the destination instead of the flow.
   std::string routing = "ecmp";
+  /// Degraded and failed cables and switches, by entry name (`cluster.network.faults`).
+  std::map<std::string, LinkFaultSpec> faults;
+  /// How traffic leaves a failed cable or switch: "ecmp" (routers re-hash each flow over the
+  /// equal-cost next hops that survive), "subnet-manager" (the subnet manager recomputes d-mod-k
+  /// over the survivors); "" = by `routing` (ecmp -> ecmp, d-mod-k -> subnet-manager).
+  std::string reroute;
+  /// Time from a failure to the rerouted paths, seconds; unset: the policy's default
+  /// (topologies/link_faults.hpp).
+  std::optional<double> reroute_delay_s;
 
   /// link_bytes_per_s, or nic_bytes_per_s when unset.
   double fabric_link_bytes_per_s() const { return link_bytes_per_s > 0 ? link_bytes_per_s : nic_bytes_per_s; }
@@ -170,9 +197,65 @@ class Topology {
   /// The spec the topology was built from.
   const ClusterNetworkSpec& spec() const;
 
+  /// Vertices of the network graph (accelerators, scale-up switches, NICs, fabric switches).
+  int vertex_count() const;
+  /// The name of a vertex, as scenarios write it: accelerators `gpuN` (global index), a
+  /// scale-up domain's switch `nvswitchD` (`pciD` on PCIe), a shared NIC `nicE` (endpoint
+  /// index, node-major), fabric switches by tier and kind in build order: fat-tree and
+  /// rail-optimized `leafI`, `spineI` (2 tiers) or `aggI` (3 tiers), `coreI`; `switch0` (switch);
+  /// `routerI` (dragonfly); a custom network's switches by their names in its file. Throws
+  /// ConfigError for an index out of range.
+  std::string vertex_name(int vertex) const;
+  /// The vertex named `name`, or nullopt.
+  std::optional<int> find_vertex(std::string_view name) const;
+  /// True for scale-up and scale-out switches.
+  bool is_switch(int vertex) const;
+  /// Every cable as "a-b" (its vertices' names, in the order it was built), one per pair of
+  /// vertices however many parallel cables join them: the names `cluster.network.faults` take.
+  std::vector<std::string> cable_names() const;
+  /// The directed links of every cable between vertices `a` and `b` (both directions), ascending.
+  std::vector<LinkId> links_between(int a, int b) const;
+  /// The directed links of every cable at `vertex` (both directions), ascending.
+  std::vector<LinkId> links_at(int vertex) const;
+
+  /// True when routes can avoid failed links: fat-tree, rail-optimized, switch and custom
+  /// networks route by fewest hops (SwitchRouter); dragonfly (minimal routing) and torus
+  /// (dimension order) have no detour in this model.
+  bool can_reroute() const;
+  /// Routes over the links that survive `failed` (directed link ids; fail both directions of a
+  /// cable). `by_destination`: d-mod-k over the survivors (the subnet manager's reroute);
+  /// otherwise each flow's ECMP hash over the equal-cost next hops that survive. Throws
+  /// ConfigError if !can_reroute() or a link id is unknown.
+  class SurvivingRoutes;
+  std::unique_ptr<SurvivingRoutes> surviving_routes(std::span<const LinkId> failed, bool by_destination) const;
+
  private:
   struct Impl;
   explicit Topology(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Routes of a Topology over the links that survive a set of failed ones
+/// (Topology::surviving_routes). A route that crosses no failed link is kept as it is (flows
+/// that do not cross a failed element keep their path, as with resilient hashing); one that
+/// does is recomputed over the survivors with the same flow hash or destination. Caches its
+/// routes; the Topology must outlive it. Not thread-safe.
+class Topology::SurvivingRoutes {
+ public:
+  ~SurvivingRoutes();
+  /// True if directed link `link` has failed.
+  bool failed(LinkId link) const;
+  /// True if any link of `links` has failed.
+  bool crosses_failed(std::span<const LinkId> links) const;
+  /// The route from `src` to `dst` (accelerators; `flow_key` as for Topology::path) over the
+  /// survivors, or nullptr when no route survives (the network is partitioned between them).
+  /// The pointer stays valid for this object's lifetime.
+  const Path* path(int src, int dst, std::uint64_t flow_key = 0) const;
+
+  struct Impl;
+  explicit SurvivingRoutes(std::unique_ptr<Impl> impl);
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,7 @@
 #include "topologies/topology_keys.hpp"
 
+#include "topologies/link_faults.hpp"
+
 #include <algorithm>
 
 namespace clustersim::topologies {
@@ -46,6 +48,33 @@ Declarations<ScaleOutSpec> link_keys() {
   return keys;
 }
 
+/// The keys of one `cluster.network.faults` entry.
+const Declarations<LinkFaultSpec>& link_fault_keys() {
+  static const Declarations<LinkFaultSpec> keys = [] {
+    Declarations<LinkFaultSpec> k;
+    k.string("link", &LinkFaultSpec::link,
+             "the cable, by its two ends as the topology names them: `leaf0-spine1` (fat-tree: gpuN, nicE, leafI, "
+             "spineI or aggI, coreI; nvswitchD; switch0; routerI; a custom network's names); every parallel cable "
+             "between them; one of link and switch");
+    k.string("switch", &LinkFaultSpec::switch_name,
+             "a switch whose every cable goes down (e.g. `spine0`); one of link and switch");
+    k.quantity("at", &LinkFaultSpec::at_s, Dimension::seconds,
+               "when the fault starts, from the start of the simulated step (run)")
+        .range(0, 1e6)
+        .need();
+    k.quantity("until", &LinkFaultSpec::until_s, Dimension::seconds,
+               "a degraded cable's recovery (after `at`); unset: degraded to the end. A failed element stays down")
+        .range(0, 1e6)
+        .optional();
+    k.number("bandwidth_fraction", &LinkFaultSpec::bandwidth_fraction,
+             "capacity left as a fraction of the nominal: 0 = down (its flows stall, then reroute after "
+             "reroute_delay), 0.5 = degraded to half")
+        .range(0, 1);
+    return k;
+  }();
+  return keys;
+}
+
 }  // namespace
 
 const std::vector<TopologyKind>& topology_kinds() {
@@ -55,7 +84,7 @@ const std::vector<TopologyKind>& topology_kinds() {
        "gpu0..gpuN-1 (global accelerator index) and any other name as a switch; no implicit scale-up switch or "
        "NICs; fewest-hop routing with per-flow ECMP, accelerators may be transit hops; bisection = max-flow "
        "between accelerator halves",
-       {"file", "nic.efficiency", "routing"},
+       {"file", "nic.efficiency", "routing", "faults", "reroute", "reroute_delay"},
        {"file"},
        true},
       {"dragonfly",
@@ -64,7 +93,7 @@ const std::vector<TopologyKind>& topology_kinds() {
        "ports node-major; minimal local-global-local routing with per-flow choice among the shortest global "
        "links",
        {"groups", "routers_per_group", "terminals_per_router", "global_links_per_router", "nic.per_node",
-        "nic.bandwidth", "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.bandwidth", "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults"},
        {"groups", "routers_per_group", "terminals_per_router", "global_links_per_router"},
        false},
       {"fat-tree",
@@ -72,26 +101,27 @@ const std::vector<TopologyKind>& topology_kinds() {
        "oversubscription per tier (leaf, aggregation): down ports = floor(radix x o / (1 + o)) clamped to "
        "[radix / 2, radix - 1]; fewest-hop routes, per-flow ECMP or d-mod-k",
        {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
-        "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults", "reroute", "reroute_delay"},
        {},
        false},
       {"rail-optimized",
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one spine tier (2 "
        "tiers) or by rail-aligned aggregation pods and cores (3 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
        {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
-        "nic.efficiency", "link.bandwidth", "link.latency", "routing"},
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults", "reroute", "reroute_delay"},
        {},
        false},
       {"switch",
        "every NIC on one ideal non-blocking switch (no radix limit)",
-       {"nic.per_node", "nic.bandwidth", "nic.efficiency", "link.latency", "routing"},
+       {"nic.per_node", "nic.bandwidth", "nic.efficiency", "link.latency", "routing", "faults", "reroute",
+        "reroute_delay"},
        {},
        false},
       {"torus",
        "1D/2D/3D torus with wraparound, one accelerator per coordinate (dimension 0 fastest, so a node's "
        "accelerators run along it), neighbour links and no switches (TPU-style ICI); no scale-up switch or "
        "NICs (nic.bandwidth is the link default); dimension-order routing, the shorter way round",
-       {"dims", "link.bandwidth", "link.latency", "nic.bandwidth", "nic.efficiency", "routing"},
+       {"dims", "link.bandwidth", "link.latency", "nic.bandwidth", "nic.efficiency", "routing", "faults"},
        {"dims"},
        true},
   };
@@ -149,6 +179,22 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
              "network interfaces; required with more than one node, except for torus (where nic.bandwidth is the "
              "link default) and custom");
     k.object("link", link_keys(), "scale-out links");
+    k.map_of_objects("faults", &ScaleOutSpec::faults, link_fault_keys(),
+                     "degraded and failed cables and switches, by a name of your choice (flow fidelity; "
+                     "docs/reliability.md, \"Degraded and failed links\")");
+    k.enumeration("reroute", &ScaleOutSpec::reroute,
+                  NameTable<std::string>("reroute policy", {{"ecmp", "ecmp"}, {"subnet-manager", "subnet-manager"}}),
+                  "how traffic leaves a failed cable or switch: ecmp = each switch re-hashes the flows over the "
+                  "equal-cost next hops that survive (BGP/BFD reconvergence); subnet-manager = the InfiniBand subnet "
+                  "manager recomputes d-mod-k over the survivors; unset: ecmp with routing ecmp, subnet-manager with "
+                  "d-mod-k")
+        .optional();
+    k.quantity("reroute_delay", &ScaleOutSpec::reroute_delay_s, Dimension::seconds,
+               "from a failure to the rerouted paths (its flows stall meanwhile); unset: 300 ms with ecmp (BFD "
+               "detection at 50 ms x 6, within RFC 7938's sub-second BGP convergence), 10 s with subnet-manager "
+               "(OpenSM's default sweep interval)")
+        .range(0, 1e6)
+        .optional();
     return k;
   }();
   return keys;

@@ -222,6 +222,30 @@ class Declarations {
     declared.same = [to](const T& a, const T& b) { return to(a) == to(b); };
     return add(std::move(declared));
   }
+  /// A mapping of name -> mapping (std::map<std::string, U> member), each entry read by `keys`
+  /// into a default-constructed U; the schema checks every entry against `keys` (unknown keys
+  /// with the closest one, types, units, ranges, required keys) at its position.
+  template <class At, class U>
+  Field& map_of_objects(std::string key, At at, const Declarations<U>& keys, std::string help) {
+    Key<T> declared;
+    declared.field = map_field(std::move(key), keys.fields(), std::move(help));
+    const Access<T, std::map<std::string, U>> to = access(at);
+    declared.read = [to, &keys](const ConfigNode& value, const std::string& path, T& target, Problems& problems) {
+      std::map<std::string, U> read;
+      if (!value.is_mapping()) return;
+      for (const auto& entry : value.entries) {
+        U item = keys.prototype();
+        keys.read(entry.value, path + "." + entry.key, item, problems);
+        read.emplace(entry.key, std::move(item));
+      }
+      to(target) = std::move(read);
+    };
+    declared.show = [to](const T& target) -> std::optional<std::string> {
+      return to(target).empty() ? std::nullopt : std::optional<std::string>("{...}");
+    };
+    declared.same = [to](const T& a, const T& b) { return to(a) == to(b); };
+    return add(std::move(declared));
+  }
   /// A mapping whose keys `keys` bind members of the U reached through `at`.
   template <class At, class U>
   Field& object(std::string key, At at, const Declarations<U>& keys, std::string help) {

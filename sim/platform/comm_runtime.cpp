@@ -43,4 +43,10 @@ void AnalyticalComm::apply_link_profile(topologies::LinkId link, const engine::P
                                     link));
 }
 
+void AnalyticalComm::apply_link_faults(const topologies::NetworkFaultPlan& plan) {
+  throw SimulationError(fmt::format("cluster.network.faults ({}): the analytical fidelity has no links to degrade or fail "
+                                    "(use simulation.fidelity: flow)",
+                                    plan.faults.empty() ? "none" : plan.faults.front().element));
+}
+
 }  // namespace clustersim::platform

@@ -20,6 +20,7 @@
 #include "models/comm/comm_fidelity.hpp"
 #include "sim/config/name_table.hpp"
 #include "sim/engine/profile.hpp"
+#include "topologies/link_faults.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
@@ -62,6 +63,11 @@ class CommRuntime {
   /// (analytical), ConfigError for a bad link or profile.
   virtual void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) = 0;
 
+  /// Applies degraded and failed cables and switches (`cluster.network.faults`, resolved) from
+  /// now on, their times absolute: see FlowComm. Throws SimulationError where the backend has no
+  /// links (analytical).
+  virtual void apply_link_faults(const topologies::NetworkFaultPlan& plan) = 0;
+
   /// Bytes carried per directed link so far; nullptr when the backend does not track links.
   virtual const topologies::LinkTraffic* traffic() const { return nullptr; }
   /// Link utilisation per network tier over time so far (topologies/link_utilisation.hpp);
@@ -95,6 +101,8 @@ class AnalyticalComm final : public CommRuntime {
   exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
   /// The analytical fidelity has no links: throws SimulationError (use the flow fidelity).
   void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
+  /// The analytical fidelity has no links: throws SimulationError (use the flow fidelity).
+  void apply_link_faults(const topologies::NetworkFaultPlan& plan) override;
   Fidelity fidelity() const override { return Fidelity::analytical; }
 
   /// >= 1 in practice: the replicas' shared time over the first group's time alone (1 for one

@@ -11,7 +11,10 @@
 namespace clustersim::platform {
 
 FlowComm::FlowComm(engine::Engine& engine, const models::CollectiveModel& collectives)
-    : CommRuntime(collectives), utilisation_(collectives.topology().links()), network_(engine, collectives.topology()) {
+    : CommRuntime(collectives),
+      utilisation_(collectives.topology().links()),
+      network_(engine, collectives.topology()),
+      engine_(&engine) {
   network_.set_load_listener(&utilisation_);
 }
 
@@ -45,7 +48,8 @@ int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<i
       phase.fixed_latency_ps =
           std::max(phase.fixed_latency_ps, engine::seconds_to_ps(plan.phases[k].fixed_latency_s));
       for (const models::FlowSpec& f : plan.phases[k].flows) {
-        phase.flows.push_back(Flow{&topology.path(f.src, f.dst, f.flow_key), f.bytes, f.rate_cap_bytes_per_s});
+        phase.flows.push_back(
+            Flow{&topology.path(f.src, f.dst, f.flow_key), f.bytes, f.rate_cap_bytes_per_s, f.src, f.dst, f.flow_key});
       }
       if (first_group || !first_group_gates) phase.gating_flows = phase.flows.size();
     }
@@ -98,20 +102,40 @@ void FlowComm::start_flows(engine::Engine& engine, Run& run) {
   for (std::size_t i = 0; i < phase.flows.size(); ++i) {
     const Flow& f = phase.flows[i];
     ++flows_started_;
+    const auto tag = reinterpret_cast<std::uint64_t>(&f);  // plans_ is a deque: its flows never move
+    const std::span<const topologies::LinkId> links = route_of(f);
     if (i >= phase.gating_flows) {  // load only: its arrival moves no phase
-      network_.start_flow(f.path->links, f.bytes, 0.0, [](engine::Engine&) {}, f.rate_cap_bytes_per_s);
+      const topologies::FlowId id =
+          network_.start_flow(links, f.bytes, 0.0, [](engine::Engine&) {}, f.rate_cap_bytes_per_s, tag);
+      if (faults_) faults_->started_flow(id, links);
       continue;
     }
-    network_.start_flow(
-        f.path->links, f.bytes, 0.0,
+    const topologies::FlowId id = network_.start_flow(
+        links, f.bytes, 0.0,
         [this, r](engine::Engine& e) {
           if (--r->pending == 0) {
             ++r->phase;
             start_phase(e, *r);
           }
         },
-        f.rate_cap_bytes_per_s);
+        f.rate_cap_bytes_per_s, tag);
+    if (faults_) faults_->started_flow(id, links);
   }
+}
+
+void FlowComm::apply_link_faults(const topologies::NetworkFaultPlan& plan) {
+  if (plan.faults.empty()) return;
+  if (faults_) throw ConfigError("link faults are applied once per run");
+  faults_ = std::make_unique<topologies::LinkFaultInjector>(
+      *engine_, collectives().topology(), network_, plan, [](std::uint64_t tag) {
+        const Flow& flow = *reinterpret_cast<const Flow*>(tag);  // NOLINT: start_flows tags a flow with its address
+        return topologies::RouteKey{flow.src, flow.dst, flow.flow_key};
+      });
+}
+
+std::span<const topologies::LinkId> FlowComm::route_of(const Flow& flow) const {
+  if (!faults_) return flow.path->links;
+  return faults_->links(*flow.path, {flow.src, flow.dst, flow.flow_key});
 }
 
 }  // namespace clustersim::platform

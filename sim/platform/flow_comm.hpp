@@ -11,6 +11,8 @@
 /// takes the closed-form time, up to picosecond rounding; only contention makes it slower.
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "models/comm/collective_kind.hpp"
@@ -21,6 +23,7 @@
 #include "sim/platform/comm_runtime.hpp"
 #include "sim/platform/replica_index.hpp"
 #include "topologies/flow_network.hpp"
+#include "topologies/link_fault_injector.hpp"
 #include "topologies/link_utilisation.hpp"
 #include "topologies/topology.hpp"
 
@@ -36,6 +39,11 @@ class FlowComm final : public CommRuntime {
   /// starter(prepare(kind, groups, bytes)): an asynchronous run of the groups' flows.
   exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
   void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
+  /// The fault model of topologies::LinkFaultInjector on this backend's network: degraded
+  /// cables, failed ones stalling their flows, then rerouting them after the plan's delay, a
+  /// partition a SimulationError. Call before the run's first flow; the times are absolute.
+  /// Rerouted flows keep their phase's fixed latency (the plan's), not the new route's hops.
+  void apply_link_faults(const topologies::NetworkFaultPlan& plan) override;
   const topologies::LinkTraffic* traffic() const override { return &network_.traffic(); }
   const topologies::TierUtilisationSeries* tier_utilisation() const override { return &utilisation_.series(); }
   std::uint64_t flows_started() const override { return flows_started_; }
@@ -65,6 +73,9 @@ class FlowComm final : public CommRuntime {
     const topologies::Path* path = nullptr;
     double bytes = 0;
     double rate_cap_bytes_per_s = 0;
+    int src = 0;                  ///< accelerators and flow key of `path`, to reroute it
+    int dst = 0;
+    std::uint64_t flow_key = 0;
   };
   struct PreparedPhase {
     engine::TimePs fixed_latency_ps = 0;
@@ -85,6 +96,9 @@ class FlowComm final : public CommRuntime {
   };
   void start_phase(engine::Engine& engine, Run& run);
   void start_flows(engine::Engine& engine, Run& run);
+  /// The links `flow` takes now: its route, or the one over the surviving links once a
+  /// failure has been rerouted. Throws SimulationError when no route survives.
+  std::span<const topologies::LinkId> route_of(const Flow& flow) const;
 
   topologies::TierUtilisationRecorder utilisation_;  ///< listens to network_ (declared first: outlives it)
   topologies::FlowNetwork network_;
@@ -92,6 +106,9 @@ class FlowComm final : public CommRuntime {
   std::deque<Prepared> plans_;
   std::deque<Run> runs_;
   std::uint64_t flows_started_ = 0;
+  engine::Engine* engine_ = nullptr;
+  /// cluster.network.faults: degrades, fails and reroutes (declared last: it refers to network_).
+  std::unique_ptr<topologies::LinkFaultInjector> faults_;
 };
 
 }  // namespace clustersim::platform

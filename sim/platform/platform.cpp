@@ -25,6 +25,7 @@ double sharing_rate(const PlatformSpec& spec) {
 Platform::Platform(PlatformSpec spec) : spec_(std::move(spec)) {
   const ClusterSpec& cluster = spec_.cluster;
   topology_ = std::make_unique<topologies::Topology>(topologies::Topology::build(cluster.network));
+  link_faults_ = topologies::resolve_link_faults(*topology_, cluster.network.scale_out);
   compute_ = spec_.calibration.rows.empty()
                  ? std::make_unique<models::ComputeModel>(cluster.accelerator)
                  : std::make_unique<models::ComputeModel>(cluster.accelerator, spec_.calibration);

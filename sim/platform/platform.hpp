@@ -11,6 +11,7 @@
 #include "models/memory/memory_hierarchy.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/platform/platform_spec.hpp"
+#include "topologies/link_faults.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::platform {
@@ -44,6 +45,10 @@ class Platform {
   /// True if some accelerator's speed is not a constant 1.
   bool has_speed_changes() const { return has_speed_changes_; }
 
+  /// The degraded and failed cables and switches of `cluster.network.faults`, resolved on the
+  /// topology (empty: none). Sessions of the flow fidelity apply them (Session).
+  const topologies::NetworkFaultPlan& link_faults() const { return link_faults_; }
+
   /// Scale-out switches (the switches beyond one scale-up plane per node, which is part of the
   /// node's power), for the network's power. Computed on first use.
   double scale_out_switches() const;
@@ -57,6 +62,7 @@ class Platform {
   double compute_rate_while_communicating_ = 1;
   std::vector<engine::Profile> accelerator_speed_;
   bool has_speed_changes_ = false;
+  topologies::NetworkFaultPlan link_faults_;
   mutable std::optional<double> scale_out_switches_;
 };
 

@@ -51,7 +51,8 @@ class Session {
  public:
   /// Binds to `collectives` (and its topology), which must outlive the session.
   Session(const models::CollectiveModel& collectives, SessionOptions options);
-  /// The platform's collective model.
+  /// The platform's collective model; under the flow fidelity, with the platform's link faults
+  /// (Platform::link_faults) applied from time 0.
   Session(const Platform& platform, SessionOptions options);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -10,6 +10,18 @@ namespace {
 constexpr std::string_view kDistribution = "mean p50 p90 p99 max count; count: requests measured";
 
 /// Every run's keys and the training sections.
+/// The training result's link-fault section (after goodput, before provenance).
+void add_link_fault_section(std::vector<MetricSection>& sections) {
+  sections.push_back(
+      {"Link faults", "`link_faults` (training with cluster.network.faults, flow fidelity; absent otherwise): the step "
+                      "with the degraded and failed links against the same step alone on the intact network",
+       {{"link_faults.faults[]", "text", "one line per fault: its name, the cable or switch, when, and its capacity "
+                                         "(down and rerouted, or a fraction of the nominal)"},
+        {"link_faults.step_time_without_s", "s", "the same step (mode, seed) with no faults"},
+        {"link_faults.lost_s", "s", "what the faults cost: the step time - step_time_without_s"},
+        {"link_faults.lost_share", "fraction", "lost_s / the step time"}}});
+}
+
 void add_training_sections(std::vector<MetricSection>& sections) {
   sections.push_back(
       {"Every run", "The top level of the result document",
@@ -143,6 +155,7 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"goodput.causes[].cause", "text", "a failing component: gpu, host, nic, network, software"},
         {"goodput.causes[].failures_per_s", "count", "its failure rate for the whole job, per second"},
         {"goodput.causes[].lost_share", "fraction", "share of wall time its failures cost"}}});
+  add_link_fault_section(sections);
   sections.push_back(
       {"Provenance", "`provenance` (training): which estimator produced the op times, seconds per step per stage",
        {{"provenance.basis", "text", "what the seconds count (costed ops, uncontended, overlapped communication in full)"},

@@ -153,6 +153,13 @@ std::string training_summary_table(const scenario::Scenario& scenario,
                        100.0 * cause.lost_share, cause.mean_step_s));
     }
   }
+  if (const auto& f = result.link_faults; f.computed) {
+    out += "link faults (cluster.network.faults; docs/reliability.md, Degraded and failed links)\n";
+    for (const std::string& fault : f.faults) line("  fault", fault);
+    line("step without them", fmt::format("{:.6g} s", f.step_time_without_s));
+    line("  lost to link faults", fmt::format("{:.6g} s per step ({:.2f} % of the step)", f.lost_s,
+                                              100.0 * f.lost_share));
+  }
   if (result.goodput_computed) {
     const auto& g = result.goodput;
     out += "goodput under failures (Daly's model, docs/reliability.md, Faults)\n";
@@ -307,6 +314,13 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
                {"failure_lost_share", g.failure_lost_share},
                {"causes", causes}};
   }
+  nlohmann::json link_faults = nullptr;
+  if (const auto& f = result.link_faults; f.computed) {
+    link_faults = {{"faults", f.faults},
+                   {"step_time_without_s", f.step_time_without_s},
+                   {"lost_s", f.lost_s},
+                   {"lost_share", f.lost_share}};
+  }
   nlohmann::json tiers = nlohmann::json::array();
   nlohmann::json by_tier = nlohmann::json::object();  // the same as scalars: CSV columns, compare
   for (const auto& t : result.network_tiers) {
@@ -343,7 +357,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
                         {"micro_batch", w.micro_batch},
                         {"global_batch", w.global_batch},
                         {"seq_len", w.seq_len}});
-  return {
+  nlohmann::json document = {
       {"schema_version", kResultSchemaVersion},
       {"scenario", std::move(scenario_json)},
       {"training",
@@ -369,6 +383,9 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
       {"events", result.events},
       {"fingerprint", fingerprint_hex(result.fingerprint)},
   };
+  // Only runs with cluster.network.faults have the section (docs/metrics.md, "Link faults").
+  if (!link_faults.is_null()) document["link_faults"] = std::move(link_faults);
+  return document;
 }
 
 }  // namespace clustersim::report

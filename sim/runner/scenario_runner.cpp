@@ -6,6 +6,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/training/training_simulation.hpp"
+#include "topologies/link_fault_injector.hpp"
 
 namespace clustersim::runner {
 
@@ -59,6 +60,15 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
     session.engine().run();
   } catch (const EventLimitError& e) {
     throw EventLimitError(platform::event_limit_message(e.what(), scenario.simulation.limits));
+  } catch (const topologies::NetworkPartitionError& e) {
+    // At the failure that cut the network, as a load error would be.
+    const std::string key = "cluster.network.faults." + e.fault();
+    const auto found = scenario.positions.find(key);
+    const std::string prefix = "cluster.network.faults: ";
+    const std::string message = e.what();
+    if (found == scenario.positions.end() || message.rfind(prefix, 0) != 0) throw;
+    throw topologies::NetworkPartitionError(
+        found->second.to_string() + ": " + key + ": " + message.substr(prefix.size()), e.fault());
   }
   RunResult result;
   result.primary = primary->finish(session);

@@ -10,6 +10,7 @@
 #include "models/accelerator/calibration_table.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
+#include "topologies/link_faults.hpp"
 #include "topologies/topology_keys.hpp"
 
 namespace clustersim::scenario {
@@ -156,6 +157,19 @@ void require_topology_keys(const ConfigNode& root, const topologies::TopologyKin
   }
 }
 
+/// Every `cluster.network.faults` entry names a cable or switch of the built network, at its
+/// key's position with the closest names.
+void check_link_faults(const ConfigNode& root, const topologies::Topology& topology,
+                       const topologies::ScaleOutSpec& scale_out, Problems& problems) {
+  if (scale_out.faults.empty() || problems.bad("cluster.network.faults")) return;
+  std::vector<topologies::LinkFaultProblem> found;
+  (void)topologies::resolve_link_faults(topology, scale_out, found);
+  for (const topologies::LinkFaultProblem& problem : found) {
+    const std::string key = "cluster.network.faults." + problem.fault + "." + problem.key;
+    problems.add(position_of(root, key), key, problem.message, problem.hint);
+  }
+}
+
 /// The scale-out network: NICs per node default to the accelerators per node and divide them;
 /// the network is built once so that the topology's own problems point at its keys.
 void complete_network(const ConfigNode& root, const topologies::TopologyKind& kind, platform::ClusterSpec& cluster,
@@ -185,7 +199,8 @@ void complete_network(const ConfigNode& root, const topologies::TopologyKind& ki
     return;
   }
   try {
-    (void)topologies::Topology::build(network);
+    const topologies::Topology topology = topologies::Topology::build(network);
+    check_link_faults(root, topology, scale_out, problems);
   } catch (const ConfigError& e) {
     // A custom network's problems are in its file: point at the key that names it.
     const std::string key = kind.name == "custom" ? "cluster.network.file" : "cluster.network";

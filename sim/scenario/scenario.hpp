@@ -54,9 +54,10 @@ struct Scenario {
   /// kernel measurement on its accelerator); the runner adds them to the result's notes.
   std::vector<std::string> notices;
   /// Where the workload's and the jobs' settings were written, for errors found only when a
-  /// workload is built (a layout that does not fit): "workload", "workload.parallelism",
-  /// "workload.pools.chat", "jobs.NAME", "jobs.NAME.parallelism", ... (three levels of keys
-  /// below `workload` and `jobs`, as written after includes and --set overrides).
+  /// workload is built or runs (a layout that does not fit, a network partitioned by a fault):
+  /// "workload", "workload.parallelism", "workload.pools.chat", "jobs.NAME",
+  /// "jobs.NAME.parallelism", ... (three levels of keys below `workload` and `jobs`), and
+  /// "cluster.network.faults.NAME", as written after includes and --set overrides.
   std::map<std::string, config::Position> positions;
 
   /// The primary workload's accelerators: its own pinned range, or the ones the pinned jobs

@@ -325,6 +325,9 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   for (const char* top : {"workload", "jobs"}) {
     if (const ConfigNode* node = root.find(top)) record_positions(*node, top, 3, scenario.positions);
   }
+  if (const ConfigNode* faults = root.find_path("cluster.network.faults")) {
+    record_positions(*faults, "cluster.network.faults", 1, scenario.positions);
+  }
   return scenario;
 }
 

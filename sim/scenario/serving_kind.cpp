@@ -436,6 +436,13 @@ void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec
                    "without prefill and decode pools or other jobs nothing runs on the network model: an instance's "
                    "TP, PP and EP collectives are costed in closed form at either fidelity");
   }
+  const bool on_links = (w.disaggregated() || config::has_value(c.root, "jobs")) &&
+                        c.simulation.fidelity == platform::Fidelity::flow;
+  if (!on_links) {
+    warn_no_effect(c.root, c.problems, "cluster.network.faults",
+                   "a serving instance's collectives are costed in closed form; only a disaggregated deployment's "
+                   "KV-cache transfers and other jobs run as flows on links, under simulation.fidelity: flow");
+  }
 }
 
 /// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),

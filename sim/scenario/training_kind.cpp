@@ -304,6 +304,12 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
                  "stragglers need simulation.mode: full (symmetric mode simulates one representative rank per "
                  "stage, which cannot be slower than its replicas)");
   }
+  if (!c.platform.cluster.network.scale_out.faults.empty() && c.simulation.fidelity != platform::Fidelity::flow &&
+      !problems.any_bad("simulation.fidelity", "cluster.network.faults")) {
+    problems.add(config::position_of(c.root, "cluster.network.faults"), "cluster.network.faults",
+                 "degraded and failed links need simulation.fidelity: flow (the analytical fidelity costs each "
+                 "collective in closed form on intact links: it cannot stall, reroute or share a degraded link)");
+  }
 }
 
 /// Variability, straggler and failure keys that the rest of the scenario leaves without effect.
@@ -324,6 +330,12 @@ void warn_ineffective_faults(const WorkloadReadContext& c) {
     warn_no_effect(c.root, c.problems, "simulation.iterations",
                    "nothing is drawn (no simulation.variability, no cluster.stragglers.probability): every "
                    "iteration would be the nominal step");
+  }
+  if (c.platform_ok && !c.platform.cluster.network.scale_out.faults.empty() &&
+      (c.simulation.iterations > 1 || random)) {
+    c.problems.warn(config::position_of(c.root, "cluster.network.faults"), "cluster.network.faults",
+                    "act on the nominal step only (their times count from its start): the iterations' statistics "
+                    "(simulation.iterations) are drawn without them; the report's link_faults section has their cost");
   }
   const platform::VariabilitySpec& v = c.simulation.variability;
   if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {

@@ -123,6 +123,34 @@ models::GoodputReport training_goodput(const models::FailureSpec& failures, cons
   return models::goodput_report(failures, components, total, per_rank_max * per_node);
 }
 
+namespace {
+
+/// The step with the faults against `without_s`, the same step on the intact network, and a
+/// note naming the faults and their cost.
+void fill_link_fault_cost(const topologies::NetworkFaultPlan& plan, double without_s, TrainingResult& result) {
+  LinkFaultCost& cost = result.link_faults;
+  cost.computed = true;
+  cost.step_time_without_s = without_s;
+  cost.lost_s = result.step_time_s - without_s;
+  cost.lost_share = result.step_time_s > 0 ? cost.lost_s / result.step_time_s : 0;
+  for (const topologies::LinkFault& fault : plan.faults) {
+    std::string what = fault.down() ? fmt::format("down, rerouted {} s later ({})",
+                                                  engine::ps_to_seconds(plan.reroute_delay_ps),
+                                                  topologies::reroute_policy_names().name(plan.policy))
+                                    : fmt::format("at {} of its bandwidth", fault.scale);
+    if (fault.until_ps) what += fmt::format(" until {} s", engine::ps_to_seconds(*fault.until_ps));
+    cost.faults.push_back(fmt::format("{}: {} from {} s, {}", fault.name, fault.element,
+                                      engine::ps_to_seconds(fault.at_ps), what));
+  }
+  std::string names;
+  for (const std::string& line : cost.faults) names += (names.empty() ? "" : "; ") + line;
+  result.notes.push_back(fmt::format("link faults ({}): step {:.6g} s, {:.6g} s on the intact network: they cost "
+                                     "{:.6g} s ({:.2f} % of the step)",
+                                     names, result.step_time_s, without_s, cost.lost_s, 100.0 * cost.lost_share));
+}
+
+}  // namespace
+
 TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platform& platform,
                          const platform::Allocation& allocation, const platform::SessionOptions& options)
     : workload_(workload),
@@ -131,6 +159,15 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
       footprint_(models::training_footprint(inputs_)),
       setup_(training_setup(workload, platform, allocation, options)),
       failures_(options.failures) {
+  if (!platform.link_faults().empty() && options.fidelity == platform::Fidelity::flow &&
+      setup_.mode == platform::SimulationMode::symmetric) {
+    // A fault slows the flows that cross it only: the replicas of a collective or a pipeline
+    // send no longer take the same time, so one representative per stage cannot stand for all.
+    setup_.mode = platform::SimulationMode::full;
+    mode_notes_.push_back(
+        "simulation.mode: full instead of symmetric: cluster.network.faults break the symmetry between replicas "
+        "(only the flows crossing a degraded or failed link slow down), so every rank is simulated");
+  }
   iteration_settings_.variability = options.variability;
   iteration_settings_.iterations = options.iterations;
   iteration_settings_.stragglers = platform.cluster().stragglers;
@@ -177,7 +214,11 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
         footprint_.peak().stage, footprint_.peak().total_bytes / kGiB,
         platform_.cluster().accelerator.hbm_capacity_bytes / kGiB, over / kGiB));
   }
+  for (const std::string& note : mode_notes_) result->notes.push_back(note);
   fill_power_report(workload_, platform_, inputs_, setup_.throttle, *result);
+  if (!platform_.link_faults().empty() && session.comm().fidelity() == platform::Fidelity::flow) {
+    fill_link_fault_cost(platform_.link_faults(), simulate_training_step(setup_).step_time_s, *result);
+  }
   if (needs_iterations(iteration_settings_)) {
     result->iterations = simulate_iterations(setup_, iteration_settings_, *step_);
   }

@@ -51,6 +51,7 @@ class TrainingJob final : public platform::Workload {
   IterationSettings iteration_settings_;
   models::FailureSpec failures_;
   std::unique_ptr<TrainingStep> step_;
+  std::vector<std::string> mode_notes_;  ///< why the mode differs from simulation.mode
 };
 
 }  // namespace clustersim::training

@@ -145,6 +145,16 @@ struct ProvenanceSeconds {
   }
 };
 
+/// What `cluster.network.faults` cost the step (flow fidelity): the step reported, which ran with
+/// them, against the same step on the intact network.
+struct LinkFaultCost {
+  bool computed = false;
+  double step_time_without_s = 0;  ///< the same step (mode, seed) with no faults
+  double lost_s = 0;               ///< the reported step time - step_time_without_s
+  double lost_share = 0;           ///< lost_s / the reported step time
+  std::vector<std::string> faults;  ///< one line per fault: name, element, time, capacity
+};
+
 /// Summary of one training step (the training workload's result; its notes are the
 /// assumptions the run made, shown in reports).
 struct TrainingResult : platform::WorkloadResult {
@@ -168,6 +178,7 @@ struct TrainingResult : platform::WorkloadResult {
   StepStatistics iterations;           ///< simulation.iterations / variability / stragglers' probability
   bool goodput_computed = false;       ///< simulation.failures.enabled
   models::GoodputReport goodput;       ///< failures, checkpoints and goodput of a long run
+  LinkFaultCost link_faults;           ///< cluster.network.faults: the step with and without them
   std::string fidelity = "analytical"; ///< network fidelity used: analytical | flow
   std::string mode = "symmetric";      ///< ranks simulated: symmetric | full
   std::vector<TierUtilisation> network_tiers;  ///< flow fidelity only, by tier; empty otherwise

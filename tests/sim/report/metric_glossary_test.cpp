@@ -54,6 +54,12 @@ const Emitted& emitted_by_the_runs() {
                     {"workload.train_tokens=1e9", "cost.accelerator_hour_usd=2", "simulation.iterations=3",
                      "simulation.variability.gemm_cv=0.02", "simulation.failures.enabled=true"},
                     e);
+    // A failed spine and a degraded optic: the link_faults block.
+    // (With every other optional training block on, so that none of them is null.)
+    run_and_collect("examples/faults/spine-failure.yaml",
+                    {"workload.train_tokens=1e9", "cost.accelerator_hour_usd=2", "simulation.iterations=2",
+                     "simulation.variability.gemm_cv=0.02", "simulation.failures.enabled=true"},
+                    e);
     // Serving with every fault on: the faults block.
     run_and_collect("scenarios/serving/llama3-8b-chatbot.yaml",
                     {"cost.accelerator_hour_usd=2", "workload.requests.count=200", "simulation.variability.gemm_cv=0.05",

@@ -1,0 +1,92 @@
+// A training scenario with a failed spine switch, end to end: the loader accepts the keys, the
+// run switches to full mode with a note, the step is slower than on the intact network, and the
+// report says by how much. The flow model's stall and reroute are derived by hand in
+// tests/topologies/link_faults_test.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/training/training_result.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+/// Two DGX H100 nodes on a radix-8 two-tier fat-tree: 16 NICs, 4 leaves, 2 spines. Scattered
+/// placement puts every TP group across both nodes, so its collectives cross the spines from
+/// the first layer on.
+std::string faulty_scenario(const std::string& faults, const std::string& simulation) {
+  return R"(schema_version: 1
+name: spine-failure
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 2
+  placement: scattered
+  network:
+    topology: fat-tree
+    tiers: 2
+    radix: 8
+)" + faults + R"(
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 16
+  parallelism: {tp: 8, pp: 1, dp: 2}
+simulation: )" + simulation + "\n";
+}
+
+bool has_note(const training::TrainingResult& result, const std::string& start) {
+  return std::any_of(result.notes.begin(), result.notes.end(),
+                     [&](const std::string& note) { return note.rfind(start, 0) == 0; });
+}
+
+}  // namespace
+
+TEST_CASE("a spine switch failure runs in full mode, notes it, and costs step time") {
+  const std::string faults = R"(    reroute_delay: 5 ms
+    faults:
+      spine: {switch: spine0, at: 0 s})";
+  const auto faulty = scenario::load_scenario_from_string(faulty_scenario(faults, "{fidelity: flow}"), "spine.yaml");
+  const training::TrainingResult with = runner::run_training(faulty);
+  CHECK(with.mode == "full");
+  CHECK(has_note(with, "simulation.mode: full instead of symmetric: cluster.network.faults break the symmetry"));
+  CHECK(has_note(with, "link faults (spine: switch spine0 from 0 s, down, rerouted 0.005 s later (subnet-manager))"));
+  REQUIRE(with.link_faults.computed);
+
+  const auto intact =
+      scenario::load_scenario_from_string(faulty_scenario("", "{fidelity: flow, mode: full}"), "intact.yaml");
+  const training::TrainingResult without = runner::run_training(intact);
+  CHECK_FALSE(without.link_faults.computed);
+  // The report's fault-free step is the same step on the intact network.
+  CHECK(with.link_faults.step_time_without_s == doctest::Approx(without.step_time_s).epsilon(1e-9));
+  // Every flow through spine0 stalls for the 5 ms reroute delay, then shares spine1: slower.
+  CHECK(with.step_time_s > without.step_time_s + 1e-3);
+  CHECK(with.link_faults.lost_s == doctest::Approx(with.step_time_s - without.step_time_s).epsilon(1e-9));
+  CHECK(with.link_faults.lost_share == doctest::Approx(with.link_faults.lost_s / with.step_time_s).epsilon(1e-12));
+}
+
+TEST_CASE("link faults with the analytical fidelity are refused at their key") {
+  const std::string faults = R"(    faults:
+      spine: {switch: spine0, at: 0 s})";
+  CHECK_THROWS_WITH_AS(
+      scenario::load_scenario_from_string(faulty_scenario(faults, "{fidelity: analytical}"), "spine.yaml"),
+      doctest::Contains("spine.yaml:12:7: cluster.network.faults: degraded and failed links need "
+                        "simulation.fidelity: flow"),
+      ConfigError);
+}
+
+TEST_CASE("a serving workload whose instances run no flows warns that link faults have no effect") {
+  const auto serving = scenario::load_scenario(
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/serving/llama3-8b-chatbot.yaml",
+      {"cluster.network.faults.optic.link=gpu0-nvswitch0", "cluster.network.faults.optic.at=1 ms",
+       "cluster.network.faults.optic.bandwidth_fraction=0.5"});
+  const bool warned = std::any_of(serving.warnings.begin(), serving.warnings.end(), [](const config::Diagnostic& w) {
+    return w.render().find("cluster.network.faults: the mapping has no effect: a serving instance's collectives are "
+                           "costed in closed form") != std::string::npos;
+  });
+  CHECK(warned);
+}
