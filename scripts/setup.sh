@@ -42,9 +42,20 @@ build_kernels() {
   ctest --test-dir build/kernels -R '^kernels_host_test$' --output-on-failure
 }
 
+# The whole suite again with AddressSanitizer and UBSan (the `asan` preset: -O1, asserts on,
+# -fno-sanitize-recover, so a sanitizer report fails its test), the fuzz corpus replays included.
+# Built without MPI (an MPI library's own allocations are not ours to check), so test_mpi runs in
+# the release suite only. Before the release suite, so that ctest's closing summary is the
+# whole suite's.
+test_asan() {
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs"
+  ctest --preset asan -j "$jobs"
+}
+
 case "${1:-}" in
   run)  ./build/release/clustersim run scenarios/default.yaml ;;
-  test) build_kernels; ctest --preset release ;;
+  test) build_kernels; test_asan; ctest --preset release ;;
   "")   ;;
   *)    echo "setup: unknown action '$1' (valid: run, test)" >&2; exit 2 ;;
 esac

@@ -49,11 +49,12 @@ struct Topology::Impl {
   int node_of(int accelerator) const { return accelerator / spec.accelerators_per_node; }
   void check_accelerator(int accelerator) const;
   Path compute_path(int src, int dst, std::uint64_t flow_key) const {
-    return compute_path(src, dst, flow_key, *router, route_by_destination);
+    return compute_path(src, dst, flow_key, router.get(), route_by_destination);
   }
-  /// The route `router` takes (the topology's own, or one over surviving links); by_destination:
+  /// The route `route_with` takes (the topology's own, or one over surviving links; null where
+  /// there is no fabric, so that only routes inside a scale-up domain exist); by_destination:
   /// its equal-cost choice is keyed by the destination (d-mod-k) instead of the flow hash.
-  Path compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter& route_with,
+  Path compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter* route_with,
                     bool by_destination) const;
   /// The two switch vertices `router` routes between for (src, dst), or nullopt when the route
   /// stays inside one scale-up domain.
@@ -69,7 +70,7 @@ void Topology::Impl::check_accelerator(int accelerator) const {
   }
 }
 
-Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter& route_with,
+Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, const FabricRouter* route_with,
                                   bool by_destination) const {
   Path path;
   const auto s = static_cast<std::size_t>(src);
@@ -84,7 +85,7 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, cons
   if (flow_key != 0) flow_hash = engine::splitmix64(flow_hash ^ engine::splitmix64(flow_key));
   if (direct) {
     // Destination routing keys the torus's / custom network's equal-cost choice by the destination.
-    route_with.append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
+    route_with->append_route(direct->accelerator_vertex[s], direct->accelerator_vertex[d],
                             by_destination ? static_cast<std::uint64_t>(dst) : flow_hash, path.links);
   } else if (scale_up.domain_of(src) == scale_up.domain_of(dst)) {
     if (scale_up.mesh) {
@@ -102,7 +103,7 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, cons
     path.links.push_back(fabric->endpoint_cable[es].forward);
     // d-mod-k routes by the destination NIC alone (ScaleOutSpec::routing).
     const std::uint64_t choice = by_destination ? static_cast<std::uint64_t>(ed) : flow_hash;
-    route_with.append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
+    route_with->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
     path.links.push_back(fabric->endpoint_cable[ed].backward);
     if (endpoints.shared_nics) {
       path.links.push_back(endpoints.nic_cable[ed].backward);
@@ -390,7 +391,7 @@ const Path* Topology::SurvivingRoutes::path(int src, int dst, std::uint64_t flow
     std::optional<Path> route;
     const auto ends = net.fabric_ends(src, dst);
     if (ends && impl_->router->connected(ends->first, ends->second)) {
-      route = net.compute_path(src, dst, flow_key, *impl_->router, impl_->by_destination);
+      route = net.compute_path(src, dst, flow_key, impl_->router.get(), impl_->by_destination);
       if (crosses_failed(route->links)) route.reset();  // an accelerator's, NIC's or leaf's own cable
     }
     it = impl_->cache.emplace(key, std::move(route)).first;
