@@ -392,23 +392,8 @@ void warn_ineffective_faults(const WorkloadReadContext& c, const ServingSpec& w)
       warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
     }
   }
-  const platform::VariabilitySpec& v = c.simulation.variability;
-  if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
-    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_rate",
-                   "simulation.variability.host_noise_delay is 0, so an interruption costs nothing");
-  }
-  if (v.host_noise_delay_s > 0 && !(v.host_noise_rate_per_s > 0)) {
-    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_delay",
-                   "simulation.variability.host_noise_rate is 0, so no interruption happens");
-  }
-  if (!c.simulation.failures.enabled) {
-    for (const char* key : {"gpu_mtbf", "host_mtbf", "nic_mtbf", "network_mtbf", "software_mtbf",
-                            "checkpoint_interval", "storage_bandwidth", "node_bandwidth", "restart_time"}) {
-      warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
-                     "simulation.failures.enabled is false, so no instance fails");
-    }
-    return;
-  }
+  warn_idle_fault_settings(c.root, c.problems, c.simulation, "no instance fails");
+  if (!c.simulation.failures.enabled) return;
   for (const char* key : {"checkpoint_interval", "storage_bandwidth", "node_bandwidth"}) {
     warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
                    "a serving instance writes no checkpoint: after a failure it is down for "

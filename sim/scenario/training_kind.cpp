@@ -337,22 +337,7 @@ void warn_ineffective_faults(const WorkloadReadContext& c) {
                     "act on the nominal step only (their times count from its start): the iterations' statistics "
                     "(simulation.iterations) are drawn without them; the report's link_faults section has their cost");
   }
-  const platform::VariabilitySpec& v = c.simulation.variability;
-  if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
-    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_rate",
-                   "simulation.variability.host_noise_delay is 0, so an interruption costs nothing");
-  }
-  if (v.host_noise_delay_s > 0 && !(v.host_noise_rate_per_s > 0)) {
-    warn_no_effect(c.root, c.problems, "simulation.variability.host_noise_delay",
-                   "simulation.variability.host_noise_rate is 0, so no interruption happens");
-  }
-  if (!c.simulation.failures.enabled) {
-    for (const char* key : {"gpu_mtbf", "host_mtbf", "nic_mtbf", "network_mtbf", "software_mtbf",
-                            "checkpoint_interval", "storage_bandwidth", "node_bandwidth", "restart_time"}) {
-      warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,
-                     "simulation.failures.enabled is false, so no goodput is computed");
-    }
-  }
+  warn_idle_fault_settings(c.root, c.problems, c.simulation, "no goodput is computed");
 }
 
 /// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),

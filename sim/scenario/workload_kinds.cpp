@@ -17,6 +17,26 @@ void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, 
   problems.warn(node->position, key_path, value + " has no effect: " + why);
 }
 
+void warn_idle_fault_settings(const config::ConfigNode& root, config::Problems& problems,
+                              const platform::SessionOptions& simulation, const std::string& why_off) {
+  const platform::VariabilitySpec& v = simulation.variability;
+  if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
+    warn_no_effect(root, problems, "simulation.variability.host_noise_rate",
+                   "simulation.variability.host_noise_delay is 0, so an interruption costs nothing");
+  }
+  if (v.host_noise_delay_s > 0 && !(v.host_noise_rate_per_s > 0)) {
+    warn_no_effect(root, problems, "simulation.variability.host_noise_delay",
+                   "simulation.variability.host_noise_rate is 0, so no interruption happens");
+  }
+  if (!simulation.failures.enabled) {
+    for (const char* key : {"gpu_mtbf", "host_mtbf", "nic_mtbf", "network_mtbf", "software_mtbf",
+                            "checkpoint_interval", "storage_bandwidth", "node_bandwidth", "restart_time"}) {
+      warn_no_effect(root, problems, std::string("simulation.failures.") + key,
+                     "simulation.failures.enabled is false, so " + why_off);
+    }
+  }
+}
+
 void WorkloadReadContext::warn_unless(bool effective, std::string_view key, const std::string& why) const {
   if (!effective) warn_no_effect(root, problems, this->key(key), why);
 }
