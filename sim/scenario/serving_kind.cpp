@@ -383,16 +383,8 @@ void warn_ineffective_faults(const WorkloadReadContext& c, const ServingSpec& w)
                  "a serving run is one deployment serving its requests, drawing afresh for every batch iteration; "
                  "for other draws of the whole run, sweep simulation.seed");
   const platform::Stragglers& stragglers = c.platform.cluster.stragglers;
-  if (c.platform_ok && stragglers.nodes.empty() && !(stragglers.probability > 0)) {
-    warn_no_effect(c.root, c.problems, "cluster.stragglers.compute_speed",
-                   "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
-  }
-  if (c.platform_ok && stragglers.compute_speed == 1.0) {
-    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
-      warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
-    }
-  }
-  warn_idle_fault_settings(c.root, c.problems, c.simulation, "no instance fails");
+  warn_idle_fault_settings(c.root, c.problems, c.simulation, c.platform_ok ? &stragglers : nullptr,
+                           "no instance fails");
   if (!c.simulation.failures.enabled) return;
   for (const char* key : {"checkpoint_interval", "storage_bandwidth", "node_bandwidth"}) {
     warn_no_effect(c.root, c.problems, std::string("simulation.failures.") + key,

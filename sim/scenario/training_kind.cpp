@@ -316,15 +316,6 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
 void warn_ineffective_faults(const WorkloadReadContext& c) {
   if (c.path != "workload") return;
   const platform::Stragglers& stragglers = c.platform.cluster.stragglers;
-  if (c.platform_ok && stragglers.nodes.empty() && !(stragglers.probability > 0)) {
-    warn_no_effect(c.root, c.problems, "cluster.stragglers.compute_speed",
-                   "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
-  }
-  if (c.platform_ok && stragglers.compute_speed == 1.0) {
-    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
-      warn_no_effect(c.root, c.problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
-    }
-  }
   const bool random = c.simulation.variability.any() || (c.platform_ok && stragglers.probability > 0);
   if (!random) {
     warn_no_effect(c.root, c.problems, "simulation.iterations",
@@ -337,7 +328,8 @@ void warn_ineffective_faults(const WorkloadReadContext& c) {
                     "act on the nominal step only (their times count from its start): the iterations' statistics "
                     "(simulation.iterations) are drawn without them; the report's link_faults section has their cost");
   }
-  warn_idle_fault_settings(c.root, c.problems, c.simulation, "no goodput is computed");
+  warn_idle_fault_settings(c.root, c.problems, c.simulation, c.platform_ok ? &stragglers : nullptr,
+                           "no goodput is computed");
 }
 
 /// Keys a scenario writes that the rest of it makes ineffective: warnings (the result's notes),

@@ -18,7 +18,17 @@ void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, 
 }
 
 void warn_idle_fault_settings(const config::ConfigNode& root, config::Problems& problems,
-                              const platform::SessionOptions& simulation, const std::string& why_off) {
+                              const platform::SessionOptions& simulation, const platform::Stragglers* stragglers,
+                              const std::string& why_off) {
+  if (stragglers != nullptr && stragglers->nodes.empty() && !(stragglers->probability > 0)) {
+    warn_no_effect(root, problems, "cluster.stragglers.compute_speed",
+                   "cluster.stragglers lists no nodes and its probability is 0, so no node is slow");
+  }
+  if (stragglers != nullptr && stragglers->compute_speed == 1.0) {
+    for (const char* key : {"cluster.stragglers.nodes", "cluster.stragglers.probability"}) {
+      warn_no_effect(root, problems, key, "cluster.stragglers.compute_speed is 1, so a straggler is not slow");
+    }
+  }
   const platform::VariabilitySpec& v = simulation.variability;
   if (v.host_noise_rate_per_s > 0 && !(v.host_noise_delay_s > 0)) {
     warn_no_effect(root, problems, "simulation.variability.host_noise_rate",

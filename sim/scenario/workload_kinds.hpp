@@ -57,11 +57,13 @@ struct WorkloadReadContext {
 void warn_no_effect(const config::ConfigNode& root, config::Problems& problems, const std::string& key_path,
                     const std::string& why);
 
-/// The fault settings every workload kind reads alike: host noise with a rate but no delay (or
-/// the reverse), and `simulation.failures.*` written while failures are off (`why_off`: what
-/// that means for this kind), each warned as having no effect.
+/// The fault settings every workload kind reads alike: stragglers that cannot be slow or that no
+/// node is (`stragglers`: the platform's, null when the platform could not be read), host noise
+/// with a rate but no delay (or the reverse), and `simulation.failures.*` written while failures
+/// are off (`why_off`: what that means for this kind), each warned as having no effect.
 void warn_idle_fault_settings(const config::ConfigNode& root, config::Problems& problems,
-                              const platform::SessionOptions& simulation, const std::string& why_off);
+                              const platform::SessionOptions& simulation, const platform::Stragglers* stragglers,
+                              const std::string& why_off);
 
 /// One op class a workload runs, for notice_roofline_estimates: `op` in `dtype` (attention
 /// with its fused `family`).
