@@ -159,6 +159,7 @@ class Executor::State {
     int size = 0;
     std::vector<int> members;          ///< instances, in arrival order
     std::vector<TaskId> released_by;  ///< per member
+    std::vector<engine::TimePs> ready;  ///< per member: when it was ready (TaskEvent::ready_ps)
   };
   struct PendingProfile {
     int instance = 0;
@@ -264,9 +265,9 @@ class Executor::State {
     }
   }
 
-  void notify_start(int instance, TaskId task, TaskId released_by) {
+  void notify_start(int instance, TaskId task, TaskId released_by, engine::TimePs ready_ps) {
     if (observers_.empty()) return;
-    const TaskEvent event{&graph_, task, instance, engine_.now(), -1, released_by};
+    const TaskEvent event{&graph_, task, instance, engine_.now(), -1, released_by, ready_ps};
     for (ExecutionObserver* observer : observers_) observer->on_task_start(event);
   }
   void notify_end(int instance, TaskId task, engine::TimePs start_ps) {
@@ -282,22 +283,25 @@ class Executor::State {
     const TaskId task = queue[head_[s]];
     if (remaining_[task_slot(instance, task)] != 0) return;
     busy_[s] = 1;
+    // A task with a release time waits for it at its stream's head (its host has not issued it).
+    const engine::TimePs ready = engine_.now();
+    const engine::TimePs at = std::max(ready, start_time_ + graph_.task(task).release_ps);
     engine_.schedule_at(
-        engine_.now(), [this, instance, task, released_by](engine::Engine&) { on_ready(instance, task, released_by); },
+        at, [this, instance, task, released_by, ready](engine::Engine&) { on_ready(instance, task, released_by, ready); },
         tag(instance, task, false));
   }
 
   // The task is at its stream's head with its prerequisites done: a group task waits for its
   // group, any other starts.
-  void on_ready(int instance, TaskId task, TaskId released_by) {
+  void on_ready(int instance, TaskId task, TaskId released_by, engine::TimePs ready) {
     const Task& info = graph_.task(task);
     if (info.sync == 0 || !replication_.group_of) {
-      start(instance, task, released_by);
+      start(instance, task, released_by, ready);
       return;
     }
     const GroupMembership group = replication_.group_of(instance, task);
     if (group.size <= 1 && !replication_.group_start) {
-      start(instance, task, released_by);
+      start(instance, task, released_by, ready);
       return;
     }
     Barrier& barrier = barriers_[group.key];
@@ -309,6 +313,7 @@ class Executor::State {
     }
     barrier.members.push_back(instance);
     barrier.released_by.push_back(released_by);
+    barrier.ready.push_back(ready);
     if (static_cast<int>(barrier.members.size()) < barrier.size) return;
     Barrier arrived = std::move(barrier);
     barriers_.erase(group.key);
@@ -318,7 +323,7 @@ class Executor::State {
   void start_group(TaskId task, const GroupMembership& group, Barrier arrived) {
     const Task& info = graph_.task(task);
     for (std::size_t k = 0; k < arrived.members.size(); ++k) {
-      note_start(arrived.members[k], task, arrived.released_by[k]);
+      note_start(arrived.members[k], task, arrived.released_by[k], arrived.ready[k]);
     }
     const auto shared = std::make_shared<std::vector<int>>(std::move(arrived.members));
     auto finish_all = [this, task, shared](engine::Engine&) {
@@ -352,18 +357,18 @@ class Executor::State {
   }
 
   // Bookkeeping of a task start: its time, communication activity, observers.
-  void note_start(int instance, TaskId task, TaskId released_by) {
+  void note_start(int instance, TaskId task, TaskId released_by, engine::TimePs ready) {
     const Task& info = graph_.task(task);
     running_start_[stream_index(instance, info.stream)] = engine_.now();
     const int device = graph_.stream_device(info.stream);
     if (device >= 0 && graph_.stream_role(info.stream) == StreamRole::communication) {
       comm_started(device_index(instance, device));
     }
-    notify_start(instance, task, released_by);
+    notify_start(instance, task, released_by, ready);
   }
 
-  void start(int instance, TaskId task, TaskId released_by) {
-    note_start(instance, task, released_by);
+  void start(int instance, TaskId task, TaskId released_by, engine::TimePs ready) {
+    note_start(instance, task, released_by, ready);
     const Task& info = graph_.task(task);
     if (info.start) {
       info.start(engine_, [this, instance, task](engine::Engine&) { on_finish(instance, task); });

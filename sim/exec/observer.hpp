@@ -24,6 +24,9 @@ struct TaskEvent {
   /// once because of it; -1 when it started as its stream's previous task ended (or at the
   /// run's start). Breakdowns attribute an idle gap before a task to it.
   TaskId released_by = -1;
+  /// on_task_start: when the task was at its stream's head with its prerequisites done; before
+  /// start_ps only when it then waited for its release time (Task::release_ps).
+  engine::TimePs ready_ps = 0;
   const Task& info() const { return graph->task(task); }
 };
 

@@ -56,7 +56,7 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTrai
                                     label, prerequisite, tasks_.size()));
     }
   }
-  tasks_.push_back(Task{stream, duration_ps, traits, std::move(label), {}});
+  tasks_.push_back(Task{stream, duration_ps, traits, std::move(label), {}, 0, 0});
   stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
   for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
   return id;
@@ -85,6 +85,15 @@ TaskId TaskGraph::add_work(StreamId stream, Work work, TaskTraits traits, std::s
 void TaskGraph::set_sync(TaskId task, std::uint8_t sync) {
   check_task(task, "synchronising task");
   tasks_[static_cast<std::size_t>(task)].sync = sync;
+}
+
+void TaskGraph::set_release(TaskId task, engine::TimePs release_ps) {
+  check_task(task, "released task");
+  if (release_ps < 0) {
+    throw ConfigError(fmt::format("task '{}': release time must be >= 0 ps, got {} ps",
+                                  tasks_[static_cast<std::size_t>(task)].label, release_ps));
+  }
+  tasks_[static_cast<std::size_t>(task)].release_ps = release_ps;
 }
 
 void TaskGraph::check_task(TaskId id, std::string_view role) const {

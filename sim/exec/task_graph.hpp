@@ -82,6 +82,9 @@ struct Task {
   /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
   /// the value is the builder's code for the kind of group (Replication::group_of reads it).
   std::uint8_t sync = 0;
+  /// Earliest start, picoseconds after the executor's start (>= 0): when the task's host issues
+  /// it, for a host that runs ahead of the device on its own clock. 0: no bound.
+  engine::TimePs release_ps = 0;
 };
 
 /// "`task` may start only after `prerequisite` has finished".
@@ -136,6 +139,10 @@ class TaskGraph {
   /// Marks `task` as synchronising replicated instances (Task::sync). Throws ConfigError for
   /// an unknown task.
   void set_sync(TaskId task, std::uint8_t sync);
+
+  /// Sets `task`'s earliest start (Task::release_ps). Throws ConfigError for an unknown task or
+  /// a negative time.
+  void set_release(TaskId task, engine::TimePs release_ps);
 
   /// Pre-allocates room for `tasks` tasks and `dependencies` dependencies.
   void reserve(std::size_t tasks, std::size_t dependencies);

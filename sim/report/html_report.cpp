@@ -225,7 +225,8 @@ std::string breakdown_chart(const training::TrainingResult& r) {
   const std::vector<std::pair<std::string, double>> parts = {
       {"compute", b.compute_s},          {"exposed TP comm", b.exposed_tp_s}, {"exposed CP comm", b.exposed_cp_s},
       {"exposed EP comm", b.exposed_ep_s}, {"exposed PP comm", b.exposed_pp_s}, {"exposed DP comm", b.exposed_dp_s},
-      {"pipeline bubble", b.bubble_s},   {"optimizer", b.optimizer_s},        {"offload", b.offload_s}};
+      {"pipeline bubble", b.bubble_s},   {"optimizer", b.optimizer_s},        {"offload", b.offload_s},
+      {"exposed host dispatch", b.exposed_host_s}};
   svg::BarChart chart;
   chart.id = "chart-breakdown";
   chart.title = "Where the step time goes";

@@ -53,7 +53,10 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"breakdown.exposed_dp_s", "s", "data-parallel / ZeRO collectives not hidden behind the backward pass"},
         {"breakdown.bubble_s", "s", "pipeline bubble: the stage idle, waiting for other stages"},
         {"breakdown.optimizer_s", "s", "the optimizer step"},
-        {"breakdown.offload_s", "s", "copies over the host link (offload) not hidden behind compute"}}});
+        {"breakdown.offload_s", "s", "copies over the host link (offload) not hidden behind compute"},
+        {"breakdown.exposed_host_s", "s",
+         "the device waiting for its host to issue the next op (workload.host_op_time): at the step's start, "
+         "after the gradient-norm sync, and wherever the host falls behind"}}});
   sections.push_back(
       {"Memory", "`memory` (training): per device, on the pipeline stage that needs the most",
        {{"memory.peak_stage", "index", "the pipeline stage whose footprint is reported"},

@@ -33,7 +33,8 @@ std::vector<std::pair<std::string, double>> breakdown_rows(const training::StepB
           {"exposed DP communication", b.exposed_dp_s},
           {"pipeline bubble", b.bubble_s},
           {"optimizer", b.optimizer_s},
-          {"offload (host link)", b.offload_s}};
+          {"offload (host link)", b.offload_s},
+          {"exposed host dispatch", b.exposed_host_s}};
 }
 
 // Tier names of topologies::Link::tier (fat-tree wording; dragonfly and torus reuse the numbers).
@@ -197,7 +198,7 @@ nlohmann::json breakdown_json(const training::StepBreakdown& b) {
   return {{"compute_s", b.compute_s},       {"exposed_tp_s", b.exposed_tp_s}, {"exposed_cp_s", b.exposed_cp_s},
           {"exposed_ep_s", b.exposed_ep_s},
           {"exposed_pp_s", b.exposed_pp_s}, {"exposed_dp_s", b.exposed_dp_s}, {"bubble_s", b.bubble_s},
-          {"optimizer_s", b.optimizer_s},   {"offload_s", b.offload_s}};
+          {"optimizer_s", b.optimizer_s},   {"offload_s", b.offload_s},       {"exposed_host_s", b.exposed_host_s}};
 }
 
 nlohmann::json memory_json(const training::MemoryReport& m) {

@@ -144,6 +144,13 @@ Declarations<TrainingWorkload> declare_training_keys() {
               "hidden_dropout / attention_dropout. Only stored masks (memory) depend on it")
       .range(0, 0.999)
       .optional();
+  keys.quantity("host_op_time", &W::host_op_time, config::Dimension::seconds,
+                "host time to dispatch one op (framework Python, dispatcher, kernel launch): each rank's host runs "
+                "ahead of its device and a kernel starts no earlier than the host has issued it; the device waits "
+                "where the host falls behind (breakdown.exposed_host_s). Unset: the framework's (47 us, plain "
+                "PyTorch eager measured on an H200 host; docs/models.md \"Host dispatch\"); 0: the host never gates")
+      .range(0, 1)
+      .optional();
   keys.boolean("enforce_memory_fit", &W::enforce_memory_fit,
                "a footprint over the accelerator's memory is an error before anything runs; false: simulate it "
                "anyway and report the overflow (memory.over_capacity_bytes, a note)");

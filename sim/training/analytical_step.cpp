@@ -7,6 +7,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/training/data_parallel.hpp"
 #include "sim/training/gradient_buckets.hpp"
+#include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace clustersim::training {
@@ -75,6 +76,52 @@ StageTimes stage_times(const StageProgram& program, double rate) {
   if (moe > 0) add_ops(t.backward, program.moe.backward, rate, moe);
   add_ops(t.backward, program.embedding_backward, rate);
   return t;
+}
+
+/// What the host's dispatch adds to a stage: it issues every op (host_op_time each) in program
+/// order, running ahead of the device, which waits where the host falls behind.
+struct HostCost {
+  /// The stage's ops over the whole step in schedule order, both starting at 0, the device
+  /// doing nothing but its ops: when the last one ends minus their device time (what the host
+  /// makes the device wait, if it waited for nothing else).
+  double delay_s = 0;
+  double sync_s = 0;  ///< the host issuing the optimizer after reading back the gradient norm
+};
+
+HostCost host_cost(const StageProgram& program, const TrainingWorkload& w, int stage) {
+  HostCost cost;
+  const double host_op_s = w.host_op_time_s();
+  if (!(host_op_s > 0)) return cost;
+  const auto& par = w.parallelism;
+  double issued = 0, ends = 0, device = 0;
+  const auto run = [&](const std::vector<StageOp>& ops) {
+    for (const StageOp& op : ops) {
+      // An overlapped collective runs beside the compute stream; the host issues it all the same.
+      const double op_s = op.overlap == Overlap::none ? engine::ps_to_seconds(op.duration_ps) : 0.0;
+      issued += host_op_s;
+      ends = std::max(ends, issued) + op_s;
+      device += op_s;
+    }
+  };
+  const bool has_embedding = !program.embedding_forward.empty();
+  const bool has_head = !program.head_forward.empty();
+  for (const PipelineStep& step :
+       pipeline_steps(par.schedule, par.pp, stage, w.microbatches_per_pipeline(), par.vp)) {
+    const int offset = program.local_offset(step.chunk);
+    const int layers = program.layers(step.chunk);
+    if (!step.backward) {
+      if (has_embedding && step.chunk == 0) run(program.embedding_forward);
+      for (int l = 0; l < layers; ++l) run(program.layer(offset + l).forward);
+      if (has_head && step.chunk == program.chunks - 1) run(program.head_forward);
+    } else {
+      if (has_head && step.chunk == program.chunks - 1) run(program.head_backward);
+      for (int l = layers - 1; l >= 0; --l) run(program.layer(offset + l).backward);
+      if (has_embedding && step.chunk == 0) run(program.embedding_backward);
+    }
+  }
+  cost.delay_s = ends - device;
+  cost.sync_s = host_op_s;
+  return cost;
 }
 
 /// Data-parallel time of one stage that its compute does not hide.
@@ -319,9 +366,11 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
 
   std::vector<StageTimes> times;
   std::vector<DataParallelCost> dp;
+  std::vector<HostCost> host;
   for (const StageProgram& program : programs) {
     times.push_back(stage_times(program, setup.compute_rate_while_communicating));
     dp.push_back(data_parallel_cost(setup, program, data_parallel_parts(w, program, layout)));
+    host.push_back(host_cost(program, w, program.stage));
   }
   double max_cycle_s = 0, sum_cycle_s = 0;
   for (std::size_t p = 0; p < stages; ++p) {
@@ -341,10 +390,16 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   double step_s = 0;
   std::vector<double> backward_end_s(stages);
   double offset_s = 0;
+  // The host's delay shows where the stage does not already wait (its start, bubbles, sends):
+  // the host runs ahead while the device waits for anything else.
+  std::vector<double> host_extra_s(stages, 0.0);
   for (std::size_t p = 0; p < stages; ++p) {
     backward_end_s[p] = pipeline_s - offset_s;
     offset_s += times[p].backward.total() / v + p2p_backward_s;
-    const double end_s = backward_end_s[p] + dp[p].after_backward_s + offload_exposed_s(programs[p], times[p], m) +
+    const double busy_s = m * (times[p].cycle_s() + dp[p].per_cycle_s);
+    host_extra_s[p] = std::max(0.0, host[p].delay_s - std::max(0.0, backward_end_s[p] - busy_s));
+    const double end_s = backward_end_s[p] + host_extra_s[p] + dp[p].after_backward_s +
+                         offload_exposed_s(programs[p], times[p], m) + host[p].sync_s +
                          engine::ps_to_seconds(programs[p].optimizer_ps) + dp[p].after_optimizer_s;
     if (end_s > step_s) {
       step_s = end_s;
@@ -364,6 +419,7 @@ TrainingResult estimate_training_step(const TrainingSetup& setup) {
   b.exposed_ep_s = m * (t.forward.ep_s + t.backward.ep_s);
   b.optimizer_s = engine::ps_to_seconds(programs[critical].optimizer_ps);
   b.exposed_dp_s = start_s + dp[critical].after_backward_s + dp[critical].after_optimizer_s;
+  b.exposed_host_s = host_extra_s[critical] + host[critical].sync_s;
   b.offload_s = offload_exposed_s(programs[critical], t, m);
   const double stalls_s = m * dp[critical].per_cycle_s;
   b.exposed_dp_s += stalls_s;

@@ -13,6 +13,7 @@ std::string_view op_kind_name(OpKind kind) {
     case OpKind::dp_comm: return "dp_comm";
     case OpKind::optimizer: return "optimizer";
     case OpKind::offload: return "offload";
+    case OpKind::host: return "host";
     case OpKind::other: return "other";
   }
   return "other";
@@ -27,6 +28,7 @@ std::vector<std::string> op_kind_names() {
 exec::TaskTraits op_traits(OpKind kind, double flops, double bytes) {
   const exec::TaskKind general = is_communication(kind)     ? exec::TaskKind::communication
                                  : kind == OpKind::offload ? exec::TaskKind::memory_transfer
+                                 : kind == OpKind::host    ? exec::TaskKind::host
                                                            : exec::TaskKind::compute;
   return {general,
           static_cast<std::uint8_t>(kind), flops, bytes};

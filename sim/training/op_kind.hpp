@@ -21,6 +21,7 @@ enum class OpKind : std::uint8_t {
   dp_comm,    ///< data-parallel gradient reduction or parameter gather
   optimizer,  ///< optimizer step
   offload,    ///< a host-link transfer of offloaded optimizer state or activations
+  host,       ///< the host dispatching an op (framework, dispatcher, launch): gates the kernel's start
   other,      ///< anything else (copies, host transfers)
 };
 

@@ -49,6 +49,8 @@ struct StageTasks {
   StreamId data_parallel_reduce = -1;  // ZeRO 3: gradient reduce-scatters beside the gathers
   StreamId expert_data_parallel = -1, expert_data_parallel_reduce = -1;  // MoE: the experts' own
   StreamId host_out = -1, host_in = -1, host_optimizer = -1;  // offloading: host-link copies
+  StreamId host = -1;  // the rank's host, for its wait before the optimizer (host_op_time > 0)
+  std::int64_t issued = 0;  // ops the host has issued (each task's release time)
   // Compute stream: the last two tasks emitted, and overlapped communication tasks the next
   // compute task (after `skip` more) must wait for.
   struct Pending {
@@ -88,7 +90,8 @@ class StepBuilder {
         programs_(programs),
         layout_(setup.workload.parallelism, setup.placement),
         comm_(comm),
-        full_(full) {
+        full_(full),
+        host_op_ps_(engine::seconds_to_ps(setup.workload.host_op_time_s())) {
     graph_.set_category_names(op_kind_names());
   }
 
@@ -105,13 +108,14 @@ class StepBuilder {
     for (const StageTasks& stage : stages_) {
       StageStreams streams;
       streams.compute = stage.compute;
+      streams.host = stage.host;
       for (StreamId s : {stage.send_next, stage.send_prev}) {
         if (s >= 0) streams.sends.push_back(s);
       }
       for (StreamId s : {stage.compute, stage.send_next, stage.send_prev, stage.data_parallel, stage.context_parallel,
                          stage.tensor_parallel, stage.tensor_userbuffers, stage.data_parallel_reduce,
                          stage.expert_data_parallel, stage.expert_data_parallel_reduce, stage.host_out,
-                         stage.host_in, stage.host_optimizer}) {
+                         stage.host_in, stage.host_optimizer, stage.host}) {
         if (s >= 0) streams.all.push_back(s);
       }
       step.stages.push_back(std::move(streams));
@@ -150,6 +154,7 @@ class StepBuilder {
                                   : graph_.add_work(side, op_work(stage, op), traits_of(op), std::move(label));
         record_collective(comm, op, stage_index(stage));
         if (prerequisite >= 0) graph_.add_dependency(comm, prerequisite);
+        issue(stage, comm);
         stage.pending.push_back({comm, op.overlap == Overlap::with_previous ? 0 : 1});
         continue;
       }
@@ -158,6 +163,7 @@ class StepBuilder {
                               ? graph_.add_work(stage.compute, op_work(stage, op), traits_of(op), std::move(label))
                               : graph_.add_task(stage.compute, op.duration_ps, traits_of(op), std::move(label));
       if (collective) record_collective(task, op, stage_index(stage));
+      issue(stage, task);
       if (op.kernel_class != KernelClass::elementwise) {
         const auto t = static_cast<std::size_t>(task);
         if (kernel_classes_.size() <= t) kernel_classes_.resize(t + 1, KernelClass::elementwise);
@@ -178,6 +184,15 @@ class StepBuilder {
       if (first < 0) first = last;
     }
     return {first, last};
+  }
+
+  // The stage's host issues `task`'s op after the ones before it, host_op_time each, never
+  // waiting for the device (it only waits before the optimizer, after every op is issued): the
+  // task starts no earlier than issued x host_op_time after the step's start.
+  void issue(StageTasks& stage, TaskId task) {
+    if (host_op_ps_ <= 0) return;
+    ++stage.issued;
+    graph_.set_release(task, stage.issued * host_op_ps_);
   }
 
   // The stage's side stream for an overlapped communication op: cp-comm, tp-comm, or
@@ -296,6 +311,7 @@ class StepBuilder {
     const auto& par = setup_.workload.parallelism;
     const int chunks = program.chunks;
     stage.compute = graph_.add_stream(fmt::format("stage {} compute", p), p, exec::StreamRole::compute);
+    if (host_op_ps_ > 0) stage.host = graph_.add_stream(fmt::format("stage {} host", p), p, exec::StreamRole::other);
     if (par.pp > 1 && (p + 1 < par.pp || chunks > 1)) {
       stage.send_next = graph_.add_stream(fmt::format("stage {} send-next", p), p, exec::StreamRole::communication);
     }
@@ -501,6 +517,14 @@ class StepBuilder {
     }
     stage.optimizer = graph_.add_task(stage.compute, program.optimizer_ps, op_traits(OpKind::optimizer), "optimizer");
     for (TaskId r : reductions) graph_.add_dependency(stage.optimizer, r);
+    if (stage.host >= 0) {
+      // The host waits for the gradients (Megatron's clip_grad_norm reads the norm back with
+      // .item()), then issues the optimizer step.
+      const TaskId issued = graph_.add_task(stage.host, host_op_ps_, op_traits(OpKind::host), "issue optimizer after "
+                                            "grad-norm sync", {stage.last_backward});
+      for (TaskId r : reductions) graph_.add_dependency(issued, r);
+      graph_.add_dependency(stage.optimizer, issued);
+    }
     build_optimizer_offload(p, stage, reductions);
     // ZeRO 1/2 without overlap: the updated parameters are gathered after the optimizer. With
     // overlap (ZeRO 1) the gathers are the next step's, started at this step's start; ZeRO 2
@@ -682,6 +706,7 @@ class StepBuilder {
   RankLayout layout_;
   platform::CommRuntime& comm_;
   bool full_ = false;
+  engine::TimePs host_op_ps_ = 0;  // host time to issue one op; 0: the host is not modelled
   std::vector<GroupCollective> collectives_;  // by task id
   std::vector<KernelClass> kernel_classes_;   // by task id (compute ops of a stage program)
   std::map<const StageOp*, exec::Work> op_work_;

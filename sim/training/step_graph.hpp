@@ -34,6 +34,7 @@ struct StageStreams {
   exec::StreamId compute = -1;       ///< kernels, blocking collectives, the optimizer
   std::vector<exec::StreamId> all;   ///< compute first, then every other stream of the stage
   std::vector<exec::StreamId> sends;  ///< the pipeline send streams (next, previous)
+  exec::StreamId host = -1;           ///< the host issuing the ops (-1: host dispatch not modelled)
 };
 
 /// A built step: the graph (device d = pipeline stage d), its stages' streams and, in full

@@ -43,6 +43,11 @@ enum class CrossEntropy { automatic, fused, eager, compiled };
 const config::NameTable<CrossEntropy>& cross_entropy_names();
 /// The loss kernel a workload runs: `choice`, or for auto the framework's.
 models::LossKernel loss_kernel(CrossEntropy choice, TrainingFramework framework);
+/// The framework's host time per op of the stage programs, seconds: what plain PyTorch eager
+/// took to issue the forward and backward of a GPT layer on the faster of the two H200 hosts
+/// measured (validation/kernels/host_gating.py: 26.98 ms for 24 layers of 24 modelled ops, 1,403
+/// kernels; docs/models.md "Host dispatch"), for both frameworks.
+inline constexpr double kFrameworkHostOpTimeS = 47e-6;
 /// "1f1b", "gpipe", "interleaved".
 const config::NameTable<PipelineSchedule>& pipeline_schedule_names();
 /// "flash", "unfused" and the fused family names (models::attention_kernel_family_names()).
@@ -135,12 +140,20 @@ class TrainingWorkload : public platform::WorkloadSpec {
   /// The run's dropout probability (hidden and attention), overriding the model card's; < 0:
   /// the model's own (models::TransformerSpec::hidden_dropout / attention_dropout).
   double dropout = -1;
+  /// Host time to dispatch one op of the stage programs (the framework's Python, PyTorch's
+  /// dispatcher, the kernel launch): each rank's host runs ahead of its device on a host stream,
+  /// and a kernel starts no earlier than the host has issued it. < 0: the framework's default
+  /// (host_op_time_s); 0: the host never gates.
+  double host_op_time = -1;
   /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
   double train_tokens = 0;
   MemoryOptions memory;
   /// Simulate anyway when the footprint exceeds device memory (the result then shows it):
   /// `validate` compares the time of published runs that did fit. Default: refuse.
   bool enforce_memory_fit = true;
+
+  /// host_op_time, or the framework's default when unset.
+  double host_op_time_s() const { return host_op_time >= 0 ? host_op_time : kFrameworkHostOpTimeS; }
 
   /// Micro-batches each pipeline runs per step: global_batch / (dp * micro_batch).
   std::int64_t microbatches_per_pipeline() const {

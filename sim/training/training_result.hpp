@@ -25,6 +25,7 @@ struct StepBreakdown {
   double bubble_s = 0;        ///< pipeline fill/drain idle time
   double optimizer_s = 0;     ///< optimizer step
   double offload_s = 0;       ///< exposed host-link transfers of offloaded optimizer state / activations
+  double exposed_host_s = 0;  ///< the device waiting for the host to dispatch its next op
 };
 
 /// Device memory of one pipeline stage's devices, bytes (the main terms).

@@ -133,6 +133,16 @@ std::vector<std::string> assumption_notes(const TrainingWorkload& w, platform::S
   notes.push_back("model FLOPs follow the Megatron convention (matmuls only, attention counted "
                   "non-causal); MFU/HFU use the dense peak of the workload precision");
   if (std::string dp = data_parallel_note(w); !dp.empty()) notes.push_back(std::move(dp));
+  if (w.host_op_time_s() > 0) {
+    notes.push_back(fmt::format(
+        "host dispatch: each rank's host issues every op in program order, {:.0f} us each ({}), ahead of its "
+        "device; a kernel starts no earlier than it is issued, and the host waits for the gradients before the "
+        "optimizer (gradient-norm read-back)",
+        w.host_op_time_s() * 1e6,
+        w.host_op_time >= 0 ? "workload.host_op_time" : "the framework's default; docs/models.md \"Host dispatch\""));
+  } else {
+    notes.push_back("host dispatch not modelled (workload.host_op_time: 0): every kernel is issued in time");
+  }
   if (w.parallelism.zero == 2) {
     notes.push_back("ZeRO 2: gradients reduce-scattered every micro-batch, parameters gathered after the optimizer");
   }

@@ -112,6 +112,38 @@ TEST_CASE("a forward dependency is honoured and times start from engine.now()") 
   CHECK(result.makespan_ps == 25);
 }
 
+TEST_CASE("a release time holds a ready task until its host issues it, counted from the start") {
+  // A host issuing one op every 30 ps ahead of a device whose ops take 50, 10 and 10 ps: the
+  // first op waits for its issue at 30; the others are issued before the device is free. Issued
+  // at 200 instead, the third waits 110 ps after it is ready.
+  TaskGraph graph;
+  const auto device = graph.add_stream("device");
+  const TaskId a = graph.add_task(device, 50, TaskKind::compute, "a");
+  const TaskId b = graph.add_task(device, 10, TaskKind::compute, "b");
+  const TaskId c = graph.add_task(device, 10, TaskKind::compute, "c");
+  graph.set_release(a, 30);
+  graph.set_release(b, 60);
+  graph.set_release(c, 90);
+  CHECK_THROWS_AS(graph.set_release(c, -1), ConfigError);
+  CHECK_THROWS_AS(graph.set_release(7, 1), ConfigError);
+  struct Ready final : clustersim::exec::ExecutionObserver {
+    std::map<TaskId, std::pair<TimePs, TimePs>> seen;  // ready, start
+    void on_task_start(const clustersim::exec::TaskEvent& e) override { seen[e.task] = {e.ready_ps, e.start_ps}; }
+  } ready;
+  Engine engine;
+  engine.schedule_at(1000, [](Engine&) {});
+  engine.run();
+  clustersim::exec::ExecutionObserver* observers[] = {&ready};
+  const auto result = clustersim::exec::run_graph(engine, graph, {}, {}, observers);
+  CHECK(ready.seen[a] == std::pair<TimePs, TimePs>{1000, 1030});
+  CHECK(ready.seen[b] == std::pair<TimePs, TimePs>{1080, 1080});
+  CHECK(ready.seen[c] == std::pair<TimePs, TimePs>{1090, 1090});
+  CHECK(result.makespan_ps == 100);
+  graph.set_release(c, 200);
+  Engine later;
+  CHECK(clustersim::exec::run_graph(later, graph).makespan_ps == 210);
+}
+
 TEST_CASE("a deadlock names the blocked task of each stream and what it waits on") {
   TaskGraph graph;
   const auto compute = graph.add_stream("stage 2 compute");

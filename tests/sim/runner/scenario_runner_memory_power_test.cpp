@@ -156,7 +156,9 @@ TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard"
   // (which adds the final norm's 2304 x 12 B, 0.86 us at 32 GB/s: hidden by the absolute tolerance).
   const double shard = models::stage_footprint(inputs, 0).optimizer_bytes;
   CHECK(offloaded.breakdown.offload_s == relative_approx(2e-6 + shard / 32e9));
-  CHECK(offloaded.step_time_s == doctest::Approx(base.step_time_s + offloaded.breakdown.offload_s));
+  // The host's gradient-norm sync before the optimizer (one issue) runs while the state moves.
+  CHECK(offloaded.step_time_s == doctest::Approx(base.step_time_s - scenario.training().host_op_time_s() +
+                                                 offloaded.breakdown.offload_s));
 }
 
 TEST_CASE("the footprint of an MoE scenario gets its expert parallelism and routing") {

@@ -48,6 +48,11 @@ TEST_CASE("the runner builds the models the scenario names and simulates a step"
 
 TEST_CASE("full mode reproduces symmetric mode; a straggler node slows the step in full mode") {
   auto scenario = two_node_scenario();
+  // This small model's kernels are shorter than the host's issue time: host-bound, a slower GPU
+  // would not show. Without host dispatch the GPU sets the pace.
+  auto w = scenario.training();
+  w.host_op_time = 0;
+  scenario.set_training(w);
   const double symmetric = runner::run_training(scenario).step_time_s;
   scenario.simulation.mode = platform::SimulationMode::full;
   const auto full = runner::run_training(scenario);
@@ -179,4 +184,29 @@ simulation: {mode: full}
   CHECK(reports.front().first == 0);
   CHECK(reports.back().first == reports.back().second);  // every task (all 4 replicas') done
   CHECK(reports.back().second > reports.front().second / 2);
+}
+
+TEST_CASE("host dispatch on validation/kernels/host_gating_probe.yaml: the measured pattern") {
+  // validation/kernels/results/2026-12-04-nvidia-h200*/host/host_gating.csv: on the slower host
+  // (48.9 ms to issue 24 layers, 84 us a modelled op) eager PyTorch took 49.1 ms at 2,048 tokens
+  // against 35.2 ms as a CUDA graph (host-bound), and 72.4 against 70.8 ms at 4,096 (not).
+  const std::string probe = std::string(CLUSTERSIM_SOURCE_DIR) + "/validation/kernels/host_gating_probe.yaml";
+  const auto forward_backward = [&](const std::string& seq, const std::string& host) {
+    const auto r = runner::run_training(
+        scenario::load_scenario(probe, {"workload.seq_len=" + seq, "workload.host_op_time=" + host}));
+    return std::pair{r.step_time_s - r.breakdown.optimizer_s, r.breakdown.exposed_host_s};
+  };
+  const auto [short_graph, short_graph_host] = forward_backward("2048", "0us");
+  const auto [short_eager, short_host] = forward_backward("2048", "84us");
+  const auto [long_graph, long_graph_host] = forward_backward("4096", "0us");
+  const auto [long_eager, long_host] = forward_backward("4096", "84us");
+  CHECK(short_graph_host == 0);
+  CHECK(long_graph_host == 0);
+  CHECK(short_eager - short_graph == doctest::Approx(short_host).epsilon(1e-9));
+  // Host-bound: the eager step is the host's issue time (about 590 ops x 84 us), not the kernels'.
+  CHECK(short_host > 0.3 * short_eager);
+  CHECK(short_eager == doctest::Approx(49.1e-3).epsilon(0.05));
+  // Kernels longer than an issue: the host runs ahead, a few per cent at most.
+  CHECK(long_host < 0.03 * long_eager);
+  CHECK(long_eager - long_graph == doctest::Approx(long_host).epsilon(1e-9));
 }

@@ -527,7 +527,7 @@ TEST_CASE("loader: bad input, --set") {
         "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
         "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, framework, cross_entropy, attention, "
         "overlap_grad_reduce, tp_comm_overlap, tp_async_backward, train_tokens, gradient_reduce_dtype, moe, "
-        "fp8_params, dropout, enforce_memory_fit, offload, "
+        "fp8_params, dropout, host_op_time, enforce_memory_fit, offload, "
         "memory | did you mean 'parallelism'?)");
   CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
         "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");

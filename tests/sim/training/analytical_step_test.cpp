@@ -33,6 +33,33 @@ TEST_CASE("closed form equals the event simulation exactly without a pipeline or
   CHECK(estimated.events == 0);
 }
 
+TEST_CASE("closed form equals the event simulation with the host issuing the ops") {
+  // One GPU: the host's recurrence over the step's ops is the event simulation's exactly, host-
+  // bound (10 ms an op) or not (1 us).
+  for (const double host_s : {1e-6, 10e-3}) {
+    CAPTURE(host_s);
+    auto w = testing::workload(testing::small_gpt(), 1, 1, 1, 8, 1024);
+    w.host_op_time = host_s;
+    const testing::Bench bench(testing::test_cluster(1, 1), w);
+    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto estimated = estimate_training_step(setup_of(bench));
+    CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
+    CHECK(estimated.breakdown.exposed_host_s == doctest::Approx(simulated.breakdown.exposed_host_s).epsilon(1e-9));
+  }
+  // With a pipeline and data parallelism the host runs ahead while a stage waits for anything
+  // else; the closed form takes that slack off its delay.
+  for (const double host_s : {20e-6, 200e-6}) {
+    CAPTURE(host_s);
+    auto w = testing::workload(testing::small_gpt(8), 1, 4, 4, 64, 1024);
+    w.host_op_time = host_s;
+    const testing::Bench bench(testing::test_cluster(2, 8), w);
+    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto estimated = estimate_training_step(setup_of(bench));
+    CHECK(simulated.breakdown.exposed_host_s > 0);
+    CHECK(relative_difference(estimated.step_time_s, simulated.step_time_s) < 0.03);
+  }
+}
+
 TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
   struct Case {
     int tp, pp, dp;
@@ -67,7 +94,7 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
     CHECK(relative_difference(estimated.step_time_s, simulated.step_time_s) < tolerance);
     const auto& b = estimated.breakdown;
     const double parts = b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s + b.exposed_dp_s +
-                         b.bubble_s + b.optimizer_s;
+                         b.bubble_s + b.optimizer_s + b.exposed_host_s;
     CHECK(parts == doctest::Approx(estimated.step_time_s).epsilon(1e-9));
   }
 }

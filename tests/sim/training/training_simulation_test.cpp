@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "tests/relative_approx.hpp"
 
 #include <algorithm>
@@ -27,7 +29,7 @@ namespace {
 
 double breakdown_sum(const StepBreakdown& b) {
   return b.compute_s + b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s + b.exposed_dp_s + b.bubble_s +
-         b.optimizer_s;
+         b.optimizer_s + b.exposed_host_s;
 }
 
 // Picoseconds of one op, rounded the way the simulator rounds each task.
@@ -85,6 +87,58 @@ TEST_CASE("single GPU: the step is the sum of every op time times micro-batches 
   CHECK(result.microbatches == 4);
   CHECK(result.gpus == 1);
   CHECK(result.tokens_per_s == doctest::Approx(4.0 * 2048 / result.step_time_s));
+}
+
+TEST_CASE("host dispatch: the device waits for ops the host has not issued yet") {
+  // One GPU, 4 micro-batches: the host issues op i (0-based, in program order) at (i + 1) h.
+  auto w = workload(small_gpt(4, 1024, 32768), 1, 1, 1, 4);
+  const Bench free_host(test_cluster(1, 1), w);
+  const TrainingResult base = free_host.run();
+  const StageProgram program =
+      build_stage_programs(TrainingSetup{free_host.workload, free_host.compute, free_host.collectives,
+                                         free_host.topology, 1})
+          .front();
+  std::int64_t ops = 0;
+  engine::TimePs shortest = std::numeric_limits<engine::TimePs>::max();
+  for (const auto* pass : {&program.embedding_forward, &program.head_forward, &program.head_backward,
+                           &program.embedding_backward, &program.dense.forward, &program.dense.backward}) {
+    const std::int64_t repeats = pass == &program.dense.forward || pass == &program.dense.backward ? 4 : 1;
+    ops += repeats * static_cast<std::int64_t>(pass->size());
+    for (const StageOp& op : *pass) shortest = std::min(shortest, op.duration_ps);
+  }
+  ops *= 4;
+  const engine::TimePs adam = program.optimizer_ps;
+
+  SUBCASE("a host faster than every kernel: the first op waits one issue, the optimizer one more") {
+    const engine::TimePs h = shortest / 2;
+    w.host_op_time = engine::ps_to_seconds(h);
+    const TrainingResult r = Bench(test_cluster(1, 1), w).run();
+    CHECK(seconds_to_ps(r.step_time_s) == seconds_to_ps(base.step_time_s) + 2 * h);
+    CHECK(seconds_to_ps(r.breakdown.exposed_host_s) == 2 * h);
+    CHECK(r.breakdown.compute_s == doctest::Approx(base.breakdown.compute_s).epsilon(1e-12));
+    CHECK(breakdown_sum(r.breakdown) == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  }
+  SUBCASE("a host slower than every kernel: the step is its issue time, the last kernel, the sync and Adam") {
+    const engine::TimePs h = engine::seconds_to_ps(10e-3);
+    w.host_op_time = engine::ps_to_seconds(h);
+    const TrainingResult r = Bench(test_cluster(1, 1), w).run();
+    const engine::TimePs last = program.embedding_backward.back().duration_ps;
+    CHECK(seconds_to_ps(r.step_time_s) == (ops + 1) * h + last + adam);
+    CHECK(r.breakdown.exposed_host_s == doctest::Approx(r.step_time_s - r.breakdown.compute_s - r.breakdown.optimizer_s)
+                                           .epsilon(1e-12));
+    CHECK(breakdown_sum(r.breakdown) == doctest::Approx(r.step_time_s).epsilon(1e-9));
+    const auto has = [&](std::string_view text) {
+      return std::any_of(r.notes.begin(), r.notes.end(),
+                         [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    CHECK(has("host dispatch: each rank's host issues every op in program order, 10000 us each (workload.host_op_time)"));
+  }
+  SUBCASE("the framework's default applies when the workload leaves it unset") {
+    w.host_op_time = -1;
+    CHECK(w.host_op_time_s() == kFrameworkHostOpTimeS);
+    const TrainingResult r = Bench(test_cluster(1, 1), w).run();
+    CHECK(r.step_time_s > base.step_time_s);
+  }
 }
 
 TEST_CASE("model FLOPs match Megatron's 72 B s L h^2 (1 + s/6h + V/12Lh) formula") {
