@@ -32,4 +32,12 @@ ErrorSummary summarise_errors(const std::vector<std::pair<std::string, double>>&
   return s;
 }
 
+nlohmann::json summary_json(const ErrorSummary& summary) {
+  return {{"mape_pct", summary.mape_pct},
+          {"median_pct", summary.median_pct},
+          {"max_pct", summary.max_pct},
+          {"worst_id", summary.worst_id},
+          {"rows", summary.rows}};
+}
+
 }  // namespace clustersim::validate

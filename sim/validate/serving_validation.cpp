@@ -777,17 +777,7 @@ std::string render_serving_validation_table(const ServingValidationReport& repor
     out += fmt::format("{:<34} {:<28} {:>10.4g} {:>10.4g} {:>+8.1f}%{}\n", r.id, r.metric, r.measured, r.predicted,
                        r.error_pct, r.note.empty() ? "" : "  *");
   }
-  bool any_note = false;
-  for (const auto& r : report.rows) {
-    if (r.note.empty()) continue;
-    if (!any_note) out += "notes (*):\n";
-    any_note = true;
-    out += fmt::format("  {:<34} {}\n", r.id, r.note);
-  }
-  if (!report.skipped.empty()) {
-    out += fmt::format("skipped {} rows:\n", report.skipped.size());
-    for (const auto& s : report.skipped) out += fmt::format("  {:<34} {}\n", s.id, s.reason);
-  }
+  append_notes_and_skipped(out, report.rows, report.skipped, 34);
   if (!report.assumptions.empty()) {
     out += "assumed (each source's stated settings and documented framework defaults; never chosen per row):\n";
     for (const auto& a : report.assumptions) out += fmt::format("  {}\n", a);
@@ -817,25 +807,22 @@ nlohmann::json serving_validation_json(const ServingValidationReport& report) {
                     {"measured", r.measured}, {"predicted", r.predicted}, {"error_pct", r.error_pct},
                     {"duration_s", r.duration_s}, {"source", r.source}, {"note", r.note}});
   }
-  nlohmann::json skipped = nlohmann::json::array();
-  for (const auto& s : report.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
-  const auto summary_json = [](const ServingSummary& s) {
-    nlohmann::json j = {{"mape_pct", s.mape_pct}, {"median_pct", s.median_pct}, {"max_pct", s.max_pct},
-                        {"worst_id", s.worst_id}, {"rows", s.rows}};
+  const auto group_json = [](const ServingSummary& s) {
+    nlohmann::json j = summary_json(s);
     if (!s.group.empty()) j["group"] = s.group;
     return j;
   };
   nlohmann::json per_family = nlohmann::json::array();
-  for (const auto& p : report.per_family) per_family.push_back(summary_json(p));
+  for (const auto& p : report.per_family) per_family.push_back(group_json(p));
   nlohmann::json per_source = nlohmann::json::array();
-  for (const auto& p : report.per_source) per_source.push_back(summary_json(p));
+  for (const auto& p : report.per_source) per_source.push_back(group_json(p));
   return {{"schema_version", 1},
           {"dataset", report.dataset},
-          {"summary", summary_json(report.summary)},
+          {"summary", group_json(report.summary)},
           {"per_family", per_family},
           {"per_source", per_source},
           {"rows", rows},
-          {"skipped", skipped},
+          {"skipped", skipped_json(report.skipped)},
           {"assumptions", report.assumptions}};
 }
 

@@ -1137,17 +1137,7 @@ std::string render_validation_table(const ValidationReport& report) {
     out += fmt::format("{:<22} {:<22} {:>12.4g} {:>12.4g} {:>+8.1f}%  {}{}\n", r.id, r.metric, r.measured,
                        r.predicted, r.error_pct, step, r.note.empty() ? "" : "  *");
   }
-  bool any_note = false;
-  for (const auto& r : report.rows) {
-    if (r.note.empty()) continue;
-    if (!any_note) out += "notes (*):\n";
-    any_note = true;
-    out += fmt::format("  {:<24} {}\n", r.id, r.note);
-  }
-  if (!report.skipped.empty()) {
-    out += fmt::format("skipped {} rows:\n", report.skipped.size());
-    for (const auto& s : report.skipped) out += fmt::format("  {:<24} {}\n", s.id, s.reason);
-  }
+  append_notes_and_skipped(out, report.rows, report.skipped, 24);
   if (!report.assumptions.empty()) {
     out += "assumed (documented framework defaults; never chosen per row):\n";
     for (const auto& a : report.assumptions) out += fmt::format("  {}\n", a);
@@ -1174,22 +1164,19 @@ nlohmann::json validation_json(const ValidationReport& report) {
                     {"step_time_s", r.step_time_s}, {"footprint_only", r.memory}, {"conventions", r.conventions},
                     {"note", r.note}});
   }
-  nlohmann::json skipped = nlohmann::json::array();
-  for (const auto& s : report.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
-  const auto summary_json = [](const ValidationSummary& s) {
-    nlohmann::json j = {{"mape_pct", s.mape_pct}, {"median_pct", s.median_pct}, {"max_pct", s.max_pct},
-                        {"worst_id", s.worst_id}, {"rows", s.rows}};
+  const auto source_json = [](const ValidationSummary& s) {
+    nlohmann::json j = summary_json(s);
     if (!s.conventions.empty()) j["conventions"] = s.conventions;
     return j;
   };
   nlohmann::json per_source = nlohmann::json::array();
-  for (const auto& p : report.per_source) per_source.push_back(summary_json(p));
+  for (const auto& p : report.per_source) per_source.push_back(source_json(p));
   return {{"schema_version", 1},
           {"dataset", report.dataset},
-          {"summary", summary_json(report.summary)},
+          {"summary", source_json(report.summary)},
           {"per_source", per_source},
           {"rows", rows},
-          {"skipped", skipped},
+          {"skipped", skipped_json(report.skipped)},
           {"assumptions", report.assumptions}};
 }
 
