@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
 #include "models/llm/pipeline_split.hpp"
@@ -146,9 +148,11 @@ Declarations<TrainingWorkload> declare_training_keys() {
       .optional();
   keys.quantity("host_op_time", &W::host_op_time, config::Dimension::seconds,
                 "host time to dispatch one op (framework Python, dispatcher, kernel launch): each rank's host runs "
-                "ahead of its device and a kernel starts no earlier than the host has issued it; the device waits "
-                "where the host falls behind (breakdown.exposed_host_s). Unset: the framework's (47 us, plain "
-                "PyTorch eager measured on an H200 host; docs/models.md \"Host dispatch\"); 0: the host never gates")
+                "ahead of its device and a kernel starts no earlier than the host has issued it; the device waits " +
+                fmt::format("where the host falls behind (breakdown.exposed_host_s). Unset: the framework's ({:.0f} "
+                            "us, plain PyTorch eager measured on an H200 host; docs/models.md \"Host dispatch\"); 0: "
+                            "the host never gates",
+                            training::kFrameworkHostOpTimeS * 1e6))
       .range(0, 1)
       .optional();
   keys.boolean("enforce_memory_fit", &W::enforce_memory_fit,

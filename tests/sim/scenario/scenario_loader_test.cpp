@@ -251,6 +251,20 @@ TEST_CASE("loader: bad input, keys and types") {
         "t.yaml:1:17: schema_version: out of range: must be 1, got 2");
 }
 
+TEST_CASE("loader: workload.host_op_time, the framework's default unless set") {
+  CHECK(load(kBase).training().host_op_time < 0);
+  CHECK(load(kBase).training().host_op_time_s() == training::kFrameworkHostOpTimeS);
+  const std::string set = edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  host_op_time: 20us"}});
+  CHECK(load(set).training().host_op_time_s() == relative_approx(20e-6));
+  CHECK(load(kBase, {"workload.host_op_time=0us"}).training().host_op_time_s() == 0);
+  CHECK(one_problem(edit(set, {{"host_op_time: 20us", "host_op_time: -5us"}})) ==
+        "t.yaml:29:17: workload.host_op_time: negative time \"-5us\": must be >= 0");
+  CHECK(one_problem(edit(set, {{"host_op_time: 20us", "host_op_time: 2 s"}})) ==
+        "t.yaml:29:17: workload.host_op_time: out of range: must be between 0 and 1 s, got \"2 s\"");
+  CHECK(one_problem(edit(set, {{"host_op_time: 20us", "host_op_time: fast"}})) ==
+        "t.yaml:29:17: workload.host_op_time: bad number in \"fast\": expected a time such as \"1.5 us\" or \"2 ms\"");
+}
+
 TEST_CASE("loader: TP-communication overlap needs sequence parallelism") {
   const std::string base = edit(kBase, {{"parallelism: {tp: 4, pp: 2, dp: 2}",
                                          "parallelism: {tp: 4, pp: 2, dp: 2, sequence_parallel: false}\n  "
