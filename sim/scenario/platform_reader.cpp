@@ -1,13 +1,16 @@
 #include "sim/scenario/platform_reader.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "models/accelerator/calibration_table.hpp"
+#include "sim/config/units.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
 #include "topologies/link_faults.hpp"
@@ -157,6 +160,150 @@ void require_topology_keys(const ConfigNode& root, const topologies::TopologyKin
   }
 }
 
+/// Was `value` written outside the library file of its preset kind (by the scenario, an
+/// include, a --set, or a derived preset of the scenario)?
+bool written_by_scenario(const ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
+  const std::filesystem::path folder = (data_dir / library_folder(kind)).lexically_normal();
+  return std::filesystem::path(value.position.file).parent_path().lexically_normal() != folder;
+}
+
+/// One setting a system preset writes that belongs to the generation of hardware it was built for.
+struct SystemSetting {
+  const char* key;  ///< dotted path under the scenario root
+  std::optional<config::Dimension> dimension;  ///< unset: a plain number
+};
+
+constexpr SystemSetting kGenerationSettings[] = {
+    {"cluster.node.scale_up.bandwidth", config::Dimension::bytes_per_s},
+    {"cluster.node.scale_up.latency", config::Dimension::seconds},
+    {"cluster.node.scale_up.efficiency", std::nullopt},
+    {"cluster.network.nic.bandwidth", config::Dimension::bytes_per_s},
+    {"cluster.network.nic.efficiency", std::nullopt},
+};
+
+/// A setting's value in SI units, or nullopt when it is not written or does not parse (the
+/// declaration reports that).
+std::optional<double> setting_value(const ConfigNode& root, const SystemSetting& setting) {
+  const ConfigNode* node = root.find_path(setting.key);
+  if (node == nullptr || !node->is_scalar()) return std::nullopt;
+  try {
+    if (setting.dimension) return config::parse_quantity(node->text, *setting.dimension);
+    std::size_t used = 0;
+    const double value = std::stod(node->text, &used);
+    return used == node->text.size() ? std::optional<double>(value) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// The accelerator a system file is built for (its own `cluster.node.accelerator`), or "".
+std::string system_accelerator(const std::filesystem::path& file, const std::filesystem::path& data_dir) {
+  std::vector<config::Diagnostic> ignored;  // a library file's own problems are its tests' business
+  const ConfigNode system = config::load_config_file(file, data_dir, ignored);
+  const ConfigNode* named = system.find_path("cluster.node.accelerator");
+  return named != nullptr && named->is_scalar() ? named->text : "";
+}
+
+/// Is the scenario's accelerator `chosen` a preset derived (`base:`, possibly through others)
+/// from the library accelerator `built_for`? Resolving a base copies the base's entries, which
+/// keep the position of the base's library file: a setting the derived preset did not write.
+bool derives_from(const ConfigNode& root, const std::string& chosen, const std::string& built_for,
+                  const std::filesystem::path& data_dir) {
+  const ConfigNode* entry = root.find_path("accelerators." + chosen);
+  if (entry == nullptr || !entry->is_mapping()) return false;
+  const std::filesystem::path base_file =
+      (data_dir / library_folder(LibraryKind::accelerators) / (built_for + ".yaml")).lexically_normal();
+  return std::any_of(entry->entries.begin(), entry->entries.end(), [&](const config::ConfigEntry& setting) {
+    return std::filesystem::path(setting.value.position.file).lexically_normal() == base_file;
+  });
+}
+
+/// The library systems built for `accelerator`, by name, each with its merged tree.
+std::vector<std::pair<std::string, ConfigNode>> systems_built_for(const std::string& accelerator,
+                                                                  const std::filesystem::path& data_dir) {
+  std::vector<std::pair<std::string, ConfigNode>> found;
+  for (const std::string& name : library_names(LibraryKind::systems, data_dir)) {
+    const std::filesystem::path file = data_dir / library_folder(LibraryKind::systems) / (name + ".yaml");
+    std::vector<config::Diagnostic> ignored;
+    ConfigNode system = config::load_config_file(file, data_dir, ignored);
+    const ConfigNode* named = system.find_path("cluster.node.accelerator");
+    if (named != nullptr && named->is_scalar() && named->text == accelerator) found.emplace_back(name, std::move(system));
+  }
+  return found;
+}
+
+/// A library system preset built for one accelerator, run with another
+/// (`--set cluster.node.accelerator=b200` on `systems/dgx-h100.yaml`): the preset's scale-up
+/// bandwidth gives way to the new accelerator's own `scale_up_bandwidth`, and every other
+/// generation-bound setting the preset wrote and the scenario kept (scale-up latency and
+/// efficiency, NIC bandwidth and efficiency) is named in a warning with the value of the new
+/// accelerator's own system, where the library has one. Never silent: a mixed platform is a
+/// design study the user must have meant. A fabric the accelerator is not built into is an
+/// error of its own (check_accelerator_fabric).
+void check_system_generation(const ConfigNode& root, const std::filesystem::path& data_dir, bool accelerator_ok,
+                             bool whole_network, platform::ClusterSpec& cluster, Problems& problems) {
+  const ConfigNode* named = root.find_path("cluster.node.accelerator");
+  if (!accelerator_ok || whole_network || named == nullptr ||
+      problems.any_bad("cluster.node.scale_up", "cluster.network.nic")) {
+    return;
+  }
+  // The preset that wrote the settings: a library system file other than the one naming the
+  // accelerator, built for another accelerator.
+  std::string preset_file;
+  for (const SystemSetting& setting : kGenerationSettings) {
+    const ConfigNode* value = root.find_path(setting.key);
+    if (value != nullptr && !written_by_scenario(*value, data_dir, LibraryKind::systems) &&
+        value->position.file != named->position.file) {
+      preset_file = value->position.file;
+      break;
+    }
+  }
+  if (preset_file.empty()) return;
+  const std::string built_for = system_accelerator(preset_file, data_dir);
+  const std::string& chosen = cluster.accelerator.name;
+  if (built_for.empty() || built_for == chosen || derives_from(root, chosen, built_for, data_dir)) return;
+  const std::string preset = std::filesystem::path(preset_file).stem().string();
+  const auto own_systems = systems_built_for(chosen, data_dir);
+  std::vector<std::string> changed;
+  std::vector<std::string> kept;
+  for (const SystemSetting& setting : kGenerationSettings) {
+    const ConfigNode* node = root.find_path(setting.key);
+    const std::optional<double> value = setting_value(root, setting);
+    if (node == nullptr || node->position.file != preset_file || !value) continue;
+    const std::string short_key = std::string(setting.key).substr(std::string("cluster.").size());
+    if (std::string_view(setting.key) == "cluster.node.scale_up.bandwidth" && cluster.accelerator.scale_up_bytes_per_s > 0) {
+      if (cluster.accelerator.scale_up_bytes_per_s != *value) {
+        cluster.network.scale_up.bytes_per_s = cluster.accelerator.scale_up_bytes_per_s;
+        changed.push_back(fmt::format("{} {} -> {}'s own {}", short_key, node->text, chosen,
+                                      config::format_quantity(cluster.accelerator.scale_up_bytes_per_s, *setting.dimension)));
+      }
+      continue;
+    }
+    if (own_systems.empty()) {
+      kept.push_back(fmt::format("{} {}", short_key, node->text));
+      continue;
+    }
+    const ConfigNode& own_system = own_systems.front().second;
+    const std::optional<double> own = setting_value(own_system, setting);
+    if (own && *own != *value) {
+      kept.push_back(fmt::format("{} {} ({} has {})", short_key, node->text, own_systems.front().first,
+                                 own_system.find_path(setting.key)->text));
+    }
+  }
+  if (changed.empty() && kept.empty()) return;
+  std::vector<std::string> own_names;
+  for (const auto& [name, tree] : own_systems) own_names.push_back("systems/" + name + ".yaml");
+  std::string message = fmt::format("system preset {} was built for {}, the cluster runs {}", preset, built_for, chosen);
+  if (!changed.empty()) message += fmt::format("; applied: {}", fmt::join(changed, ", "));
+  if (!kept.empty()) {
+    message += fmt::format("; kept from {} ({}'s hardware): {}", preset, built_for, fmt::join(kept, ", "));
+  }
+  const std::string hint = own_names.empty()
+                               ? "set these keys for " + chosen + " (no library system is built for it)"
+                               : fmt::format("include {} for {}'s own platform, or set these keys", fmt::join(own_names, " or "), chosen);
+  problems.warn(named->position, "cluster.node.accelerator", message, hint);
+}
+
 /// Every `cluster.network.faults` entry names a cable or switch of the built network, at its
 /// key's position with the closest names.
 void check_link_faults(const ConfigNode& root, const topologies::Topology& topology,
@@ -206,13 +353,6 @@ void complete_network(const ConfigNode& root, const topologies::TopologyKind& ki
     const std::string key = kind.name == "custom" ? "cluster.network.file" : "cluster.network";
     problems.add(position_of(root, key), key, e.what());
   }
-}
-
-/// Was `value` written outside the library file of its preset kind (by the scenario, an
-/// include, a --set, or a derived preset of the scenario)?
-bool written_by_scenario(const ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
-  const std::filesystem::path folder = (data_dir / library_folder(kind)).lexically_normal();
-  return std::filesystem::path(value.position.file).parent_path().lexically_normal() != folder;
 }
 
 /// Settings another layer overrides have no effect: warn, naming the key that wins.
@@ -293,6 +433,8 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   check_stragglers(root, cluster, problems);
   complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
   check_accelerator_fabric(root, accelerator_ok, *kind, cluster, problems);
+  check_system_generation(root, data_dir, accelerator_ok && !problems.bad("cluster.node.scale_up.fabric"),
+                          kind->whole_network, cluster, problems);
   complete_network(root, *kind, cluster, limits, problems);
   if (const auto problem = platform.cost.basis_problem()) {
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);

@@ -150,3 +150,64 @@ TEST_CASE("a scale-up fabric on a torus has no effect and says so") {
   CHECK(torus.warnings[0].key_path == "cluster.node.scale_up.fabric");
   CHECK(torus.warnings[0].message.find("has no effect: topology torus is the whole network") == 0);
 }
+
+// Issue 28 part 5: a system preset built for one accelerator, run with another, never mixes
+// generations silently.
+TEST_CASE("a system preset run with another generation's accelerator takes its NVLink and says what it kept") {
+  // B200 on a DGX H100: NVLink 5's 900 GB/s replaces NVLink 4's 450; every other preset
+  // setting equals the DGX B200's, so only the bandwidth is named.
+  const Scenario b200 = load(on_system("dgx-h100", 2), {"cluster.node.accelerator=b200"});
+  CHECK(b200.platform.cluster.network.scale_up.bytes_per_s == 900e9);
+  REQUIRE(b200.warnings.size() == 1);
+  CHECK(b200.warnings[0].render() ==
+        "--set cluster.node.accelerator=b200: cluster.node.accelerator: system preset dgx-h100 was built for "
+        "h100-sxm, the cluster runs b200; applied: node.scale_up.bandwidth 450 GB/s -> b200's own 900 GB/s "
+        "(include systems/dgx-b200.yaml for b200's own platform, or set these keys)");
+  // An A100 written in the scenario file: its 300 GB/s NVLink 3, and the DGX H100's latency,
+  // efficiency and NICs named beside the DGX A100's own, at the accelerator key's position.
+  const Scenario a100 = load(on_system("dgx-h100", 2, "  node: {accelerator: a100-sxm-80gb}\n"));
+  CHECK(a100.platform.cluster.network.scale_up.bytes_per_s == 300e9);
+  CHECK(a100.platform.cluster.network.scale_out.nic_bytes_per_s == 400e9 / 8);  // kept, as the warning says
+  REQUIRE(a100.warnings.size() == 1);
+  CHECK(a100.warnings[0].render() ==
+        "f.yaml:6:23: cluster.node.accelerator: system preset dgx-h100 was built for h100-sxm, the cluster runs "
+        "a100-sxm-80gb; applied: node.scale_up.bandwidth 450 GB/s -> a100-sxm-80gb's own 300 GB/s; kept from "
+        "dgx-h100 (h100-sxm's hardware): node.scale_up.latency 1 us (dgx-a100 has 1.8 us), node.scale_up.efficiency "
+        "0.822 (dgx-a100 has 0.772), network.nic.bandwidth 400 Gb/s (dgx-a100 has 200 Gb/s) (include "
+        "systems/dgx-a100.yaml for a100-sxm-80gb's own platform, or set these keys)");
+  // An accelerator without a library system of its own (a what-if B200 of the scenario's):
+  // NVLink 5, and every kept setting named.
+  const Scenario own = load(on_system("dgx-h100", 2),
+                            {"accelerators.my-b200={base: b200, power: {tdp: \"1200 W\"}}",
+                             "cluster.node.accelerator=my-b200"});
+  CHECK(own.platform.cluster.network.scale_up.bytes_per_s == 900e9);
+  REQUIRE(own.warnings.size() == 1);
+  CHECK(own.warnings[0].message ==
+        "system preset dgx-h100 was built for h100-sxm, the cluster runs my-b200; applied: node.scale_up.bandwidth "
+        "450 GB/s -> my-b200's own 900 GB/s; kept from dgx-h100 (h100-sxm's hardware): node.scale_up.latency 1 us, "
+        "node.scale_up.efficiency 0.822, network.nic.bandwidth 400 Gb/s, network.nic.efficiency 0.94");
+  CHECK(own.warnings[0].hint == "set these keys for my-b200 (no library system is built for it)");
+  // The Grand Teton's 96 GB H100 runs the same NVLink 4 platform: nothing to say.
+  CHECK(load(on_system("dgx-h100", 2), {"cluster.node.accelerator=h100-sxm-96gb"}).warnings.empty());
+}
+
+TEST_CASE("the same generation's part, a derived accelerator or the user's own bandwidth leaves the preset quiet") {
+  // H200 on a DGX H100: the DGX H200 is the same platform.
+  const Scenario h200 = load(on_system("dgx-h100", 2), {"cluster.node.accelerator=h200-sxm"});
+  CHECK(h200.warnings.empty());
+  CHECK(h200.platform.cluster.network.scale_up.bytes_per_s == 450e9);
+  // A what-if H100 derived from the library's (README: twice the HBM bandwidth).
+  const Scenario derived = load(on_system("dgx-h100", 2),
+                                {"accelerators.h100-2xhbm={base: h100-sxm, memory: {hbm_bandwidth: \"6.7 TB/s\"}}",
+                                 "cluster.node.accelerator=h100-2xhbm"});
+  CHECK(derived.warnings.empty());
+  // The user's own scale-up bandwidth stands: a B200 held to NVLink 4 on purpose.
+  const Scenario held = load(on_system("dgx-h100", 2),
+                             {"cluster.node.accelerator=b200", "cluster.node.scale_up.bandwidth=450GB/s"});
+  CHECK(held.warnings.empty());
+  CHECK(held.platform.cluster.network.scale_up.bytes_per_s == 450e9);
+  // MI300X on an NVSwitch system stays an error (the fabric), with no second message.
+  const auto mi300x = problems(on_system("dgx-h100", 1), {"cluster.node.accelerator=mi300x"});
+  REQUIRE(mi300x.size() == 1);
+  CHECK(mi300x[0].key_path == "cluster.node.scale_up.fabric");
+}
