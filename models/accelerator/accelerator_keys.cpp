@@ -18,19 +18,6 @@ Declarations<AcceleratorSpec> peak_keys() {
   return keys;
 }
 
-Declarations<AcceleratorSpec> memory_energy_keys() {
-  Declarations<AcceleratorSpec> keys;
-  const auto energy = [&keys](const char* key, MemoryLevelKind level, const char* help) {
-    keys.quantity_entry(key, &AcceleratorSpec::energy_j_per_byte, level, Dimension::joules, help);
-  };
-  energy("sram", MemoryLevelKind::sram, "per byte read from SRAM");
-  energy("l2", MemoryLevelKind::l2, "per byte read from L2");
-  energy("hbm", MemoryLevelKind::hbm, "per byte moved to/from HBM");
-  energy("host", MemoryLevelKind::host, "per byte over the host link");
-  energy("cxl", MemoryLevelKind::cxl, "per byte to/from CXL");
-  return keys;
-}
-
 Declarations<AcceleratorSpec> memory_keys() {
   using A = AcceleratorSpec;
   Declarations<A> keys;
@@ -67,22 +54,24 @@ Declarations<AcceleratorSpec> memory_keys() {
       .positive()
       .optional();
   keys.quantity("cxl_latency", &A::cxl_latency_s, Dimension::seconds, "CXL transfer setup latency");
-  keys.object("energy", memory_energy_keys(),
-              "dynamic energy per byte at each level (defaults: estimates, docs/models.md)");
   return keys;
 }
 
 Declarations<AcceleratorSpec> power_keys() {
+  using A = AcceleratorSpec;
   Declarations<AcceleratorSpec> keys;
   keys.quantity("tdp", &AcceleratorSpec::tdp_w, Dimension::watts, "thermal design power (unset: unknown)").optional();
   keys.quantity("idle", &AcceleratorSpec::idle_w, Dimension::watts, "idle power (unset: unknown)").optional();
-  Declarations<AcceleratorSpec> per_flop;
-  for (const std::string& format : dtype_names().names()) {
-    per_flop.quantity_entry(format, &AcceleratorSpec::energy_j_per_flop, parse_dtype(format), Dimension::joules,
-                            "per " + format + " FLOP");
-  }
-  keys.object("energy_per_flop", per_flop,
-              "dynamic energy per FLOP; unset: 0.8 x (tdp - idle) / (matmul efficiency x peak)");
+  const auto level = [&keys](const char* key, double A::*member, const char* help) {
+    keys.quantity(key, member, Dimension::watts, help).optional();
+  };
+  // Unset levels are derived from tdp and idle by measured fractions (models/power/power_model.hpp,
+  // ActivityFractions; docs/models.md "Power").
+  level("wait", &A::wait_w, "board power inside a run with no kernel; unset: from tdp and idle");
+  level("memory", &A::memory_power_w, "board power of bandwidth-bound kernels; unset: from tdp and idle");
+  level("compute", &A::compute_power_w,
+        "board power of the best GEMM at full clock (above tdp the clock throttles); unset: from tdp and idle");
+  level("communication", &A::communication_power_w, "board power of collectives alone; unset: the memory level");
   return keys;
 }
 

@@ -28,25 +28,20 @@ double AcceleratorSpec::matmul_efficiency_for(Dtype dtype) const {
 }
 
 std::vector<MemoryLevel> AcceleratorSpec::memory_levels() const {
-  const auto energy = [this](MemoryLevelKind kind) {
-    const auto it = energy_j_per_byte.find(kind);
-    return it == energy_j_per_byte.end() ? 0.0 : it->second;
-  };
   std::vector<MemoryLevel> levels{
-      {MemoryLevelKind::hbm, hbm_capacity_bytes, hbm_bytes_per_s, hbm_latency_s, energy(MemoryLevelKind::hbm)}};
+      {MemoryLevelKind::hbm, hbm_capacity_bytes, hbm_bytes_per_s, hbm_latency_s}};
   if (l2_bytes > 0 && l2_bytes_per_s > 0) {
-    levels.push_back({MemoryLevelKind::l2, l2_bytes, l2_bytes_per_s, l2_latency_s, energy(MemoryLevelKind::l2)});
+    levels.push_back({MemoryLevelKind::l2, l2_bytes, l2_bytes_per_s, l2_latency_s});
   }
   if (sram_bytes > 0 && sram_bytes_per_s > 0) {
-    levels.push_back({MemoryLevelKind::sram, sram_bytes, sram_bytes_per_s, 0.0, energy(MemoryLevelKind::sram)});
+    levels.push_back({MemoryLevelKind::sram, sram_bytes, sram_bytes_per_s, 0.0});
   }
   if (host_capacity_bytes > 0 && host_bytes_per_s > 0) {
-    levels.push_back({MemoryLevelKind::host, host_capacity_bytes, host_bytes_per_s, host_latency_s,
-                      energy(MemoryLevelKind::host)});
+    levels.push_back({MemoryLevelKind::host, host_capacity_bytes, host_bytes_per_s, host_latency_s});
   }
   if (cxl_capacity_bytes > 0 && cxl_bytes_per_s > 0) {
     levels.push_back(
-        {MemoryLevelKind::cxl, cxl_capacity_bytes, cxl_bytes_per_s, cxl_latency_s, energy(MemoryLevelKind::cxl)});
+        {MemoryLevelKind::cxl, cxl_capacity_bytes, cxl_bytes_per_s, cxl_latency_s});
   }
   return levels;
 }

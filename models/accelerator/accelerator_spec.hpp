@@ -43,18 +43,14 @@ struct AcceleratorSpec {
   double cxl_capacity_bytes = 0;        ///< pooled CXL memory per accelerator
   double cxl_bytes_per_s = 0;           ///< CXL bandwidth per accelerator
   double cxl_latency_s = 3e-6;          ///< CXL transfer setup latency
-  /// Dynamic energy per byte moved at each level (estimates, docs/models.md "Power").
-  std::map<MemoryLevelKind, double> energy_j_per_byte{{MemoryLevelKind::sram, 1e-12},
-                                                      {MemoryLevelKind::l2, 5e-12},
-                                                      {MemoryLevelKind::hbm, 31 * 1e-12},
-                                                      {MemoryLevelKind::host, 120e-12},
-                                                      {MemoryLevelKind::cxl, 120e-12}};
-
   double tdp_w = 0;   ///< board power limit (0: unknown, no power report)
   double idle_w = 0;  ///< idle power (0: unknown)
-  /// Dynamic energy per FLOP of the formats the preset gives (others: see
-  /// models/power/power_model.hpp, accelerator_power).
-  std::map<Dtype, double> energy_j_per_flop;
+  /// Board power by activity class at full clock, W (0: derived from tdp and idle with the
+  /// measured fractions of models/power/power_model.hpp, ActivityFractions).
+  double wait_w = 0;                 ///< inside a run, no kernel
+  double memory_power_w = 0;         ///< bandwidth-bound kernels
+  double compute_power_w = 0;        ///< the best large GEMM (may exceed tdp: the clock throttles)
+  double communication_power_w = 0;  ///< collectives alone (0: the memory-bound level)
 
   /// Fraction of peak the best large GEMM reaches ("maximum achievable matmul"), from
   /// public microbenchmarks; the roofline scales peak by it.

@@ -158,8 +158,8 @@ ComputeModel::ComputeModel(AcceleratorSpec spec) : spec_(std::move(spec)) {
                                     ? spec_.hbm_capacity_bytes
                                     : std::numeric_limits<double>::infinity();
     memory_.emplace(std::vector<MemoryLevel>{
-        {MemoryLevelKind::hbm, hbm_capacity, spec_.hbm_bytes_per_s, 0.0, 0.0},
-        {MemoryLevelKind::l2, spec_.l2_bytes, spec_.l2_bytes_per_s, 0.0, 0.0}});
+        {MemoryLevelKind::hbm, hbm_capacity, spec_.hbm_bytes_per_s, 0.0},
+        {MemoryLevelKind::l2, spec_.l2_bytes, spec_.l2_bytes_per_s, 0.0}});
   }
 }
 

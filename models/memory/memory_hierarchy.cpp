@@ -36,9 +36,6 @@ MemoryHierarchy::MemoryHierarchy(std::vector<MemoryLevel> levels, HostLink host_
     if (!(l.capacity_bytes > 0)) throw ConfigError("memory hierarchy: level '" + name + "' needs a positive capacity");
     if (!(l.bytes_per_s > 0)) throw ConfigError("memory hierarchy: level '" + name + "' needs a positive bandwidth");
     if (l.latency_s < 0) throw ConfigError("memory hierarchy: level '" + name + "' has a negative latency");
-    if (l.energy_j_per_byte < 0) {
-      throw ConfigError("memory hierarchy: level '" + name + "' has a negative energy per byte");
-    }
   }
   if (!has(MemoryLevelKind::hbm)) throw ConfigError("memory hierarchy: the 'hbm' level is required");
 }

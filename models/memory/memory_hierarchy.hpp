@@ -26,7 +26,6 @@ struct MemoryLevel {
   double capacity_bytes = 0;      ///< > 0
   double bytes_per_s = 0;         ///< peak read bandwidth seen by one accelerator, > 0
   double latency_s = 0;           ///< load-to-use latency, >= 0
-  double energy_j_per_byte = 0;   ///< dynamic energy of moving one byte to the SMs, >= 0
 };
 
 /// The levels of one accelerator. SRAM and L2 are optional (omit when unknown), HBM is
@@ -34,7 +33,7 @@ struct MemoryLevel {
 class MemoryHierarchy {
  public:
   /// Throws ConfigError if there is no HBM level, a level appears twice, a capacity or
-  /// bandwidth is not positive, or a latency or energy is negative.
+  /// bandwidth is not positive, or a latency is negative.
   explicit MemoryHierarchy(std::vector<MemoryLevel> levels, HostLink host_link = HostLink::pcie);
 
   bool has(MemoryLevelKind kind) const;

@@ -2,16 +2,21 @@
 
 namespace clustersim::models {
 
-const config::Declarations<PowerSpec>& network_power_keys() {
+const config::Declarations<PowerSpec>& platform_power_keys() {
   static const config::Declarations<PowerSpec> keys = [] {
     using config::Dimension;
     config::Declarations<PowerSpec> k;
+    k.quantity("accelerator_limit", &PowerSpec::accelerator_limit_w, Dimension::watts,
+               "board power limit of every accelerator (nvidia-smi -pl); unset or 0: its TDP")
+        .optional();
     k.quantity("nic", &PowerSpec::nic_w, Dimension::watts, "one NIC with its transceiver");
     k.quantity("switch", &PowerSpec::switch_w, Dimension::watts, "one scale-out switch with its transceivers");
-    k.quantity_entry("scale_up_energy_per_bit", &PowerSpec::energy_j_per_bit, LinkKind::scale_up, Dimension::joules,
-                     "NVLink-class links");
-    k.quantity_entry("scale_out_energy_per_bit", &PowerSpec::energy_j_per_bit, LinkKind::scale_out,
-                     Dimension::joules, "NIC-to-switch links");
+    k.quantity("node", &PowerSpec::node_w, Dimension::watts,
+               "a node's own draw beyond accelerators and NICs: CPUs, host memory, fans, storage, on-board switches");
+    k.number("psu_efficiency", &PowerSpec::psu_efficiency,
+             "AC-to-DC efficiency of the nodes' power supplies (1: power reported as DC)")
+        .positive()
+        .range(0, 1);
     return k;
   }();
   return keys;

@@ -1,8 +1,9 @@
 #include "models/power/power_model.hpp"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
 
@@ -15,110 +16,111 @@ void require(bool ok, const std::string& message) {
 
 }  // namespace
 
-void PowerSpec::validate() const {
-  require(tdp_w > 0, "tdp must be positive");
-  require(idle_w >= 0, "idle power must not be negative");
-  require(idle_w < tdp_w, fmt::format("idle power {} W must be below tdp {} W", idle_w, tdp_w));
-  for (const auto& [dtype, joules] : energy_j_per_flop) {
-    require(joules >= 0, fmt::format("energy per {} FLOP must not be negative", dtype_name(dtype)));
-  }
-  for (const auto& [kind, joules] : energy_j_per_bit) {
-    (void)kind;
-    require(joules >= 0, "energy per bit must not be negative");
-  }
-  require(nic_w >= 0, "NIC power must not be negative");
-  require(switch_w >= 0, "switch power must not be negative");
+void ActivityPower::validate() const {
+  require(idle_w >= 0, fmt::format("idle power {} W must not be negative", idle_w));
+  require(limit_w > idle_w, fmt::format("power limit {} W must be above idle {} W", limit_w, idle_w));
+  require(wait_w >= idle_w, fmt::format("wait power {} W must not be below idle {} W", wait_w, idle_w));
+  require(memory_w >= wait_w, fmt::format("memory-bound power {} W must not be below wait {} W", memory_w, wait_w));
+  require(compute_w >= memory_w,
+          fmt::format("compute power {} W must not be below memory-bound {} W", compute_w, memory_w));
+  require(communication_w >= idle_w,
+          fmt::format("communication power {} W must not be below idle {} W", communication_w, idle_w));
 }
 
-void set_accelerator_power(const AcceleratorSpec& chip, PowerSpec& power) {
-  power.tdp_w = chip.tdp_w;
-  power.idle_w = chip.idle_w;
-  power.energy_j_per_flop = chip.energy_j_per_flop;
-  if (!(chip.tdp_w > chip.idle_w)) return;
+std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w,
+                                            const ActivityFractions& fractions) {
+  if (!(chip.tdp_w > chip.idle_w)) return std::nullopt;
+  const double range = chip.tdp_w - chip.idle_w;
+  const auto level = [&](double set, double fraction) { return set > 0 ? set : chip.idle_w + fraction * range; };
+  ActivityPower p;
+  p.idle_w = chip.idle_w;
+  p.wait_w = level(chip.wait_w, fractions.wait);
+  p.memory_w = level(chip.memory_power_w, fractions.memory);
+  p.compute_w = level(chip.compute_power_w, fractions.compute);
+  p.communication_w = chip.communication_power_w > 0 ? chip.communication_power_w : p.memory_w;
+  p.limit_w = limit_w > 0 ? limit_w : chip.tdp_w;
   for (const auto& [dtype, peak] : chip.peak_flops_per_s) {
-    if (!power.energy_j_per_flop.count(dtype)) {
-      power.energy_j_per_flop[dtype] = 0.8 * (chip.tdp_w - chip.idle_w) / (chip.matmul_efficiency_for(dtype) * peak);
-    }
+    p.best_flops_per_s[dtype] = chip.matmul_efficiency_for(dtype) * peak;
   }
+  return p;
 }
 
-double PowerSpec::flop_energy_j(Dtype dtype) const {
-  const auto it = energy_j_per_flop.find(dtype);
-  if (it != energy_j_per_flop.end()) return it->second;
-  std::string present;
-  for (const auto& [d, joules] : energy_j_per_flop) {
-    (void)joules;
-    present += (present.empty() ? "" : ", ") + std::string(dtype_name(d));
-  }
-  throw ConfigError(fmt::format("power model: no energy per FLOP for {} (formats with one: {})", dtype_name(dtype),
-                                present.empty() ? "none" : present));
-}
-
-double DeviceEnergy::memory_total_j() const {
-  double sum = 0;
-  for (const auto& [kind, joules] : memory_j) {
-    (void)kind;
-    sum += joules;
-  }
-  return sum;
-}
-
-DeviceEnergy device_energy(const PowerSpec& power, const MemoryHierarchy& memory, const DeviceActivity& activity) {
+DeviceEnergy device_energy(const ActivityPower& power, const DeviceActivity& activity) {
   power.validate();
-  require(activity.step_time_s > 0, "step time must be positive");
-  require(activity.compute_busy_s > 0 && activity.compute_busy_s <= activity.step_time_s * (1 + 1e-12),
-          fmt::format("compute busy time {} s must be in (0, step time {} s]", activity.compute_busy_s,
-                      activity.step_time_s));
-  DeviceEnergy e;
-  e.static_j = power.idle_w * activity.step_time_s;
-  for (const auto& [dtype, flops] : activity.flops) {
+  require(activity.period_s > 0, "period must be positive");
+  require(activity.kernel_s >= 0 && activity.communication_s >= 0, "kernel and communication times must not be negative");
+  require(activity.kernel_s + activity.communication_s <= activity.period_s * (1 + 1e-9),
+          fmt::format("kernel {} s + communication {} s exceed the period {} s", activity.kernel_s,
+                      activity.communication_s, activity.period_s));
+  double matrix_s = 0;
+  for (const auto& [dtype, flops] : activity.matrix_flops) {
     require(flops >= 0, "FLOP counts must not be negative");
-    e.compute_j += flops * power.flop_energy_j(dtype);
+    if (flops == 0) continue;
+    const auto it = power.best_flops_per_s.find(dtype);
+    require(it != power.best_flops_per_s.end() && it->second > 0,
+            fmt::format("no {} matrix rate for {} FLOPs", dtype_name(dtype), flops));
+    matrix_s += flops / it->second;
   }
-  for (const auto& [kind, bytes] : activity.bytes) {
-    require(bytes >= 0, "byte counts must not be negative");
-    e.memory_j[kind] = bytes * memory.level(kind).energy_j_per_byte;
+  DeviceEnergy e;
+  const double wait_s = std::max(0.0, activity.period_s - activity.kernel_s - activity.communication_s);
+  const double share = activity.kernel_s > 0 ? std::min(1.0, matrix_s / activity.kernel_s) : 0.0;
+  e.unthrottled_kernel_power_w = power.memory_w + (power.compute_w - power.memory_w) * share;
+  e.kernel_power_w = std::min(e.unthrottled_kernel_power_w, power.limit_w);
+  if (e.unthrottled_kernel_power_w > power.limit_w) {
+    e.throttle_factor = (power.limit_w - power.idle_w) / (e.unthrottled_kernel_power_w - power.idle_w);
   }
-  for (const auto& [kind, bytes] : activity.bytes_sent) {
-    require(bytes >= 0, "link byte counts must not be negative");
-    const auto it = power.energy_j_per_bit.find(kind);
-    require(it != power.energy_j_per_bit.end() || bytes == 0,
-            kind == LinkKind::scale_up ? "no energy per bit for scale-up links" : "no energy per bit for scale-out links");
-    if (it != power.energy_j_per_bit.end()) e.link_j += bytes * 8.0 * it->second;
-  }
-  e.total_j = e.static_j + e.compute_j + e.memory_total_j() + e.link_j;
-  e.average_power_w = e.total_j / activity.step_time_s;
-  const double busy_dynamic_w = (e.compute_j + e.memory_total_j()) / activity.compute_busy_s;
-  e.unthrottled_peak_power_w = power.idle_w + busy_dynamic_w;
-  const double headroom_w = power.tdp_w - power.idle_w;
-  e.throttle_factor = busy_dynamic_w > headroom_w ? headroom_w / busy_dynamic_w : 1.0;
-  e.peak_power_w = std::min(e.unthrottled_peak_power_w, power.tdp_w);
+  // The kernels' draw above idle, split between its memory-bound part and the matrix units'
+  // part, each cut in proportion when the limit caps it.
+  const double above_idle = e.unthrottled_kernel_power_w - power.idle_w;
+  const double kept = above_idle > 0 ? (e.kernel_power_w - power.idle_w) / above_idle : 1.0;
+  e.static_j = power.idle_w * activity.period_s;
+  e.wait_j = (power.wait_w - power.idle_w) * wait_s;
+  e.memory_j = (power.memory_w - power.idle_w) * activity.kernel_s * kept;
+  e.compute_j = (power.compute_w - power.memory_w) * share * activity.kernel_s * kept;
+  e.communication_j = (power.communication_w - power.idle_w) * activity.communication_s;
+  e.total_j = e.static_j + e.wait_j + e.memory_j + e.compute_j + e.communication_j;
+  e.average_power_w = e.total_j / activity.period_s;
   return e;
 }
 
-ClusterEnergy cluster_energy(const std::vector<DeviceEnergy>& per_stage, double devices_per_stage,
-                             const PowerSpec& power, double nics, double switches, double step_time_s,
-                             double tokens_per_step, double model_flops_per_step) {
-  require(!per_stage.empty(), "no pipeline stages");
-  require(devices_per_stage > 0, "devices per stage must be positive");
-  require(nics >= 0 && switches >= 0, "NIC and switch counts must not be negative");
-  require(step_time_s > 0, "step time must be positive");
-  require(tokens_per_step > 0, "tokens per step must be positive");
-  require(model_flops_per_step >= 0, "model FLOPs must not be negative");
+void PowerSpec::validate() const {
+  require(accelerator_limit_w >= 0, "accelerator power limit must not be negative");
+  require(nic_w >= 0, "NIC power must not be negative");
+  require(switch_w >= 0, "switch power must not be negative");
+  require(node_w >= 0, "node power must not be negative");
+  require(psu_efficiency > 0 && psu_efficiency <= 1, "power-supply efficiency must be in (0, 1]");
+}
+
+ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const PowerSpec& power, double nodes, double nics,
+                             double switches, double period_s, double tokens, double model_flops) {
+  power.validate();
+  require(!groups.empty(), "no devices");
+  require(nodes >= 0 && nics >= 0 && switches >= 0, "node, NIC and switch counts must not be negative");
+  require(period_s > 0, "period must be positive");
+  require(tokens > 0, "tokens must be positive");
+  require(model_flops >= 0, "model FLOPs must not be negative");
   ClusterEnergy c;
   double peak_devices_w = 0;
-  for (const DeviceEnergy& e : per_stage) {
-    c.devices_j += e.total_j * devices_per_stage;
-    peak_devices_w += e.peak_power_w * devices_per_stage;
+  for (const DeviceGroup& group : groups) {
+    require(group.devices >= 0, "device counts must not be negative");
+    c.devices_j += group.energy.total_j * group.devices;
+    peak_devices_w += group.energy.kernel_power_w * group.devices;
   }
-  const double network_w = nics * power.nic_w + switches * power.switch_w;
-  c.network_j = network_w * step_time_s;
-  c.total_j = c.devices_j + c.network_j;
-  c.average_power_w = c.total_j / step_time_s;
-  c.peak_power_w = peak_devices_w + network_w;
-  c.energy_per_token_j = c.total_j / tokens_per_step;
-  c.tokens_per_j = tokens_per_step / c.total_j;
-  c.flops_per_j = model_flops_per_step / c.total_j;
+  const double nodes_w = nodes * power.node_w;
+  const double nics_w = nics * power.nic_w;
+  const double supplied_w = peak_devices_w + nodes_w + nics_w;  // behind the nodes' power supplies
+  const double loss = 1.0 / power.psu_efficiency - 1.0;
+  c.nodes_j = nodes_w * period_s;
+  c.network_j = (nics_w + switches * power.switch_w) * period_s;
+  c.psu_loss_j = (c.devices_j + c.nodes_j + nics_w * period_s) * loss;
+  c.total_j = c.devices_j + c.nodes_j + c.network_j + c.psu_loss_j;
+  c.average_power_w = c.total_j / period_s;
+  c.devices_average_power_w = c.devices_j / period_s;
+  c.peak_power_w = supplied_w * (1 + loss) + switches * power.switch_w;
+  c.energy_per_token_j = c.total_j / tokens;
+  c.device_energy_per_token_j = c.devices_j / tokens;
+  c.tokens_per_j = tokens / c.total_j;
+  c.flops_per_j = model_flops / c.total_j;
   return c;
 }
 

@@ -1,95 +1,134 @@
 #pragma once
-/// Energy and power of accelerators and the network: static power x time, energy per FLOP by
-/// dtype, energy per byte at each memory level, energy per bit on each link type; dynamic
-/// power above TDP throttles the clock. Defaults and sources: docs/models.md ("Power").
+/// Power of accelerators, nodes and the network from what the devices did: the time a device
+/// ran kernels (at a power between its memory-bound and its best-GEMM level, by the share of
+/// that time its matrix units would need at their best rate), ran only collectives, or waited
+/// between kernels; a board power limit caps the kernels' draw and throttles the clock. One
+/// function for training steps and serving windows alike. Defaults and sources: docs/models.md
+/// ("Power").
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "models/accelerator/accelerator_spec.hpp"
 #include "models/accelerator/dtype.hpp"
-#include "models/memory/memory_hierarchy.hpp"
 
 namespace clustersim::models {
 
-/// Link classes with their own energy per bit.
-enum class LinkKind { scale_up, scale_out };
+/// Board power of one accelerator by activity class, W. Each level is the board's draw while
+/// the device does only that, at full clock; `compute` may exceed `limit` (the clock then
+/// drops until the draw meets the limit).
+struct ActivityPower {
+  double idle_w = 0;           ///< nothing to do (driver loaded, clocks down)
+  double wait_w = 0;           ///< inside a run with no kernel (between kernels, bubbles)
+  double memory_w = 0;         ///< bandwidth-bound kernels, matrix units idle
+  double compute_w = 0;        ///< the best large GEMM at full clock
+  double communication_w = 0;  ///< collectives alone (copy loops over the links)
+  double limit_w = 0;          ///< board power limit (TDP unless set lower)
+  /// The best GEMM's rate per format (matmul efficiency x peak), FLOP/s: a FLOP count divided
+  /// by it is the time the matrix units would need at the `compute` level.
+  std::map<Dtype, double> best_flops_per_s;
 
-/// Power figures of one accelerator and of the network gear around it.
-struct PowerSpec {
-  double tdp_w = 0;   ///< board power limit, > 0
-  double idle_w = 0;  ///< static power, drawn whenever the device is on, 0 <= idle < tdp
-  std::map<Dtype, double> energy_j_per_flop;  ///< dynamic energy of one FLOP per format
-  /// Dynamic energy per bit sent, per link class (estimates, docs/models.md "Power"):
-  /// NVLink-class 1.3 pJ, NIC-to-switch 5 pJ (written as the units parser reads "1.3 pJ", so the
-  /// default and the value written in a scenario are the same double).
-  std::map<LinkKind, double> energy_j_per_bit{{LinkKind::scale_up, 1.3 * 1e-12}, {LinkKind::scale_out, 5e-12}};
-  double nic_w = 25;      ///< one NIC (incl. its transceiver), drawn for the whole step
-  double switch_w = 1500;  ///< one scale-out switch (incl. its transceivers)
-
-  /// Throws ConfigError naming the field if tdp is not positive, idle is negative or not
-  /// below tdp, or an energy or power is negative.
+  /// Throws ConfigError naming the level if any is negative, the limit is not above idle, or the
+  /// levels are out of order (idle <= wait <= memory <= compute; idle <= communication).
   void validate() const;
-  /// Energy per FLOP of `dtype`; throws ConfigError listing the formats present if absent.
-  double flop_energy_j(Dtype dtype) const;
 };
 
-/// Sets the accelerator's part of `power` from its preset: tdp, idle and energy per FLOP. A
-/// format with a peak but no energy per FLOP in the preset gets 0.8 x (tdp - idle) /
-/// (matmul efficiency x peak): a best-efficiency GEMM is taken to draw the board's TDP with
-/// 80 % of the dynamic power in the math units (assumption, docs/models.md "Power"); none when
-/// tdp <= idle (unknown power).
-void set_accelerator_power(const AcceleratorSpec& chip, PowerSpec& power);
+/// Measured fractions the levels a preset does not give are derived from (docs/models.md
+/// "Power", validation/data/ground_truth_power_components.csv): each is the fraction of the
+/// dynamic range (tdp - idle) above idle.
+struct ActivityFractions {
+  /// H100: 145 W with a context holding memory and no kernel over a 98 W idle (gpu_burn rows).
+  double wait = (145.0 - 98.0) / (700.0 - 98.0);
+  /// Bandwidth-bound kernels: small-batch LLM decode (weights streamed from HBM, matrix units
+  /// nearly idle), the median of five GPU power measurements at batch 16 (ML.ENERGY: H100 with
+  /// Llama 3.1 8B, 70B TP4 and 405B FP8 TP8, 0.69 / 0.59 / 0.54; B200 with DeepSeek R1 and
+  /// Qwen3-Coder-30B-A3B, 0.55 / 0.74; ground_truth_power_components.csv pc2_* rows).
+  double memory = 0.59;
+  /// Best GEMM at full clock: the project's H200 ran the 8192^3 bf16 GEMM back to back at
+  /// 654.3 of its 770 TFLOP/s short-run rate (0.85) at 690-695 W against its 700 W limit, so
+  /// its full-clock draw is idle + (tdp - idle) / 0.85 with power taken proportional to the
+  /// clock (docs/validation.md "Sustained clocks"; validation/kernels/results/2026-12-04-nvidia-h200/sustained).
+  double compute = 1.0 / 0.85;
+};
 
-/// What one device did during one step.
+/// The activity levels of `chip` (its preset's `power` block, the rest from `fractions`), with
+/// `limit_w` (0: the TDP). nullopt when the chip has no TDP (unknown power).
+std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w,
+                                            const ActivityFractions& fractions = {});
+
+/// What one device did over a period.
 struct DeviceActivity {
-  double step_time_s = 0;     ///< wall time of the step, > 0
-  double compute_busy_s = 0;  ///< time its math units ran kernels, 0 < busy <= step
-  std::map<Dtype, double> flops;                 ///< FLOPs executed per format
-  std::map<MemoryLevelKind, double> bytes;       ///< bytes moved at each memory level
-  std::map<LinkKind, double> bytes_sent;         ///< bytes sent per link class
+  double period_s = 0;         ///< wall time, > 0
+  double kernel_s = 0;         ///< time kernels ran (compute or bandwidth bound), >= 0
+  double communication_s = 0;  ///< time only collectives ran, >= 0; kernel + communication <= period
+  std::map<Dtype, double> matrix_flops;  ///< FLOPs the kernels ran on the matrix units, per format
 };
 
-/// Energy of one device for one step and the power it implies.
+/// Energy of one device over the period, J, by activity class (each part above idle), and the
+/// power it implies.
 struct DeviceEnergy {
-  double static_j = 0;   ///< idle_w x step time
-  double compute_j = 0;  ///< sum over formats of FLOPs x energy per FLOP
-  std::map<MemoryLevelKind, double> memory_j;  ///< per level: bytes x energy per byte
-  double link_j = 0;     ///< sum over link classes of bits x energy per bit
-  double total_j = 0;    ///< static + compute + memory + link
-  double average_power_w = 0;  ///< total / step time
-  /// idle + (compute + memory) energy / busy time, capped at TDP: the draw while kernels run.
-  double peak_power_w = 0;
-  /// Power the busy phase would draw without the cap: idle + (compute + memory) / busy.
-  double unthrottled_peak_power_w = 0;
-  /// Clock fraction the TDP cap allows, (tdp - idle) / (unthrottled peak - idle), <= 1.
-  /// Energy per operation is held constant, so dynamic power scales with the clock and busy
-  /// time scales with 1 / throttle_factor.
+  double static_j = 0;         ///< idle power x period
+  double wait_j = 0;           ///< (wait - idle) x time with no kernel and no collective
+  double memory_j = 0;         ///< (memory - idle) x kernel time, within the limit
+  double compute_j = 0;        ///< (compute - memory) x matrix-unit time at the best rate, within the limit
+  double communication_j = 0;  ///< (communication - idle) x time of collectives alone
+  double total_j = 0;
+  double average_power_w = 0;  ///< total / period
+  /// The kernels' draw: memory + (compute - memory) x matrix share, capped at the limit.
+  double kernel_power_w = 0;
+  double unthrottled_kernel_power_w = 0;  ///< the same without the cap
+  /// Clock fraction the limit allows while kernels run: (limit - idle) / (unthrottled - idle)
+  /// when the draw exceeds the limit, else 1 (dynamic power taken proportional to the clock).
   double throttle_factor = 1;
-  double memory_total_j() const;
 };
 
-/// Energy of `activity` under `power` with memory energies from `memory`. Throws ConfigError
-/// for a bad spec, a non-positive step time, busy time outside (0, step], negative counts, a
-/// dtype without an energy, or bytes at a level the hierarchy lacks.
-DeviceEnergy device_energy(const PowerSpec& power, const MemoryHierarchy& memory, const DeviceActivity& activity);
+/// The device's energy. The matrix share of kernel time is sum(FLOPs / best rate) / kernel
+/// time, at most 1. Throws ConfigError for a non-positive period, negative times or FLOPs,
+/// kernel + communication beyond the period, or FLOPs in a format without a best rate.
+DeviceEnergy device_energy(const ActivityPower& power, const DeviceActivity& activity);
 
-/// Whole-cluster power and energy for one step.
+/// Power of the gear around the accelerators (scenario `power.*`).
+struct PowerSpec {
+  double accelerator_limit_w = 0;  ///< board power limit of every accelerator (0: its TDP)
+  double nic_w = 25;               ///< one NIC (incl. its transceiver), drawn for the whole period
+  double switch_w = 1500;          ///< one scale-out switch (incl. its transceivers)
+  /// A node's own draw beyond its accelerators and NICs (CPUs, host memory, fans, storage,
+  /// on-board switches), W. 0 in generic scenarios; system presets set their estimate.
+  double node_w = 0;
+  /// AC to DC efficiency of the nodes' power supplies (1: report DC power).
+  double psu_efficiency = 1;
+  ActivityFractions fractions;  ///< where the accelerator's preset gives no level
+
+  /// Throws ConfigError naming the field for a negative power or an efficiency outside (0, 1].
+  void validate() const;
+};
+
+/// Whole-cluster power and energy over a period.
 struct ClusterEnergy {
-  double devices_j = 0;   ///< accelerators
-  double network_j = 0;   ///< NICs and switches x step time
+  double devices_j = 0;   ///< accelerators (board power, DC)
+  double nodes_j = 0;     ///< the nodes' own draw (node_w x nodes x period), DC
+  double network_j = 0;   ///< NICs and switches x period
+  double psu_loss_j = 0;  ///< (devices + nodes + NICs) x (1 / psu_efficiency - 1); switches have their own
   double total_j = 0;
-  double average_power_w = 0;  ///< total / step time
-  double peak_power_w = 0;     ///< every device at its peak plus NICs and switches
+  double average_power_w = 0;          ///< total / period
+  double devices_average_power_w = 0;  ///< devices alone / period: what nvidia-smi sums to
+  double peak_power_w = 0;             ///< every device at its kernel power plus the rest
   double energy_per_token_j = 0;
+  double device_energy_per_token_j = 0;
   double tokens_per_j = 0;
   double flops_per_j = 0;  ///< model FLOPs per joule (performance per watt, FLOP/s per W)
 };
 
-/// Sums `per_stage` device energies (one representative device per pipeline stage, each
-/// standing for `devices_per_stage` devices) with `nics` NICs and `switches` switches.
-/// Throws ConfigError for empty stages, non-positive step time, tokens or counts < 0.
-ClusterEnergy cluster_energy(const std::vector<DeviceEnergy>& per_stage, double devices_per_stage,
-                             const PowerSpec& power, double nics, double switches, double step_time_s,
-                             double tokens_per_step, double model_flops_per_step);
+/// Devices that each spent `energy` (one kind of accelerator doing one kind of work).
+struct DeviceGroup {
+  DeviceEnergy energy;
+  double devices = 0;
+};
+
+/// Sums the device groups with `nodes` nodes, `nics` NICs and `switches` switches over
+/// `period_s`. Throws ConfigError for no group, non-positive period or tokens, or negative
+/// counts.
+ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const PowerSpec& power, double nodes, double nics,
+                             double switches, double period_s, double tokens, double model_flops);
 
 }  // namespace clustersim::models

@@ -1,21 +1,56 @@
 #include "sim/platform/energy.hpp"
 
+#include <algorithm>
+
+#include "sim/engine/error.hpp"
+
 namespace clustersim::platform {
 
-bool has_power_data(const Platform& platform) { return platform.cluster().power.tdp_w > 0; }
+bool has_power_data(const models::AcceleratorSpec& accelerator) { return accelerator.tdp_w > accelerator.idle_w; }
 
-PeriodEnergy period_energy(const Platform& platform, const models::DeviceActivity& activity, double devices,
-                           double tokens, double model_flops) {
+bool has_power_data(const Platform& platform) { return has_power_data(platform.cluster().accelerator); }
+
+models::ActivityPower activity_power(const Platform& platform, const models::AcceleratorSpec& accelerator) {
+  const models::PowerSpec& power = platform.cluster().power;
+  const auto levels = models::activity_power(accelerator, power.accelerator_limit_w, power.fractions);
+  if (!levels) throw ConfigError("power: accelerator '" + accelerator.name + "' has no power.tdp above its idle power");
+  return *levels;
+}
+
+PeriodEnergy period_energy(const Platform& platform, const std::vector<DeviceWork>& work, double tokens,
+                           double model_flops) {
+  if (work.empty()) throw ConfigError("power: no devices in the period");
   const ClusterSpec& cluster = platform.cluster();
   PeriodEnergy energy;
-  energy.device = models::device_energy(cluster.power, platform.memory(), activity);
-  const double nics = static_cast<double>(cluster.network.nodes) * cluster.network.scale_out.nics_per_node;
-  energy.cluster = models::cluster_energy({energy.device}, devices, cluster.power, nics, platform.scale_out_switches(),
-                                          activity.step_time_s, tokens, model_flops);
+  std::vector<models::DeviceGroup> groups;
+  for (const DeviceWork& group : work) {
+    const models::DeviceEnergy device = models::device_energy(activity_power(platform, *group.accelerator), group.activity);
+    energy.throttle_factor = std::min(energy.throttle_factor, device.throttle_factor);
+    groups.push_back({device, group.devices});
+  }
+  energy.device = groups.front().energy;
+  const double period_s = work.front().activity.period_s;
+  const double nodes = cluster.network.nodes;
+  const double nics = nodes * cluster.network.scale_out.nics_per_node;
+  energy.cluster = models::cluster_energy(groups, cluster.power, nodes, nics, platform.scale_out_switches(), period_s,
+                                          tokens, model_flops);
   if (platform.spec().cost.any()) {
-    energy.cost = models::step_cost(platform.spec().cost, activity.step_time_s, devices, energy.cluster.total_j, tokens);
+    double devices = 0;
+    for (const DeviceWork& group : work) devices += group.devices;
+    energy.cost = models::step_cost(platform.spec().cost, period_s, devices, energy.cluster.total_j, tokens);
   }
   return energy;
+}
+
+std::optional<std::string> power_coverage_note(const Platform& platform) {
+  const models::PowerSpec& power = platform.cluster().power;
+  std::string missing;
+  if (power.node_w == 0) missing = "the nodes' own draw (CPUs, host memory, fans, storage: power.node unset)";
+  if (power.psu_efficiency == 1) {
+    missing += std::string(missing.empty() ? "" : " and ") + "power-supply losses (power.psu_efficiency 1: DC power)";
+  }
+  if (missing.empty()) return std::nullopt;
+  return "power: the cluster figures cover the accelerators, NICs and switches, not " + missing;
 }
 
 std::optional<models::StepCost> rental_cost(const Platform& platform, double period_s, double devices, double tokens) {

@@ -1,9 +1,11 @@
 #pragma once
 /// Power, energy and cost of a period of work on the platform (a training step, a serving
-/// window): one average device's activity, scaled to the devices that run it, plus the NICs
-/// and scale-out switches of the whole platform. The only place this arithmetic lives: the
-/// runner's reports and the parallelism search both call it.
+/// window): what each group of devices did (models::DeviceActivity: kernels, collectives alone,
+/// waiting), the nodes, NICs and scale-out switches of the whole platform, and the price. The
+/// one path training steps, serving windows and the parallelism search all take.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "models/power/cost_model.hpp"
 #include "models/power/power_model.hpp"
@@ -11,21 +13,39 @@
 
 namespace clustersim::platform {
 
-/// What one period cost.
-struct PeriodEnergy {
-  models::DeviceEnergy device;           ///< one average device
-  models::ClusterEnergy cluster;         ///< `devices` devices, all NICs and scale-out switches
-  std::optional<models::StepCost> cost;  ///< set when the platform has prices
+/// Devices of one accelerator kind that each did `activity`.
+struct DeviceWork {
+  const models::AcceleratorSpec* accelerator = nullptr;  ///< non-null
+  models::DeviceActivity activity;
+  double devices = 0;
 };
 
-/// True when the accelerator preset has power data (power.tdp).
-bool has_power_data(const Platform& platform);
+/// What one period cost.
+struct PeriodEnergy {
+  models::DeviceEnergy device;           ///< one device of the first group
+  models::ClusterEnergy cluster;         ///< every group, the nodes, NICs and scale-out switches
+  std::optional<models::StepCost> cost;  ///< set when the platform has prices
+  double throttle_factor = 1;            ///< the lowest of the groups'
+};
 
-/// Energy and cost of a period of activity.step_time_s on `devices` devices, each doing
-/// `activity`, processing `tokens` tokens and `model_flops` model FLOPs in all. Precondition:
-/// has_power_data(platform). Throws ConfigError for bad inputs (models::device_energy).
-PeriodEnergy period_energy(const Platform& platform, const models::DeviceActivity& activity, double devices,
-                           double tokens, double model_flops);
+/// True when `accelerator` (default: the cluster's) has power data (power.tdp).
+bool has_power_data(const Platform& platform);
+bool has_power_data(const models::AcceleratorSpec& accelerator);
+
+/// The activity levels of `accelerator` on this platform (its preset, the scenario's power
+/// limit and fractions). Precondition: has_power_data(accelerator).
+models::ActivityPower activity_power(const Platform& platform, const models::AcceleratorSpec& accelerator);
+
+/// Energy and cost of a period: every group's activity (the same period), processing `tokens`
+/// tokens and `model_flops` model FLOPs in all. Precondition: every group's accelerator has
+/// power data. Throws ConfigError for bad inputs (models::device_energy, cluster_energy).
+PeriodEnergy period_energy(const Platform& platform, const std::vector<DeviceWork>& work, double tokens,
+                           double model_flops);
+
+/// What the cluster figures leave out, for the run's notes: the nodes' own draw when
+/// `power.node` is unset (0), the power supplies' losses when `power.psu_efficiency` is 1.
+/// nullopt when both are modelled.
+std::optional<std::string> power_coverage_note(const Platform& platform);
 
 /// The rental cost of a period without power data (pricing by accelerator-hour needs no
 /// energy); nullopt when the platform has no rental price.

@@ -22,6 +22,37 @@ void add_link_fault_section(std::vector<MetricSection>& sections) {
         {"link_faults.lost_share", "fraction", "lost_s / the step time"}}});
 }
 
+void add_power_section(std::vector<MetricSection>& sections) {
+  sections.push_back(
+      {"Power, energy and cost",
+       "`power` (training): the step's energy from what its devices did (kernels, collectives alone, waiting)",
+       {{"power.device_average_w", "W", "one accelerator's mean power over the step"},
+        {"power.device_peak_w", "W", "one accelerator's power while its kernels run, capped at its power limit"},
+        {"power.throttle_factor", "fraction", "clock fraction the power limit allows (1: no throttling)"},
+        {"power.throttling_applied", "bool", "compute time was divided by throttle_factor (power.apply_throttling)"},
+        {"power.devices_average_w", "W", "every accelerator's board power together, the step's mean (GPU-only meters)"},
+        {"power.cluster_average_w", "W",
+         "the whole cluster's mean power: accelerators, nodes, NICs, switches and power-supply losses"},
+        {"power.cluster_peak_w", "W", "every accelerator at its kernel power, plus the rest"},
+        {"power.energy_per_step_j", "J", "the cluster's energy for one step (the parts below)"},
+        {"power.devices_energy_per_step_j", "J", "the accelerators' part of it"},
+        {"power.energy_parts_j.static", "J", "idle power x step time, every accelerator"},
+        {"power.energy_parts_j.wait", "J", "time with no kernel and no collective x (wait - idle) power"},
+        {"power.energy_parts_j.memory", "J", "kernel time x (memory-bound - idle) power, within the power limit"},
+        {"power.energy_parts_j.compute", "J",
+         "the matrix units' time at their best rate x (compute - memory-bound) power, within the power limit"},
+        {"power.energy_parts_j.communication", "J", "time of collectives alone x (communication - idle) power"},
+        {"power.energy_parts_j.nodes", "J", "the nodes' own draw (power.node: CPUs, memory, fans, storage) x step time"},
+        {"power.energy_parts_j.network_devices", "J", "NICs and switches: their power x step time"},
+        {"power.energy_parts_j.power_supplies", "J", "the nodes' power-supply losses (power.psu_efficiency)"},
+        {"power.device_energy_per_token_j", "J", "the accelerators' energy alone per token"},
+        {"power.energy_per_token_j", "J", "energy per step / tokens per step"},
+        {"power.tokens_per_j", "tokens/J", "tokens per step / energy per step"},
+        {"power.model_flops_per_j", "FLOP/J", "performance per watt: model FLOP/s per W"},
+        {"power.cost.per_step_usd", "USD", "accelerator-hours of one step x the `cost` price (with prices only)"},
+        {"power.cost.per_million_tokens_usd", "USD", "cost of a million trained tokens (with prices only)"}}});
+}
+
 void add_training_sections(std::vector<MetricSection>& sections) {
   sections.push_back(
       {"Every run", "The top level of the result document",
@@ -80,25 +111,7 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"memory.stages[].gradients_bytes", "B", "that stage's gradients per device"},
         {"memory.stages[].optimizer_bytes", "B", "that stage's optimizer state per device"},
         {"memory.stages[].activations_bytes", "B", "that stage's stored activations per device"}}});
-  sections.push_back(
-      {"Power, energy and cost", "`power` (training): the step's energy from its FLOPs, bytes and time",
-       {{"power.device_average_w", "W", "one accelerator's mean power over the step"},
-        {"power.device_peak_w", "W", "one accelerator's power while its kernels run, capped at its TDP"},
-        {"power.throttle_factor", "fraction", "clock fraction the TDP allows (1: no throttling)"},
-        {"power.throttling_applied", "bool", "compute time was divided by throttle_factor (power.apply_throttling)"},
-        {"power.cluster_average_w", "W", "the whole cluster's mean power: accelerators, NICs and switches"},
-        {"power.cluster_peak_w", "W", "every accelerator at its peak power, plus NICs and switches"},
-        {"power.energy_per_step_j", "J", "the cluster's energy for one step (the parts below)"},
-        {"power.energy_parts_j.static", "J", "idle power x step time, every accelerator"},
-        {"power.energy_parts_j.compute", "J", "FLOPs x energy per FLOP"},
-        {"power.energy_parts_j.memory", "J", "bytes moved per memory level x energy per byte"},
-        {"power.energy_parts_j.links", "J", "bits sent over scale-up and scale-out links x energy per bit"},
-        {"power.energy_parts_j.network_devices", "J", "NICs and switches: their power x step time"},
-        {"power.energy_per_token_j", "J", "energy per step / tokens per step"},
-        {"power.tokens_per_j", "tokens/J", "tokens per step / energy per step"},
-        {"power.model_flops_per_j", "FLOP/J", "performance per watt: model FLOP/s per W"},
-        {"power.cost.per_step_usd", "USD", "accelerator-hours of one step x the `cost` price (with prices only)"},
-        {"power.cost.per_million_tokens_usd", "USD", "cost of a million trained tokens (with prices only)"}}});
+  add_power_section(sections);
   sections.push_back(
       {"Whole training run", "`training_run` (with `workload.train_tokens`; null otherwise): every step as simulated, "
                              "no restarts or checkpoints",
@@ -200,8 +213,10 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"serving.prefix_hit_rate", "fraction", "prompt tokens served from the prefix cache / prompt tokens"},
         {"serving.gpu_utilisation", "fraction", "busy accelerator time / (accelerators x duration)"},
         {"serving.accelerators", "count", "accelerators of all pools"},
-        {"serving.average_power_w", "W", "mean power of the devices, NICs and switches"},
+        {"serving.average_power_w", "W", "mean power of the devices, nodes, NICs, switches and power supplies"},
+        {"serving.devices_average_power_w", "W", "the accelerators' board power alone (GPU-only meters)"},
         {"serving.energy_per_token_j", "J", "energy per output token (null without power data)"},
+        {"serving.device_energy_per_token_j", "J", "the accelerators' energy alone per output token (null without power data)"},
         {"serving.cost_per_million_tokens", "USD", "cost of a million output tokens (null without `cost` prices)"},
         {"serving.slo.ttft_s", "s", "the TTFT target (0: none)"},
         {"serving.slo.tpot_s", "s", "the TPOT target (0: none)"},

@@ -85,7 +85,9 @@ nlohmann::json serving_json(const serving::ServingResult& r) {
           {"gpu_utilisation", r.gpu_utilisation},
           {"accelerators", r.accelerators},
           {"average_power_w", r.average_power_w},
+          {"devices_average_power_w", r.devices_average_power_w},
           {"energy_per_token_j", optional_number(r.energy_per_token_j)},
+          {"device_energy_per_token_j", optional_number(r.device_energy_per_token_j)},
           {"cost_per_million_tokens", optional_number(r.cost_per_million_tokens)},
           {"slo",
            {{"ttft_s", r.slo.ttft_s}, {"tpot_s", r.slo.tpot_s}, {"percentile", r.slo.percentile}, {"met", r.slo_met}}},
@@ -173,8 +175,9 @@ std::string serving_summary_table(const scenario::Scenario& scenario, const serv
   out += fmt::format("  accelerators            {} busy {:.1f} % of the time; limited by {}\n", r.accelerators,
                      r.gpu_utilisation * 100, r.limiter);
   if (r.energy_per_token_j) {
-    out += fmt::format("  power                   {:.1f} kW average, {:.3f} J per output token", r.average_power_w / 1e3,
-                       *r.energy_per_token_j);
+    out += fmt::format("  power                   {:.1f} kW average ({:.1f} kW in the accelerators), {:.3f} J per output "
+                       "token",
+                       r.average_power_w / 1e3, r.devices_average_power_w / 1e3, *r.energy_per_token_j);
     out += r.cost_per_million_tokens ? fmt::format(", ${:.3f} per million output tokens\n", *r.cost_per_million_tokens)
                                      : "\n";
   }

@@ -124,10 +124,14 @@ std::string training_summary_table(const scenario::Scenario& scenario,
     line("device power avg / peak", fmt::format("{} / {} (throttle factor {:.3f}{})", format_watts(pw.device_average_w),
                                                 format_watts(pw.device_peak_w), pw.throttle_factor,
                                                 pw.throttling_applied ? ", applied" : ""));
-    line("cluster power avg / peak", fmt::format("{} / {} (incl. NICs and switches)", format_watts(pw.cluster_average_w),
-                                                 format_watts(pw.cluster_peak_w)));
-    line("energy per step", format_joules(pw.energy_per_step_j));
-    line("energy per token", fmt::format("{:.4f} J ({:.1f} tokens/J)", pw.energy_per_token_j, pw.tokens_per_j));
+    line("all devices avg", fmt::format("{} (board power only)", format_watts(pw.devices_average_w)));
+    line("cluster power avg / peak",
+         fmt::format("{} / {} (incl. nodes, NICs, switches, power supplies)", format_watts(pw.cluster_average_w),
+                     format_watts(pw.cluster_peak_w)));
+    line("energy per step", fmt::format("{} ({} in the devices)", format_joules(pw.energy_per_step_j),
+                                        format_joules(pw.devices_j)));
+    line("energy per token", fmt::format("{:.4f} J ({:.1f} tokens/J; devices alone {:.4f} J)", pw.energy_per_token_j,
+                                         pw.tokens_per_j, pw.device_energy_per_token_j));
     line("performance per watt", fmt::format("{:.1f} GFLOP/s per W (model FLOPs)", pw.model_flops_per_j / 1e9));
     if (pw.cost_computed) {
       line("cost", fmt::format("${:.2f} per step, ${:.4f} per million tokens", pw.cost_per_step_usd,
@@ -261,16 +265,22 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
              {"device_peak_w", pw.device_peak_w},
              {"throttle_factor", pw.throttle_factor},
              {"throttling_applied", pw.throttling_applied},
+             {"devices_average_w", pw.devices_average_w},
              {"cluster_average_w", pw.cluster_average_w},
              {"cluster_peak_w", pw.cluster_peak_w},
              {"energy_per_step_j", pw.energy_per_step_j},
+             {"devices_energy_per_step_j", pw.devices_j},
              {"energy_parts_j",
               {{"static", pw.static_j},
-               {"compute", pw.compute_j},
+               {"wait", pw.wait_j},
                {"memory", pw.memory_j},
-               {"links", pw.link_j},
-               {"network_devices", pw.network_j}}},
+               {"compute", pw.compute_j},
+               {"communication", pw.communication_j},
+               {"nodes", pw.nodes_j},
+               {"network_devices", pw.network_j},
+               {"power_supplies", pw.psu_loss_j}}},
              {"energy_per_token_j", pw.energy_per_token_j},
+             {"device_energy_per_token_j", pw.device_energy_per_token_j},
              {"tokens_per_j", pw.tokens_per_j},
              {"model_flops_per_j", pw.model_flops_per_j}};
     if (pw.cost_computed) {

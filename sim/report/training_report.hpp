@@ -14,7 +14,7 @@
 namespace clustersim::report {
 
 /// Version of the JSON document layout; bump when a field is renamed or removed.
-inline constexpr int kResultSchemaVersion = 1;
+inline constexpr int kResultSchemaVersion = 2;  // 2: power.energy_parts_j by activity class (2026-12-06)
 
 /// Multi-line table with units: throughput, utilisation, breakdown, fingerprint.
 std::string training_summary_table(const scenario::Scenario& scenario,

@@ -400,6 +400,23 @@ void warn_unread_attention_keys(const ConfigNode& root, const std::filesystem::p
   warn_key("warp_mma_fraction", runs_fa2, "fa2, the warp-MMA family, does not run");
 }
 
+/// power.accelerator_limit: above the accelerator's idle power; without power data it has no effect.
+void check_power_limit(const ConfigNode& root, bool accelerator_ok, const platform::ClusterSpec& cluster,
+                       Problems& problems) {
+  const std::string key = "power.accelerator_limit";
+  const double limit = cluster.power.accelerator_limit_w;
+  if (!accelerator_ok || !has_value(root, key) || problems.bad(key) || limit == 0) return;  // 0: the TDP
+  const models::AcceleratorSpec& chip = cluster.accelerator;
+  if (!(chip.tdp_w > chip.idle_w)) {
+    problems.warn(position_of(root, key), key,
+                  "has no effect: accelerator '" + chip.name + "' has no power.tdp, so there is no power report to limit");
+  } else if (limit <= chip.idle_w) {
+    problems.add(position_of(root, key), key,
+                 fmt::format("limit {:g} W must be above accelerator '{}''s idle power {:g} W (its TDP: {:g} W)", limit,
+                             chip.name, chip.idle_w, chip.tdp_w));
+  }
+}
+
 /// simulation.calibration: the accelerator's rows of the file or folder, read here so that a
 /// missing file, a malformed row or a table without this accelerator is an error at the key.
 void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, Problems& problems) {
@@ -439,6 +456,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   if (const auto problem = platform.cost.basis_problem()) {
     problems.add(position_of(root, "cost." + problem->key), "cost." + problem->key, problem->message);
   }
+  check_power_limit(root, accelerator_ok, cluster, problems);
   warn_shadowed(root, data_dir, cluster, problems);
   if (accelerator_ok) warn_unread_attention_keys(root, data_dir, cluster, problems);
   if (accelerator_ok) read_calibration(root, platform, problems);

@@ -14,6 +14,14 @@ models::AcceleratorSpec read_accelerator(const config::ConfigNode& entry, const 
   spec.name = name;
   models::accelerator_keys().read(entry, path, spec, problems);
   if (spec.display_name.empty()) spec.display_name = name;
+  // The activity levels in order (idle <= wait <= memory <= compute), those it sets or derives.
+  if (const auto levels = models::activity_power(spec, 0); levels && !problems.bad(path + ".power")) {
+    try {
+      levels->validate();
+    } catch (const ConfigError& e) {
+      problems.add(config::position_of(entry, "power"), path + ".power", e.what());
+    }
+  }
   return spec;
 }
 
@@ -21,7 +29,6 @@ void set_accelerator(const models::AcceleratorSpec& accelerator, platform::Clust
   cluster.accelerator = accelerator;
   cluster.memory_levels = accelerator.memory_levels();
   cluster.host_link = accelerator.host_link;
-  models::set_accelerator_power(accelerator, cluster.power);
 }
 
 models::TransformerSpec read_model(const config::ConfigNode& entry, const std::string& path, const std::string& name,

@@ -166,7 +166,7 @@ Declarations<PlatformSpec> power_keys() {
   Declarations<PlatformSpec> keys;
   keys.boolean("apply_throttling", &PlatformSpec::apply_throttling,
                "slow compute by the TDP throttle factor (default: report it only)");
-  keys.splice(member(&PlatformSpec::cluster, &ClusterSpec::power), models::network_power_keys());
+  keys.splice(member(&PlatformSpec::cluster, &ClusterSpec::power), models::platform_power_keys());
   return keys;
 }
 

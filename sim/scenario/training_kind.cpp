@@ -364,7 +364,7 @@ void warn_ineffective(const WorkloadReadContext& c, const TrainingWorkload& w) {
     c.warn_unless(par.zero == 3 || c.problems.bad(c.key("parallelism.zero")), key, zero_why);
   }
   warn_ineffective_faults(c);
-  if (c.platform_ok && !(c.platform.cluster.power.tdp_w > 0)) {
+  if (c.platform_ok && !(c.platform.cluster.accelerator.tdp_w > c.platform.cluster.accelerator.idle_w)) {
     warn_no_effect(c.root, c.problems, "power.apply_throttling",
                    "accelerator '" + c.platform.cluster.accelerator.name +
                        "' has no power.tdp, so there is no throttle factor to apply");

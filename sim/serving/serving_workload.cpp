@@ -13,6 +13,7 @@
 #include "models/power/cost_model.hpp"
 #include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/platform/energy.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/serving/faults.hpp"
 
@@ -902,39 +903,36 @@ void ServingWorkload::fill_pools(ServingResult& r) const {
 }
 
 void ServingWorkload::fill_energy(ServingResult& r) const {
-  const platform::ClusterSpec& cluster = platform_.cluster();
-  if (!(cluster.power.tdp_w > 0) || r.duration_s <= 0) return;
-  double devices_j = 0;
-  for (std::size_t i = 0; i < pools_.size(); ++i) {
-    const Pool& pool = pools_[i];
-    double busy = 0, flops = 0, hbm = 0;
+  if (r.duration_s <= 0 || r.output_tokens <= 0) return;
+  std::vector<platform::DeviceWork> work;
+  for (const Pool& pool : pools_) {
+    if (!platform::has_power_data(pool.accelerator)) return;  // one pool without power data: no energy report
+    // One average device of the pool: its instance's kernels and collectives alone (each
+    // instance's pp stage schedulers share its devices), the rest of the window waiting.
+    double kernels = 0, communication = 0, flops = 0;
     for (int index : pool.replicas) {
       const ReplicaStats& s = replicas_[static_cast<std::size_t>(index)]->stats();
-      busy += s.busy_s / pool.spec->pp;
+      kernels += (s.compute_bound_s + s.memory_bound_s) / pool.spec->pp;
+      communication += s.communication_s / pool.spec->pp;
       flops += s.flops;
-      hbm += s.hbm_bytes;
     }
     const double devices = static_cast<double>(pool.spec->accelerators());
-    models::DeviceActivity activity;
-    activity.step_time_s = r.duration_s;
-    activity.compute_busy_s = std::clamp(busy / pool.spec->replicas, 1e-12, r.duration_s);
-    activity.flops[weight_format_math(spec_.precision.weights)] = flops / devices;
-    activity.bytes[models::MemoryLevelKind::hbm] = hbm / pool.spec->replicas;  // per device (hbm_bytes is)
-    models::PowerSpec power = cluster.power;
-    power.tdp_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.tdp_w : power.tdp_w;
-    power.idle_w = pool.accelerator.tdp_w > 0 ? pool.accelerator.idle_w : power.idle_w;
-    devices_j += models::device_energy(power, platform_.memory(), activity).total_j * devices;
+    platform::DeviceWork group{&pool.accelerator, {}, devices};
+    group.activity.period_s = r.duration_s;
+    group.activity.kernel_s = std::min(kernels / pool.spec->replicas, r.duration_s);
+    group.activity.communication_s = std::min(communication / pool.spec->replicas, r.duration_s - group.activity.kernel_s);
+    group.activity.matrix_flops[weight_format_math(spec_.precision.weights)] = flops / devices;
+    work.push_back(group);
   }
-  const double nics = static_cast<double>(cluster.network.nodes) * cluster.network.scale_out.nics_per_node;
-  const double network_j = (nics * cluster.power.nic_w + platform_.scale_out_switches() * cluster.power.switch_w) * r.duration_s;
-  const double total_j = devices_j + network_j;
-  r.average_power_w = total_j / r.duration_s;
-  if (r.output_tokens > 0) r.energy_per_token_j = total_j / static_cast<double>(r.output_tokens);
-  if (platform_.spec().cost.any() && r.output_tokens > 0) {
-    const models::StepCost cost = models::step_cost(platform_.spec().cost, r.duration_s, r.accelerators, total_j,
-                                                    static_cast<double>(r.output_tokens));
-    r.cost_per_million_tokens = cost.usd_per_million_tokens;
-  }
+  if (work.empty()) return;
+  const auto tokens = static_cast<double>(r.output_tokens);
+  const platform::PeriodEnergy energy = platform::period_energy(platform_, work, tokens, 0.0);
+  r.average_power_w = energy.cluster.average_power_w;
+  r.devices_average_power_w = energy.cluster.devices_average_power_w;
+  r.energy_per_token_j = energy.cluster.energy_per_token_j;
+  r.device_energy_per_token_j = energy.cluster.device_energy_per_token_j;
+  if (const auto note = platform::power_coverage_note(platform_)) r.notes.push_back(*note);
+  if (energy.cost) r.cost_per_million_tokens = energy.cost->usd_per_million_tokens;
 }
 
 }  // namespace

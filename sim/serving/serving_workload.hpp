@@ -171,8 +171,10 @@ struct ServingResult final : public platform::WorkloadResult {
   double prefix_hit_rate = 0;   ///< prompt tokens served from the prefix cache / prompt tokens
   double gpu_utilisation = 0;   ///< busy accelerator time / (accelerators x duration)
   std::optional<double> energy_per_token_j;
+  std::optional<double> device_energy_per_token_j;  ///< the accelerators' energy alone
   std::optional<double> cost_per_million_tokens;
-  double average_power_w = 0;
+  double average_power_w = 0;          ///< devices, nodes, NICs, switches, power supplies
+  double devices_average_power_w = 0;  ///< the accelerators' board power alone
   int accelerators = 0;
   std::vector<PoolResult> pools;
   std::vector<ServingSample> series;

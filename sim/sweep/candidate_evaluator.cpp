@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "models/memory/memory_footprint.hpp"
-#include "models/power/training_activity.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
 #include "sim/training/analytical_step.hpp"
@@ -15,7 +14,7 @@ namespace clustersim::sweep {
 CandidateEvaluator::CandidateEvaluator(const scenario::Scenario& scenario, Objective objective)
     : workload_(scenario.training()), base_workload_(scenario.training()), objective_(objective) {
   const auto& cluster = scenario.platform.cluster;
-  if (objective == Objective::energy && !(cluster.power.tdp_w > 0)) {
+  if (objective == Objective::energy && !platform::has_power_data(cluster.accelerator)) {
     throw ConfigError(fmt::format("objective 'energy' needs the accelerator's power.tdp; the preset '{}' has none",
                                   cluster.accelerator.name));
   }
@@ -24,7 +23,7 @@ CandidateEvaluator::CandidateEvaluator(const scenario::Scenario& scenario, Objec
     throw ConfigError("objective 'cost' needs a cost block in the scenario "
                       "(cost.accelerator_hour_usd or cost.capex_usd_per_accelerator)");
   }
-  if (objective == Objective::cost && cost.capex_usd_per_accelerator.has_value() && !(cluster.power.tdp_w > 0)) {
+  if (objective == Objective::cost && cost.capex_usd_per_accelerator.has_value() && !platform::has_power_data(cluster.accelerator)) {
     throw ConfigError(fmt::format("objective 'cost' with capex pricing needs the accelerator's power.tdp for the "
                                   "electricity bill; the preset '{}' has none", cluster.accelerator.name));
   }
@@ -78,8 +77,8 @@ CandidateOutcome CandidateEvaluator::evaluate(const Candidate& candidate, bool w
   return outcome;
 }
 
-/// The platform's power and cost arithmetic (platform::period_energy, as the training job's
-/// report) on the analytical step: one average device. Without power data the energy is
+/// The platform's power and cost arithmetic (training::step_energy, as the training job's
+/// report) on the analytical step. Without power data the energy is
 /// unknown (0) and only rental pricing can be costed.
 void CandidateEvaluator::fill_energy_and_cost(CandidateOutcome& outcome) const {
   const training::TrainingResult& r = outcome.estimate;
@@ -92,13 +91,7 @@ void CandidateEvaluator::fill_energy_and_cost(CandidateOutcome& outcome) const {
     }
     return;
   }
-  const double busy_s = r.breakdown.compute_s > 0 ? r.breakdown.compute_s : r.step_time_s;
-  const models::FootprintInputs inputs = training::footprint_inputs(w);
-  const models::DeviceActivity activity =
-      models::estimate_training_activity(inputs, platform_->cluster().network.accelerators_per_node,
-                                         w.grad_bytes_per_param, r.hardware_flops_per_step / gpus, w.precision,
-                                         r.step_time_s, busy_s);
-  const platform::PeriodEnergy energy = platform::period_energy(*platform_, activity, gpus, tokens, r.model_flops_per_step);
+  const platform::PeriodEnergy energy = training::step_energy(w, *platform_, r);
   outcome.energy_per_token_j = energy.cluster.energy_per_token_j;
   if (energy.cost) outcome.usd_per_million_tokens = energy.cost->usd_per_million_tokens;
 }

@@ -6,36 +6,22 @@
 #include <fmt/format.h>
 
 #include "models/memory/fit_remedy.hpp"
-#include "models/power/training_activity.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
 
 namespace clustersim::training {
 namespace {
 
-/// The step's energy (power.tdp present): one average device running the step's activity.
-platform::PeriodEnergy step_energy(const TrainingWorkload& w, const platform::Platform& platform,
-                                   const models::FootprintInputs& inputs, const TrainingResult& result) {
-  const double gpus = result.gpus;
-  const double busy = result.breakdown.compute_s > 0 ? result.breakdown.compute_s : result.step_time_s;
-  const models::DeviceActivity activity =
-      models::estimate_training_activity(inputs, platform.cluster().network.accelerators_per_node,
-                                         w.grad_bytes_per_param, result.hardware_flops_per_step / gpus, w.precision,
-                                         result.step_time_s, busy);
-  const double tokens = static_cast<double>(w.global_batch * w.seq_len);
-  return platform::period_energy(platform, activity, gpus, tokens, result.model_flops_per_step);
-}
-
 /// The power, energy and cost report. `throttle` < 1: the step ran at that clock fraction (the
 /// power limit applied in the timeline), which the report states in place of its own factor.
-void fill_power_report(const TrainingWorkload& w, const platform::Platform& platform,
-                       const models::FootprintInputs& inputs, double throttle, TrainingResult& result) {
+void fill_power_report(const TrainingWorkload& w, const platform::Platform& platform, double throttle,
+                       TrainingResult& result) {
   if (!platform::has_power_data(platform)) {
     result.notes.push_back("power: the accelerator preset has no power.tdp; no power or energy report");
     return;
   }
   const double gpus = result.gpus;
-  const platform::PeriodEnergy energy = step_energy(w, platform, inputs, result);
+  const platform::PeriodEnergy energy = step_energy(w, platform, result);
   auto& report = result.power;
   report.throttle_factor = throttle < 1.0 ? throttle : energy.device.throttle_factor;
   report.throttling_applied = throttle < 1.0;
@@ -43,23 +29,32 @@ void fill_power_report(const TrainingWorkload& w, const platform::Platform& plat
   const models::ClusterEnergy& cluster = energy.cluster;
   report.computed = true;
   report.device_average_w = device.average_power_w;
-  report.device_peak_w = device.peak_power_w;
+  report.device_peak_w = device.kernel_power_w;
+  report.devices_average_w = cluster.devices_average_power_w;
   report.cluster_average_w = cluster.average_power_w;
   report.cluster_peak_w = cluster.peak_power_w;
   report.energy_per_step_j = cluster.total_j;
+  report.devices_j = cluster.devices_j;
   report.static_j = device.static_j * gpus;
+  report.wait_j = device.wait_j * gpus;
+  report.memory_j = device.memory_j * gpus;
   report.compute_j = device.compute_j * gpus;
-  report.memory_j = device.memory_total_j() * gpus;
-  report.link_j = device.link_j * gpus;
+  report.communication_j = device.communication_j * gpus;
+  report.nodes_j = cluster.nodes_j;
   report.network_j = cluster.network_j;
+  report.psu_loss_j = cluster.psu_loss_j;
   report.energy_per_token_j = cluster.energy_per_token_j;
+  report.device_energy_per_token_j = cluster.device_energy_per_token_j;
   report.tokens_per_j = cluster.tokens_per_j;
   report.model_flops_per_j = cluster.flops_per_j;
   if (device.throttle_factor < 1.0 && !report.throttling_applied) {
-    result.notes.push_back(fmt::format("power: dynamic power exceeds TDP; the clock would throttle to {:.1f} % "
-                                       "(reported only; set power.apply_throttling to apply)",
+    result.notes.push_back(fmt::format("power: the kernels would draw {:.0f} W at full clock, above the {:.0f} W limit; "
+                                       "the clock would throttle to {:.1f} % (reported only; set power.apply_throttling "
+                                       "to apply)",
+                                       device.unthrottled_kernel_power_w, device.kernel_power_w,
                                        100.0 * device.throttle_factor));
   }
+  if (const auto note = platform::power_coverage_note(platform)) result.notes.push_back(*note);
   if (energy.cost) {
     report.cost_computed = true;
     report.cost_per_step_usd = energy.cost->total_usd;
@@ -68,6 +63,24 @@ void fill_power_report(const TrainingWorkload& w, const platform::Platform& plat
 }
 
 }  // namespace
+
+models::DeviceActivity step_activity(const TrainingWorkload& w, const TrainingResult& result) {
+  const StepBreakdown& b = result.breakdown;
+  models::DeviceActivity activity;
+  activity.period_s = result.step_time_s;
+  const double exposed = b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s + b.exposed_dp_s;
+  activity.kernel_s = std::min(b.compute_s + b.optimizer_s, result.step_time_s);
+  activity.communication_s = std::clamp(exposed, 0.0, result.step_time_s - activity.kernel_s);
+  if (result.gpus > 0) activity.matrix_flops[w.precision] = result.hardware_flops_per_step / result.gpus;
+  return activity;
+}
+
+platform::PeriodEnergy step_energy(const TrainingWorkload& w, const platform::Platform& platform,
+                                   const TrainingResult& result) {
+  const double tokens = static_cast<double>(w.global_batch * w.seq_len);
+  return platform::period_energy(platform, {{&platform.cluster().accelerator, step_activity(w, result), result.gpus}},
+                                 tokens, result.model_flops_per_step);
+}
 
 void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, MemoryReport& report) {
   report.computed = true;
@@ -188,7 +201,7 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
     // other workloads) with every accelerator at that clock, so compute stretches in the
     // timeline and the overlaps around it react.
     const TrainingResult full_clock = simulate_training_step(setup_);
-    setup_.throttle = std::min(1.0, step_energy(workload, platform, inputs_, full_clock).device.throttle_factor);
+    setup_.throttle = std::min(1.0, step_energy(workload, platform, full_clock).throttle_factor);
   }
   step_ = std::make_unique<TrainingStep>(setup_);
 }
@@ -215,7 +228,7 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
         platform_.cluster().accelerator.hbm_capacity_bytes / kGiB, over / kGiB));
   }
   for (const std::string& note : mode_notes_) result->notes.push_back(note);
-  fill_power_report(workload_, platform_, inputs_, setup_.throttle, *result);
+  fill_power_report(workload_, platform_, setup_.throttle, *result);
   if (!platform_.link_faults().empty() && session.comm().fidelity() == platform::Fidelity::flow) {
     fill_link_fault_cost(platform_.link_faults(), simulate_training_step(setup_).step_time_s, *result);
   }

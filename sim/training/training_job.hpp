@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "models/memory/memory_footprint.hpp"
+#include "sim/platform/energy.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/workload.hpp"
 #include "sim/training/training_config.hpp"
@@ -22,6 +23,16 @@ void fill_memory_report(const models::StageFootprint& peak, double capacity_byte
 /// Fills result.run for a run of train_tokens tokens (nothing when train_tokens <= 0) from the
 /// step time, throughput, GPUs and (when computed) the power and cost reports.
 void fill_run_report(double train_tokens, TrainingResult& result);
+
+/// What one device of the step's critical stage did, for power: kernels for its compute and
+/// optimizer time, collectives alone for its exposed communication, waiting for the rest
+/// (bubble, host dispatch, offload), and the step's hardware FLOPs per device on the matrix
+/// units in the workload's precision.
+models::DeviceActivity step_activity(const TrainingWorkload& workload, const TrainingResult& result);
+/// The step's power, energy and cost on `platform` (platform::period_energy over step_activity).
+/// Precondition: platform::has_power_data(platform).
+platform::PeriodEnergy step_energy(const TrainingWorkload& workload, const platform::Platform& platform,
+                                   const TrainingResult& result);
 
 /// The goodput of a long run of the job under `failures`: its GPUs, hosts and NICs, and a
 /// checkpoint of every rank's weights and optimizer state (the footprint's stages; each

@@ -96,19 +96,26 @@ struct StepStatistics {
 /// device; cluster figures include NICs and scale-out switches.
 struct PowerReport {
   bool computed = false;
-  double device_average_w = 0;
-  double device_peak_w = 0;          ///< while kernels run, capped at TDP
-  double throttle_factor = 1;        ///< clock fraction the TDP allows (1: no throttling)
+  double device_average_w = 0;       ///< one device of the critical stage, over the step
+  double device_peak_w = 0;          ///< its draw while kernels run, capped at the power limit
+  double throttle_factor = 1;        ///< clock fraction the power limit allows (1: no throttling)
   bool throttling_applied = false;   ///< compute time was divided by throttle_factor
-  double cluster_average_w = 0;
+  double devices_average_w = 0;      ///< every accelerator together (board power: what nvidia-smi sums to)
+  double cluster_average_w = 0;      ///< devices, nodes, NICs, switches and power-supply losses
   double cluster_peak_w = 0;
   double energy_per_step_j = 0;      ///< whole cluster
-  double static_j = 0;               ///< whole cluster, per part (devices: idle x time)
-  double compute_j = 0;
-  double memory_j = 0;
-  double link_j = 0;
+  double devices_j = 0;              ///< the accelerators' part of it
+  // The devices' energy by activity class, whole cluster (models/power/power_model.hpp).
+  double static_j = 0;               ///< idle power x step time
+  double wait_j = 0;                 ///< no kernel, above idle
+  double memory_j = 0;               ///< kernels at the memory-bound level, above idle
+  double compute_j = 0;              ///< the matrix units' share above the memory-bound level
+  double communication_j = 0;        ///< collectives alone, above idle
+  double nodes_j = 0;                ///< the nodes' own draw (power.node)
   double network_j = 0;              ///< NIC and switch power x step time
+  double psu_loss_j = 0;             ///< the nodes' power-supply losses (power.psu_efficiency)
   double energy_per_token_j = 0;
+  double device_energy_per_token_j = 0;  ///< the accelerators' energy alone per token
   double tokens_per_j = 0;
   double model_flops_per_j = 0;      ///< performance per watt: model FLOP/s per W
   bool cost_computed = false;

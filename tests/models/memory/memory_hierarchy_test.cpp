@@ -13,8 +13,8 @@ using namespace clustersim::models;
 
 namespace {
 
-MemoryLevel level(MemoryLevelKind kind, double capacity, double bandwidth, double latency = 0, double energy = 0) {
-  return MemoryLevel{kind, capacity, bandwidth, latency, energy};
+MemoryLevel level(MemoryLevelKind kind, double capacity, double bandwidth, double latency = 0) {
+  return MemoryLevel{kind, capacity, bandwidth, latency};
 }
 
 MemoryHierarchy h100_like() {
@@ -64,5 +64,4 @@ TEST_CASE("invalid hierarchies are rejected") {
   CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 0, 1)}), doctest::Contains("'hbm' needs a positive capacity"));
   CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 1, 0)}), doctest::Contains("'hbm' needs a positive bandwidth"));
   CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 1, 1, -1)}), doctest::Contains("negative latency"));
-  CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 1, 1, 0, -1)}), doctest::Contains("negative energy"));
 }

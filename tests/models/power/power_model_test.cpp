@@ -1,7 +1,8 @@
-#include "models/power/power_model.hpp"
-
+// Power by activity class (issue 28 part 4): every figure below is derived by hand from the
+// levels, so a change to the arithmetic shows here.
 #include <doctest/doctest.h>
 
+#include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
 
 using namespace clustersim;
@@ -9,113 +10,142 @@ using namespace clustersim::models;
 
 namespace {
 
-PowerSpec spec() {
-  PowerSpec p;
-  p.tdp_w = 700;
+/// Round levels: idle 100, wait 150, memory 400, compute 900, communication 300 W, limit 700 W;
+/// the best bf16 GEMM runs at 500 TFLOP/s, fp8 at 1000.
+ActivityPower levels() {
+  ActivityPower p;
   p.idle_w = 100;
-  p.energy_j_per_flop = {{Dtype::bf16, 0.5e-12}, {Dtype::fp8, 0.25e-12}};
-  p.energy_j_per_bit = {{LinkKind::scale_up, 1e-12}, {LinkKind::scale_out, 5e-12}};
-  p.nic_w = 25;
-  p.switch_w = 500;
+  p.wait_w = 150;
+  p.memory_w = 400;
+  p.compute_w = 900;
+  p.communication_w = 300;
+  p.limit_w = 700;
+  p.best_flops_per_s = {{Dtype::bf16, 500e12}, {Dtype::fp8, 1000e12}};
   return p;
 }
 
-MemoryHierarchy memory() {
-  return MemoryHierarchy({MemoryLevel{MemoryLevelKind::hbm, 80e9, 3e12, 0, 30e-12},
-                          MemoryLevel{MemoryLevelKind::l2, 50e6, 10e12, 0, 5e-12}});
-}
-
-DeviceActivity activity(double bf16_flops) {
+DeviceActivity activity(double period, double kernel, double communication, double bf16_flops) {
   DeviceActivity a;
-  a.step_time_s = 2;
-  a.compute_busy_s = 1;
-  a.flops = {{Dtype::bf16, bf16_flops}};
-  a.bytes = {{MemoryLevelKind::hbm, 1e12}, {MemoryLevelKind::l2, 2e12}};
-  a.bytes_sent = {{LinkKind::scale_out, 1e9}, {LinkKind::scale_up, 1e10}};
+  a.period_s = period;
+  a.kernel_s = kernel;
+  a.communication_s = communication;
+  if (bf16_flops > 0) a.matrix_flops[Dtype::bf16] = bf16_flops;
   return a;
 }
 
 }  // namespace
 
-TEST_CASE("device energy is the sum of static, FLOP, memory and link parts") {
-  const DeviceEnergy e = device_energy(spec(), memory(), activity(1e15));
-  CHECK(e.static_j == doctest::Approx(200));          // 100 W x 2 s
-  CHECK(e.compute_j == doctest::Approx(500));         // 1e15 x 0.5 pJ
-  CHECK(e.memory_j.at(MemoryLevelKind::hbm) == doctest::Approx(30));  // 1e12 B x 30 pJ
-  CHECK(e.memory_j.at(MemoryLevelKind::l2) == doctest::Approx(10));   // 2e12 B x 5 pJ
-  CHECK(e.link_j == doctest::Approx(0.04 + 0.08));    // 8e9 bit x 5 pJ + 8e10 bit x 1 pJ
-  CHECK(e.total_j == doctest::Approx(740.12));
-  CHECK(e.total_j == doctest::Approx(e.static_j + e.compute_j + e.memory_total_j() + e.link_j));
-  CHECK(e.average_power_w == doctest::Approx(370.06));
-  CHECK(e.peak_power_w == doctest::Approx(640));  // 100 + 540 J / 1 s
+TEST_CASE("each activity class draws its level: idle, wait, memory-bound, communication") {
+  // 10 s: 4 s of bandwidth-bound kernels (no matrix FLOPs), 2 s of collectives alone, 4 s waiting.
+  const DeviceEnergy e = device_energy(levels(), activity(10, 4, 2, 0));
+  CHECK(e.static_j == doctest::Approx(1000));        // 100 W x 10 s
+  CHECK(e.wait_j == doctest::Approx(200));           // (150 - 100) W x 4 s
+  CHECK(e.memory_j == doctest::Approx(1200));        // (400 - 100) W x 4 s
+  CHECK(e.compute_j == 0);
+  CHECK(e.communication_j == doctest::Approx(400));  // (300 - 100) W x 2 s
+  CHECK(e.total_j == doctest::Approx(2800));         // 150x4 + 400x4 + 300x2
+  CHECK(e.average_power_w == doctest::Approx(280));
+  CHECK(e.kernel_power_w == doctest::Approx(400));
   CHECK(e.throttle_factor == 1);
 }
 
-TEST_CASE("dynamic power above TDP throttles the clock") {
-  const DeviceEnergy e = device_energy(spec(), memory(), activity(2e15));
-  // Busy dynamic power (1000 + 40) J / 1 s = 1040 W against 600 W of headroom.
-  CHECK(e.unthrottled_peak_power_w == doctest::Approx(1140));
-  CHECK(e.throttle_factor == doctest::Approx(600.0 / 1040.0));
-  CHECK(e.peak_power_w == doctest::Approx(700));
+TEST_CASE("the matrix share of kernel time moves the kernels' draw from memory-bound to compute") {
+  // 4 s of kernels that ran 500e12 bf16 FLOPs: 1 s at the best rate, a quarter of the kernel
+  // time: 400 + (900 - 400) x 0.25 = 525 W, under the limit.
+  const DeviceEnergy e = device_energy(levels(), activity(4, 4, 0, 500e12));
+  CHECK(e.kernel_power_w == doctest::Approx(525));
+  CHECK(e.memory_j == doctest::Approx(1200));  // (400 - 100) x 4
+  CHECK(e.compute_j == doctest::Approx(500));  // (900 - 400) x 1 s
+  CHECK(e.total_j == doctest::Approx(2100));   // 525 W x 4 s
+  CHECK(e.throttle_factor == 1);
+  // fp8 FLOPs count at their own best rate: 1000e12 fp8 FLOPs are the same 1 s.
+  DeviceActivity fp8 = activity(4, 4, 0, 0);
+  fp8.matrix_flops[Dtype::fp8] = 1000e12;
+  CHECK(device_energy(levels(), fp8).kernel_power_w == doctest::Approx(525));
 }
 
-TEST_CASE("cluster power includes NICs and switches") {
-  const DeviceEnergy e = device_energy(spec(), memory(), activity(1e15));
-  const ClusterEnergy c = cluster_energy({e, e}, 4, spec(), 8, 2, 2.0, 1e6, 4e18);
-  CHECK(c.devices_j == doctest::Approx(8 * 740.12));
-  CHECK(c.network_j == doctest::Approx((8 * 25 + 2 * 500) * 2.0));
-  CHECK(c.total_j == doctest::Approx(8 * 740.12 + 2400));
-  CHECK(c.average_power_w == doctest::Approx(c.total_j / 2.0));
-  CHECK(c.peak_power_w == doctest::Approx(8 * 640 + 1200));
+TEST_CASE("the power limit caps the kernels' draw and sets the throttle factor") {
+  // Every kernel second at the best rate: 900 W demanded, 700 W allowed. The clock falls to
+  // (700 - 100) / (900 - 100) = 0.75; the parts above idle keep their proportions:
+  // memory 300/800 and compute 500/800 of the 600 W above idle.
+  const DeviceEnergy e = device_energy(levels(), activity(2, 2, 0, 1000e12));
+  CHECK(e.unthrottled_kernel_power_w == doctest::Approx(900));
+  CHECK(e.kernel_power_w == doctest::Approx(700));
+  CHECK(e.throttle_factor == doctest::Approx(0.75));
+  CHECK(e.memory_j == doctest::Approx(300.0 / 800 * 600 * 2));
+  CHECK(e.compute_j == doctest::Approx(500.0 / 800 * 600 * 2));
+  CHECK(e.total_j == doctest::Approx(1400));  // 700 W x 2 s
+  // More FLOPs than the kernel time could hold at the best rate count as a share of 1.
+  CHECK(device_energy(levels(), activity(2, 2, 0, 5000e12)).unthrottled_kernel_power_w == doctest::Approx(900));
+}
+
+TEST_CASE("levels derived from TDP and idle with the measured fractions") {
+  AcceleratorSpec chip;
+  chip.name = "chip";
+  chip.tdp_w = 700;
+  chip.idle_w = 100;
+  chip.peak_flops_per_s = {{Dtype::bf16, 1000e12}};
+  chip.matmul_efficiency = 0.8;
+  const ActivityFractions f;
+  const ActivityPower p = *activity_power(chip, 0);
+  CHECK(p.wait_w == doctest::Approx(100 + 600 * f.wait));
+  CHECK(p.memory_w == doctest::Approx(100 + 600 * f.memory));
+  CHECK(p.compute_w == doctest::Approx(100 + 600 / 0.85));
+  CHECK(p.communication_w == p.memory_w);
+  CHECK(p.limit_w == 700);
+  CHECK(p.best_flops_per_s.at(Dtype::bf16) == doctest::Approx(800e12));
+  // A preset's own level wins; a lower limit (MLPerf MaxQ runs) replaces the TDP.
+  chip.memory_power_w = 450;
+  chip.communication_power_w = 250;
+  const ActivityPower set = *activity_power(chip, 500);
+  CHECK(set.memory_w == 450);
+  CHECK(set.communication_w == 250);
+  CHECK(set.limit_w == 500);
+  // No TDP above idle: no power data.
+  chip.tdp_w = 0;
+  CHECK_FALSE(activity_power(chip, 0).has_value());
+}
+
+TEST_CASE("the cluster: devices, nodes, NICs, switches and power-supply losses") {
+  const DeviceEnergy device = device_energy(levels(), activity(10, 4, 2, 0));  // 2800 J, 400 W kernels
+  PowerSpec power;
+  power.nic_w = 25;
+  power.switch_w = 1000;
+  power.node_w = 500;
+  power.psu_efficiency = 0.8;
+  // 16 devices in 2 nodes with 8 NICs each, 1 switch, over 10 s; 1e6 tokens, 4e18 model FLOPs.
+  const ClusterEnergy c = cluster_energy({{device, 16}}, power, 2, 16, 1, 10, 1e6, 4e18);
+  CHECK(c.devices_j == doctest::Approx(44800));                          // 16 x 2800
+  CHECK(c.nodes_j == doctest::Approx(10000));                            // 2 x 500 W x 10 s
+  CHECK(c.network_j == doctest::Approx((16 * 25 + 1000) * 10.0));        // 14000
+  CHECK(c.psu_loss_j == doctest::Approx((44800 + 10000 + 4000) * 0.25));  // behind the supplies, x (1/0.8 - 1)
+  CHECK(c.total_j == doctest::Approx(44800 + 10000 + 14000 + 14700));
+  CHECK(c.devices_average_power_w == doctest::Approx(4480));
+  CHECK(c.average_power_w == doctest::Approx(c.total_j / 10));
+  CHECK(c.peak_power_w == doctest::Approx((16 * 400 + 1000 + 400) * 1.25 + 1000));
   CHECK(c.energy_per_token_j == doctest::Approx(c.total_j / 1e6));
-  CHECK(c.tokens_per_j == doctest::Approx(1e6 / c.total_j));
+  CHECK(c.device_energy_per_token_j == doctest::Approx(0.0448));
   CHECK(c.flops_per_j == doctest::Approx(4e18 / c.total_j));
-  CHECK_THROWS_WITH(cluster_energy({}, 4, spec(), 0, 0, 1, 1, 1), doctest::Contains("no pipeline stages"));
-  CHECK_THROWS_WITH(cluster_energy({e}, 4, spec(), 0, 0, 1, 0, 1), doctest::Contains("tokens per step must be positive"));
+  // Two kinds of device (a disaggregated fleet): the groups add.
+  const DeviceEnergy other = device_energy(levels(), activity(10, 0, 0, 0));  // waiting: 1500 J
+  CHECK(cluster_energy({{device, 8}, {other, 8}}, power, 2, 16, 1, 10, 1e6, 0).devices_j == doctest::Approx(8 * 2800 + 8 * 1500));
 }
 
-TEST_CASE("bad power inputs name the problem") {
-  PowerSpec p = spec();
-  p.idle_w = 800;
-  CHECK_THROWS_WITH(p.validate(), doctest::Contains("idle power 800 W must be below tdp 700 W"));
-  p = spec();
-  p.tdp_w = 0;
-  CHECK_THROWS_WITH(p.validate(), doctest::Contains("tdp must be positive"));
-  DeviceActivity a = activity(1e15);
-  a.flops = {{Dtype::fp16, 1.0}};
-  CHECK_THROWS_WITH(device_energy(spec(), memory(), a), doctest::Contains("no energy per FLOP for fp16 (formats with one: bf16, fp8)"));
-  a = activity(1e15);
-  a.compute_busy_s = 3;
-  CHECK_THROWS_WITH(device_energy(spec(), memory(), a), doctest::Contains("must be in (0, step time 2 s]"));
-  a = activity(1e15);
-  a.bytes[MemoryLevelKind::host] = 1;
-  CHECK_THROWS_WITH(device_energy(spec(), memory(), a), doctest::Contains("no 'host' level"));
-}
-
-TEST_CASE("sanity: H100 decode energy per token sits below the ML.ENERGY measurement") {
-  // ML.ENERGY leaderboard (H100, vLLM), Llama-3.1-8B at batch 64: 0.12-0.20 J/token measured
-  // (shared research/inference-anchors.md). The model below prices only the ideal kernels of
-  // one memory-bound decode step (no prefill, scheduler or partially filled batches), so it
-  // must come out below the measurement, but within 10x of it.
-  PowerSpec h100;
-  h100.tdp_w = 700;
-  h100.idle_w = 75;
-  // Default rule of the loader: 0.8 x (tdp - idle) / (matmul efficiency x peak).
-  h100.energy_j_per_flop[Dtype::bf16] = 0.8 * (700 - 75) / (0.80 * 989e12);
-  const MemoryHierarchy memory({MemoryLevel{MemoryLevelKind::hbm, 80e9, 3.35e12, 500e-9, 31e-12}});
-  const double weight_bytes = 8.03e9 * 2;         // Llama-3.1-8B in bf16
-  const double kv_bytes_per_token = 2.0 * 32 * 8 * 128 * 2;  // 2 x layers x kv heads x head_dim x 2 B
-  const double batch = 64, context = 1000;
-  const double bytes = weight_bytes + kv_bytes_per_token * batch * context;
-  const double step_s = bytes / (3.35e12 * 0.87);  // memory-bound roofline at STREAM efficiency
-  DeviceActivity decode;
-  decode.step_time_s = step_s;
-  decode.compute_busy_s = step_s;
-  decode.flops[Dtype::bf16] = 2 * 8.03e9 * batch;
-  decode.bytes[MemoryLevelKind::hbm] = bytes;
-  const DeviceEnergy e = device_energy(h100, memory, decode);
-  const double joules_per_token = e.total_j / batch;
-  CHECK(joules_per_token < 0.12);
-  CHECK(joules_per_token > 0.012);
-  CHECK(e.average_power_w < 700);
+TEST_CASE("bad inputs are errors naming the field") {
+  ActivityPower p = levels();
+  CHECK_THROWS_WITH(device_energy(p, activity(0, 0, 0, 0)), doctest::Contains("period must be positive"));
+  CHECK_THROWS_WITH(device_energy(p, activity(1, 0.8, 0.4, 0)), doctest::Contains("exceed the period"));
+  CHECK_THROWS_WITH(device_energy(p, activity(1, -1, 0, 0)), doctest::Contains("must not be negative"));
+  DeviceActivity fp16 = activity(1, 1, 0, 0);
+  fp16.matrix_flops[Dtype::fp16] = 1e12;
+  CHECK_THROWS_WITH(device_energy(p, fp16), doctest::Contains("no fp16 matrix rate"));
+  p.memory_w = 1000;  // above compute
+  CHECK_THROWS_WITH(device_energy(p, activity(1, 1, 0, 0)),
+                    doctest::Contains("compute power 900 W must not be below memory-bound 1000 W"));
+  PowerSpec bad;
+  bad.psu_efficiency = 1.5;
+  const DeviceEnergy e = device_energy(levels(), activity(1, 1, 0, 0));
+  CHECK_THROWS_WITH(cluster_energy({{e, 1}}, bad, 1, 0, 0, 1, 1, 0), doctest::Contains("efficiency must be in (0, 1]"));
+  CHECK_THROWS_WITH(cluster_energy({}, PowerSpec{}, 1, 0, 0, 1, 1, 0), doctest::Contains("no devices"));
+  CHECK_THROWS_WITH(cluster_energy({{e, 1}}, PowerSpec{}, 1, 0, 0, 1, 0, 0), doctest::Contains("tokens must be positive"));
 }

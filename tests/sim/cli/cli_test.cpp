@@ -32,7 +32,7 @@ TEST_CASE("run prints the default scenario's prediction as a table and as JSON")
   const auto json_run = run_clustersim("run " + source_path("scenarios/default.yaml") + " --format json");
   REQUIRE(json_run.exit_code == 0);
   const auto doc = nlohmann::json::parse(json_run.output);
-  CHECK(doc["schema_version"] == 1);
+  CHECK(doc["schema_version"] == 2);
   CHECK(doc["training"]["step_time_s"].get<double>() > 0);
   CHECK(doc["training"]["mfu"].get<double>() > 0.2);
   CHECK(doc["training"]["mfu"].get<double>() < 0.8);

@@ -81,7 +81,10 @@ TEST_CASE("the result carries the memory footprint and the power report") {
   CHECK(m.total_bytes < m.capacity_bytes);
   const auto& p = result.power;
   REQUIRE(p.computed);
-  CHECK(p.energy_per_step_j == doctest::Approx(p.static_j + p.compute_j + p.memory_j + p.link_j + p.network_j));
+  CHECK(p.energy_per_step_j == doctest::Approx(p.static_j + p.wait_j + p.memory_j + p.compute_j + p.communication_j +
+                                               p.nodes_j + p.network_j + p.psu_loss_j));
+  CHECK(p.devices_j == doctest::Approx(p.static_j + p.wait_j + p.memory_j + p.compute_j + p.communication_j));
+  CHECK(p.devices_average_w == doctest::Approx(p.devices_j / result.step_time_s));
   CHECK(p.static_j == doctest::Approx(16 * 50.0 * result.step_time_s));  // A100 idle 50 W
   CHECK(p.cluster_average_w == doctest::Approx(p.energy_per_step_j / result.step_time_s));
   CHECK(p.energy_per_token_j == doctest::Approx(p.energy_per_step_j / (32.0 * 2048)));
@@ -115,7 +118,7 @@ TEST_CASE("workload.train_tokens: steps, days, GPU-hours, energy and cost of a w
 
 TEST_CASE("throttling is reported by default and applied in the timeline on request") {
   auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
-  scenario.platform.cluster.power.energy_j_per_flop[models::Dtype::bf16] *= 20;  // far above TDP
+  scenario.platform.cluster.power.accelerator_limit_w = 150;  // an A100 held far below its 400 W TDP
   const auto reported = runner::run_training(scenario);
   const double factor = reported.power.throttle_factor;
   CHECK(factor < 1.0);
@@ -138,8 +141,8 @@ TEST_CASE("throttling is reported by default and applied in the timeline on requ
   CHECK(applied.step_time_s > reported.step_time_s + compute_growth);
   CHECK(applied.step_time_s < reported.step_time_s / factor);
   CHECK(applied.tokens_per_s == doctest::Approx(32.0 * 2048 / applied.step_time_s));
-  // At that clock the busy phase draws no more than TDP.
-  CHECK(applied.power.device_peak_w <= 400.0 + 1e-6);
+  // At that clock the busy phase draws no more than the limit.
+  CHECK(applied.power.device_peak_w <= 150.0 + 1e-6);
 }
 
 TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard") {

@@ -680,9 +680,8 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   Scenario plain = load(kBase);
   REQUIRE(plain.platform.cluster.memory_levels.size() == 1);
   CHECK(plain.platform.cluster.memory_levels[0].kind == models::MemoryLevelKind::hbm);
-  CHECK(plain.platform.cluster.memory_levels[0].energy_j_per_byte == doctest::Approx(31e-12).scale(0));  // default
   CHECK(plain.platform.cluster.memory_levels[0].latency_s == relative_approx(500e-9));
-  CHECK(plain.platform.cluster.power.tdp_w == 0);
+  CHECK(plain.platform.cluster.accelerator.tdp_w == 0);
   CHECK(plain.training().memory.workspace_bytes == 1024.0 * 1024 * 1024);
   CHECK(plain.training().memory.fragmentation == doctest::Approx(1.1));
   CHECK_FALSE(plain.platform.cost.any());
@@ -692,8 +691,8 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   const std::string rich = edit(
       kBase, {{R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s"})",
                R"(memory: {hbm_capacity: "80 GiB", hbm_bandwidth: "2 TB/s", l2: "40 MiB", l2_bandwidth: "6 TB/s",
-              host_capacity: "256 GB", host_bandwidth: "64 GB/s", host_link: c2c, energy: {hbm: "20 pJ"}}
-    power: {tdp: "500 W", idle: "100 W", energy_per_flop: {fp16: "0.4 pJ"}}
+              host_capacity: "256 GB", host_bandwidth: "64 GB/s", host_link: c2c}
+    power: {tdp: "500 W", idle: "100 W", memory: "350 W"}
     efficiency: {matmul: 0.8, matmul_fp16: 0.7})"},
               {"simulation: {seed: 3}", "simulation: {seed: 3}\ncost: {accelerator_hour_usd: 2.5}\n"
                                         "power: {apply_throttling: true, nic: \"30 W\"}"},
@@ -708,11 +707,13 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   CHECK(s.platform.cluster.accelerator.matmul_efficiency_for(models::Dtype::fp16) == doctest::Approx(0.7));
   CHECK(s.platform.cluster.accelerator.matmul_efficiency_for(models::Dtype::bf16) == doctest::Approx(0.8));
   CHECK(memory.level(models::MemoryLevelKind::host).bytes_per_s == doctest::Approx(64e9));
-  CHECK(memory.level(models::MemoryLevelKind::hbm).energy_j_per_byte == doctest::Approx(20e-12).scale(0));
-  CHECK(s.platform.cluster.power.tdp_w == 500);
-  CHECK(s.platform.cluster.power.flop_energy_j(models::Dtype::fp16) == doctest::Approx(0.4e-12).scale(0));
-  // Unset bf16 energy: 0.8 x (500 - 100) W / (0.8 x 300 TFLOP/s).
-  CHECK(s.platform.cluster.power.flop_energy_j(models::Dtype::bf16) == relative_approx(320.0 / 240e12));
+  CHECK(s.platform.cluster.accelerator.tdp_w == 500);
+  CHECK(s.platform.cluster.accelerator.memory_power_w == 350);
+  // Unset compute level: idle + (tdp - idle) / 0.85, the measured fraction.
+  const auto levels = models::activity_power(s.platform.cluster.accelerator, 0);
+  REQUIRE(levels.has_value());
+  CHECK(levels->compute_w == relative_approx(100 + 400 / 0.85));
+  CHECK(levels->memory_w == 350);
   CHECK(s.platform.cluster.power.nic_w == 30);
   CHECK(s.platform.apply_throttling);
   REQUIRE(s.platform.cost.accelerator_hour_usd.has_value());
