@@ -39,11 +39,14 @@ struct ActivityPower {
 struct ActivityFractions {
   /// H100: 145 W with a context holding memory and no kernel over a 98 W idle (gpu_burn rows).
   double wait = (145.0 - 98.0) / (700.0 - 98.0);
-  /// Bandwidth-bound kernels: small-batch LLM decode (weights streamed from HBM, matrix units
-  /// nearly idle), the median of five GPU power measurements at batch 16 (ML.ENERGY: H100 with
-  /// Llama 3.1 8B, 70B TP4 and 405B FP8 TP8, 0.69 / 0.59 / 0.54; B200 with DeepSeek R1 and
-  /// Qwen3-Coder-30B-A3B, 0.55 / 0.74; ground_truth_power_components.csv pc2_* rows).
-  double memory = 0.59;
+  /// Bandwidth-bound kernels: LLM decode at a batch that keeps the GPU saturated (weights and
+  /// KV cache streamed from HBM, matrix units under a fifth of their best rate), the median of
+  /// five GPU power measurements of the ML.ENERGY benchmark (H100: Llama 3.1 8B at batch 256,
+  /// 70B TP4 at 1024, 405B FP8 TP8 at 256: 0.98 / 0.89 / 0.85 of the range; B200: DeepSeek R1
+  /// at 128, Qwen3-Coder-30B-A3B at 1024: 0.87 / 0.96; ground_truth_power_components.csv pc2_*
+  /// rows). The same runs at batch 16 draw 0.54-0.74: their iterations leave host gaps, which
+  /// the model counts as waiting (docs/models.md "Power").
+  double memory = 0.89;
   /// Best GEMM at full clock: the project's H200 ran the 8192^3 bf16 GEMM back to back at
   /// 654.3 of its 770 TFLOP/s short-run rate (0.85) at 690-695 W against its 700 W limit, so
   /// its full-clock draw is idle + (tdp - idle) / 0.85 with power taken proportional to the

@@ -26,6 +26,7 @@
 #include "sim/report/output_paths.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/nccl_validation.hpp"
+#include "sim/validate/power_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/scenario_json.hpp"
@@ -197,6 +198,21 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
   // An inference dataset (ground_truth_inference.csv's columns) is validated by the serving
   // simulator, a training one by the training simulator.
   const auto rows = validate::read_csv_file(options.dataset);
+  if (validate::is_power_dataset(rows)) {
+    // Measured power (ground_truth_power.csv's columns): each row with a scenario of its own.
+    if (!options.base.empty() || !options.scenario_row.empty()) {
+      throw ConfigError(fmt::format("--base and --scenario apply to training and inference datasets; {} is a power "
+                                    "dataset (its rows' scenarios are validation/power/<id>.yaml)",
+                                    options.dataset));
+    }
+    const auto report = validate::validate_power_dataset(options.dataset);
+    if (options.format == "json") {
+      out << validate::power_validation_json(report).dump(2) << '\n';
+    } else {
+      out << validate::render_power_validation_table(report);
+    }
+    return report.summary.rows > 0 ? 0 : 1;
+  }
   const bool inference = validate::is_inference_dataset(rows);
   if (inference && !options.base.empty()) {
     throw ConfigError(fmt::format("--base applies to training datasets; {} is an inference dataset", options.dataset));
