@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "models/accelerator/calibration_table.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/config/units.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
@@ -186,12 +187,10 @@ constexpr SystemSetting kGenerationSettings[] = {
 std::optional<double> setting_value(const ConfigNode& root, const SystemSetting& setting) {
   const ConfigNode* node = root.find_path(setting.key);
   if (node == nullptr || !node->is_scalar()) return std::nullopt;
+  if (!setting.dimension) return config::parse_number(node->text);
   try {
-    if (setting.dimension) return config::parse_quantity(node->text, *setting.dimension);
-    std::size_t used = 0;
-    const double value = std::stod(node->text, &used);
-    return used == node->text.size() ? std::optional<double>(value) : std::nullopt;
-  } catch (const std::exception&) {
+    return config::parse_quantity(node->text, *setting.dimension);
+  } catch (const config::UnitError&) {
     return std::nullopt;
   }
 }

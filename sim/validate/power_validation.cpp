@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/schema.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -15,17 +16,9 @@
 namespace clustersim::validate {
 namespace {
 
+/// A column's number, or -1 when it is empty or not a number.
 double number(const CsvRow& row, std::string_view column) {
-  const std::string& text = row.get(column);
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size()) return -1;
-  return value;
+  return config::parse_number(row.get(column)).value_or(-1.0);
 }
 
 /// The scenario's first comment line, without its "# ".
