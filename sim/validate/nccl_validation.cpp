@@ -17,33 +17,36 @@
 namespace clustersim::validate {
 namespace {
 
-/// GPU-type prefix of the CSV -> system preset with that node.
+/// GPU-type prefix of the CSV -> system preset with that scale-up domain, and the nodes of
+/// 8 GPUs the domain spans (an NVL72 rack: 9).
 struct SystemMapping {
   const char* gpu_prefix;
   const char* system;
+  int nodes = 1;
 };
 constexpr SystemMapping kSystems[] = {{"A100", "dgx-a100"},
                                       {"H100", "dgx-h100"},
                                       {"H200", "dgx-h200"},
-                                      {"GB200", "gb200-nvl72"},
+                                      {"GB200", "gb200-nvl72", 9},
                                       {"AMD Instinct MI300X", "mi300x-x8"}};
 
-scenario::Scenario node_scenario(const std::string& system) {
+/// One scale-up domain of `system` (`nodes` nodes of 8).
+scenario::Scenario domain_scenario(const std::string& system, int nodes) {
   const std::string yaml = fmt::format(R"(schema_version: 1
 name: nccl-{0}
-description: "one {0} node for the nccl-tests comparison"
+description: "one {0} scale-up domain for the nccl-tests comparison"
 include: [systems/{0}.yaml]
 cluster:
-  nodes: 1
+  nodes: {1}
 workload:
   kind: training
   model: llama-3-8b
   seq_len: 2048
-  global_batch: 8
+  global_batch: {2}
   micro_batch: 1
   precision: bf16
-  parallelism: {{tp: 8, pp: 1, dp: 1, cp: 1}}
-)", system);
+  parallelism: {{tp: 8, pp: 1, dp: {1}, cp: 1}}
+)", system, nodes, 8 * nodes);
   return scenario::load_scenario_from_string(yaml, "nccl-" + system + ".yaml");
 }
 
@@ -94,10 +97,11 @@ NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
       continue;
     }
     const int ranks = std::stoi(first.get("num_gpus"));
-    const auto scenario = node_scenario(mapping->system);
+    const auto scenario = domain_scenario(mapping->system, mapping->nodes);
     const platform::Platform platform(scenario.platform);
     if (ranks > platform.accelerator_count()) {
-      comparison.skipped.push_back(fmt::format("{}: {} GPUs do not fit one {} node", gpu, ranks, mapping->system));
+      comparison.skipped.push_back(
+          fmt::format("{}: {} GPUs do not fit one {} scale-up domain", gpu, ranks, mapping->system));
       continue;
     }
     const models::CollectiveTuner& tuner = platform.collectives().tuner();

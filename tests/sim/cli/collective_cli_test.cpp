@@ -90,6 +90,27 @@ TEST_CASE("collective --compare reports per-GPU errors against nccl-tests") {
   }
 }
 
+TEST_CASE("collective --compare runs an NVL72 rack's curve on its 72-GPU domain (issue 28 part 3)") {
+  const auto run = clustersim("collective --compare " + std::string(CLUSTERSIM_SOURCE_DIR) +
+                              "/validation/data/ground_truth_kernels_nonhopper.csv --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto doc = nlohmann::json::parse(run.output);
+  bool rack = false;
+  for (const auto& gpu : doc["gpus"]) {
+    if (gpu["system"] != "gb200-nvl72") continue;
+    rack = true;
+    CHECK(gpu["ranks"] == 72);
+    for (const auto& p : gpu["points"]) CHECK(p["algorithm"].get<std::string>().rfind("nvls/", 0) == 0);
+  }
+  CHECK(rack);
+  // Two and twenty racks span several NVLink domains: not one domain's collective.
+  int beyond = 0;
+  for (const auto& s : doc["skipped"]) {
+    beyond += s.get<std::string>().find("do not fit one gb200-nvl72 scale-up domain") != std::string::npos;
+  }
+  CHECK(beyond == 2);
+}
+
 TEST_CASE("collective errors: unknown algorithm, NVLS without NVSwitch support, bad ranks and sizes") {
   const auto unknown = clustersim("collective " + scenario_path() + " --algorithm spiral");
   CHECK(unknown.exit_code == 1);
