@@ -17,14 +17,14 @@ void require(bool ok, const std::string& message) {
 }  // namespace
 
 void ActivityPower::validate() const {
-  require(idle_w >= 0, fmt::format("idle power {} W must not be negative", idle_w));
-  require(limit_w > idle_w, fmt::format("power limit {} W must be above idle {} W", limit_w, idle_w));
-  require(wait_w >= idle_w, fmt::format("wait power {} W must not be below idle {} W", wait_w, idle_w));
-  require(memory_w >= wait_w, fmt::format("memory-bound power {} W must not be below wait {} W", memory_w, wait_w));
+  require(idle_w >= 0, fmt::format("idle power {:g} W must not be negative", idle_w));
+  require(limit_w > idle_w, fmt::format("power limit {:g} W must be above idle {:g} W", limit_w, idle_w));
+  require(wait_w >= idle_w, fmt::format("wait power {:g} W must not be below idle {:g} W", wait_w, idle_w));
+  require(memory_w >= wait_w, fmt::format("memory-bound power {:g} W must not be below wait {:g} W", memory_w, wait_w));
   require(compute_w >= memory_w,
-          fmt::format("compute power {} W must not be below memory-bound {} W", compute_w, memory_w));
+          fmt::format("compute power {:g} W must not be below memory-bound {:g} W", compute_w, memory_w));
   require(communication_w >= idle_w,
-          fmt::format("communication power {} W must not be below idle {} W", communication_w, idle_w));
+          fmt::format("communication power {:g} W must not be below idle {:g} W", communication_w, idle_w));
 }
 
 std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w,

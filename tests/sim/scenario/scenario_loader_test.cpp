@@ -1080,3 +1080,28 @@ TEST_CASE("loader: bad input, the framework, loss-kernel and per-op recompute ke
             .training()
             .recompute == training::Recompute::op);
 }
+
+TEST_CASE("loader: power keys' bad input, each at its position (issue 28 part 4)") {
+  const std::string with_power = edit(kBase, {{R"(    scale_up_bandwidth: "300 GB/s")", R"(    scale_up_bandwidth: "300 GB/s"
+    power: {tdp: "500 W", idle: "100 W", memory: "600 W"})"}});
+  // A memory-bound level above the (derived) compute level: the levels must be in order.
+  CHECK(one_problem(with_power) ==
+        "t.yaml:10:12: accelerators.test-gpu.power: power model: compute power 570.588 W must not be below "
+        "memory-bound 600 W");
+  const std::string sane = edit(with_power, {{R"(memory: "600 W")", R"(memory: "350 W")"}});
+  // A power limit at or below idle.
+  CHECK(one_problem(sane, {"power.accelerator_limit=80W"}) ==
+        "--set power.accelerator_limit=80W: power.accelerator_limit: limit 80 W must be above accelerator "
+        "'test-gpu''s idle power 100 W (its TDP: 500 W)");
+  // Out of range: the power supplies' efficiency, a negative node power.
+  CHECK(one_problem(sane, {"power.psu_efficiency=1.5"}).find("power.psu_efficiency") != std::string::npos);
+  CHECK(one_problem(sane, {"power.node=-5W"}).find("power.node") != std::string::npos);
+  // A limit without power data has no effect, and says so.
+  const Scenario quiet = load(kBase, {"power.accelerator_limit=300W"});
+  REQUIRE(quiet.warnings.size() == 1);
+  CHECK(quiet.warnings[0].render() ==
+        "--set power.accelerator_limit=300W: power.accelerator_limit: has no effect: accelerator 'test-gpu' has no "
+        "power.tdp, so there is no power report to limit");
+  // Set well, the limit reaches the platform.
+  CHECK(load(sane, {"power.accelerator_limit=300W"}).platform.cluster.power.accelerator_limit_w == 300);
+}
