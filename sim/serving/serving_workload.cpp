@@ -906,7 +906,10 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
   if (r.duration_s <= 0 || r.output_tokens <= 0) return;
   std::vector<platform::DeviceWork> work;
   for (const Pool& pool : pools_) {
-    if (!platform::has_power_data(pool.accelerator)) return;  // one pool without power data: no energy report
+    if (!platform::has_power_data(pool.accelerator)) {  // one pool without power data: no energy report
+      r.notes.push_back("power: accelerator '" + pool.accelerator.name + "' has no power.tdp; no power or energy report");
+      return;
+    }
     // One average device of the pool: its instance's kernels and collectives alone (each
     // instance's pp stage schedulers share its devices), the rest of the window waiting.
     double kernels = 0, communication = 0, flops = 0;

@@ -121,6 +121,24 @@ TEST_CASE("serving: every request is served once, latencies are ordered, runs re
   CHECK(json["serving"]["ttft_s"]["p99"].get<double>() == r.ttft_s.p99);
 }
 
+TEST_CASE("serving: power from the pool's activity, the accelerators' part, and no report without power data") {
+  const Served a = serve(kChat);
+  const serving::ServingResult& r = *a.result;
+  REQUIRE(r.energy_per_token_j);
+  REQUIRE(r.device_energy_per_token_j);
+  // The accelerators' board power is part of the whole, and no device draws above its 700 W limit.
+  CHECK(r.devices_average_power_w > 0);
+  CHECK(r.devices_average_power_w < r.average_power_w);
+  CHECK(r.devices_average_power_w <= 700.0 * r.accelerators + 1e-6);
+  CHECK(*r.device_energy_per_token_j ==
+        doctest::Approx(r.devices_average_power_w * r.duration_s / static_cast<double>(r.output_tokens)));
+  // An accelerator without a TDP: no figures, and a note that says why.
+  const Served dark = serve(kChat, {"accelerators.h100-sxm.power.tdp=0W"});
+  CHECK_FALSE(dark.result->energy_per_token_j.has_value());
+  CHECK(std::find(dark.result->notes.begin(), dark.result->notes.end(),
+                  "power: accelerator 'h100-sxm' has no power.tdp; no power or energy report") != dark.result->notes.end());
+}
+
 TEST_CASE("serving: a watched run reports its requests' progress and runs the same") {
   std::vector<std::size_t> done;
   const runner::RunResult watched =
