@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/validate/power_validation.hpp"
 #include "sim/validate/training_validation.hpp"
 
 namespace {
@@ -93,4 +94,20 @@ TEST_CASE("docs/validation.md quotes the memory figures a fresh validate run giv
     sources += source.conventions == "defaults" || source.conventions == "colo2208" ? 1 : 0;
   }
   CHECK(sources == 2);
+}
+
+TEST_CASE("docs/validation.md quotes the power figures a fresh validate run gives") {
+  const std::string text =
+      section(read_text(kSource / "docs/validation.md"), "## Power against measured systems (issue 28 part 4, 2026-12-06)");
+  const std::string dataset = "validation/data/ground_truth_power.csv";
+  CHECK(text.find("build/release/clustersim validate --dataset " + dataset) != std::string::npos);
+  static const std::regex summary(
+      R"(\*\*([0-9]+) rows on ([0-9]+) accelerator kinds, median error ([0-9.]+) %, worst ([0-9.]+) %\*\*)");
+  std::smatch quoted;
+  REQUIRE_MESSAGE(std::regex_search(text, quoted, summary), "no '**N rows on K accelerator kinds, median ...**' line");
+  const auto report = clustersim::validate::validate_power_dataset(kSource / dataset);
+  CHECK(report.summary.rows == std::stoi(quoted[1]));
+  CHECK(report.per_accelerator.size() == std::stoul(quoted[2]));
+  CHECK(rounds_to(report.summary.median_pct, quoted[3]));
+  CHECK(rounds_to(report.summary.max_pct, quoted[4]));
 }
