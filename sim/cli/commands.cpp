@@ -194,6 +194,21 @@ int describe_command(const std::string& name, std::ostream& out) {
   return 0;
 }
 
+namespace {
+
+/// A validate report as JSON or the table; exit code 1 when no row was compared.
+template <class Report, class Json, class Table>
+int write_validation(const std::string& format, const Report& report, Json json, Table table, std::ostream& out) {
+  if (format == "json") {
+    out << json(report).dump(2) << '\n';
+  } else {
+    out << table(report);
+  }
+  return report.summary.rows > 0 ? 0 : 1;
+}
+
+}  // namespace
+
 int validate_command(const ValidateOptions& options, std::ostream& out) {
   // An inference dataset (ground_truth_inference.csv's columns) is validated by the serving
   // simulator, a training one by the training simulator.
@@ -206,12 +221,8 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
                                     options.dataset));
     }
     const auto report = validate::validate_power_dataset(options.dataset);
-    if (options.format == "json") {
-      out << validate::power_validation_json(report).dump(2) << '\n';
-    } else {
-      out << validate::render_power_validation_table(report);
-    }
-    return report.summary.rows > 0 ? 0 : 1;
+    return write_validation(options.format, report, validate::power_validation_json,
+                            validate::render_power_validation_table, out);
   }
   const bool inference = validate::is_inference_dataset(rows);
   if (inference && !options.base.empty()) {
@@ -256,12 +267,8 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
   }
   if (inference) {
     const auto report = validate::validate_serving_dataset(options.dataset);
-    if (options.format == "json") {
-      out << validate::serving_validation_json(report).dump(2) << '\n';
-    } else {
-      out << validate::render_serving_validation_table(report);
-    }
-    return report.summary.rows > 0 ? 0 : 1;
+    return write_validation(options.format, report, validate::serving_validation_json,
+                            validate::render_serving_validation_table, out);
   }
   validate::TrainingValidationOptions training;
   training.base = base ? &*base : nullptr;
@@ -273,12 +280,7 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
     };
   }
   const auto report = validate::validate_training_dataset(options.dataset, training);
-  if (options.format == "json") {
-    out << validate::validation_json(report).dump(2) << '\n';
-  } else {
-    out << validate::render_validation_table(report);
-  }
-  return report.summary.rows > 0 ? 0 : 1;
+  return write_validation(options.format, report, validate::validation_json, validate::render_validation_table, out);
 }
 
 double parse_size_bytes(const std::string& text) {
