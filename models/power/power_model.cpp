@@ -27,9 +27,9 @@ void ActivityPower::validate() const {
           fmt::format("communication power {:g} W must not be below idle {:g} W", communication_w, idle_w));
 }
 
-std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w,
-                                            const ActivityFractions& fractions) {
+std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w) {
   if (!(chip.tdp_w > chip.idle_w)) return std::nullopt;
+  const ActivityFractions fractions;
   const double range = chip.tdp_w - chip.idle_w;
   const auto level = [&](double set, double fraction) { return set > 0 ? set : chip.idle_w + fraction * range; };
   ActivityPower p;

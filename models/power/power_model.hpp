@@ -54,10 +54,9 @@ struct ActivityFractions {
   double compute = 1.0 / 0.85;
 };
 
-/// The activity levels of `chip` (its preset's `power` block, the rest from `fractions`), with
-/// `limit_w` (0: the TDP). nullopt when the chip has no TDP (unknown power).
-std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w,
-                                            const ActivityFractions& fractions = {});
+/// The activity levels of `chip` (its preset's `power` block, the rest from ActivityFractions),
+/// with `limit_w` (0: the TDP). nullopt when the chip has no TDP (unknown power).
+std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double limit_w);
 
 /// What one device did over a period.
 struct DeviceActivity {
@@ -100,7 +99,6 @@ struct PowerSpec {
   double node_w = 0;
   /// AC to DC efficiency of the nodes' power supplies (1: report DC power).
   double psu_efficiency = 1;
-  ActivityFractions fractions;  ///< where the accelerator's preset gives no level
 
   /// Throws ConfigError naming the field for a negative power or an efficiency outside (0, 1].
   void validate() const;

@@ -12,7 +12,7 @@ bool has_power_data(const Platform& platform) { return has_power_data(platform.c
 
 models::ActivityPower activity_power(const Platform& platform, const models::AcceleratorSpec& accelerator) {
   const models::PowerSpec& power = platform.cluster().power;
-  const auto levels = models::activity_power(accelerator, power.accelerator_limit_w, power.fractions);
+  const auto levels = models::activity_power(accelerator, power.accelerator_limit_w);
   if (!levels) throw ConfigError("power: accelerator '" + accelerator.name + "' has no power.tdp above its idle power");
   return *levels;
 }

@@ -33,7 +33,7 @@ bool has_power_data(const Platform& platform);
 bool has_power_data(const models::AcceleratorSpec& accelerator);
 
 /// The activity levels of `accelerator` on this platform (its preset, the scenario's power
-/// limit and fractions). Precondition: has_power_data(accelerator).
+/// limit). Precondition: has_power_data(accelerator).
 models::ActivityPower activity_power(const Platform& platform, const models::AcceleratorSpec& accelerator);
 
 /// Energy and cost of a period: every group's activity (the same period), processing `tokens`

@@ -78,8 +78,9 @@ models::DeviceActivity step_activity(const TrainingWorkload& w, const TrainingRe
 platform::PeriodEnergy step_energy(const TrainingWorkload& w, const platform::Platform& platform,
                                    const TrainingResult& result) {
   const double tokens = static_cast<double>(w.global_batch * w.seq_len);
-  return platform::period_energy(platform, {{&platform.cluster().accelerator, step_activity(w, result), result.gpus}},
-                                 tokens, result.model_flops_per_step);
+  const platform::DeviceWork devices{&platform.cluster().accelerator, step_activity(w, result),
+                                     static_cast<double>(result.gpus)};
+  return platform::period_energy(platform, {devices}, tokens, result.model_flops_per_step);
 }
 
 void fill_memory_report(const models::StageFootprint& peak, double capacity_bytes, MemoryReport& report) {
