@@ -132,10 +132,14 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
 
 /// A side of `compare`: a folder written by `run --out` (its manifest and result), or a
 /// scenario file, run now.
-report::ComparedRun compared_run(const std::string& source) {
+report::ComparedRun compared_run(const std::string& source, const std::vector<std::string>& overrides) {
   report::ComparedRun run;
   run.label = source;
+  for (const std::string& set : overrides) run.label += " --set " + set;
   if (std::filesystem::is_directory(source)) {
+    if (!overrides.empty()) {
+      throw ConfigError(fmt::format("{} is a finished run (a folder): --set applies only to a scenario file", source));
+    }
     const auto manifest = read_json_file(std::filesystem::path(source) / "manifest.json");
     if (!manifest.contains("resolved") || !manifest["resolved"].is_object()) {
       throw ConfigError(fmt::format("{}/manifest.json has no \"resolved\" scenario", source));
@@ -144,7 +148,7 @@ report::ComparedRun compared_run(const std::string& source) {
     run.metrics = report::summary_metrics(read_json_file(std::filesystem::path(source) / "result.json"));
     return run;
   }
-  const auto scenario = scenario::load_scenario(source);
+  const auto scenario = scenario::load_scenario(source, overrides);
   run.resolved = scenario.resolved;
   run.metrics = report::summary_metrics(report::run_result_json(scenario, runner::run_scenario(scenario)));
   return run;
@@ -152,9 +156,13 @@ report::ComparedRun compared_run(const std::string& source) {
 
 }  // namespace
 
-int compare_command(const std::string& a, const std::string& b, std::ostream& out) {
-  const report::ComparedRun first = compared_run(a);
-  const report::ComparedRun second = compared_run(b);
+int compare_command(const CompareOptions& options, std::ostream& out) {
+  const std::string& b = options.b.empty() ? options.a : options.b;
+  if (options.b.empty() && options.set_a.empty() && options.set_b.empty()) {
+    throw ConfigError("compare needs a second run B, or --set-a / --set-b to compare A with itself changed");
+  }
+  const report::ComparedRun first = compared_run(options.a, options.set_a);
+  const report::ComparedRun second = compared_run(b, options.set_b);
   out << report::compare_table(first, second);
   return 0;
 }
@@ -184,6 +192,7 @@ int list_command(const std::string& kind, std::ostream& out) {
   }
   const auto library_kind = kind == "accelerators" ? scenario::LibraryKind::accelerators
                             : kind == "models"     ? scenario::LibraryKind::models
+                            : kind == "stacks"     ? scenario::LibraryKind::stacks
                                                    : scenario::LibraryKind::systems;
   for (const auto& name : scenario::library_names(library_kind)) out << name << '\n';
   return 0;

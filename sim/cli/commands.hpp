@@ -64,7 +64,13 @@ int collective_command(const CollectiveOptions& options, std::ostream& out);
 int ops_command(const OpsOptions& options, std::ostream& out);
 int run_command(const RunOptions& options, std::ostream& out);
 /// `clustersim compare A B`: each a scenario file (simulated here) or a `run --out` folder.
-int compare_command(const std::string& a, const std::string& b, std::ostream& out);
+/// `compare A [B] [--set-a K=V]... [--set-b K=V]...`: B defaults to A, so one scenario can be
+/// put beside itself with other settings (two kernel stacks on the same hardware).
+struct CompareOptions {
+  std::string a, b;
+  std::vector<std::string> set_a, set_b;
+};
+int compare_command(const CompareOptions& options, std::ostream& out);
 int list_command(const std::string& kind, std::ostream& out);
 int describe_command(const std::string& name, std::ostream& out);
 int validate_command(const ValidateOptions& options, std::ostream& out);

@@ -34,9 +34,9 @@ int main(int argc, char** argv) {
 
   std::string list_kind;
   auto* list_cmd = app.add_subcommand("list", "list what the registries hold");
-  list_cmd->add_option("kind", list_kind, "accelerators | models | systems | topologies")
+  list_cmd->add_option("kind", list_kind, "accelerators | models | systems | stacks | topologies")
       ->required()
-      ->check(CLI::IsMember({"accelerators", "models", "systems", "topologies"}));
+      ->check(CLI::IsMember({"accelerators", "models", "systems", "stacks", "topologies"}));
 
   std::string describe_name;
   auto* describe_cmd = app.add_subcommand("describe", "print every parameter of a registry entry");
@@ -100,12 +100,15 @@ int main(int argc, char** argv) {
 
   cli::SweepCli sweep;
   cli::add_sweep_commands(app, sweep);
-  std::string compare_a, compare_b;
+  cli::CompareOptions compare;
   auto* compare_cmd = app.add_subcommand(
       "compare", "what differs between two runs: inputs (resolved keys) and metrics with the relative change");
-  compare_cmd->add_option("A", compare_a, "a scenario YAML file (run here) or a folder written by run --out")
+  compare_cmd->add_option("A", compare.a, "a scenario YAML file (run here) or a folder written by run --out")
       ->required();
-  compare_cmd->add_option("B", compare_b, "the same for the other run")->required();
+  compare_cmd->add_option("B", compare.b, "the same for the other run; omitted: A again (with --set-b)");
+  compare_cmd->add_option("--set-a", compare.set_a, "override a key of A's scenario: key.path=value (repeatable)");
+  compare_cmd->add_option("--set-b", compare.set_b,
+                          "override a key of B's scenario, e.g. simulation.kernel_stack=cublaslt-13.0 (repeatable)");
 
   std::string doc_name;
   auto* docs_cmd = app.add_subcommand("docs", "print generated documentation");
@@ -135,7 +138,7 @@ int main(int argc, char** argv) {
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
-    if (*compare_cmd) return cli::compare_command(compare_a, compare_b, std::cout);
+    if (*compare_cmd) return cli::compare_command(compare, std::cout);
     if (*search_cmd) return cli::search_command(search, std::cout);
     if (*capacity_cmd) return cli::capacity_command(capacity, std::cout);
     if (*sweep.sweep) return cli::sweep_command(sweep.sweep_options, std::cout);

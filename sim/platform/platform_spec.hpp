@@ -64,6 +64,9 @@ struct PlatformSpec {
   /// Kernel measurements the compute model uses before its roofline (`simulation.calibration`:
   /// a calibration CSV or a folder of them, path as written, resolved); "" = none.
   std::string calibration_path;
+  /// The kernel stack whose efficiencies the accelerators run with (`simulation.kernel_stack`,
+  /// models/data/stacks; applied to the presets by the scenario loader); "preset": the presets'.
+  std::string kernel_stack = "preset";
   /// The accelerator's rows of calibration_path, read by the scenario loader.
   models::CalibrationTable calibration;
 };

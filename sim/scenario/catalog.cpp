@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "models/accelerator/compute_model.hpp"
 #include "sim/config/units.hpp"
+#include "sim/scenario/kernel_stacks.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "topologies/topology_keys.hpp"
 
@@ -91,6 +95,45 @@ Description describe_preset(LibraryKind kind, const std::string& name, const std
   return description;
 }
 
+/// A kernel stack: its release and timing, then each accelerator's settings and measurements.
+Description describe_stack(const std::string& name, const std::filesystem::path& data_dir) {
+  std::vector<config::Diagnostic> diagnostics;
+  config::Problems problems(diagnostics);
+  const KernelStack stack = read_kernel_stack(name, data_dir, problems);
+  if (!diagnostics.empty()) throw config::ScenarioError(diagnostics);
+  Description description{"kernel stack " + name + " (" + stack.file + ")", "", "", {}};
+  description.keys.push_back({"display_name", stack.display_name});
+  description.keys.push_back({"release", stack.release});
+  description.keys.push_back({"timing", stack.timing});
+  for (const StackEntry& entry : stack.entries) {
+    std::vector<DescribedKey> settings;
+    describe_fields(&entry.settings, accelerator_preset_fields(), entry.accelerator, settings);
+    for (DescribedKey& row : settings) {
+      if (row.shown.find("(default)") == std::string::npos && row.shown.rfind("(unset)", 0) != 0) {
+        description.keys.push_back(std::move(row));
+      }
+    }
+    description.keys.push_back({entry.accelerator + ".source", entry.source});
+    const StackedAccelerator chip = stacked_accelerator(name, entry.accelerator, data_dir);
+    for (const std::string& notice : chip.notices) description.keys.push_back({entry.accelerator + ".applied", notice});
+    const models::ComputeModel preset(chip.preset);
+    const models::ComputeModel stacked(chip.stacked);
+    for (const StackMeasurement& m : entry.measured) {
+      const models::GemmShape shape{.m = m.m, .n = m.n, .k = m.k, .dtype = m.dtype};
+      const double measured_s = 2.0 * double(m.m) * double(m.n) * double(m.k) / m.flops_per_s;
+      const double with_stack = stacked.gemm(shape).time_s, with_preset = preset.gemm(shape).time_s;
+      description.keys.push_back(
+          {entry.accelerator + ".measured",
+           fmt::format("gemm {} {}x{}x{} {:g} TFLOP/s = {:.1f} us ({}); model {:.1f} us ({:+.1f} %), preset {:.1f} us "
+                       "({:+.1f} %)",
+                       models::dtype_name(m.dtype), m.m, m.n, m.k, m.flops_per_s / 1e12, measured_s * 1e6, m.row,
+                       with_stack * 1e6, 100 * (with_stack / measured_s - 1), with_preset * 1e6,
+                       100 * (with_preset / measured_s - 1))});
+    }
+  }
+  return description;
+}
+
 /// The library preset `name`, if there is one; `names` gets every preset name.
 std::optional<Description> describe_library(const std::string& name, const std::filesystem::path& data_dir,
                                             std::vector<std::string>& names) {
@@ -99,6 +142,9 @@ std::optional<Description> describe_library(const std::string& name, const std::
     names.insert(names.end(), of_kind.begin(), of_kind.end());
     if (std::find(of_kind.begin(), of_kind.end(), name) != of_kind.end()) return describe_preset(kind, name, data_dir);
   }
+  const auto stacks = kernel_stack_names(data_dir);
+  names.insert(names.end(), stacks.begin(), stacks.end());
+  if (std::find(stacks.begin(), stacks.end(), name) != stacks.end()) return describe_stack(name, data_dir);
   return std::nullopt;
 }
 

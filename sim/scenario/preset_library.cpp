@@ -150,6 +150,7 @@ std::string_view library_folder(LibraryKind kind) {
     case LibraryKind::accelerators: return "accelerators";
     case LibraryKind::models: return "llms";
     case LibraryKind::systems: return "systems";
+    case LibraryKind::stacks: return "stacks";
   }
   return "";
 }

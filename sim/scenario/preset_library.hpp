@@ -11,10 +11,10 @@
 
 namespace clustersim::scenario {
 
-/// The three kinds of library presets (folders of the data dir: accelerators, llms, systems).
-enum class LibraryKind { accelerators, models, systems };
+/// The kinds of library files (folders of the data dir: accelerators, llms, systems, stacks).
+enum class LibraryKind { accelerators, models, systems, stacks };
 
-/// The data-dir folder of `kind`: "accelerators", "llms", "systems".
+/// The data-dir folder of `kind`: "accelerators", "llms", "systems", "stacks".
 std::string_view library_folder(LibraryKind kind);
 
 /// Preset names of `kind` (file stems in the data dir), sorted.

@@ -9,6 +9,7 @@
 #include "sim/config/node_override.hpp"
 #include "sim/config/problems.hpp"
 #include "sim/config/schema.hpp"
+#include "sim/scenario/kernel_stacks.hpp"
 #include "sim/scenario/platform_reader.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_schema.hpp"
@@ -305,6 +306,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
                         diagnostics);
   merge_library_presets(root, LibraryKind::models, "models", "workload.model;workload.speculative.draft_model",
                         data_dir, diagnostics);
+  apply_kernel_stack(root, data_dir, problems);
   const std::vector<Field> fields = schema_fields(root, kinds);
   config::validate(root, fields, "", diagnostics);
 

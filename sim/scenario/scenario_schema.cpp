@@ -153,6 +153,11 @@ Declarations<Scenario> simulation_keys() {
               "what a run may use: it stops early, with an estimate and a suggestion, rather than swap or be killed");
   keys.object("comm", &Scenario::platform, comm_and_overlap_keys(),
               "collective-library tunables (defaults: calibrated on nccl-tests, docs/validation.md)");
+  keys.string("kernel_stack", member(&Scenario::platform, &PlatformSpec::kernel_stack),
+              "software stack and release whose measured kernel efficiencies replace the accelerator presets' "
+              "(models/data/stacks, `clustersim list stacks`; docs/models.md \"Kernel stacks\"): e.g. cublaslt-13.0, "
+              "hipblaslt-rocm-6.3; an accelerator the stack does not cover keeps its preset's (a warning); preset = "
+              "each preset's best-shape burst (MAMF), the default for every framework");
   keys.file("calibration", member(&Scenario::platform, &PlatformSpec::calibration_path),
             "kernel measurements of the scenario's accelerator (a calibration-format CSV, docs/calibration-format.md, "
             "or a folder of them, e.g. what validation/kernels/run.sh wrote), relative to this file: the compute "

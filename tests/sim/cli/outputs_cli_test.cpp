@@ -144,6 +144,24 @@ TEST_CASE("compare sets two --out folders (or scenario files) side by side") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("compare puts one scenario beside itself with --set-b: two kernel stacks on the same hardware") {
+  const std::string b200 = std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/guide/compare-70b-b200.yaml";
+  const auto compared = run_clustersim("compare " + b200 + " --set-b simulation.kernel_stack=cublaslt-13.0");
+  REQUIRE_MESSAGE(compared.exit_code == 0, compared.output);
+  CHECK(compared.output.find("B: " + b200 + " --set simulation.kernel_stack=cublaslt-13.0") != std::string::npos);
+  CHECK(compared.output.find("inputs: 4 keys differ") != std::string::npos);
+  CHECK(compared.output.find("preset -> cublaslt-13.0") != std::string::npos);
+  CHECK(compared.output.find("accelerators.b200.efficiency.matmul_fp8   0.763 -> 0.6611") != std::string::npos);
+  CHECK(compared.output.find("training.step_time_s") != std::string::npos);
+  const auto alone = run_clustersim("compare " + b200);
+  CHECK(alone.exit_code == 1);
+  CHECK(alone.output.find("compare needs a second run B, or --set-a / --set-b") != std::string::npos);
+  const auto list = run_clustersim("list stacks");
+  REQUIRE(list.exit_code == 0);
+  CHECK(list.output.find("cublaslt-13.0\n") != std::string::npos);
+  CHECK(list.output.find("hipblaslt-rocm-6.3\n") != std::string::npos);
+}
+
 TEST_CASE("compare and --format csv show a second job (jobs:): its inputs with defaults, its metrics") {
   const std::string congestion = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/congestion/";
   const auto compared =

@@ -5,13 +5,18 @@
 // figures depend on the machine and are not checked.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "models/accelerator/compute_model.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/scenario/kernel_stacks.hpp"
 #include "sim/validate/power_validation.hpp"
 #include "sim/validate/training_validation.hpp"
 
@@ -110,4 +115,47 @@ TEST_CASE("docs/validation.md quotes the power figures a fresh validate run give
   CHECK(report.per_accelerator.size() == std::stoul(quoted[2]));
   CHECK(rounds_to(report.summary.median_pct, quoted[3]));
   CHECK(rounds_to(report.summary.max_pct, quoted[4]));
+}
+
+TEST_CASE("docs/validation.md's kernel stack table is what the stacks' rows cost with and without them") {
+  namespace scenario = clustersim::scenario;
+  const std::string text = section(read_text(kSource / "docs/validation.md"), "### Kernel stacks (issue 28 part 1, 2026-12-06)");
+  static const std::regex row(
+      R"(\| `([a-z0-9.-]+)` \| ([a-z0-9-]+) \([^)]*\) \| ([0-9]+) \| ([0-9.]+) % \(([0-9.]+) %\) \| ([0-9.]+) % \(([0-9.]+) %\) \|)");
+  int rows = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
+    const std::smatch& quoted = *it;
+    const std::string stack_name = quoted[1], accelerator = quoted[2];
+    CAPTURE(stack_name);
+    CAPTURE(accelerator);
+    std::vector<clustersim::config::Diagnostic> diagnostics;
+    clustersim::config::Problems problems(diagnostics);
+    const scenario::KernelStack stack =
+        scenario::read_kernel_stack(stack_name, clustersim::config::library_data_dir(), problems);
+    REQUIRE(diagnostics.empty());
+    const scenario::StackEntry* entry = stack.find(accelerator);
+    REQUIRE(entry != nullptr);
+    const scenario::StackedAccelerator chip =
+        scenario::stacked_accelerator(stack_name, accelerator, clustersim::config::library_data_dir());
+    const clustersim::models::ComputeModel with_stack(chip.stacked), with_preset(chip.preset);
+    std::vector<double> stack_errors, preset_errors;
+    for (const scenario::StackMeasurement& m : entry->measured) {
+      const clustersim::models::GemmShape shape{.m = m.m, .n = m.n, .k = m.k, .dtype = m.dtype};
+      const double measured = 2.0 * double(m.m) * double(m.n) * double(m.k) / m.flops_per_s;
+      stack_errors.push_back(100 * std::fabs(with_stack.gemm(shape).time_s / measured - 1));
+      preset_errors.push_back(100 * std::fabs(with_preset.gemm(shape).time_s / measured - 1));
+    }
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const std::size_t n = v.size();
+      return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    };
+    const auto worst = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+    CHECK(std::to_string(entry->measured.size()) == quoted[3].str());
+    CHECK(rounds_to(median(stack_errors), quoted[4]));
+    CHECK(rounds_to(worst(stack_errors), quoted[5]));
+    CHECK(rounds_to(median(preset_errors), quoted[6]));
+    CHECK(rounds_to(worst(preset_errors), quoted[7]));
+  }
+  CHECK(rows == static_cast<int>(scenario::kernel_stack_names(clustersim::config::library_data_dir()).size()) + 2);
 }
