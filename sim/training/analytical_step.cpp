@@ -7,6 +7,7 @@
 #include "sim/engine/error.hpp"
 #include "sim/training/data_parallel.hpp"
 #include "sim/training/gradient_buckets.hpp"
+#include "sim/training/host_dispatch.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 
@@ -93,33 +94,48 @@ HostCost host_cost(const StageProgram& program, const TrainingWorkload& w, int s
   const double host_op_s = w.host_op_time_s();
   if (!(host_op_s > 0)) return cost;
   const auto& par = w.parallelism;
-  double issued = 0, ends = 0, device = 0;
-  const auto run = [&](const std::vector<StageOp>& ops) {
+  const auto fold = [host_op_s](const std::vector<StageOp>& ops) {
+    HostDispatch run;
     for (const StageOp& op : ops) {
       // An overlapped collective runs beside the compute stream; the host issues it all the same.
       const double op_s = op.overlap == Overlap::none ? engine::ps_to_seconds(op.duration_ps) : 0.0;
-      issued += host_op_s;
-      ends = std::max(ends, issued) + op_s;
-      device += op_s;
+      run = run.then(HostDispatch::op(op_s, host_op_s));
     }
+    return run;
   };
-  const bool has_embedding = !program.embedding_forward.empty();
-  const bool has_head = !program.head_forward.empty();
-  for (const PipelineStep& step :
-       pipeline_steps(par.schedule, par.pp, stage, w.microbatches_per_pipeline(), par.vp)) {
-    const int offset = program.local_offset(step.chunk);
-    const int layers = program.layers(step.chunk);
-    if (!step.backward) {
-      if (has_embedding && step.chunk == 0) run(program.embedding_forward);
-      for (int l = 0; l < layers; ++l) run(program.layer(offset + l).forward);
-      if (has_head && step.chunk == program.chunks - 1) run(program.head_forward);
-    } else {
-      if (has_head && step.chunk == program.chunks - 1) run(program.head_backward);
-      for (int l = layers - 1; l >= 0; --l) run(program.layer(offset + l).backward);
-      if (has_embedding && step.chunk == 0) run(program.embedding_backward);
+  // Each layer kind's ops folded once, then each chunk's forward and backward (host_dispatch.hpp).
+  const HostDispatch dense_forward = fold(program.dense.forward), dense_backward = fold(program.dense.backward);
+  const HostDispatch moe_forward = fold(program.moe.forward), moe_backward = fold(program.moe.backward);
+  const auto is_moe = [&](int local) { return program.kinds[static_cast<std::size_t>(local)] == models::LayerKind::moe; };
+  std::vector<HostDispatch> forward(static_cast<std::size_t>(program.chunks));
+  std::vector<HostDispatch> backward(static_cast<std::size_t>(program.chunks));
+  for (int chunk = 0; chunk < program.chunks; ++chunk) {
+    const int offset = program.local_offset(chunk);
+    const int layers = program.layers(chunk);
+    const bool first = chunk == 0 && !program.embedding_forward.empty();
+    const bool last = chunk == program.chunks - 1 && !program.head_forward.empty();
+    HostDispatch f = first ? fold(program.embedding_forward) : HostDispatch{};
+    for (int l = 0; l < layers;) {  // runs of one kind at a time
+      int run = 1;
+      while (l + run < layers && is_moe(offset + l + run) == is_moe(offset + l)) ++run;
+      f = f.then((is_moe(offset + l) ? moe_forward : dense_forward).repeated(run));
+      l += run;
     }
+    if (last) f = f.then(fold(program.head_forward));
+    HostDispatch b = last ? fold(program.head_backward) : HostDispatch{};
+    for (int l = layers - 1; l >= 0;) {
+      int run = 1;
+      while (l - run >= 0 && is_moe(offset + l - run) == is_moe(offset + l)) ++run;
+      b = b.then((is_moe(offset + l) ? moe_backward : dense_backward).repeated(run));
+      l -= run;
+    }
+    if (first) b = b.then(fold(program.embedding_backward));
+    forward[static_cast<std::size_t>(chunk)] = f;
+    backward[static_cast<std::size_t>(chunk)] = b;
   }
-  cost.delay_s = ends - device;
+  const HostDispatch step =
+      compose_schedule(par.schedule, par.pp, stage, w.microbatches_per_pipeline(), par.vp, forward, backward);
+  cost.delay_s = step.delay_s(host_op_s);
   cost.sync_s = host_op_s;
   return cost;
 }

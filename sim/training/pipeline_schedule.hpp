@@ -29,4 +29,18 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, int stage,
                                          std::int64_t microbatches, int virtual_stages = 1);
 
+/// Throws the ConfigError pipeline_steps() would, without listing the steps.
+void check_pipeline(PipelineSchedule schedule, int stages, int stage, std::int64_t microbatches, int virtual_stages = 1);
+
+/// Forward passes `stage` runs before its first backward (for interleaved: micro-steps, each one
+/// chunk of one micro-batch). `microbatches` x chunks passes of each direction in all.
+std::int64_t warmup_forwards(PipelineSchedule schedule, int stages, int stage, std::int64_t microbatches,
+                             int virtual_stages = 1);
+
+/// The chunk the k-th forward (or backward) micro-step of an interleaved stage runs.
+inline int interleaved_chunk(std::int64_t k, int stages, int chunks, bool backward) {
+  const auto chunk = static_cast<int>((k % (static_cast<std::int64_t>(stages) * chunks)) / stages);
+  return backward ? chunks - 1 - chunk : chunk;
+}
+
 }  // namespace clustersim::training

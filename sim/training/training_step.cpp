@@ -90,7 +90,7 @@ TrainingStep::TrainingStep(const TrainingSetup& setup) : setup_(setup) {
   const TrainingWorkload& w = setup.workload;
   const auto& par = w.parallelism;
   // Fails early (before costing) for schedules that are not implemented.
-  (void)pipeline_steps(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
+  check_pipeline(par.schedule, par.pp, 0, w.microbatches_per_pipeline(), par.vp);
   programs_ = build_stage_programs(setup);
 }
 
