@@ -94,8 +94,12 @@ FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
   shape.leaves_per_pod = shape.aggregation_down_ports;
   shape.pods = ceil_div(shape.leaves, shape.leaves_per_pod);
   shape.aggregations_per_pod = shape.leaves > 1 ? static_cast<int>(u) : 0;
-  shape.cores = shape.pods > 1 ? ceil_div(shape.pods * u * shape.aggregation_up_ports, k) : 0;
+  shape.cores = shape.pods > 1 ? u * cores_per_plane(shape.pods, shape.aggregation_up_ports, k) : 0;
   return shape;
+}
+
+std::int64_t cores_per_plane(std::int64_t pods, std::int64_t uplinks, int radix) {
+  return ceil_div(pods * uplinks, radix);
 }
 
 ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,
@@ -158,9 +162,11 @@ ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,
         cores.push_back(graph.add_vertex(VertexKind::switch_, -1, 3));
       }
       const std::int64_t agg_uplinks = shape.aggregation_up_ports;
+      const std::int64_t per_plane = shape.cores / aggs_per_pod;
       for (std::int64_t a = 0; a < shape.pods * aggs_per_pod; ++a) {
         for (std::int64_t j = 0; j < agg_uplinks; ++j) {
-          const auto core = static_cast<std::size_t>((a * agg_uplinks + j) % shape.cores);
+          const auto core = static_cast<std::size_t>(
+              core_of_uplink(a / aggs_per_pod, a % aggs_per_pod, j, agg_uplinks, per_plane));
           graph.add_cable(aggregations[static_cast<std::size_t>(a)], cores[core], fabric_bw,
                           latency_s, 3);
         }

@@ -25,13 +25,27 @@ namespace clustersim::topologies {
 /// 3 tiers: aggregation switches split their ports the same way by the aggregation
 /// oversubscription o2: d2 = floor(k * o2 / (1 + o2)) clamped to [k/2, k-1], u2 = k - d2.
 /// Pods of d2 leaves and u aggregation switches; every leaf has one cable to each
-/// aggregation switch of its pod; each aggregation switch has u2 uplinks, uplink j of
-/// aggregation switch i in pod p (global index (p*u + i)*u2 + j) goes to core
-/// (global index) mod cores, cores = ceil(pods * u * u2 / k). With k pods and o = o2 = 1
-/// this is the classic k-ary fat-tree with (k/2)^2 cores. At most k * d2 * d endpoints.
+/// aggregation switch of its pod; each aggregation switch has u2 uplinks. The cores form u
+/// planes (core_of_uplink): aggregation switch i of every pod is cabled only to plane i, as in
+/// the classic k-ary fat-tree's core groups and a DGX SuperPOD's core groups, so a route up
+/// through aggregation switch i comes down through aggregation switch i of the destination pod;
+/// cores = u * ceil(pods * u2 / k). With k pods and o = o2 = 1 this is the classic k-ary
+/// fat-tree with (k/2)^2 cores. At most k * d2 * d endpoints.
 ///
 /// A tier above is built only when it connects more than one switch below: one leaf has no
 /// spines/aggregation switches, one pod has no cores.
+/// Cores in each of the u planes of a 3-tier Clos: `pods` pods, `uplinks` (u2) uplinks per
+/// aggregation switch, radix k: ceil(pods * uplinks / k).
+std::int64_t cores_per_plane(std::int64_t pods, std::int64_t uplinks, int radix);
+
+/// The core (global index: plane i's cores are [i * per_plane, (i + 1) * per_plane)) that uplink
+/// j of aggregation switch i of pod p goes to: (p * uplinks + j) mod per_plane within plane i,
+/// which balances the plane's core ports (a pod may have parallel cables to one core).
+inline std::int64_t core_of_uplink(std::int64_t pod, std::int64_t aggregation, std::int64_t j, std::int64_t uplinks,
+                                   std::int64_t per_plane) {
+  return aggregation * per_plane + (pod * uplinks + j) % per_plane;
+}
+
 struct FatTreeShape {
   int tiers = 2;
   int radix = 0;

@@ -99,7 +99,7 @@ RailShape rail_shape(const ScaleOutSpec& spec, std::int64_t nodes, int rails) {
   shape.aggregation_up_ports = spec.radix - shape.aggregation_down_ports;
   shape.pods_per_rail = ceil_div(shape.groups, shape.aggregation_down_ports);
   shape.pods = shape.pods_per_rail * rails;
-  shape.cores = shape.pods > 1 ? ceil_div(shape.pods * shape.up_ports * shape.aggregation_up_ports, shape.radix) : 0;
+  shape.cores = shape.pods > 1 ? shape.up_ports * cores_per_plane(shape.pods, shape.aggregation_up_ports, shape.radix) : 0;
   return shape;
 }
 
@@ -157,15 +157,17 @@ ScaleOutFabric build_rail_optimized(NetworkGraph& graph, const ScaleOutSpec& spe
     std::vector<int> cores;
     for (std::int64_t c = 0; c < shape.cores; ++c) cores.push_back(graph.add_vertex(VertexKind::switch_, -1, 3));
     const std::int64_t u2 = shape.aggregation_up_ports;
+    const std::int64_t per_plane = shape.cores / u;
     for (std::int64_t a = 0; a < shape.pods * u; ++a) {
       for (std::int64_t j = 0; j < u2; ++j) {
-        const auto core = static_cast<std::size_t>((a * u2 + j) % shape.cores);
+        const auto core = static_cast<std::size_t>(core_of_uplink(a / u, a % u, j, u2, per_plane));
         graph.add_cable(aggregations[static_cast<std::size_t>(a)], cores[core], bw, latency_s, 3);
       }
     }
     bisection = std::min(bisection, static_cast<double>(shape.pods * u * u2) * bw / 2.0);
   }
   fabric.bisection_bytes_per_s = bisection;
+  fabric.destination_stride = rails;
   return fabric;
 }
 

@@ -23,8 +23,9 @@ namespace clustersim::topologies {
 /// by the aggregation oversubscription as in the fat-tree (d2 down, u2 up). A pod holds the
 /// leaves of ONE rail for up to d2 consecutive groups (pods per rail = ceil(groups / d2); pod
 /// index = rail * pods_per_rail + group / d2) and u aggregation switches, each cabled once to
-/// every leaf of its pod; uplink j of aggregation switch a goes to core (a*u2 + j) mod cores,
-/// cores = ceil(pods * u * u2 / k). At most k pods, so at most d * d2 * floor(k / rails) nodes.
+/// every leaf of its pod; the cores form u planes, aggregation switch i of every pod cabled only
+/// to plane i (core_of_uplink, fat_tree.hpp), cores = u * ceil(pods * u2 / k). At most k pods,
+/// so at most d * d2 * floor(k / rails) nodes.
 ///
 /// Same-rail traffic of one group turns at its rail leaf, of one pod at its aggregation
 /// switches; any other inter-node traffic crosses a spine (2 tiers) or a core (3 tiers) (no PXN

@@ -73,11 +73,20 @@ void SwitchRouter::append_route(int from, int to, std::uint64_t flow_hash,
   for (std::uint64_t hop = 0; distances[current] > 0; ++hop) {
     const int wanted = distances[current] - 1;
     std::uint64_t candidates = 0;
+    bool parallel = true;  // every candidate is a cable to one neighbour
+    std::size_t neighbour = 0;
     for (const auto edge : boost::make_iterator_range(boost::out_edges(current, switches_))) {
-      if (distances[boost::target(edge, switches_)] == wanted) ++candidates;
+      const auto next = boost::target(edge, switches_);
+      if (distances[next] != wanted) continue;
+      if (candidates++ == 0) neighbour = next;
+      parallel = parallel && next == neighbour;
     }
     std::uint64_t pick = 0;
-    if (by_destination_) {
+    if (by_destination_ && parallel) {
+      // Parallel cables to one switch (a pod's bundle to a core): spread the destinations over
+      // them by their own index; the digits left choose the switches further on, if any.
+      pick = flow_hash % candidates;
+    } else if (by_destination_) {
       pick = destination % candidates;
       destination /= candidates;
     } else {

@@ -24,8 +24,10 @@ class SwitchRouter final : public FabricRouter {
   /// switches of a scale-out fabric, or every vertex (first_switch_vertex = 0) for a custom
   /// network where any vertex may be a transit hop.
   /// `by_destination`: d-mod-k (ScaleOutSpec::routing): append_route's `flow_hash` is the
-  /// destination endpoint's index, and each hop takes it modulo its candidates (then divides
-  /// it by them) instead of hashing.
+  /// destination's index, and each hop takes it modulo its candidates (then divides it by them)
+  /// instead of hashing; a hop whose candidates are parallel cables to one switch takes the
+  /// whole index modulo their count and divides nothing (the bundle spreads destinations, the
+  /// digits stay for the switches further on).
   SwitchRouter(const NetworkGraph& graph, int first_switch_vertex, bool by_destination = false);
   /// The same over the links that survive: `failed[link]` != 0 leaves a link out of the graph
   /// (a failed cable or switch, topologies/link_faults.hpp), so routes re-hash (or take

@@ -101,8 +101,10 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, cons
       path.links.push_back(endpoints.nic_cable[es].forward);
     }
     path.links.push_back(fabric->endpoint_cable[es].forward);
-    // d-mod-k routes by the destination NIC alone (ScaleOutSpec::routing).
-    const std::uint64_t choice = by_destination ? static_cast<std::uint64_t>(ed) : flow_hash;
+    // d-mod-k routes by the destination alone (ScaleOutSpec::routing), numbered as on its fabric.
+    const std::uint64_t choice =
+        by_destination ? static_cast<std::uint64_t>(ed) / static_cast<std::uint64_t>(fabric->destination_stride)
+                       : flow_hash;
     route_with->append_route(fabric->leaf_vertex[es], fabric->leaf_vertex[ed], choice, path.links);
     path.links.push_back(fabric->endpoint_cable[ed].backward);
     if (endpoints.shared_nics) {

@@ -65,9 +65,11 @@ TEST_CASE("analytical and flow agree within 5 % on the default job over each fab
     CAPTURE(fabric.empty() ? std::string("fat-tree 1:1") : fabric.front());
     CHECK(std::abs(gap(file, fabric)) <= 0.05);
   }
-  // The closed form now sees what these fabrics cost: 4:1 and the dragonfly are slower.
+  // The closed form now sees what these fabrics cost: 4:1 is slower (8.683 s against 8.521 s,
+  // +1.9 %; +4.3 % until 2026-12-06, when d-mod-k put every destination of a spine's parallel
+  // cables to one leaf on the same cable).
   const double non_blocking = step_s(file, {}, "analytical");
-  CHECK(step_s(file, {"cluster.network.oversubscription=4"}, "analytical") > non_blocking * 1.02);
+  CHECK(step_s(file, {"cluster.network.oversubscription=4"}, "analytical") > non_blocking * 1.015);
 }
 
 TEST_CASE("where different communications overlap, only flow sees them meet") {

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 #include "tests/relative_approx.hpp"
 
 #include "sim/engine/error.hpp"
@@ -120,4 +124,53 @@ TEST_CASE("rail-optimized, 3 tiers: a pod per rail holds that rail's leaves; oth
   const Path& cross_rail = topology.path(0, 9);
   REQUIRE(cross_rail.links.size() == 6);
   CHECK(link_at(topology, cross_rail.links[2]).tier == 3);
+}
+
+TEST_CASE("rail-optimized d-mod-k numbers destinations by node: a rail's flows spread over every uplink") {
+  // 8 nodes x 4 GPUs x 4 rails, radix 8: d = 4 nodes per group, u = 4 uplinks per rail leaf, 2 groups,
+  // 8 leaves, ceil(8 x 4 / 8) = 4 spines, leaf uplink j -> spine j. GPU 0 of nodes 0-3 (rail 0, group 0)
+  // sends to GPU 0 of nodes 4-7 (rail 0, group 1). The subnet manager numbers a rail plane's
+  // destinations by node: node 4 + i takes uplink (4 + i) mod 4 = i, so the four flows take four
+  // spines. Keyed by the NIC's index (node x 4 + rail = 16, 20, 24, 28, all 0 mod 4) they would
+  // share spine 0.
+  ClusterNetworkSpec spec = cluster(8, 4, 4, "rail-optimized", 8, 2);
+  spec.scale_out.routing = "d-mod-k";
+  const Topology topology = Topology::build(spec);
+  std::vector<int> spines;
+  for (int i = 0; i < 4; ++i) {
+    const Path& path = topology.path(i * 4, (4 + i) * 4);
+    REQUIRE(path.links.size() == 4);
+    const Link& up = link_at(topology, path.links[1]);
+    CHECK(up.tier == 2);
+    spines.push_back(up.to);
+  }
+  std::sort(spines.begin(), spines.end());
+  CHECK(std::unique(spines.begin(), spines.end()) == spines.end());  // four distinct spines
+  // Every destination still has one route whatever the source (d-mod-k): node 5 from nodes 0 and 2.
+  CHECK(link_at(topology, topology.path(0, 20).links[1]).to == link_at(topology, topology.path(8, 20).links[1]).to);
+}
+
+TEST_CASE("rail-optimized at 1,280 nodes: pipeline sends between scalable units load each fabric link once") {
+  // The DGX H100 SuperPOD shape (radix 64, 3 tiers, 8 rails): 32 nodes per rail leaf, 32
+  // uplinks, pods of 32 groups. Pipeline stage p on nodes [160p, 160(p+1)) sends to the same GPU
+  // 160 nodes on: each source leaf's 32 flows go to 32 destinations of one group, whose node
+  // indices are distinct modulo 32, so they take 32 distinct uplinks.
+  ClusterNetworkSpec spec = cluster(1280, 8, 8, "rail-optimized", 64, 3);
+  spec.scale_out.routing = "d-mod-k";
+  const Topology topology = Topology::build(spec);
+  std::map<LinkId, int> flows_on;
+  for (int node = 0; node + 160 < 1280; ++node) {
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      const Path& path = topology.path(node * 8 + gpu, (node + 160) * 8 + gpu);
+      for (const LinkId id : path.links) {
+        if (link_at(topology, id).tier >= 2) ++flows_on[id];
+      }
+    }
+  }
+  int busiest = 0;
+  for (const auto& [id, flows] : flows_on) busiest = std::max(busiest, flows);
+  // Including the 1,280 flows that cross rail pods (nodes 864-1023 to 1024-1183): up through
+  // aggregation switch dest mod 32 to a core of its plane, down through aggregation switch dest
+  // mod 32 of the destination pod (core planes, fat_tree.hpp core_of_uplink).
+  CHECK(busiest == 1);
 }
