@@ -25,6 +25,15 @@ namespace clustersim::topologies {
 struct Topology::Impl {
   ClusterNetworkSpec spec;
   bool route_by_destination = false;  ///< spec.scale_out.routing == "d-mod-k"
+  /// PXN (ScaleOutSpec::pxn) applies: a rail-optimized fabric with one NIC per accelerator.
+  bool pxn = false;
+  /// The accelerator whose NIC a transfer from `src` to `dst` (on different nodes) leaves by:
+  /// under PXN the one of src's node on dst's rail, else src.
+  int relay_of(int src, int dst) const {
+    if (!pxn) return src;
+    const int per_node = spec.accelerators_per_node;
+    return (src / per_node) * per_node + dst % per_node;
+  }
   NetworkGraph graph;
   ScaleUpDomains scale_up;
   ScaleOutEndpoints endpoints;
@@ -94,7 +103,16 @@ Path Topology::Impl::compute_path(int src, int dst, std::uint64_t flow_key, cons
       path.links = {scale_up.accelerator_cable[s].forward, scale_up.accelerator_cable[d].backward};
     }
   } else {
-    const auto es = static_cast<std::size_t>(endpoints.endpoint_of(src));
+    const int relay = relay_of(src, dst);
+    if (relay != src) {  // PXN: over the scale-up fabric to the GPU on the destination's rail first
+      if (scale_up.mesh) {
+        path.links.push_back(scale_up.mesh_link_between(src, relay));
+      } else {
+        path.links.push_back(scale_up.accelerator_cable[s].forward);
+        path.links.push_back(scale_up.accelerator_cable[static_cast<std::size_t>(relay)].backward);
+      }
+    }
+    const auto es = static_cast<std::size_t>(endpoints.endpoint_of(relay));
     const auto ed = static_cast<std::size_t>(endpoints.endpoint_of(dst));
     if (endpoints.shared_nics) {
       path.links.push_back(scale_up.accelerator_cable[s].forward);
@@ -128,7 +146,7 @@ std::optional<std::pair<int, int>> Topology::Impl::fabric_ends(int src, int dst)
   const auto d = static_cast<std::size_t>(dst);
   if (direct) return std::pair{direct->accelerator_vertex[s], direct->accelerator_vertex[d]};
   if (scale_up.domain_of(src) == scale_up.domain_of(dst)) return std::nullopt;
-  return std::pair{fabric->leaf_vertex[static_cast<std::size_t>(endpoints.endpoint_of(src))],
+  return std::pair{fabric->leaf_vertex[static_cast<std::size_t>(endpoints.endpoint_of(relay_of(src, dst)))],
                    fabric->leaf_vertex[static_cast<std::size_t>(endpoints.endpoint_of(dst))]};
 }
 
@@ -233,6 +251,7 @@ Topology Topology::build(const ClusterNetworkSpec& spec) {
     impl->endpoints = attach_nics(impl->graph, spec, impl->scale_up);
     const ScaleOutBuilder builder = find_scale_out_builder(spec.scale_out.topology);
     impl->fabric = builder(impl->graph, spec.scale_out, impl->endpoints.vertex);
+    impl->pxn = spec.scale_out.pxn && spec.scale_out.topology == "rail-optimized" && !impl->endpoints.shared_nics;
     impl->switch_routed = !impl->fabric->router;
     impl->router = impl->fabric->router
                        ? std::move(impl->fabric->router)

@@ -93,6 +93,12 @@ struct ScaleOutSpec {
   /// gets disjoint uplinks; dragonflies, tori and custom networks key their own equal-cost
   /// choice by the destination instead of the flow.
   std::string routing = "ecmp";
+  /// Rail-optimized fabrics with one NIC per accelerator: a transfer between accelerators on
+  /// different rails of different nodes first crosses the scale-up fabric to the accelerator of
+  /// its own node on the destination's rail, then leaves by that accelerator's NIC, so it stays
+  /// in one rail plane (NCCL's PXN, on by default since NCCL 2.12: NCCL_P2P_PXN_LEVEL=2).
+  /// false: every transfer leaves by its source's own NIC and crosses rails in the fabric.
+  bool pxn = true;
   /// Degraded and failed cables and switches, by entry name (`cluster.network.faults`).
   std::map<std::string, LinkFaultSpec> faults;
   /// How traffic leaves a failed cable or switch: "ecmp" (routers re-hash each flow over the

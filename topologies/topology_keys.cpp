@@ -108,7 +108,7 @@ const std::vector<TopologyKind>& topology_kinds() {
        "NIC i of every node on rail leaf i of its group of nodes, rail leaves joined by one spine tier (2 "
        "tiers) or by rail-aligned aggregation pods and cores (3 tiers); fewest-hop routes, per-flow ECMP or d-mod-k",
        {"tiers", "radix", "oversubscription", "aggregation_oversubscription", "nic.per_node", "nic.bandwidth",
-        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "faults", "reroute", "reroute_delay"},
+        "nic.efficiency", "link.bandwidth", "link.latency", "routing", "pxn", "faults", "reroute", "reroute_delay"},
        {},
        false},
       {"switch",
@@ -145,6 +145,10 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
                   "equal-cost route choice: ecmp = hash of each flow (Ethernet/RoCE); d-mod-k = by the destination "
                   "alone (InfiniBand): in fat-tree, rail-optimized and switch fabrics the destination NIC's index "
                   "modulo the candidates at each hop; the DGX presets set it");
+    k.boolean("pxn", &ScaleOutSpec::pxn,
+              "rail-optimized: a transfer between different rails of different nodes crosses NVLink to its "
+              "node's GPU on the destination's rail first and stays in one rail plane (NCCL's PXN, its default "
+              "since 2.12); false: it crosses rails in the fabric");
     k.integer("tiers", &ScaleOutSpec::tiers, "fat-tree tiers: 2 (leaf-spine) or 3 (leaf-aggregation-core); "
                                              "rail-optimized: 2 (rail leaf-spine) or 3 (rail leaf, a rail's "
                                              "aggregation pod, core)")

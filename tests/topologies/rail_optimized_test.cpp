@@ -46,10 +46,22 @@ TEST_CASE("rail-optimized: 4 nodes x 8 GPUs, radix 8: 8 rail leaves and 4 spines
   CHECK(link_at(topology, same_rail.links[0]).tier == 1);
   CHECK(link_at(topology, same_rail.links[0]).to == link_at(topology, same_rail.links[1]).from);
   CHECK(same_rail.latency_s == relative_approx(2e-6));
-  // GPU 0 -> GPU 1 of another node crosses rails through a spine.
-  const Path& cross_rail = topology.path(0, 9);
+  // GPU 0 -> GPU 1 of another node: under PXN (the default) over NVLink to GPU 1 of node 0, then
+  // rail 1's leaf: no spine.
+  const Path& pxn = topology.path(0, 9);
+  REQUIRE(pxn.links.size() == 4);
+  CHECK(link_at(topology, pxn.links[0]).tier == 0);
+  CHECK(link_at(topology, pxn.links[1]).tier == 0);
+  CHECK(link_at(topology, pxn.links[1]).to == 1);  // GPU 1 of node 0, the relay
+  CHECK(link_at(topology, pxn.links[2]).tier == 1);
+  CHECK(link_at(topology, pxn.links[3]).tier == 1);
+  // Without PXN it crosses rails through a spine.
+  auto no_pxn_spec = cluster(4, 8, 8, "rail-optimized", 8, 2);
+  no_pxn_spec.scale_out.pxn = false;
+  const Topology no_pxn = Topology::build(no_pxn_spec);
+  const Path& cross_rail = no_pxn.path(0, 9);
   REQUIRE(cross_rail.links.size() == 4);
-  CHECK(link_at(topology, cross_rail.links[1]).tier == 2);
+  CHECK(link_at(no_pxn, cross_rail.links[1]).tier == 2);
   // Rail i is the same switch for every node: GPU 3 of nodes 1, 2, 3 all land on it.
   const int rail3 = link_at(topology, topology.path(3, 11).links[0]).to;
   CHECK(link_at(topology, topology.path(3, 19).links[0]).to == rail3);
@@ -120,10 +132,26 @@ TEST_CASE("rail-optimized, 3 tiers: a pod per rail holds that rail's leaves; oth
   CHECK(link_at(topology, same_rail.links[2]).tier == 2);
   // Same rail, same group: the rail leaf alone.
   CHECK(topology.path(0, 2).links.size() == 2);
-  // Another rail: up to a core and down the other rail's pod.
-  const Path& cross_rail = topology.path(0, 9);
+  // Another rail under PXN: NVLink to GPU 1 of node 0, then rail 1's leaf, aggregation, leaf.
+  const Path& pxn = topology.path(0, 9);
+  REQUIRE(pxn.links.size() == 6);
+  CHECK(link_at(topology, pxn.links[1]).tier == 0);
+  CHECK(link_at(topology, pxn.links[3]).tier == 2);
+  CHECK(std::none_of(pxn.links.begin(), pxn.links.end(), [&](LinkId id) { return link_at(topology, id).tier == 3; }));
+  // Without PXN: up to a core and down the other rail's pod.
+  auto no_pxn_spec = cluster(8, 2, 2, "rail-optimized", 8, 3);
+  no_pxn_spec.scale_out.pxn = false;
+  const Topology no_pxn = Topology::build(no_pxn_spec);
+  const Path& cross_rail = no_pxn.path(0, 9);
   REQUIRE(cross_rail.links.size() == 6);
-  CHECK(link_at(topology, cross_rail.links[2]).tier == 3);
+  CHECK(link_at(no_pxn, cross_rail.links[2]).tier == 3);
+}
+
+TEST_CASE("PXN needs a NIC per accelerator: with shared NICs every transfer leaves by its own") {
+  // 4 nodes x 8 GPUs, 4 NICs (two GPUs per NIC): no relay, the cross-rail transfer crosses the spine.
+  const Topology topology = Topology::build(cluster(4, 8, 4, "rail-optimized", 8, 2));
+  const Path& path = topology.path(0, 10);  // GPU 0 (NIC 0) of node 0 -> GPU 2 (NIC 1) of node 1
+  CHECK(std::any_of(path.links.begin(), path.links.end(), [&](LinkId id) { return link_at(topology, id).tier == 2; }));
 }
 
 TEST_CASE("rail-optimized d-mod-k numbers destinations by node: a rail's flows spread over every uplink") {
