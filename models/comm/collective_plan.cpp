@@ -248,20 +248,25 @@ void lower_torus_rings(PhaseBuilder& phases, const std::vector<int>& dims, std::
   }
 }
 
-/// `concurrent`: every shift at once (a mesh, where each peer has its own link), else one
-/// shift per phase.
+/// Rounds of NCCL's rotating-pairs p2p schedule (round k: send to rank + k, receive from rank -
+/// k) in flight at once: its p2p channels spread over the peers, 32 channels at 2 per peer on
+/// Hopper and Blackwell ("32 p2p channels, 2 p2p channels per peer" in NCCL's init log, e.g.
+/// NVIDIA/nccl#1680; NCCL_MAX_P2P_NCHANNELS, NCCL_NCHANNELS_PER_NET_PEER).
+constexpr std::size_t kConcurrentP2pRounds = 16;
+
+/// `concurrent`: every shift at once (a mesh, where each peer has its own link), else the
+/// shifts in windows of kConcurrentP2pRounds, one phase per window: the rounds of a window share
+/// the links (a NIC carries every cross-node round of its GPU at once) and each still pays its
+/// own latency step, as the serial rounds did.
 void lower_pairwise(PhaseBuilder& phases, std::span<const int> group, double bytes, bool concurrent) {
   const std::size_t n = group.size();
-  if (concurrent) {
-    for (std::size_t k = 1; k < n; ++k) {
+  const std::size_t window = concurrent ? n : kConcurrentP2pRounds;
+  for (std::size_t first = 1; first < n; first += window) {
+    const std::size_t last = std::min(n, first + window);
+    for (std::size_t k = first; k < last; ++k) {
       for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / static_cast<double>(n));
     }
-    phases.end_phase(static_cast<int>(n) - 1);
-    return;
-  }
-  for (std::size_t k = 1; k < n; ++k) {
-    for (std::size_t i = 0; i < n; ++i) phases.flow(group[i], group[(i + k) % n], bytes / static_cast<double>(n));
-    phases.end_phase(1);
+    phases.end_phase(static_cast<int>(last - first));
   }
 }
 
