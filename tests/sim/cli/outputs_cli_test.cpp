@@ -156,6 +156,13 @@ TEST_CASE("compare puts one scenario beside itself with --set-b: two kernel stac
   const auto alone = run_clustersim("compare " + b200);
   CHECK(alone.exit_code == 1);
   CHECK(alone.output.find("compare needs a second run B, or --set-a / --set-b") != std::string::npos);
+  const auto described = run_clustersim("describe hipblaslt-rocm-6.3");
+  REQUIRE(described.exit_code == 0);
+  CHECK(described.output.find("kernel stack hipblaslt-rocm-6.3 (") == 0);
+  CHECK(described.output.find("efficiency.matmul_fp8 0.444 -> 0.5329") != std::string::npos);  // mi300x.applied
+  // Each row costed with the stack (solved from it: as measured) and with the preset alone.
+  CHECK(described.output.find("gemm bf16 4096x4864x32896 708 TFLOP/s = 1851.4 us (nh_maf_mi300x_bf16); model 1851.5 us "
+                              "(+0.0 %), preset 1994.5 us (+7.7 %)") != std::string::npos);
   const auto list = run_clustersim("list stacks");
   REQUIRE(list.exit_code == 0);
   CHECK(list.output.find("cublaslt-13.0\n") != std::string::npos);
