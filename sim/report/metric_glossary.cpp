@@ -207,6 +207,10 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
          "completed requests meeting every SLO target / duration (without targets: every completed request)"},
         {"serving.rejected", "count",
          "requests refused: a full queue (max_queue), a prompt over the batch budget, or one that cannot fit the KV cache"},
+        {"serving.rejected_by_cause", "count",
+         "the rejected by cause: a prompt and output beyond the instance's KV blocks, a prompt over "
+         "scheduler.max_batched_tokens with chunked prefill off, a full waiting queue (scheduler.max_queue)",
+         "kv_capacity token_budget queue_full"},
         {"serving.preemptions", "count", "times a running request was evicted for lack of KV blocks"},
         {"serving.kv_cache_utilisation", "fraction", "used / all KV blocks: time-weighted mean, peak of any instance",
          "mean peak"},

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
 #include "sim/scenario/preset_library.hpp"
@@ -348,6 +350,45 @@ void check_requests(const WorkloadReadContext& c, const ServingSpec& w) {
   }
 }
 
+/// Without chunked prefill a prompt longer than the iteration's token budget can never be
+/// scheduled (the replica rejects it): an error when every prompt is, a warning when some can be.
+void check_token_budget(const WorkloadReadContext& c, const ServingSpec& w) {
+  const serving::SchedulerSpec& s = w.scheduler;
+  const serving::RequestsSpec& r = w.requests;
+  if (s.chunked_prefill || s.policy == serving::SchedulePolicy::static_batch ||
+      r.arrival.process == serving::ArrivalProcess::trace || c.problems.any_bad(c.key("requests"), c.key("scheduler"))) {
+    return;
+  }
+  using K = serving::LengthKind;
+  const serving::LengthSpec& in = r.input;
+  if (in.kind == K::empirical) return;  // its file's lengths are checked by the run (rejections are reported)
+  const double prefix = static_cast<double>(r.prefix.tokens);
+  const double shortest = prefix + (in.kind == K::fixed ? std::clamp(in.value, in.min, in.max) : in.min);
+  const double longest = prefix + (in.kind == K::fixed ? std::clamp(in.value, in.min, in.max) : in.max);
+  const auto budget = static_cast<double>(s.max_batched_tokens);
+  const std::string framework(serving::framework_names().name(w.framework));
+  const std::string where = c.has("scheduler.chunked_prefill") ? std::string("set in the scenario")
+                                                               : "the " + framework + " default";
+  const std::string hint = fmt::format(
+      "set {} (TensorRT-LLM 1.x and vLLM's V1 engine chunk prompts by default) or {} to at least the longest prompt",
+      c.key("scheduler.chunked_prefill") + ": true", c.key("scheduler.max_batched_tokens"));
+  const std::string key = c.key("requests.input");
+  if (shortest > budget) {
+    c.problems.add(c.position("requests.input"), key,
+                   fmt::format("every prompt ({:g} tokens or more) exceeds the iteration's token budget "
+                               "(scheduler.max_batched_tokens {:g}) and chunked prefill is off ({}): no request "
+                               "could be scheduled, every one would be rejected",
+                               shortest, budget, where),
+                   hint);
+  } else if (longest > budget && longest < 1e9) {
+    c.problems.warn(c.position("requests.input"), key,
+                    fmt::format("prompts over {:g} tokens (scheduler.max_batched_tokens) are rejected: chunked prefill is "
+                                "off ({}) and the distribution reaches {:g}",
+                                budget, where, longest),
+                    hint);
+  }
+}
+
 /// speculative.draft_model: a model entry, sharing the target's tokenizer and TP split.
 void read_draft_model(const WorkloadReadContext& c, ServingSpec& w, bool model_ok) {
   const std::string& name = w.speculative.draft_model;
@@ -446,6 +487,20 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   }
   unused("speculative.draft_cost_fraction", w.speculative.draft_model.empty(),
          "a draft_model is named; its own decode steps are costed instead");
+  if (!trace) {
+    using K = serving::LengthKind;
+    for (const char* which : {"input", "output"}) {
+      const serving::LengthSpec& l = std::string(which) == "input" ? w.requests.input : w.requests.output;
+      const std::string base = std::string("requests.") + which + ".";
+      const std::string kind(serving::length_kind_names().name(l.kind));
+      const std::string why = "distribution " + kind + " does not read it";
+      unused((base + "value").c_str(), l.kind == K::fixed, why + " (value is for fixed)");
+      unused((base + "mean").c_str(), l.kind == K::normal || l.kind == K::lognormal, why + " (mean is for normal, lognormal)");
+      unused((base + "stddev").c_str(), l.kind == K::normal || l.kind == K::lognormal,
+             why + " (stddev is for normal, lognormal)");
+      unused((base + "file").c_str(), l.kind == K::empirical, why + " (file is for empirical)");
+    }
+  }
   unused("slo.percentile", w.slo.ttft_s > 0 || w.slo.tpot_s > 0, "no slo.ttft or slo.tpot target is set");
   unused("scheduler.preemption", !w.scheduler.reserve_output,
          "reserve_output takes the blocks of the whole output at admission, so nothing is preempted");
@@ -475,6 +530,7 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
     }
   }
   check_requests(c, w);
+  check_token_budget(c, w);
   read_draft_model(c, w, model_ok);
   warn_ineffective(c, w);
   if (c.has("moe") && model_ok && !w.model.is_moe()) {

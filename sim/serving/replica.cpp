@@ -149,10 +149,11 @@ void Replica::release(Sequence& s, bool keep_prefix) {
   s.hit_blocks = 0;
 }
 
-std::unique_ptr<Replica::Sequence> Replica::accept(RequestRecord& record, bool rejected) {
+std::unique_ptr<Replica::Sequence> Replica::accept(RequestRecord& record, Rejection rejection) {
   record.replica = index_;
-  if (rejected) {
+  if (rejection != Rejection::none) {
     record.rejected = true;
+    record.rejection = rejection;
     record.finish_s = now_s();
     if (events_.finished) events_.finished(record);
     return nullptr;
@@ -173,10 +174,15 @@ std::unique_ptr<Replica::Sequence> Replica::accept(RequestRecord& record, bool r
 
 void Replica::submit(RequestRecord& record) {
   const Request& r = record.request;
-  const bool too_long = blocks_for(r.input_tokens + (role_ == ReplicaRole::prefill ? 1 : r.output_tokens)) > kv_blocks_ ||
-                        (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens);
-  auto s = accept(record, too_long || (scheduler_.max_queue > 0 &&
-                                       static_cast<int>(waiting_.size()) >= scheduler_.max_queue));
+  Rejection rejection = Rejection::none;
+  if (blocks_for(r.input_tokens + (role_ == ReplicaRole::prefill ? 1 : r.output_tokens)) > kv_blocks_) {
+    rejection = Rejection::kv_capacity;
+  } else if (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens) {
+    rejection = Rejection::token_budget;
+  } else if (scheduler_.max_queue > 0 && static_cast<int>(waiting_.size()) >= scheduler_.max_queue) {
+    rejection = Rejection::queue_full;
+  }
+  auto s = accept(record, rejection);
   if (!s) return;
   waiting_.push_back(std::move(s));
   ++outstanding_;
@@ -185,7 +191,7 @@ void Replica::submit(RequestRecord& record) {
 
 void Replica::submit_prefilled(RequestRecord& record) {
   const Request& r = record.request;
-  auto s = accept(record, blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_);
+  auto s = accept(record, blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_ ? Rejection::kv_capacity : Rejection::none);
   if (!s) return;
   s->computed = s->prompt;
   s->kv = s->prompt;

@@ -85,6 +85,14 @@ struct SpeculativeSpec {
   std::string draft_model;
 };
 
+/// Why a replica turned a request away.
+enum class Rejection : std::uint8_t {
+  none,
+  kv_capacity,   ///< its prompt and output need more KV blocks than the replica has
+  token_budget,  ///< its prompt exceeds max_batched_tokens with chunked prefill off
+  queue_full,    ///< the replica's waiting queue was at max_queue
+};
+
 /// What happened to one request.
 struct RequestRecord {
   Request request;
@@ -94,6 +102,7 @@ struct RequestRecord {
   std::int64_t prefix_hit_tokens = 0;
   int preemptions = 0;
   bool rejected = false;
+  Rejection rejection = Rejection::none;  ///< why, when rejected
   int replica = -1;           ///< where it was (its decode replica when disaggregated)
   /// Times an instance failed under it (simulation.failures): each time it went back to the
   /// router without its KV cache.
@@ -204,7 +213,7 @@ class Replica {
   };
 
   /// `record` arrives here: a new sequence for it, or (rejected) nullptr after reporting it.
-  std::unique_ptr<Sequence> accept(RequestRecord& record, bool rejected);
+  std::unique_ptr<Sequence> accept(RequestRecord& record, Rejection rejection);
   void maybe_schedule();
   void run_iteration();
   /// Adds this iteration's drawn variability to `cost` and stretches it by a slow

@@ -701,6 +701,12 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
     ++r.requests;
     if (record.rejected) {
       ++r.rejected;
+      switch (record.rejection) {
+        case Rejection::token_budget: ++r.rejected_token_budget; break;
+        case Rejection::queue_full: ++r.rejected_queue_full; break;
+        case Rejection::kv_capacity:
+        case Rejection::none: ++r.rejected_kv_capacity; break;
+      }
       continue;
     }
     ++r.completed;
@@ -890,8 +896,17 @@ void ServingWorkload::fill_pools(ServingResult& r) const {
   r.kv_utilisation_peak = kv_peak;
   r.kv_utilisation_mean = kv_mean_den > 0 ? kv_mean_num / kv_mean_den : 0.0;
   r.gpu_utilisation = r.duration_s > 0 ? busy_accelerator_s / (r.accelerators * r.duration_s) : 0.0;
-  // What bounds it: rejections or preemptions first (the KV cache), then what the busy time went to.
-  if (r.rejected > 0 || r.preemptions > r.completed / 20) {
+  // What bounds it: rejections (by their main cause) or preemptions (the KV cache) first, then
+  // what the busy time went to.
+  if (r.rejected_token_budget > 0 && r.rejected_token_budget >= r.rejected_kv_capacity &&
+      r.rejected_token_budget >= r.rejected_queue_full) {
+    r.limiter = fmt::format("the token budget ({} prompts over scheduler.max_batched_tokens {} rejected: chunked prefill "
+                            "is off)",
+                            r.rejected_token_budget, spec_.scheduler.max_batched_tokens);
+  } else if (r.rejected_queue_full > 0 && r.rejected_queue_full >= r.rejected_kv_capacity) {
+    r.limiter = fmt::format("the waiting queue ({} requests rejected at scheduler.max_queue {})", r.rejected_queue_full,
+                            spec_.scheduler.max_queue);
+  } else if (r.rejected > 0 || r.preemptions > r.completed / 20) {
     r.limiter = "KV capacity";
   } else if (r.gpu_utilisation < 0.5) {
     r.limiter = "arrivals (the accelerators are busy less than half the time)";

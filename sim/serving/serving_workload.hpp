@@ -163,6 +163,9 @@ struct ServingFaults {
 struct ServingResult final : public platform::WorkloadResult {
   double duration_s = 0;  ///< first arrival to last completion
   std::int64_t requests = 0, completed = 0, rejected = 0, preemptions = 0;
+  /// The rejected by cause (Rejection): KV capacity, the token budget without chunked prefill,
+  /// a full waiting queue.
+  std::int64_t rejected_kv_capacity = 0, rejected_token_budget = 0, rejected_queue_full = 0;
   std::int64_t input_tokens = 0, output_tokens = 0;
   double throughput_tokens_per_s = 0, input_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
   double goodput_requests_per_s = 0;  ///< completed requests meeting every SLO target
