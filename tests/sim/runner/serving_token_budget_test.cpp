@@ -79,3 +79,19 @@ TEST_CASE("length keys the distribution does not read have no effect, said at th
   CHECK(warnings_of(uniform).find("workload.requests.output.value: 30 has no effect: distribution uniform does not read it "
                                   "(value is for fixed)") != std::string::npos);
 }
+
+TEST_CASE("a request count the run's memory cannot hold is refused at requests.count with the count that fits") {
+  try {
+    scenario::load_scenario(kScenario, {"workload.requests.count=10000", "simulation.limits.memory=1 MB"});
+    FAIL("expected ScenarioError");
+  } catch (const config::ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    const config::Diagnostic& d = e.diagnostics().front();
+    CHECK(d.key_path == "workload.requests.count");
+    // 10,000 x 400 B = 4 MB against 1 MB: 2,500 fit.
+    CHECK(d.message.find("10000 requests need about") == 0);
+    CHECK(d.message.find("(400 B a request), over the run's memory limit of") != std::string::npos);
+    CHECK(d.hint == "at most 2500 requests fit");
+  }
+  CHECK_NOTHROW(scenario::load_scenario(kScenario, {"workload.requests.count=2000", "simulation.limits.memory=1 MB"}));
+}
