@@ -908,6 +908,30 @@ void ServingWorkload::fill_pools(ServingResult& r) const {
                             spec_.scheduler.max_queue);
   } else if (r.rejected > 0 || r.preemptions > r.completed / 20) {
     r.limiter = "KV capacity";
+  } else if (r.pools.size() > 1) {
+    // Several pools (disaggregated prefill and decode, or heterogeneous ones): a missed TTFT
+    // that is mostly waiting is the pool that takes the arrivals (prefill, else mixed) falling
+    // behind; otherwise the busiest pool, by what its own busy time went to, not the sum over
+    // pools (a 112 s prefill queue beside a busy HBM-bound decode pool read "HBM bandwidth").
+    const bool ttft_missed = spec_.slo.ttft_s > 0 && r.ttft_at_slo_percentile_s > spec_.slo.ttft_s;
+    const auto arrivals = std::find_if(r.pools.begin(), r.pools.end(), [](const PoolResult& p) { return p.role == "prefill"; });
+    const auto entry = arrivals != r.pools.end() ? arrivals : std::find_if(r.pools.begin(), r.pools.end(), [](const PoolResult& p) {
+      return p.role == "mixed";
+    });
+    const auto busiest = std::max_element(r.pools.begin(), r.pools.end(),
+                                          [](const PoolResult& a, const PoolResult& b) { return a.utilisation < b.utilisation; });
+    if (ttft_missed && entry != r.pools.end() && r.queue_s.p99 > 0.5 * r.ttft_s.p99) {
+      r.limiter = fmt::format("{} queue (pool {}, p99 wait {:.1f} s)", entry->role, entry->name, r.queue_s.p99);
+    } else if (busiest->utilisation < 0.5) {
+      r.limiter = "arrivals (every pool is busy less than half the time)";
+    } else {
+      const double shares[] = {busiest->compute_share, busiest->memory_share, busiest->communication_share,
+                               busiest->host_share};
+      const char* names[] = {"compute", "HBM bandwidth", "network", "host overhead"};
+      r.limiter = fmt::format("{} (pool {}, {:.0f} % busy)",
+                              names[std::max_element(std::begin(shares), std::end(shares)) - std::begin(shares)],
+                              busiest->name, 100.0 * busiest->utilisation);
+    }
   } else if (r.gpu_utilisation < 0.5) {
     r.limiter = "arrivals (the accelerators are busy less than half the time)";
   } else {
