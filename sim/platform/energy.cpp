@@ -34,10 +34,26 @@ PeriodEnergy period_energy(const Platform& platform, const std::vector<DeviceWor
   const double nics = nodes * cluster.network.scale_out.nics_per_node;
   energy.cluster = models::cluster_energy(groups, cluster.power, nodes, nics, platform.scale_out_switches(), period_s,
                                           tokens, model_flops);
-  if (platform.spec().cost.any()) {
+  const bool priced_groups = std::any_of(work.begin(), work.end(), [](const DeviceWork& g) { return g.hour_usd.has_value(); });
+  if (platform.spec().cost.any() || priced_groups) {
     double devices = 0;
     for (const DeviceWork& group : work) devices += group.devices;
-    energy.cost = models::step_cost(platform.spec().cost, period_s, devices, energy.cluster.total_j, tokens);
+    models::CostSpec cost = platform.spec().cost;
+    if (priced_groups) {
+      // Groups at their own rental price: the cost is that of every group's devices at its price,
+      // i.e. all the devices at the device-weighted mean price. A group without a price of its
+      // own and no cost.accelerator_hour_usd to fall back on leaves the period unpriced.
+      double device_usd = 0;
+      bool all_priced = true;
+      for (const DeviceWork& group : work) {
+        const std::optional<double> price = group.hour_usd ? group.hour_usd : cost.accelerator_hour_usd;
+        if (!price) all_priced = false;
+        device_usd += group.devices * price.value_or(0.0);
+      }
+      if (!all_priced) return energy;
+      cost.accelerator_hour_usd = device_usd / devices;
+    }
+    energy.cost = models::step_cost(cost, period_s, devices, energy.cluster.total_j, tokens);
   }
   return energy;
 }

@@ -18,6 +18,8 @@ struct DeviceWork {
   const models::AcceleratorSpec* accelerator = nullptr;  ///< non-null
   models::DeviceActivity activity;
   double devices = 0;
+  /// This group's rental price, $ per accelerator-hour; unset: cost.accelerator_hour_usd.
+  std::optional<double> hour_usd;
 };
 
 /// What one period cost.

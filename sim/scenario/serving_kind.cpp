@@ -124,6 +124,11 @@ const Declarations<serving::PoolSpec>& pool_keys() {
     pool.integer("tp", &serving::PoolSpec::tp, "tensor-parallel ranks per instance").range(1, 1e4);
     pool.integer("pp", &serving::PoolSpec::pp, "pipeline stages per instance").range(1, 1e4);
     pool.integer("ep", &serving::PoolSpec::ep, "expert-parallel ranks (MoE; <= tp, the instance's ranks)").range(1, 1e4);
+    pool.number("hour_usd", &serving::PoolSpec::hour_usd,
+                "rental price of the pool's accelerators, $ per accelerator-hour (a fleet of several parts); unset: "
+                "cost.accelerator_hour_usd")
+        .positive()
+        .optional();
     return pool;
   }();
   return keys;

@@ -959,7 +959,7 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
       flops += s.flops;
     }
     const double devices = static_cast<double>(pool.spec->accelerators());
-    platform::DeviceWork group{&pool.accelerator, {}, devices};
+    platform::DeviceWork group{&pool.accelerator, {}, devices, pool.spec->hour_usd};
     group.activity.period_s = r.duration_s;
     group.activity.kernel_s = std::min(kernels / pool.spec->replicas, r.duration_s);
     group.activity.communication_s = std::min(communication / pool.spec->replicas, r.duration_s - group.activity.kernel_s);
@@ -975,6 +975,24 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
   r.device_energy_per_token_j = energy.cluster.device_energy_per_token_j;
   if (const auto note = platform::power_coverage_note(platform_)) r.notes.push_back(*note);
   if (energy.cost) r.cost_per_million_tokens = energy.cost->usd_per_million_tokens;
+  // A fleet of several parts priced at one rate is said, not silently averaged.
+  const bool mixed_parts = std::any_of(pools_.begin(), pools_.end(), [&](const Pool& pool) {
+    return pool.accelerator.name != pools_.front().accelerator.name;
+  });
+  const bool one_price = std::any_of(pools_.begin(), pools_.end(), [](const Pool& pool) { return !pool.spec->hour_usd; });
+  if (!energy.cost && one_price && !platform_.spec().cost.accelerator_hour_usd &&
+      std::any_of(pools_.begin(), pools_.end(), [](const Pool& pool) { return pool.spec->hour_usd.has_value(); })) {
+    std::vector<std::string> unpriced;
+    for (const Pool& pool : pools_) {
+      if (!pool.spec->hour_usd) unpriced.push_back(pool.spec->name);
+    }
+    r.notes.push_back(fmt::format("cost: no cost per token: pool {} has no hour_usd and cost.accelerator_hour_usd is unset",
+                                  fmt::join(unpriced, ", ")));
+  }
+  if (energy.cost && mixed_parts && one_price) {
+    r.notes.push_back("cost: pools of different accelerators are priced at cost.accelerator_hour_usd where they set no "
+                      "workload.pools.NAME.hour_usd of their own");
+  }
 }
 
 }  // namespace

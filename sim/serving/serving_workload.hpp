@@ -52,6 +52,8 @@ struct PoolSpec {
   std::optional<models::AcceleratorSpec> accelerator;  ///< read from the preset when named
   int replicas = 1;
   int tp = 1, pp = 1, ep = 1;
+  /// The pool's rental price, $ per accelerator-hour (`hour_usd`); unset: cost.accelerator_hour_usd.
+  std::optional<double> hour_usd;
   int accelerators() const { return replicas * tp * pp; }
 };
 
