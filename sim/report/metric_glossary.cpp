@@ -204,7 +204,9 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"serving.e2e_s", "s", "end to end: last token - arrival", kDistribution},
         {"serving.queue_s", "s", "queueing: first scheduled - arrival", kDistribution},
         {"serving.goodput_requests_per_s", "requests/s",
-         "completed requests meeting every SLO target / duration (without targets: every completed request)"},
+         "the measured arrival rate x the share of requests meeting every SLO target (without targets: every "
+         "completed request): the rate of good requests offered, not diluted by the drain after the last arrival; "
+         "all requests at once (offline): good requests / duration"},
         {"serving.rejected", "count",
          "requests refused: a full queue (max_queue), a prompt over the batch budget, or one that cannot fit the KV cache"},
         {"serving.rejected_by_cause", "count",
