@@ -1,5 +1,7 @@
 #include "sim/cli/capacity_command.hpp"
 
+#include <iostream>
+
 #include <fmt/format.h>
 
 #include "sim/config/schema.hpp"
@@ -78,6 +80,7 @@ int capacity_command(const CapacityCommandOptions& options, std::ostream& out) {
   search.precision = options.precision;
   search.max_trials = options.max_trials;
   search.threads = options.threads;
+  search.on_warning = [](const std::string& warning) { std::cerr << warning << std::endl; };
   const sweep::CapacityResult result = sweep::find_capacity(options.scenario, options.overrides, search);
   if (options.format == "json") {
     out << sweep::capacity_json(result).dump(2) << '\n';

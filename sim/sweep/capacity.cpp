@@ -276,6 +276,15 @@ CapacityResult find_capacity(const std::filesystem::path& file, const std::vecto
   if (!(options.precision > 0)) throw ConfigError("capacity: --precision must be > 0");
   if (options.target_rate && !(*options.target_rate > 0)) throw ConfigError("capacity: --rate must be > 0");
   TrialRunner runner(file, overrides, base, spec);
+  const double window_s = static_cast<double>(spec.requests.count) / spec.requests.arrival.rate_per_s;
+  if (window_s > kLongTrialWindowS && options.on_warning) {
+    const double rate = options.target_rate.value_or(spec.requests.arrival.rate_per_s);
+    options.on_warning(fmt::format(
+        "warning: each trial sends requests for {:.0f} s (workload.requests.count {} / arrival.rate {:g}/s), so a trial "
+        "at {:g} req/s simulates about {:.0f} requests and the search may take long; set workload.requests.count to "
+        "about the rate x 120 s for a faster answer",
+        window_s, spec.requests.count, spec.requests.arrival.rate_per_s, rate, rate * window_s));
+  }
   CapacityResult result;
   result.pools = runner.names();
   result.slo_ttft_s = spec.slo.ttft_s;

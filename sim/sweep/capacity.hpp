@@ -14,6 +14,7 @@
 /// in parallel. Each answer says what limited the first trial beyond it.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,14 @@ struct CapacityOptions {
   double precision = 0.02;            ///< rate search: stop when (high - low) / low is below it
   int max_trials = 60;                ///< give up (with what was found) after this many simulations
   int threads = 0;                    ///< 0: every core
+  /// Called before the first trial with what the user should know before waiting (a trial
+  /// window of more than kLongTrialWindowS); the CLI prints it to standard error at once.
+  std::function<void(const std::string&)> on_warning;
 };
+
+/// A trial sends requests for the scenario's count / rate seconds; past this many the search
+/// warns before it starts (each trial at a higher rate simulates proportionally more requests).
+inline constexpr double kLongTrialWindowS = 600;
 
 /// One simulated point.
 struct CapacityTrial {

@@ -128,3 +128,22 @@ TEST_CASE("capacity: what it cannot plan is an error naming why") {
   CHECK_THROWS_WITH_AS(sweep::find_capacity(training, {}, {}), doctest::Contains("capacity needs a serving workload"),
                        ConfigError);
 }
+
+TEST_CASE("capacity warns before its first trial when the scenario's count / rate makes every trial long") {
+  // 300 requests at 0.25 req/s: 1,200 s of arrivals per trial, past kLongTrialWindowS (600 s).
+  sweep::CapacityOptions options;
+  options.max_trials = 1;
+  options.threads = 1;
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  (void)sweep::find_capacity(scenario_file("cs_capacity_long.yaml"), {"workload.requests.arrival.rate=0.25"}, options);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings.front() ==
+        "warning: each trial sends requests for 1200 s (workload.requests.count 300 / arrival.rate 0.25/s), so a trial at "
+        "0.25 req/s simulates about 300 requests and the search may take long; set workload.requests.count to about the "
+        "rate x 120 s for a faster answer");
+  // The scenario as written (30 s of arrivals): no warning.
+  warnings.clear();
+  (void)sweep::find_capacity(scenario_file("cs_capacity_short.yaml"), {}, options);
+  CHECK(warnings.empty());
+}
