@@ -148,13 +148,6 @@ void leaves(const ConfigNode& settings, const std::string& prefix, std::vector<s
   }
 }
 
-/// Was `value` written by the scenario (not by the accelerator library or a stack)?
-bool scenario_wrote(const ConfigNode& value, const std::filesystem::path& data_dir) {
-  const std::filesystem::path folder = std::filesystem::path(value.position.file).parent_path().lexically_normal();
-  return folder != (data_dir / library_folder(LibraryKind::accelerators)).lexically_normal() &&
-         folder != (data_dir / library_folder(LibraryKind::stacks)).lexically_normal();
-}
-
 /// The accelerator names the scenario runs, in order of appearance.
 std::vector<std::pair<std::string, config::Position>> named_accelerators(const ConfigNode& root) {
   std::vector<std::pair<std::string, config::Position>> named;
@@ -232,7 +225,7 @@ std::vector<std::string> overlay(const StackEntry& entry, const ConfigNode& stac
     }
     const ConfigNode* current = target->find(parts.back());
     const std::string key = "accelerators." + entry.accelerator + "." + path;
-    if (current != nullptr && scenario_wrote(*current, data_dir)) {
+    if (current != nullptr && written_by_scenario(*current, data_dir, LibraryKind::accelerators)) {
       problems.warn(current->position, key,
                     fmt::format("the scenario's own value {} wins over kernel stack {}'s {} ({})", current->text,
                                 stack_name, value->text, value->position.to_string()));
@@ -240,7 +233,7 @@ std::vector<std::string> overlay(const StackEntry& entry, const ConfigNode& stac
     }
     // A format's own efficiency takes precedence over the generic one the scenario may have written.
     const ConfigNode* generic = path.rfind("efficiency.matmul_", 0) == 0 ? target->find("matmul") : nullptr;
-    if (generic != nullptr && scenario_wrote(*generic, data_dir)) {
+    if (generic != nullptr && written_by_scenario(*generic, data_dir, LibraryKind::accelerators)) {
       const std::string format = path.substr(std::string("efficiency.matmul_").size());
       problems.warn(generic->position, "accelerators." + entry.accelerator + ".efficiency.matmul",
                     fmt::format("does not apply to {} GEMMs: kernel stack {} sets efficiency.matmul_{} {} ({}), which "

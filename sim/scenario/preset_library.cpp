@@ -191,4 +191,15 @@ void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view 
   }
 }
 
+/// Was `value` written outside the library file of its preset kind (by the scenario, an
+/// include, a --set, or a derived preset of the scenario)?
+bool written_by_scenario(const config::ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
+  const std::filesystem::path folder = std::filesystem::path(value.position.file).parent_path().lexically_normal();
+  // A kernel stack (simulation.kernel_stack) writes accelerator settings from its library file.
+  if (kind == LibraryKind::accelerators && folder == (data_dir / library_folder(LibraryKind::stacks)).lexically_normal()) {
+    return false;
+  }
+  return folder != (data_dir / library_folder(kind)).lexically_normal();
+}
+
 }  // namespace clustersim::scenario

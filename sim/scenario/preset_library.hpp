@@ -28,6 +28,11 @@ std::vector<std::string> library_names(LibraryKind kind,
 /// of a mapping ("workload.pools.*.accelerator"). Then every entry with `base: NAME` becomes NAME's (resolved) entry with its own keys on top, so a
 /// derived preset keeps everything of its base it does not set. An unknown base (with the
 /// closest name) and a cycle of bases are diagnostics at the `base` key.
+/// Was `value` written outside the library file of its preset kind (by the scenario, an
+/// include, a --set, or a derived preset of the scenario)? A kernel stack's settings
+/// (models/data/stacks) count as the accelerator library's.
+bool written_by_scenario(const config::ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind);
+
 void merge_library_presets(config::ConfigNode& root, LibraryKind kind, std::string_view section,
                            std::string_view reference_path, const std::filesystem::path& data_dir,
                            std::vector<config::Diagnostic>& diagnostics);

@@ -306,20 +306,25 @@ TEST_CASE("multi-channel rings: the flow evaluator equals the analytical one and
 
 namespace {
 
-/// `nodes` MI300X-like nodes: 8 GPUs on an xGMI full mesh of 64 GB/s links (448 GB/s per GPU),
-/// 1 us per link, ideal; one 25 GB/s NIC per GPU on one switch.
-topologies::Topology mesh_nodes(int nodes) {
+/// `nodes` nodes of `per_node` GPUs on `fabric` (`scale_up_bytes_per_s` per GPU, 1 us, ideal),
+/// one `nic_bytes_per_s` NIC per GPU on one switch, 1 us per cable.
+topologies::Topology switched_nodes(int nodes, int per_node, const char* fabric, double scale_up_bytes_per_s,
+                                    double nic_bytes_per_s) {
   topologies::ClusterNetworkSpec spec;
   spec.nodes = nodes;
-  spec.accelerators_per_node = 8;
-  spec.scale_up = {"xgmi-mesh", 448e9, 1e-6, 0, 1.0};
+  spec.accelerators_per_node = per_node;
+  spec.scale_up = {fabric, scale_up_bytes_per_s, 1e-6, 0, 1.0};
   spec.scale_out.topology = "switch";
-  spec.scale_out.nics_per_node = 8;
-  spec.scale_out.nic_bytes_per_s = 25e9;
+  spec.scale_out.nics_per_node = per_node;
+  spec.scale_out.nic_bytes_per_s = nic_bytes_per_s;
   spec.scale_out.link_latency_s = 1e-6;
   spec.scale_out.efficiency = 1.0;
   return topologies::Topology::build(spec);
 }
+
+/// `nodes` MI300X-like nodes: 8 GPUs on an xGMI full mesh of 64 GB/s links (448 GB/s per GPU),
+/// 1 us per link, ideal; one 25 GB/s NIC per GPU on one switch.
+topologies::Topology mesh_nodes(int nodes) { return switched_nodes(nodes, 8, "xgmi-mesh", 448e9, 25e9); }
 
 /// Flows of `phase` per directed link.
 std::map<topologies::LinkId, int> flows_per_link(const Phase& phase, const topologies::Topology& topology) {
@@ -408,16 +413,7 @@ TEST_CASE("mesh across nodes: 8 channels on disjoint Hamiltonian paths, rail-ali
 TEST_CASE("pairwise all-to-all runs 16 rounds at once, as NCCL's p2p channels do; a NIC carries them all") {
   // 2 nodes x 12 GPUs, a NIC per GPU at 50 GB/s, ideal NVLink at 100 GB/s: 24 ranks, 23 rounds in
   // windows of 16 and 7 (two phases, 16 and 7 latency steps).
-  topologies::ClusterNetworkSpec spec;
-  spec.nodes = 2;
-  spec.accelerators_per_node = 12;
-  spec.scale_up = {"nvswitch", 100e9, 1e-6, 0, 1.0};
-  spec.scale_out.topology = "switch";
-  spec.scale_out.nics_per_node = 12;
-  spec.scale_out.nic_bytes_per_s = 50e9;
-  spec.scale_out.link_latency_s = 1e-6;
-  spec.scale_out.efficiency = 1.0;
-  const auto topology = topologies::Topology::build(spec);
+  const auto topology = switched_nodes(2, 12, "nvswitch", 100e9, 50e9);
   const CollectiveLowering lowering(topology, simple_params(), CollectiveHardware{true});
   std::vector<int> group(24);
   for (int i = 0; i < 24; ++i) group[static_cast<std::size_t>(i)] = i;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -204,4 +206,40 @@ TEST_CASE("power.apply_throttling with a clock-settled stack is said to count th
                        "power limit"));
   const Scenario alone = load_scenario(guide_scenario("h200"), {"power.apply_throttling=true"});
   CHECK_FALSE(has_warning(alone, "counts the limit twice"));
+}
+
+TEST_CASE("a malformed stack file: every problem at its line in the file, with the key") {
+  const std::filesystem::path data = std::filesystem::temp_directory_path() / "clustersim_bad_stack";
+  std::filesystem::remove_all(data);
+  std::filesystem::create_directories(data / "stacks");
+  std::filesystem::create_directory_symlink(config::library_data_dir() / "accelerators", data / "accelerators");
+  std::ofstream(data / "stacks" / "bad.yaml") << "stacks:\n"                                   // 1
+                                                 "  bad:\n"                                     // 2
+                                                 "    display_name: x\n"                        // 3
+                                                 "    vendor: nvidia\n"                         // 4
+                                                 "    release: r\n"                             // 5
+                                                 "    timing: t\n"                              // 6
+                                                 "    clock_settled: maybe\n"                   // 7
+                                                 "    accelerators:\n"                          // 8
+                                                 "      b200:\n"                                // 9
+                                                 "        source: s\n"                          // 10
+                                                 "        peak: {bf16: 1}\n"                    // 11
+                                                 "        measured:\n"                          // 12
+                                                 "          - {op: attention, dtype: bf16, m: 1, n: 1, k: 0, tflops: 1, row: r}\n"  // 13
+                                                 "      nosuch: {source: s}\n";                 // 14
+  std::vector<config::Diagnostic> diagnostics;
+  config::Problems problems(diagnostics);
+  (void)read_kernel_stack("bad", data, problems);
+  const auto at = [&](int line, const std::string& key, const std::string& message) {
+    return std::any_of(diagnostics.begin(), diagnostics.end(), [&](const config::Diagnostic& d) {
+      return d.line == line && d.key_path == key && d.message == message;
+    });
+  };
+  CHECK(at(7, "stacks.bad.clock_settled", "expected true or false, got 'maybe'"));
+  CHECK(at(11, "stacks.bad.accelerators.b200.peak", "unknown key 'peak' in a kernel stack"));
+  CHECK(at(13, "stacks.bad.accelerators.b200.measured.op", "only gemm measurements are read, got 'attention'"));
+  CHECK(at(13, "stacks.bad.accelerators.b200.measured.k", "expected a positive integer, got '0'"));
+  CHECK(at(14, "stacks.bad.accelerators.nosuch", "unknown accelerator 'nosuch'"));
+  CHECK(diagnostics.size() == 5);
+  std::filesystem::remove_all(data);
 }
