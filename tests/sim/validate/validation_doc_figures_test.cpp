@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/accelerator/calibration_table.hpp"
 #include "models/accelerator/compute_model.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/scenario/kernel_stacks.hpp"
@@ -158,4 +159,32 @@ TEST_CASE("docs/validation.md's kernel stack table is what the stacks' rows cost
     CHECK(rounds_to(worst(preset_errors), quoted[7]));
   }
   CHECK(rows == static_cast<int>(scenario::kernel_stack_names(clustersim::config::library_data_dir()).size()) + 2);
+}
+
+TEST_CASE("docs/validation.md's B200 HBM row is what the preset gives the cccl elementwise rows") {
+  namespace scenario = clustersim::scenario;
+  namespace models = clustersim::models;
+  const std::string text =
+      section(read_text(kSource / "docs/validation.md"), "### Blackwell and AMD out of sample (issue 28 part 2, 2026-12-06)");
+  static const std::regex row(R"(\| b200 HBM \(elementwise\) \| ([0-9]+) \| ([0-9.]+) % \(([0-9.]+) %\) \|)");
+  std::smatch quoted;
+  REQUIRE(std::regex_search(text, quoted, row));
+  // The preset as a scenario reads it (any stack covering the part gives it unstacked).
+  const models::AcceleratorSpec b200 =
+      scenario::stacked_accelerator("cublaslt-13.0", "b200", clustersim::config::library_data_dir()).preset;
+  const models::ComputeModel model(b200);
+  const models::CalibrationTable table =
+      models::read_calibration_path(kSource / "validation/data/kernels-nonhopper/bandwidth", "b200");
+  std::vector<double> errors;
+  for (const models::CalibrationRow& r : table.rows) {
+    REQUIRE(r.shape.op == models::OpClass::elementwise);
+    errors.push_back(100 * std::fabs(model.roofline(r.shape).time_s / r.time_s - 1));
+    // 1.07 GB moved: the HBM fraction borrowed from H200 holds on B200 to 0.1 %.
+    if (r.shape.bytes > 1e9) CHECK(errors.back() < 0.15);
+  }
+  std::sort(errors.begin(), errors.end());
+  REQUIRE(errors.size() == 4);
+  CHECK(quoted[1].str() == "4");
+  CHECK(rounds_to(0.5 * (errors[1] + errors[2]), quoted[2]));
+  CHECK(rounds_to(errors.back(), quoted[3]));
 }
