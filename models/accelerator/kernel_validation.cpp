@@ -209,7 +209,7 @@ HoldoutSplit split_holdout(const std::vector<CalibrationRow>& rows, double fract
 KernelValidationReport validate_kernels(
     const std::vector<CalibrationRow>& rows,
     const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
-    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel) {
+    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel, const RooflineClock& roofline_clock) {
   KernelValidationReport report;
   report.holdout_fraction = holdout_fraction;
   report.seed = seed;
@@ -252,7 +252,8 @@ KernelValidationReport validate_kernels(
     comparison.row = row;
     try {
       comparison.best = model->second.estimate(row.shape);
-      comparison.roofline_s = model->second.roofline(row.shape).time_s;
+      const OpEstimate full_clock = model->second.roofline(row.shape);
+      comparison.roofline_s = roofline_clock ? roofline_clock(row.accelerator, row.shape, full_clock) : full_clock.time_s;
       if (auto fitted = model->second.fitted(row.shape)) comparison.fitted_s = fitted->time_s;
     } catch (const ConfigError& error) {  // e.g. attention on a chip without a special-function rate
       add_skipped(report, row.file + ":" + std::to_string(row.line) + ": " + error.what());

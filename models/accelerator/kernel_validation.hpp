@@ -93,10 +93,18 @@ struct KernelValidationReport {
 /// skipped (the compute model does not cost whole layers). `attention_kernel` is the fused
 /// kernel family of the attention rows (the CSV format does not record it); unset: each
 /// accelerator's default.
+///
+/// `roofline_clock`, when set, gives the roofline column at the clock the rows ran at (e.g. the
+/// clock a power limit settles at, for rows timed after long warm-ups): called with the row's
+/// accelerator, shape and the full-clock roofline, it returns seconds. Only the roofline column
+/// (the model no row calibrates) uses it.
+using RooflineClock = std::function<double(const std::string& accelerator, const KernelShape& shape,
+                                           const OpEstimate& full_clock)>;
 KernelValidationReport validate_kernels(
     const std::vector<CalibrationRow>& rows,
     const std::function<AcceleratorSpec(const std::string&)>& spec_for, double holdout_fraction,
-    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel = std::nullopt);
+    std::uint64_t seed, std::optional<AttentionKernelFamily> attention_kernel = std::nullopt,
+    const RooflineClock& roofline_clock = {});
 
 /// Fills report.attention_transfer (see AttentionTransfer) from the attention rows of `rows`;
 /// `spec_for` as in validate_kernels (which calls this). A row the model cannot cost (e.g. an

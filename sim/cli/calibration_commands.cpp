@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/accelerator/kernel_validation.hpp"
+#include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
@@ -37,6 +39,13 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
                    "fused-attention family of the attention rows (the CSV does not record it; the default "
                    "calibration's public rows are FlashAttention-2)")
       ->check(CLI::IsMember(models::attention_kernel_family_names().names()))
+      ->capture_default_str();
+  cli.validate_kernels
+      ->add_option("--clock", cli.kernels_options.clock,
+                   "clock of the roofline column: burst = full clock (rows timed in short runs); sustained = the "
+                   "clock the board power limit settles at while the row's kernel runs back to back (rows timed "
+                   "after long warm-ups), from the power model")
+      ->check(CLI::IsMember({"burst", "sustained"}))
       ->capture_default_str();
 }
 
@@ -104,12 +113,43 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
   return 0;
 }
 
+double sustained_clock_time_s(const models::AcceleratorSpec& chip, const models::KernelShape& shape,
+                              const models::OpEstimate& full_clock) {
+  const auto power = models::activity_power(chip, 0);
+  if (!power) {
+    throw ConfigError(fmt::format("--clock sustained: accelerator {} has no TDP, so the power model cannot settle "
+                                  "its clock (use --clock burst)",
+                                  chip.name));
+  }
+  models::DeviceActivity activity;
+  activity.period_s = activity.kernel_s = full_clock.time_s;
+  const bool matrix = shape.op == models::OpClass::gemm || shape.op == models::OpClass::batched_gemm ||
+                      shape.op == models::OpClass::attention;
+  if (matrix && full_clock.flops > 0) activity.matrix_flops[shape.dtype] = full_clock.flops;
+  const double throttle = models::device_energy(*power, activity).throttle_factor;
+  const double launch_s = std::min(chip.kernel_launch_s, full_clock.time_s);
+  return launch_s + (full_clock.time_s - launch_s) / throttle;
+}
+
 int validate_kernels_command(const ValidateKernelsOptions& options, std::ostream& out) {
   const models::CalibrationTable table = read_calibration_dir(options.dir, options.accelerator);
   if (table.rows.empty()) throw ConfigError(fmt::format("no rows to validate in '{}'", options.dir));
+  models::RooflineClock clock;
+  if (options.clock == "sustained") {
+    clock = [chips = std::map<std::string, models::AcceleratorSpec>()](
+                const std::string& accelerator, const models::KernelShape& shape,
+                const models::OpEstimate& full_clock) mutable {
+      auto chip = chips.find(accelerator);
+      if (chip == chips.end()) chip = chips.emplace(accelerator, library_accelerator(accelerator)).first;
+      return sustained_clock_time_s(chip->second, shape, full_clock);
+    };
+  } else if (options.clock != "burst") {
+    throw ConfigError(fmt::format("--clock: '{}' is not one of burst, sustained", options.clock));
+  }
   const auto report =
       models::validate_kernels(table.rows, library_accelerator, options.holdout_fraction, options.seed,
-                               models::parse_attention_kernel_family(options.attention_kernel));
+                               models::parse_attention_kernel_family(options.attention_kernel), clock);
+  if (options.clock == "sustained") out << "roofline at the clock each row's kernel settles at under the power limit (--clock sustained)\n";
   out << models::render_kernel_validation(report);
   return 0;
 }

@@ -28,6 +28,9 @@ struct ValidateKernelsOptions {
   std::uint64_t seed = 1;       ///< hold-out split seed
   /// Fused-kernel family of the attention rows ("fa2", "fa3", "cudnn"; the CSV does not record it).
   std::string attention_kernel = "fa2";
+  /// Clock of the roofline column: "burst" (full clock) or "sustained" (settled under the power
+  /// limit while the row's kernel runs back to back: models::device_energy's throttle factor).
+  std::string clock = "burst";
 };
 
 /// The subcommands and their parsed options, as registered on the CLI11 app.

@@ -180,3 +180,34 @@ TEST_CASE("validate kernels: FlashAttention-4's B200 point checks the fa4 family
   CHECK(fa3.output.find("attention kernel family fa3 does not run on accelerator 'b200' (matrix path tcgen05); "
                         "families that run there: fa2, cudnn, fa4") != std::string::npos);
 }
+
+TEST_CASE("validate kernels --clock sustained: compute-bound rows at the clock the power limit settles at") {
+  const auto dir = fresh_dir("sustained");
+  write(dir / "b200.csv", kHeader +
+                              "b200,gemm,fp8,8192,8192,8192,,,,,,,,,,435.15e-6,0,0,sustained cuBLASLt\n"
+                              "b200,hbm_copy,,,,,,,,,,,,,1e9,160e-6,0,0,stream\n");
+  const Ran burst = run_cli("validate kernels " + dir.string());
+  const Ran sustained = run_cli("validate kernels " + dir.string() + " --clock sustained");
+  REQUIRE(burst.exit_code == 0);
+  REQUIRE(sustained.exit_code == 0);
+  CHECK(sustained.output.find("(--clock sustained)") != std::string::npos);
+  // By hand, B200 (TDP 1000 W, idle 137 W, range 863 W): compute level 137 + 863 / 0.85 =
+  // 1152.3 W, memory level 137 + 0.89 x 863 = 905.1 W. The GEMM's 1.0995e12 FLOPs at the best
+  // fp8 rate (0.763 x 4500 TFLOP/s) take 320.2 us of its 331.20 us roofline: matrix share 0.9669,
+  // draw 905.1 + 0.9669 x 247.2 = 1144.1 W, throttle 863 / (1144.1 - 137) = 0.8569, so the
+  // sustained time is 4 us + 327.20 us / 0.8569 = 385.8 us.
+  const auto gemm_burst = lines_starting(burst.output, "b200           gemm fp8 8192x8192x8192");
+  const auto gemm_sustained = lines_starting(sustained.output, "b200           gemm fp8 8192x8192x8192");
+  REQUIRE(gemm_burst.size() == 1);
+  REQUIRE(gemm_sustained.size() == 1);
+  CHECK(gemm_burst[0].find("331.20 us") != std::string::npos);
+  CHECK(gemm_sustained[0].find("385.8") != std::string::npos);
+  // A bandwidth-bound copy draws the memory level, under the limit: the same time at both clocks.
+  const auto copy_burst = lines_starting(burst.output, "b200           hbm_copy");
+  const auto copy_sustained = lines_starting(sustained.output, "b200           hbm_copy");
+  REQUIRE(copy_burst.size() == 1);
+  REQUIRE(copy_sustained.size() == 1);
+  CHECK(copy_burst[0] == copy_sustained[0]);
+  // An unknown clock is refused by the option's check.
+  CHECK(run_cli("validate kernels " + dir.string() + " --clock turbo").exit_code != 0);
+}
