@@ -7,14 +7,18 @@
 
 #include <fmt/format.h>
 
+#include "models/accelerator/dtype.hpp"
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
+#include "models/memory/memory_footprint.hpp"
+#include "sim/engine/error.hpp"
 #include "sim/config/units.hpp"
 #include "sim/platform/resource_limits.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
 #include "sim/scenario/workload_kinds.hpp"
 #include "sim/serving/frameworks.hpp"
+#include "sim/serving/requests.hpp"
 #include "sim/serving/serving_workload.hpp"
 
 namespace clustersim::scenario {
@@ -190,6 +194,33 @@ Declarations<ServingSpec> declare_serving_keys() {
   return keys;
 }
 
+/// What trtllm-bench sizes its limits from: the whole model's weights, the first pool's KV bytes
+/// per token over its GPUs, the dataset's mean lengths (as RequestGenerator draws them). A
+/// replayed trace's lengths are read only when the run starts, so the build defaults stand and
+/// a warning says so.
+void fill_bench_context(const WorkloadReadContext& c, const ServingSpec& w, serving::FrameworkContext& context) {
+  if (w.model.num_hidden_layers <= 0 || w.model.num_key_value_heads <= 0) return;  // reported at the model
+  context.weight_bytes = w.model.total_parameters() * serving::weight_format_bytes(w.precision.weights);
+  const int tp = std::max(1, context.tp);
+  context.kv_bytes_per_token =
+      models::kv_cache_bytes(w.model, 1.0, models::dtype_bytes(w.precision.kv_cache), tp) * tp;
+  if (w.requests.arrival.process == serving::ArrivalProcess::trace) {
+    c.problems.warn(c.position("framework"), c.key("framework"),
+                    "trtllm-bench-1.0 sizes max_batch_size and max_num_tokens from the dataset's mean lengths, which a "
+                    "replayed trace gives only when the run starts: the build defaults (2048 sequences, 8192 tokens) "
+                    "stand",
+                    "set scheduler.max_sequences and scheduler.max_batched_tokens to the values trtllm-bench printed");
+    return;
+  }
+  try {
+    context.mean_input = serving::LengthSampler(w.requests.input).mean() +
+                         (w.requests.prefix.groups > 0 ? static_cast<double>(w.requests.prefix.tokens) : 0.0);
+    context.mean_output = serving::LengthSampler(w.requests.output).mean();
+  } catch (const ConfigError&) {  // a bad distribution is reported at its keys
+    context.mean_input = context.mean_output = 0;
+  }
+}
+
 /// Unwritten scheduler keys take the framework's values (for the first pool's accelerator).
 void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   serving::FrameworkContext context;
@@ -197,13 +228,22 @@ void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   const models::AcceleratorSpec& accelerator =
       first != nullptr && first->accelerator ? *first->accelerator : c.platform.cluster.accelerator;
   if (accelerator.hbm_capacity_bytes > 0) context.hbm_bytes = accelerator.hbm_capacity_bytes;
-  if (first != nullptr) context.instance_accelerators = first->tp * first->pp;
+  if (first != nullptr) {
+    context.instance_accelerators = first->tp * first->pp;
+    context.tp = first->tp;
+    context.pp = first->pp;
+  }
+  context.accelerator = accelerator.name;
   context.offline = w.requests.arrival.process == serving::ArrivalProcess::offline;
   context.max_model_len = w.model.max_position_embeddings;
+  if (w.framework == serving::Framework::trtllm_bench) fill_bench_context(c, w, context);
   const serving::SchedulerSpec d = serving::framework_scheduler(w.framework, context);
   serving::SchedulerSpec& s = w.scheduler;
   const auto unset = [&](const char* key) { return !c.has(std::string("scheduler.") + key); };
-  if (unset("max_sequences")) s.max_sequences = d.max_sequences;
+  if (unset("max_sequences")) {
+    s.max_sequences = d.max_sequences;
+    s.kv_sized_sequences = d.kv_sized_sequences;
+  }
   if (unset("max_batched_tokens")) s.max_batched_tokens = d.max_batched_tokens;
   if (unset("chunked_prefill")) s.chunked_prefill = d.chunked_prefill;
   if (unset("policy")) s.policy = d.policy;
@@ -377,7 +417,8 @@ void check_token_budget(const WorkloadReadContext& c, const ServingSpec& w) {
   const std::string where = c.has("scheduler.chunked_prefill") ? std::string("set in the scenario")
                                                                : "the " + framework + " default";
   const std::string hint = fmt::format(
-      "set {} (TensorRT-LLM 1.x and vLLM's V1 engine chunk prompts by default) or {} to at least the longest prompt",
+      "set {} (vLLM's V1 engine and trtllm-bench chunk prompts by default; TensorRT-LLM 1.x's LLM API and "
+      "trtllm-serve refuse such a prompt unless enable_chunked_prefill is set) or {} to at least the longest prompt",
       c.key("scheduler.chunked_prefill") + ": true", c.key("scheduler.max_batched_tokens"));
   const std::string key = c.key("requests.input");
   if (shortest > budget) {
@@ -527,6 +568,13 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
       unused((base + "stddev").c_str(), l.kind == K::normal || l.kind == K::lognormal,
              why + " (stddev is for normal, lognormal)");
       unused((base + "file").c_str(), l.kind == K::empirical, why + " (file is for empirical)");
+      if (l.kind == K::fixed && (l.value > l.max || l.value < l.min) && c.has(base + "value")) {
+        const double clamped = std::clamp(l.value, l.min, l.max);
+        c.problems.warn(c.position(base + "value"), c.key(base + "value"),
+                        fmt::format("{:g} is outside [{:g}, {:g}] ({}min, {}max): every length is clamped to {:g}",
+                                    l.value, l.min, l.max, base, base, clamped),
+                        "remove " + base + (l.value > l.max ? "max" : "min") + " or set the value inside it");
+      }
     }
   }
   unused("slo.percentile", w.slo.ttft_s > 0 || w.slo.tpot_s > 0, "no slo.ttft or slo.tpot target is set");

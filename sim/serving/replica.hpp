@@ -67,6 +67,9 @@ struct SchedulerSpec {
   /// The KV cache is memory_utilisation of the memory left after weights and activations
   /// (TensorRT-LLM's free_gpu_memory_fraction), not of all memory (vLLM).
   bool kv_of_free_memory = false;
+  /// max_sequences is SGLang's running-request limit, sized from the instance's KV tokens and
+  /// the model's context when the instance is built (sglang_max_running_requests).
+  bool kv_sized_sequences = false;
 };
 
 /// Speculative decoding (`workload.speculative`): each decode step proposes `tokens` draft

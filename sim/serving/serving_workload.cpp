@@ -340,12 +340,18 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     // through the stages one after another, staggered (stage contention between them is not
     // modelled). pp = 1: one scheduler per instance.
     const int engines = pool.spec->pp;
+    const std::int64_t kv_blocks = std::max<std::int64_t>(1, pool.memory.kv_blocks / engines);
+    SchedulerSpec scheduler = spec.scheduler;
+    if (scheduler.kv_sized_sequences) {
+      scheduler.max_sequences =
+          sglang_max_running_requests(kv_blocks * scheduler.block_size, spec.model.max_position_embeddings);
+    }
     for (int r = 0; r < pool.spec->replicas * engines; ++r) {
       pool.replicas.push_back(static_cast<int>(replicas_.size()));
       pool_of_.push_back(static_cast<std::size_t>(&pool - pools_.data()));
       replicas_.push_back(std::make_unique<Replica>(
-          static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), spec.scheduler,
-          spec.speculative, std::max<std::int64_t>(1, pool.memory.kv_blocks / engines), pool.memory.kv_bytes_per_token,
+          static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), scheduler,
+          spec.speculative, kv_blocks, pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
       by_role_[static_cast<std::size_t>(pool.spec->role)].push_back(replicas_.back().get());
     }
@@ -770,6 +776,23 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
       "runs pp schedulers' batches staggered through its stages",
       r.requests, spec_.model.name, pools_.size(), spec_.scheduler.iteration_overhead_s * 1e3,
       framework_names().name(spec_.framework)));
+  if (spec_.scheduler.kv_sized_sequences) {
+    std::vector<std::string> limits;
+    for (const Pool& pool : pools_) {
+      const std::int64_t kv_tokens =
+          std::max<std::int64_t>(1, pool.memory.kv_blocks / pool.spec->pp) * spec_.scheduler.block_size;
+      limits.push_back(fmt::format("{} {} (KV {} tokens)", pool.spec->name,
+                                   sglang_max_running_requests(kv_tokens, spec_.model.max_position_embeddings), kv_tokens));
+    }
+    r.notes.push_back(fmt::format("running requests per scheduler as {} sizes them from its KV pool "
+                                  "(min(KV tokens / 2, KV tokens / context x 512 within 2,048-4,096)): {}",
+                                  framework_names().name(spec_.framework), fmt::join(limits, ", ")));
+  }
+  if (spec_.framework == Framework::trtllm_bench) {
+    r.notes.push_back(fmt::format("trtllm-bench-1.0 limits: {} sequences, {} tokens per iteration{}",
+                                  spec_.scheduler.max_sequences, spec_.scheduler.max_batched_tokens,
+                                  " (its calc_engine_setting from the mean lengths unless the scenario sets them)"));
+  }
   if (spec_.disaggregated()) {
     r.notes.push_back("disaggregated: TTFT ends at the prefill pool's first token; the KV cache then moves to a decode "
                       "instance through the communication runtime (the prefill instance holds its blocks until it has "

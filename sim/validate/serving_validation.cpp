@@ -111,15 +111,24 @@ const InferenceModel* find_model(const std::string& row_model) {
 std::optional<std::string> row_framework(const InferenceRow& row, const InferenceSource& source) {
   if (!source.framework.empty()) return source.framework;
   const std::string f = lower(row.framework);
+  // A release named as "1.0", "v1.1.0", "0.10.2": its major and minor numbers.
+  static const std::regex release(R"((?:^|[^0-9.])v?(\d+)\.(\d+))");
+  std::smatch m;
+  const bool versioned = std::regex_search(f, m, release);
+  const int major = versioned ? std::stoi(m[1].str()) : -1, minor = versioned ? std::stoi(m[2].str()) : -1;
   if (f.find("tensorrt-llm") != std::string::npos || f.find("trt-llm") != std::string::npos) {
+    if (major >= 1) {  // 1.x: the PyTorch backend (LLM API, trtllm-serve) or trtllm-bench
+      return contains(row.scenario, "trtllm-bench") || contains(f, "trtllm-bench") ? "trtllm-bench-1.0" : "trtllm-1.0";
+    }
     return contains(row.scenario, "static") || contains(row.scenario, "gptsessionbenchmark") ? "trtllm-static"
                                                                                             : "trtllm-ifb";
   }
   if (f.find("vllm") != std::string::npos) {
+    if (major == 0 && minor >= 10) return "vllm-0.10";
     if (f.find("0.8") != std::string::npos) return "vllm-0.8";
     if (f.find("0.6") != std::string::npos) return "vllm-0.6";
   }
-  if (f.find("sglang") != std::string::npos) return "sglang-0.4";
+  if (f.find("sglang") != std::string::npos) return major == 0 && minor >= 5 ? "sglang-0.5" : "sglang-0.4";
   return std::nullopt;
 }
 

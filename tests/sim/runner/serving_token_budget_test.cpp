@@ -95,3 +95,37 @@ TEST_CASE("a request count the run's memory cannot hold is refused at requests.c
   }
   CHECK_NOTHROW(scenario::load_scenario(kScenario, {"workload.requests.count=2000", "simulation.limits.memory=1 MB"}));
 }
+
+TEST_CASE("TensorRT-LLM 1.x: the LLM API refuses over-budget prompts; trtllm-bench chunks them") {
+  const std::vector<std::string> long_prompts{"workload.requests.count=50",
+                                              "workload.requests.input={distribution: fixed, value: 20000}"};
+  std::vector<std::string> api = long_prompts;
+  api.emplace_back("workload.framework=trtllm-1.0");
+  try {
+    scenario::load_scenario(kScenario, api);
+    FAIL("expected ScenarioError");
+  } catch (const config::ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics().front().message.find("chunked prefill is off (the trtllm-1.0 default)") != std::string::npos);
+    CHECK(e.diagnostics().front().hint.find("TensorRT-LLM 1.x's LLM API and trtllm-serve refuse such a prompt") !=
+          std::string::npos);
+  }
+  std::vector<std::string> bench = long_prompts;
+  bench.emplace_back("workload.framework=trtllm-bench-1.0");
+  const scenario::Scenario s = scenario::load_scenario(kScenario, bench);
+  const runner::RunResult run = runner::run_scenario(s);
+  const auto* r = dynamic_cast<const serving::ServingResult*>(run.primary.get());
+  REQUIRE(r != nullptr);
+  CHECK(r->completed == 50);
+  CHECK(r->rejected == 0);
+}
+
+TEST_CASE("a fixed length outside the distribution's min and max is said to be clamped") {
+  const scenario::Scenario s = scenario::load_scenario(
+      kScenario, {"workload.requests.count=20", "workload.requests.input={distribution: fixed, value: 9000, max: 4096}"});
+  CHECK(warnings_of(s).find("workload.requests.input.value: 9000 is outside [1, 4096] (requests.input.min, "
+                            "requests.input.max): every length is clamped to 4096") != std::string::npos);
+  const scenario::Scenario inside = scenario::load_scenario(
+      kScenario, {"workload.requests.count=20", "workload.requests.input={distribution: fixed, value: 2000, max: 4096}"});
+  CHECK(warnings_of(inside).find("is outside") == std::string::npos);
+}
