@@ -19,7 +19,7 @@ namespace {
 /// Seconds of phase `k` of every plan run at once: the slowest flow of the first `gating`
 /// plans, each flow getting its link's payload rate divided by the phase's flows on it.
 double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, std::size_t gating,
-                        const topologies::Topology& topology) {
+                        const topologies::Topology& topology, const LinkLoad& background) {
   std::vector<topologies::LinkId> crossed;
   for (const CollectivePlan& plan : plans) {
     if (k >= plan.phases.size()) continue;
@@ -37,7 +37,12 @@ double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, st
       double share_bytes_per_s = f.rate_cap_bytes_per_s;
       for (const topologies::LinkId id : topology.path(f.src, f.dst, f.flow_key).links) {
         const auto range = std::equal_range(crossed.begin(), crossed.end(), id);
-        const double count = static_cast<double>(range.second - range.first);
+        double count = static_cast<double>(range.second - range.first);
+        if (!background.empty()) {
+          const auto other = std::lower_bound(background.begin(), background.end(), id,
+                                              [](const auto& entry, topologies::LinkId link) { return entry.first < link; });
+          if (other != background.end() && other->first == id) count += other->second;
+        }
         share_bytes_per_s =
             std::min(share_bytes_per_s, all_links[static_cast<std::size_t>(id)].payload_bytes_per_s() / count);
       }
@@ -97,6 +102,46 @@ double analytical_time_s(const CollectivePlan& plan, const topologies::Topology&
 
 double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
                                 const topologies::Topology& topology) {
+  return shared_analytical_time_s(plans, gating, topology, LinkLoad{});
+}
+
+LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topology& topology) {
+  std::size_t phases = 0;
+  for (const CollectivePlan& plan : plans) phases = std::max(phases, plan.phases.size());
+  LinkLoad load;
+  std::vector<topologies::LinkId> crossed;
+  for (std::size_t k = 0; k < phases; ++k) {
+    crossed.clear();
+    for (const CollectivePlan& plan : plans) {
+      if (k >= plan.phases.size()) continue;
+      for (const FlowSpec& f : plan.phases[k].flows) {
+        const auto& links = topology.path(f.src, f.dst, f.flow_key).links;
+        crossed.insert(crossed.end(), links.begin(), links.end());
+      }
+    }
+    std::sort(crossed.begin(), crossed.end());
+    for (std::size_t i = 0; i < crossed.size();) {
+      std::size_t j = i;
+      while (j < crossed.size() && crossed[j] == crossed[i]) ++j;
+      load.emplace_back(crossed[i], static_cast<double>(j - i));
+      i = j;
+    }
+  }
+  // The most in any one phase, per link.
+  std::sort(load.begin(), load.end());
+  LinkLoad most;
+  for (const auto& [link, count] : load) {
+    if (!most.empty() && most.back().first == link) {
+      most.back().second = std::max(most.back().second, count);
+    } else {
+      most.emplace_back(link, count);
+    }
+  }
+  return most;
+}
+
+double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
+                                const topologies::Topology& topology, const LinkLoad& background) {
   if (gating == 0 || gating > plans.size()) {
     throw ConfigError(fmt::format("shared collective time: {} gating plans of {}", gating, plans.size()));
   }
@@ -112,7 +157,7 @@ double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size
     for (const CollectivePlan& plan : plans) {
       if (k < plan.phases.size()) fixed_s = std::max(fixed_s, plan.phases[k].fixed_latency_s);
     }
-    total_s += fixed_s + phase_transfer_s(plans, k, gating, topology);
+    total_s += fixed_s + phase_transfer_s(plans, k, gating, topology, background);
   }
   return total_s;
 }

@@ -3,6 +3,8 @@
 /// (the phases run on topologies::FlowNetwork with max-min fair sharing).
 #include <cstddef>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "models/comm/collective_plan.hpp"
 #include "topologies/topology.hpp"
@@ -23,6 +25,18 @@ double analytical_time_s(const CollectivePlan& plan, const topologies::Topology&
 /// ConfigError when `gating` is 0 or exceeds the plans.
 double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
                                 const topologies::Topology& topology);
+
+/// Flows a communication keeps on each link it crosses: for every link, the most flows of
+/// `plans` (every replica) on it in any one phase. Sorted by link. The steady load another
+/// communication running at the same time sees (shared_analytical_time_s's background).
+using LinkLoad = std::vector<std::pair<topologies::LinkId, double>>;
+LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topology& topology);
+
+/// As shared_analytical_time_s, with `background` flows (sorted by link, e.g. the sum of
+/// link_load of communications already running) on the links besides each phase's own: a
+/// flow's share of a link is its payload rate over its phase's flows plus the background there.
+double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,
+                                const topologies::Topology& topology, const LinkLoad& background);
 
 /// Seconds on a fresh engine and FlowNetwork: after the base latency, each phase waits its
 /// fixed latency, then starts all its flows (no extra latency: wire latency is in the fixed

@@ -14,27 +14,123 @@ namespace clustersim::platform {
 exec::Work AnalyticalComm::collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups,
                                       double bytes) {
   if (groups.empty()) return {};
-  const double alone_s = time_s(kind, groups.front(), bytes);
-  if (alone_s == 0) return {};
-  return {engine::seconds_to_ps(alone_s * sharing_factor(kind, groups, bytes)), {}};
+  if (time_s(kind, groups.front(), bytes) == 0) return {};
+  const int handle = prepare(kind, groups, bytes);
+  exec::Work work;
+  work.start = [this, handle](engine::Engine& engine, exec::DoneCallback done) {
+    const engine::TimePs duration = engine::seconds_to_ps(duration_s(handle));
+    running_.push_back({handle, engine.now() + duration});
+    engine.schedule_after(duration, std::move(done));
+  };
+  return work;
+}
+
+int AnalyticalComm::prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) {
+  if (const auto known = index_.find(kind, groups, bytes)) return *known;
+  Prepared p;
+  p.alone_s = time_s(kind, groups.front(), bytes);
+  p.shared_s = p.alone_s;
+  const auto replicas = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.size() >= 2; });
+  if (groups.front().size() >= 2 && bytes > 0) {
+    p.plans = collectives().replica_plans(kind, groups, bytes);
+    // Send-recv replicas are independent pipeline sends: the first group's transfer ends the
+    // communication and the others only load the links (as FlowComm); collectives synchronise.
+    p.gating = kind == models::CollectiveKind::send_recv ? 1 : p.plans.size();
+    const topologies::Topology& topology = collectives().topology();
+    if (replicas >= 2) {
+      const double plan_alone_s = models::analytical_time_s(p.plans.front(), topology);
+      const double shared_s = models::shared_analytical_time_s(p.plans, p.gating, topology);
+      if (plan_alone_s > 0) p.shared_s = p.alone_s * shared_s / plan_alone_s;
+    }
+    p.load = models::link_load(p.plans, topology);
+  }
+  const int handle = static_cast<int>(prepared_.size());
+  index_.insert(kind, groups, bytes, handle);
+  prepared_.push_back(std::move(p));
+  return handle;
+}
+
+bool AnalyticalComm::meet(int a, int b) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint32_t>(std::max(a, b));
+  if (const auto known = meetings_.find(key); known != meetings_.end()) return known->second;
+  const models::LinkLoad& x = prepared_[static_cast<std::size_t>(a)].load;
+  const models::LinkLoad& y = prepared_[static_cast<std::size_t>(b)].load;
+  bool shared = false;
+  for (auto i = x.begin(), j = y.begin(); i != x.end() && j != y.end() && !shared;) {
+    if (i->first < j->first) {
+      ++i;
+    } else if (j->first < i->first) {
+      ++j;
+    } else {
+      shared = true;
+    }
+  }
+  meetings_.emplace(key, shared);
+  return shared;
+}
+
+double AnalyticalComm::busy_s(int handle, std::span<const Running> running) {
+  const Prepared& p = prepared_[static_cast<std::size_t>(handle)];
+  std::vector<int> key;
+  key.reserve(running.size() + 1);
+  key.push_back(handle);
+  for (const Running& r : running) key.push_back(r.handle);
+  std::sort(key.begin() + 1, key.end());
+  if (const auto met = met_.find(key); met != met_.end()) return met->second;
+  // The running communications' steady flows, summed per link.
+  models::LinkLoad background;
+  for (std::size_t i = 1; i < key.size(); ++i) {
+    const models::LinkLoad& load = prepared_[static_cast<std::size_t>(key[i])].load;
+    background.insert(background.end(), load.begin(), load.end());
+  }
+  std::sort(background.begin(), background.end());
+  models::LinkLoad summed;
+  for (const auto& [link, count] : background) {
+    if (!summed.empty() && summed.back().first == link) {
+      summed.back().second += count;
+    } else {
+      summed.emplace_back(link, count);
+    }
+  }
+  const topologies::Topology& topology = collectives().topology();
+  const double quiet_s = models::shared_analytical_time_s(p.plans, p.gating, topology);
+  const double busy = models::shared_analytical_time_s(p.plans, p.gating, topology, summed);
+  const double seconds = quiet_s > 0 ? p.shared_s * busy / quiet_s : p.shared_s;
+  met_.emplace(std::move(key), seconds);
+  return seconds;
+}
+
+double AnalyticalComm::duration_s(int handle) {
+  const Prepared& p = prepared_[static_cast<std::size_t>(handle)];
+  const engine::TimePs now = engine_->now();
+  std::erase_if(running_, [now](const Running& r) { return r.end_ps <= now; });
+  if (running_.empty() || p.load.empty()) return p.shared_s;
+  // Only those that cross a link of this one slow it.
+  meeting_.clear();
+  for (const Running& r : running_) {
+    if (meet(handle, r.handle)) meeting_.push_back(r);
+  }
+  if (meeting_.empty()) return p.shared_s;
+  // Piecewise: at the rate the still-running communications leave it until the first of them
+  // ends, then at the rate the rest leave, and so on; alone once they are all done.
+  std::sort(meeting_.begin(), meeting_.end(), [](const Running& a, const Running& b) { return a.end_ps < b.end_ps; });
+  const double now_s = engine::ps_to_seconds(now);
+  double t_s = now_s, left = 1.0;  // the share of the communication still to run
+  for (std::size_t first = 0; first < meeting_.size(); ++first) {
+    const double rate_s = busy_s(handle, std::span<const Running>(meeting_).subspan(first));
+    const double window_s = engine::ps_to_seconds(meeting_[first].end_ps) - t_s;
+    if (left * rate_s <= window_s) return t_s + left * rate_s - now_s;
+    left -= window_s / rate_s;
+    t_s += window_s;
+  }
+  return t_s + left * p.shared_s - now_s;
 }
 
 double AnalyticalComm::sharing_factor(models::CollectiveKind kind, std::span<const std::vector<int>> groups,
                                       double bytes) {
-  const auto replicas = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.size() >= 2; });
-  if (replicas < 2 || groups.front().size() < 2 || bytes == 0) return 1.0;
-  if (const auto known = index_.find(kind, groups, bytes)) return factors_[static_cast<std::size_t>(*known)];
-  const std::vector<models::CollectivePlan> plans = collectives().replica_plans(kind, groups, bytes);
-  const topologies::Topology& topology = collectives().topology();
-  // Send-recv replicas are independent pipeline sends: the first group's transfer ends the
-  // communication and the others only load the links (as FlowComm); collectives synchronise.
-  const std::size_t gating = kind == models::CollectiveKind::send_recv ? 1 : plans.size();
-  const double alone_s = models::analytical_time_s(plans.front(), topology);
-  const double shared_s = models::shared_analytical_time_s(plans, gating, topology);
-  const double factor = alone_s > 0 ? shared_s / alone_s : 1.0;
-  index_.insert(kind, groups, bytes, static_cast<int>(factors_.size()));
-  factors_.push_back(factor);
-  return factor;
+  if (groups.empty() || time_s(kind, groups.front(), bytes) == 0) return 1.0;
+  const Prepared& p = prepared_[static_cast<std::size_t>(prepare(kind, groups, bytes))];
+  return p.alone_s > 0 ? p.shared_s / p.alone_s : 1.0;
 }
 
 void AnalyticalComm::apply_link_profile(topologies::LinkId link, const engine::Profile& /*profile*/) {

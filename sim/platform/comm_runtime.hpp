@@ -11,13 +11,16 @@
 /// An uncontended communication takes the same time in both (the flow backend lowers the plan
 /// the closed form times).
 #include <cstdint>
+#include <map>
 #include <span>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
 #include "models/comm/collective_kind.hpp"
 #include "models/comm/collective_model.hpp"
 #include "models/comm/comm_fidelity.hpp"
+#include "models/comm/plan_evaluators.hpp"
 #include "sim/config/name_table.hpp"
 #include "sim/engine/profile.hpp"
 #include "topologies/link_faults.hpp"
@@ -88,16 +91,24 @@ class CommRuntime {
   const models::CollectiveModel* collectives_;
 };
 
-/// Fixed durations from the closed-form model. A collective that several groups run at once
-/// (the replicas of a TP, DP or PP collective) takes the first group's closed-form time scaled
-/// by how much the replicas slow each other where their flows share links (an oversubscribed
-/// tier, a torus ring, dragonfly global links): the ratio of the replicas' merged plans timed
-/// together (models::shared_analytical_time_s, the phases the flow backend runs) to the first
-/// group's plan alone. Different communications that overlap in time do not see each other:
-/// that is the flow fidelity's job.
+/// Durations from the closed-form model, fixed when a communication starts. A collective that
+/// several groups run at once (the replicas of a TP, DP or PP collective) takes the first
+/// group's closed-form time scaled by how much the replicas slow each other where their flows
+/// share links (an oversubscribed tier, a torus ring, dragonfly global links): the ratio of the
+/// replicas' merged plans timed together (models::shared_analytical_time_s, the phases the flow
+/// backend runs) to the first group's plan alone. Communications already running when one
+/// starts (another collective, the gradient reduction beside the backward's TP collectives,
+/// another job's traffic) load the links it crosses with their steady flows
+/// (models::link_load) and slow it the same way; it does not slow them in turn (their
+/// durations are fixed), which the flow fidelity's max-min sharing does.
 class AnalyticalComm final : public CommRuntime {
  public:
-  using CommRuntime::CommRuntime;
+  /// Binds to `engine` (for the time a communication starts) and `collectives`; both must
+  /// outlive this object and every task started through it.
+  AnalyticalComm(engine::Engine& engine, const models::CollectiveModel& collectives)
+      : CommRuntime(collectives), engine_(&engine) {}
+  /// An asynchronous run whose duration is fixed when it starts, from the communications
+  /// running then (none: the same every time).
   exec::Work collective(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes) override;
   /// The analytical fidelity has no links: throws SimulationError (use the flow fidelity).
   void apply_link_profile(topologies::LinkId link, const engine::Profile& profile) override;
@@ -106,12 +117,38 @@ class AnalyticalComm final : public CommRuntime {
   Fidelity fidelity() const override { return Fidelity::analytical; }
 
   /// >= 1 in practice: the replicas' shared time over the first group's time alone (1 for one
-  /// group). Cached by (kind, groups, bytes).
+  /// group), with nothing else running.
   double sharing_factor(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes);
 
  private:
+  struct Prepared {
+    std::vector<models::CollectivePlan> plans;  ///< one per replica group
+    std::size_t gating = 0;                      ///< plans that end the communication
+    double alone_s = 0;                          ///< the first group's closed-form time
+    double shared_s = 0;                         ///< the replicas together, nothing else running
+    models::LinkLoad load;                       ///< what it puts on the links while it runs
+  };
+  struct Running {
+    int handle = 0;
+    engine::TimePs end_ps = 0;
+  };
+  int prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes);
+  /// Seconds of `handle` started now, beside what is running.
+  double duration_s(int handle);
+  /// Seconds `handle` would take if `running` (each crossing one of its links) ran beside it
+  /// for all of it.
+  double busy_s(int handle, std::span<const Running> running);
+  /// Do `a` and `b` cross a common link? Cached by pair.
+  bool meet(int a, int b);
+
+  engine::Engine* engine_;
   ReplicaIndex index_;
-  std::vector<double> factors_;
+  std::vector<Prepared> prepared_;
+  std::vector<Running> running_;
+  /// Durations by (handle, the running handles, sorted): the same meetings recur every step.
+  std::map<std::vector<int>, double> met_;
+  std::unordered_map<std::uint64_t, bool> meetings_;  ///< meet(), by (smaller, larger) handle
+  std::vector<Running> meeting_;                       ///< duration_s's scratch: those it meets
 };
 
 }  // namespace clustersim::platform

@@ -19,7 +19,7 @@ Session::Session(const models::CollectiveModel& collectives, SessionOptions opti
   if (options.fidelity == Fidelity::flow) {
     comm_ = std::make_unique<FlowComm>(engine_, collectives);
   } else {
-    comm_ = std::make_unique<AnalyticalComm>(collectives);
+    comm_ = std::make_unique<AnalyticalComm>(engine_, collectives);
   }
 }
 

@@ -79,8 +79,10 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
     std::string names;
     for (const auto& job : scenario.jobs) names += (names.empty() ? "" : ", ") + job.name;
     result.primary->notes.push_back(fmt::format(
-        "jobs ({}) ran beside the workload but cannot slow it: the analytical fidelity has no contention between "
-        "workloads (use simulation.fidelity: flow)",
+        "jobs ({}) ran beside the workload: in the analytical fidelity a communication that starts while another "
+        "(of any job) runs on its links is slowed for as long as they overlap, but its duration is fixed when it "
+        "starts, so it does not slow the ones already running in turn (simulation.fidelity: flow shares the links "
+        "max-min fairly)",
         names));
   }
   // Settings without effect reach the user with the result (the run table and the JSON notes).

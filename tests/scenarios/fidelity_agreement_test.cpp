@@ -36,8 +36,9 @@ TEST_CASE("analytical and flow agree within 5 % on every shipped single-job trai
     const fs::path& p = entry.path();
     if (!entry.is_regular_file() || p.extension() != ".yaml") continue;
     if (p.parent_path().filename() == "serving") continue;
-    // Two jobs on one fabric: the closed form cannot see the other job (the run's notes say
-    // so); that is what the flow default is for.
+    // Two jobs on one fabric: the closed form sees only the other job's round running when a
+    // collective starts, not the rounds after it (the run's notes say so); that is what the flow
+    // default is for.
     if (p.filename() == "shared-fabric.yaml") continue;
     files.push_back(p);
   }
@@ -72,16 +73,20 @@ TEST_CASE("analytical and flow agree within 5 % on the default job over each fab
   CHECK(step_s(file, {"cluster.network.oversubscription=4"}, "analytical") > non_blocking * 1.015);
 }
 
-TEST_CASE("where different communications overlap, only flow sees them meet") {
-  // 2D torus: the overlapped gradient reduction runs over the links of the backward's TP
-  // rings. Without the overlap the two fidelities agree; with it the closed form reads fast
-  // (-9.8 % on 2026-12-04), which is why flow is the default.
+TEST_CASE("where different communications overlap, the closed form sees the ones already running") {
+  // Tori (issue 29 part 6): the overlapped gradient reduction runs over the links of the
+  // backward's TP rings. Without the overlap the two fidelities agree; with it the closed form
+  // read fast (-9.8 % on the 2D torus, -9.3 % on the issue's [16, 8, 8] at 50 GB/s) until
+  // 2026-12-06, when a communication started to see those running beside it (AnalyticalComm).
   const fs::path file = kScenarios / "default.yaml";
   const std::vector<std::string> torus = {"cluster.network.topology=torus", "cluster.network.dims=[32,32]"};
   auto serial = torus;
   serial.push_back("workload.overlap_grad_reduce=false");
   CHECK(std::abs(gap(file, serial)) <= 0.01);
-  CHECK(gap(file, torus) < -0.05);
+  CHECK(std::abs(gap(file, torus)) <= 0.05);
+  const std::vector<std::string> issue = {"cluster.network.topology=torus", "cluster.network.dims=[16,8,8]",
+                                          "cluster.network.link.bandwidth=50 GB/s"};
+  CHECK(std::abs(gap(file, issue)) <= 0.05);
 }
 
 TEST_CASE("analytical and flow agree within 5 % on the xGMI mesh, the Gaudi 3 RoCE mesh and the TPU v5p torus") {
