@@ -148,6 +148,7 @@ const std::vector<RowSettingColumn>& row_setting_columns() {
       {"overlap_grad_reduce", "workload.overlap_grad_reduce"},
       {"framework", "workload.framework"},
       {"cross_entropy", "workload.cross_entropy"},
+      {"gradient_reduce_dtype", "workload.gradient_reduce_dtype"},
   };
   return columns;
 }
@@ -167,6 +168,7 @@ RowSettings read_row_settings(const CsvRow& row, std::vector<std::string>& probl
   s.overlap_grad_reduce = read.boolean(c[8]);
   s.framework = read.choice(c[9]);
   s.cross_entropy = read.choice(c[10]);
+  s.gradient_reduce_dtype = read.choice(c[11]);
   for (const auto& unsupported : unsupported_row_columns()) {
     const std::string text = trimmed(row.get(unsupported.column));
     if (!text.empty()) {

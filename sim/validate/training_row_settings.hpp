@@ -36,6 +36,7 @@ struct RowSettings {
   std::optional<bool> overlap_grad_reduce;         ///< workload.overlap_grad_reduce
   std::optional<std::string> framework;            ///< workload.framework (megatron | torchtitan)
   std::optional<std::string> cross_entropy;        ///< workload.cross_entropy (auto | fused | eager | compiled)
+  std::optional<std::string> gradient_reduce_dtype;  ///< workload.gradient_reduce_dtype (bf16 | fp32)
   /// The optional columns that were set (not the format's own vp), in row_setting_columns() order.
   std::vector<std::string> columns_set;
 };

@@ -646,6 +646,7 @@ struct RowScenario {
   std::string id, include, models, cluster, model;
   std::int64_t seq = 0, batch = 0, micro_batch = 1, tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
   std::string ep, stage_layers, precision, recompute, attention, framework{"megatron"}, cross_entropy{"auto"};
+  std::string gradient_reduce_dtype;  ///< "" unless the row sets it
   bool sequence_parallel = false, overlap_grad_reduce = false, tp_comm_overlap = false, tp_async_backward = true;
   int zero = 0;
   std::string zero3;  ///< ", zero3_granularity: ..., zero3_list_gathers: ..." or ""
@@ -671,7 +672,7 @@ description: "built by clustersim validate from dataset row {id}"
   tp_async_backward: {tp_async}
   framework: {framework}
   cross_entropy: {cross_entropy}
-)",
+{reduce_dtype})",
       fmt::arg("id", r.id), fmt::arg("include", r.include), fmt::arg("models", r.models),
       fmt::arg("cluster", r.cluster), fmt::arg("model", r.model), fmt::arg("s", r.seq), fmt::arg("B", r.batch),
       fmt::arg("mb", r.micro_batch), fmt::arg("precision", r.precision), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
@@ -681,7 +682,8 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("recompute", r.recompute), fmt::arg("attention", r.attention),
       fmt::arg("overlap", r.overlap_grad_reduce), fmt::arg("tp_overlap", r.tp_comm_overlap),
       fmt::arg("tp_async", r.tp_async_backward), fmt::arg("framework", r.framework),
-      fmt::arg("cross_entropy", r.cross_entropy));
+      fmt::arg("cross_entropy", r.cross_entropy), fmt::arg("reduce_dtype", r.gradient_reduce_dtype.empty() ? std::string()
+                                                     : "  gradient_reduce_dtype: " + r.gradient_reduce_dtype + "\n"));
 }
 
 /// The include, models and cluster text of a row's scenario: the --base scenario's platform, or
@@ -823,6 +825,7 @@ RowMapping map_training_row(const CsvRow& row, const BaseCluster* base) {
   r.tp_async_backward = conv.tp_async_backward;
   r.framework = settings.framework.value_or(conv.framework);
   r.cross_entropy = settings.cross_entropy.value_or("auto");
+  r.gradient_reduce_dtype = settings.gradient_reduce_dtype.value_or("");
   // The row's scenario under a name: its id for the scenario shown and run, a common one for the
   // configuration that decides which rows share a simulation.
   const auto named = [&](const std::string& name) {

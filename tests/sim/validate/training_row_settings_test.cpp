@@ -31,8 +31,8 @@ TEST_CASE("optional columns set their workload keys; empty or absent ones set no
   std::vector<std::string> problems;
   const auto s = read_row_settings(
       row_with("micro_batch,vp,stage_layers,recompute,sequence_parallel,zero,attention,tp_comm_overlap,overlap_grad_reduce,"
-               "framework,cross_entropy",
-               "4,2,\"5;6 6,5\",op,false,3,fa3,True,no,torchtitan,compiled"),
+               "framework,cross_entropy,gradient_reduce_dtype",
+               "4,2,\"5;6 6,5\",op,false,3,fa3,True,no,torchtitan,compiled,fp32"),
       problems);
   CHECK(problems.empty());
   CHECK(s.micro_batch == 4);
@@ -46,10 +46,11 @@ TEST_CASE("optional columns set their workload keys; empty or absent ones set no
   CHECK(s.overlap_grad_reduce == false);
   CHECK(s.framework == "torchtitan");
   CHECK(s.cross_entropy == "compiled");
+  CHECK(s.gradient_reduce_dtype == "fp32");
   // vp is the format's own column: not listed as an addition.
   CHECK(s.columns_set == std::vector<std::string>{"micro_batch", "stage_layers", "recompute", "sequence_parallel",
                                                   "zero", "attention", "tp_comm_overlap", "overlap_grad_reduce",
-                                                  "framework", "cross_entropy"});
+                                                  "framework", "cross_entropy", "gradient_reduce_dtype"});
   const auto none = read_row_settings(row_with("micro_batch,recompute", ","), problems);
   CHECK(problems.empty());
   CHECK_FALSE(none.micro_batch);
@@ -67,6 +68,9 @@ TEST_CASE("an invalid optional column names the column, the value, the valid cho
             "column 'attention': 'xformers' is not one of flash, fa2, fa3, cudnn, fa4, fused_sdpa, pallas, unfused (workload.attention)"});
   CHECK(problems_of("framework", "deepspeed") ==
         std::vector<std::string>{"column 'framework': 'deepspeed' is not one of megatron, torchtitan (workload.framework)"});
+  CHECK(problems_of("gradient_reduce_dtype", "fp8") ==
+        std::vector<std::string>{
+            "column 'gradient_reduce_dtype': 'fp8' is not one of bf16, fp32 (workload.gradient_reduce_dtype)"});
   CHECK(problems_of("zero", "4") ==
         std::vector<std::string>{"column 'zero': '4' is not an integer from 0 to 3 (workload.parallelism.zero)"});
   CHECK(problems_of("micro_batch", "0") ==
