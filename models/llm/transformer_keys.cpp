@@ -132,6 +132,9 @@ const Declarations<TransformerSpec>& transformer_keys() {
     Declarations<T> k;
     k.string("display_name", &T::display_name, "human-readable name");
     k.string("source", &T::source, "where the figures come from (e.g. the config.json)");
+    k.string_list("aliases", &T::aliases, "an alias",
+                  "other names of the model (Hugging Face ids, release names) that `clustersim validate` resolves "
+                  "a measurement's model name by");
     k.integer("hidden_size", &T::hidden_size, "model width").range(1, 1e12).need();
     k.integer("num_hidden_layers", &T::num_hidden_layers, "transformer layers").range(1, 1e12).need();
     k.integer("num_attention_heads", &T::num_attention_heads, "query heads").range(1, 1e12).need();

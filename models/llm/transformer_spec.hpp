@@ -4,6 +4,7 @@
 /// latent attention (MLA).
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "sim/config/name_table.hpp"
@@ -36,6 +37,9 @@ struct TransformerSpec {
   std::string name;          ///< registry name, e.g. "llama-3-70b"
   std::string display_name;  ///< human-readable name (for reports; optional)
   std::string source;        ///< where the figures come from
+  /// Other names the model goes by (Hugging Face ids, release names), for resolving a name a
+  /// measurement gives (`clustersim validate`); compared as model names are.
+  std::vector<std::string> aliases;
   std::int64_t hidden_size = 0;
   std::int64_t num_hidden_layers = 0;
   std::int64_t num_attention_heads = 0;

@@ -222,6 +222,33 @@ class Declarations {
     declared.same = [to](const T& a, const T& b) { return to(a) == to(b); };
     return add(std::move(declared));
   }
+  /// A list of strings (std::vector<std::string> member); an item that is not a scalar is
+  /// "<item> must be a string, got X" at the item.
+  template <class At>
+  Field& string_list(std::string key, At at, std::string item, std::string help) {
+    Key<T> declared;
+    declared.field = list_field(std::move(key), std::move(help));
+    const Access<T, std::vector<std::string>> to = access(at);
+    declared.read = [to, item](const ConfigNode& value, const std::string& path, T& target, Problems& problems) {
+      std::vector<std::string> read;
+      for (const ConfigNode& element : list_items(value)) {
+        if (!element.is_scalar()) {
+          problems.add(element.position, path, item + " must be a string, got " + element.describe());
+        } else {
+          read.push_back(element.text);
+        }
+      }
+      to(target) = std::move(read);
+    };
+    declared.show = [to](const T& target) -> std::optional<std::string> {
+      if (to(target).empty()) return std::nullopt;
+      std::string text;
+      for (const std::string& v : to(target)) text += (text.empty() ? "[" : ", ") + v;
+      return text + "]";
+    };
+    declared.same = [to](const T& a, const T& b) { return to(a) == to(b); };
+    return add(std::move(declared));
+  }
   /// A mapping of name -> mapping (std::map<std::string, U> member), each entry read by `keys`
   /// into a default-constructed U; the schema checks every entry against `keys` (unknown keys
   /// with the closest one, types, units, ranges, required keys) at its position.

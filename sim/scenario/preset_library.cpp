@@ -169,6 +169,20 @@ std::vector<std::string> library_names(LibraryKind kind, const std::filesystem::
   return names;
 }
 
+std::vector<std::pair<std::string, std::string>> library_model_aliases(const std::filesystem::path& data_dir) {
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (const std::string& name : library_names(LibraryKind::models, data_dir)) {
+    std::vector<Diagnostic> problems;  // a malformed file is reported when a scenario uses it
+    const auto entry = library_entry(LibraryKind::models, "models", name, data_dir, problems);
+    const ConfigNode* list = entry && entry->value.is_mapping() ? entry->value.find("aliases") : nullptr;
+    if (list == nullptr || !list->is_sequence()) continue;
+    for (const ConfigNode& item : list->items) {
+      if (item.is_scalar()) aliases.emplace_back(item.text, name);
+    }
+  }
+  return aliases;
+}
+
 void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view section,
                            std::string_view reference_path, const std::filesystem::path& data_dir,
                            std::vector<Diagnostic>& diagnostics) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/config/config_tree.hpp"
@@ -20,6 +21,11 @@ std::string_view library_folder(LibraryKind kind);
 /// Preset names of `kind` (file stems in the data dir), sorted.
 std::vector<std::string> library_names(LibraryKind kind,
                                        const std::filesystem::path& data_dir = config::library_data_dir());
+
+/// Every (alias, preset) pair of the model library: the `aliases` lists of models/data/llms
+/// (Hugging Face ids, release names).
+std::vector<std::pair<std::string, std::string>> library_model_aliases(
+    const std::filesystem::path& data_dir = config::library_data_dir());
 
 /// Completes the preset map `section` of `root` ("accelerators" or "models"): the library
 /// entry of every preset the scenario names (an entry of its own, the one at `reference_path`,

@@ -612,7 +612,24 @@ std::string model_preset_named(const std::string& model, const BaseCluster* base
   for (const auto& name : scenario::library_names(scenario::LibraryKind::models)) {
     if (model_key(name) == key) return name;
   }
+  // Another name of a library model (its `aliases`: Hugging Face ids, release names).
+  static const auto aliases = scenario::library_model_aliases();
+  for (const auto& [alias, name] : aliases) {
+    if (model_key(alias) == key) return name;
+  }
   return "";
+}
+
+/// The model families whose layers are not a GPT's (gated SwiGLU MLP, grouped-query attention,
+/// experts): a row naming one of them is never built as a GeLU GPT with multi-head attention.
+std::optional<std::string> non_gpt_family(const std::string& model) {
+  std::string key = model_key(model);
+  if (const auto slash = key.rfind('/'); slash != std::string::npos) key = key.substr(slash + 1);  // a Hugging Face id
+  if (key.rfind("meta", 0) == 0) key = key.substr(4);  // "Meta-Llama-3-8B"
+  for (const char* family : {"llama", "mistral", "mixtral", "qwen", "gemma", "deepseek", "phi", "falcon", "nemotron"}) {
+    if (key.rfind(family, 0) == 0) return std::string(family);
+  }
+  return std::nullopt;
 }
 
 /// A row of default_conventions(): its system (unless --base gives the cluster), its model
@@ -630,13 +647,21 @@ std::string resolve_own_row(const CsvRow& row, const BaseCluster* base, RowMappi
   }
   const std::string& model = row.get("model");
   mapping.model_preset = model_preset_named(model, base);
+  // A model that cannot be resolved skips its row (with the reason); the file's other rows run.
   if (mapping.model_preset.empty() &&
       (row.get("layers").empty() || row.get("hidden").empty() || row.get("heads").empty())) {
-    mapping.problems.push_back(fmt::format(
-        "column 'model': '{}' names no model preset ({}{}) and the row does not state layers, hidden and heads to "
-        "build a GPT from",
+    mapping.skip_reason = fmt::format(
+        "column 'model': '{}' names no model preset or alias ({}{}) and the row does not state layers, hidden and "
+        "heads to build a GPT from (add the model under `models:` in a --base scenario, or an alias to its library "
+        "preset)",
         model, fmt::join(scenario::library_names(scenario::LibraryKind::models), ", "),
-        base ? "; or one of the --base scenario's models" : ""));
+        base ? "; or one of the --base scenario's models" : "");
+  } else if (const auto family = mapping.model_preset.empty() ? non_gpt_family(model) : std::nullopt) {
+    mapping.skip_reason = fmt::format(
+        "column 'model': '{}' names a {} model the library has no preset or alias for; its layers and heads would "
+        "build a GPT (GeLU MLP, multi-head attention), which a {} model is not (gated MLP, grouped-query "
+        "attention): add it under `models:` in a --base scenario with its config.json values",
+        model, family->c_str(), family->c_str());
   }
   return read_row_precision(row, mapping.problems).value_or("bf16");
 }
@@ -730,7 +755,7 @@ RowMapping map_training_row(const CsvRow& row, const BaseCluster* base) {
   const RowSettings settings = read_row_settings(row, mapping.problems);
   mapping.columns_set = settings.columns_set;
   const std::string precision = own ? resolve_own_row(row, base, mapping) : conv.precision;
-  if (!mapping.problems.empty()) return mapping;
+  if (!mapping.problems.empty() || !mapping.skip_reason.empty()) return mapping;
   // A row that cannot be mapped: a documented source's publication leaves it out (skipped, with
   // the reason); in a user's own rows it is a mistake in the file (a problem).
   const auto cannot = [&](std::string reason) {

@@ -513,12 +513,27 @@ TEST_CASE("what a user's row gets wrong is a problem with the column and the val
     CHECK(has(p[0], "MI300X (mi300x-x8); MI325X (mi325x-x8); or a system preset's own name (or give the cluster "
                     "with --base SCENARIO)"));
   }
-  SUBCASE("a model that is no preset and no shape to build a GPT from") {
-    const auto p = problems_of("lab_1,s,Llama-9-8B,8,,,,8192,128" + ok_tail);
-    REQUIRE(p.size() == 1);
-    CHECK(p[0].rfind("column 'model': 'Llama-9-8B' names no model preset (deepseek-v3, ", 0) == 0);
-    CHECK(has(p[0], "llama-3-8b"));
-    CHECK(has(p[0], ") and the row does not state layers, hidden and heads to build a GPT from"));
+  SUBCASE("a model that cannot be resolved skips its row with the reason, never the file") {
+    // No preset, no alias, no shape.
+    const auto unknown = map_training_row(row_from("lab_1,s,Foo-9B,8,,,,8192,128" + ok_tail));
+    CHECK(unknown.problems.empty());
+    CHECK(unknown.skip_reason.rfind("column 'model': 'Foo-9B' names no model preset or alias (deepseek-v3, ", 0) == 0);
+    CHECK(has(unknown.skip_reason, "llama-3-8b"));
+    CHECK(has(unknown.skip_reason, ") and the row does not state layers, hidden and heads to build a GPT from"));
+    // A Llama-family name with a shape is not built as a GeLU GPT with multi-head attention.
+    const auto family = map_training_row(row_from("lab_1,s,Llama-9-8B,8,32,4096,32,8192,128" + ok_tail));
+    CHECK(family.problems.empty());
+    CHECK(family.skip_reason.rfind("column 'model': 'Llama-9-8B' names a llama model the library has no preset or "
+                                   "alias for; its layers and heads would build a GPT (GeLU MLP, multi-head "
+                                   "attention)",
+                                   0) == 0);
+    // Hugging Face ids and release names resolve through the presets' aliases.
+    CHECK(map_training_row(row_from("lab_1,s,meta-llama/Llama-3.3-70B-Instruct,70,,,,8192,128,8,H100,8,1,1,,,,bf16,"
+                                    "tflops_per_gpu,400,T,"))
+              .model_preset == "llama-3.1-70b");
+    CHECK(map_training_row(row_from("lab_1,s,Llama 3.1 8B,8,,,,8192,128" + ok_tail)).model_preset == "llama-3.1-8b");
+    CHECK(map_training_row(row_from("lab_1,s,meta-llama/Meta-Llama-3-8B-Instruct,8,,,,8192,128" + ok_tail))
+              .model_preset == "llama-3-8b");
   }
   SUBCASE("an unknown metric lists the supported ones") {
     const auto p = problems_of("lab_1,s,Llama-3-8B,8,,,,8192,128,8,H100,1,1,8,,,,bf16,loss,2.1,,");
