@@ -1,6 +1,9 @@
 #include "sim/scenario/preset_library.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -181,6 +184,32 @@ std::vector<std::pair<std::string, std::string>> library_model_aliases(const std
     }
   }
   return aliases;
+}
+
+std::string model_name_key(const std::string& name) {
+  std::string key;
+  for (const unsigned char c : name) {
+    if (c != '-' && c != '_' && c != ' ') key += static_cast<char>(std::tolower(c));
+  }
+  return key;
+}
+
+std::string library_model_named(const std::string& name, const std::filesystem::path& data_dir) {
+  if (name.empty()) return "";
+  const std::string key = model_name_key(name);
+  for (const auto& preset : library_names(LibraryKind::models, data_dir)) {
+    if (model_name_key(preset) == key) return preset;
+  }
+  // The aliases, read once per data dir (every row of a dataset asks).
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> read;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto aliases = read.find(data_dir.string());
+  if (aliases == read.end()) aliases = read.emplace(data_dir.string(), library_model_aliases(data_dir)).first;
+  for (const auto& [alias, preset] : aliases->second) {
+    if (model_name_key(alias) == key) return preset;
+  }
+  return "";
 }
 
 void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view section,

@@ -27,6 +27,15 @@ std::vector<std::string> library_names(LibraryKind kind,
 std::vector<std::pair<std::string, std::string>> library_model_aliases(
     const std::filesystem::path& data_dir = config::library_data_dir());
 
+/// A model name compared as a measurement gives it: lower case, without '-', '_' and spaces
+/// ("LLAMA3-8B" is "llama38b").
+std::string model_name_key(const std::string& name);
+
+/// The library model preset `name` refers to: its name or one of its aliases, compared by
+/// model_name_key; "" for none.
+std::string library_model_named(const std::string& name,
+                                const std::filesystem::path& data_dir = config::library_data_dir());
+
 /// Completes the preset map `section` of `root` ("accelerators" or "models"): the library
 /// entry of every preset the scenario names (an entry of its own, the one at `reference_path`,
 /// a base) goes underneath the scenario's own entry, so a scenario overrides single fields; then

@@ -1,5 +1,7 @@
 #include "sim/validate/serving_validation.hpp"
 
+#include "sim/scenario/preset_library.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +9,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <deque>
+#include <mutex>
 #include <regex>
 
 #include "sim/engine/error.hpp"
@@ -97,14 +101,24 @@ const InferenceSource* find_source(const std::string& id) {
   for (const auto& s : inference_sources()) {
     if (id.rfind(s.id_prefix, 0) == 0) return &s;
   }
-  return nullptr;
+  return &default_serving_source();
 }
 
 const InferenceModel* find_model(const std::string& row_model) {
   for (const auto& m : inference_models()) {
     if (m.row_model == row_model) return &m;
   }
-  return nullptr;
+  // A library preset's name or alias (Hugging Face id, release name); kept for the run.
+  const std::string preset = scenario::library_model_named(row_model);
+  if (preset.empty()) return nullptr;
+  static std::mutex mutex;
+  static std::deque<InferenceModel> resolved;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& m : resolved) {
+    if (m.row_model == row_model) return &m;
+  }
+  resolved.push_back({row_model, preset, "the library preset's name or aliases (models/data/llms)"});
+  return &resolved.back();
 }
 
 /// The framework profile of a row: the source's, else from the row's framework and scenario.
@@ -207,6 +221,10 @@ std::optional<std::int64_t> row_request_count(const InferenceRow& row, const Inf
     case ServingBenchmark::offline:
     case ServingBenchmark::server: {
       if (row.batch > 0) return row.batch;
+      // A row of no documented source: its own "N requests" before the benchmark tool's default.
+      if (&source == &default_serving_source()) {
+        if (const auto stated = stated_request_count(row.scenario)) return *stated;
+      }
       if (source.requests > 0) return source.requests;
       if (const auto stated = stated_request_count(row.scenario)) return *stated;
       if (benchmark == ServingBenchmark::server || source.name == "mlperf") {
@@ -305,6 +323,25 @@ std::optional<InferenceRow> parse_inference_row(const CsvRow& row, std::string& 
     return std::nullopt;
   }
   return out;
+}
+
+const InferenceSource& default_serving_source() {
+  static const InferenceSource defaults{
+      .name = "defaults",
+      .id_prefix = "",
+      .description =
+          "rows of any other source: the framework profile the row's framework column names (docs/serving-frameworks.md "
+          "section 7: TensorRT-LLM 1.x -> trtllm-1.0, or trtllm-bench-1.0 when the row says trtllm-bench; older "
+          "TensorRT-LLM -> trtllm-ifb, trtllm-static for static batching; vLLM 0.6 / 0.8 / 0.10+; SGLang 0.4 / "
+          "0.5); a throughput whose unit does not say per GPU is per system; tokens/s counts input and output tokens "
+          "unless the metric says output; an offline or server row without a batch or an \"N requests\" in its "
+          "scenario sends 1,000 requests (the --num-prompts default of vLLM's benchmark_serving.py and "
+          "`vllm bench serve`)",
+      .framework = "",
+      .unstated_per_gpu = false,
+      .tokens_are_output = false,
+      .requests = 1000};
+  return defaults;
 }
 
 const std::vector<InferenceSource>& inference_sources() {
@@ -496,14 +533,10 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
     return false;
   }
   plan.row = *row;
-  m.source = find_source(row->id);
-  if (!m.source) {
-    m.skip_reason = fmt::format("no documented conventions for source '{}' yet", row->id.substr(0, row->id.find('_')));
-    return false;
-  }
+  m.source = find_source(row->id);  // a source without conventions of its own: default_serving_source()
   m.model = find_model(row->model);
   if (!m.model) {
-    m.skip_reason = fmt::format("model '{}' has no library preset", row->model);
+    m.skip_reason = fmt::format("model '{}' has no library preset or alias", row->model);
     return false;
   }
   const auto framework = row_framework(*row, *m.source);
@@ -750,19 +783,22 @@ ServingValidationReport validate_serving_dataset(const std::filesystem::path& da
     }
     if (!of.empty()) report.per_family.push_back(summarise(of, std::string(metric_family_name(family))));
   }
-  for (const auto& source : inference_sources()) {
+  std::vector<const InferenceSource*> sources;
+  for (const auto& source : inference_sources()) sources.push_back(&source);
+  sources.push_back(&default_serving_source());
+  for (const InferenceSource* source : sources) {
     std::vector<const ServingValidationRow*> of;
     for (const auto& r : report.rows) {
-      if (r.source == source.name) of.push_back(&r);
+      if (r.source == source->name) of.push_back(&r);
     }
-    if (!of.empty()) report.per_source.push_back(summarise(of, source.name));
-    if (std::find(used_sources.begin(), used_sources.end(), &source) != used_sources.end()) {
-      report.assumptions.push_back(fmt::format("{}: {}", source.name, source.description));
+    if (!of.empty()) report.per_source.push_back(summarise(of, source->name));
+    if (std::find(used_sources.begin(), used_sources.end(), source) != used_sources.end()) {
+      report.assumptions.push_back(fmt::format("{}: {}", source->name, source->description));
     }
   }
-  for (const auto& model : inference_models()) {
-    if (std::find(used_models.begin(), used_models.end(), &model) == used_models.end()) continue;
-    report.assumptions.push_back(fmt::format("model {} = library preset {} ({})", model.row_model, model.preset, model.why));
+  for (const InferenceModel* model : used_models) {  // the dataset table's, then the library's names and aliases
+    report.assumptions.push_back(
+        fmt::format("model {} = library preset {} ({})", model->row_model, model->preset, model->why));
   }
   return report;
 }

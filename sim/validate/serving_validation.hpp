@@ -95,6 +95,11 @@ struct InferenceSource {
 /// The documented source conventions, in match order.
 const std::vector<InferenceSource>& inference_sources();
 
+/// The one set of conventions for rows whose id matches no documented source (reported as
+/// "defaults"): the framework from the row's framework column, per-system throughput unless the
+/// unit says per GPU, 1,000 requests where the row states no count (vLLM's benchmark default).
+const InferenceSource& default_serving_source();
+
 /// A dataset `model` name mapped to a library preset (models/data/llms).
 struct InferenceModel {
   std::string row_model;  ///< as the dataset names it, e.g. "LLaMA 7B"

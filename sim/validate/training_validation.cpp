@@ -589,35 +589,19 @@ void check_row_columns(const CsvRow& row, std::vector<std::string>& problems) {
   }
 }
 
-/// A model name compared case-insensitively and without '-', '_' and spaces ("LLAMA3-8B" is
-/// llama-3-8b).
-std::string model_key(const std::string& name) {
-  std::string key;
-  for (const unsigned char c : name) {
-    if (c != '-' && c != '_' && c != ' ') key += static_cast<char>(std::tolower(c));
-  }
-  return key;
-}
+std::string model_key(const std::string& name) { return scenario::model_name_key(name); }
 
 /// The preset the row's `model` column names: the --base scenario's `models:` first, then the
-/// library; "" for none.
+/// library's names and aliases; "" for none.
 std::string model_preset_named(const std::string& model, const BaseCluster* base) {
   if (model.empty()) return "";
-  const std::string key = model_key(model);
   if (base) {
+    const std::string key = model_key(model);
     for (const auto& name : base->model_names) {
       if (model_key(name) == key) return name;
     }
   }
-  for (const auto& name : scenario::library_names(scenario::LibraryKind::models)) {
-    if (model_key(name) == key) return name;
-  }
-  // Another name of a library model (its `aliases`: Hugging Face ids, release names).
-  static const auto aliases = scenario::library_model_aliases();
-  for (const auto& [alias, name] : aliases) {
-    if (model_key(alias) == key) return name;
-  }
-  return "";
+  return scenario::library_model_named(model);
 }
 
 /// The model families whose layers are not a GPT's (gated SwiGLU MLP, grouped-query attention,

@@ -253,9 +253,10 @@ TEST_CASE("a row that cannot be simulated is skipped with the reason") {
     return m.skip_reason;
   };
   CHECK(reason("trtllm061_H100_x,s,GPT-NeoX 20B,20,1,H100-SXM-80GB,1,,FP8,TensorRT-LLM v0.6.1,static batch,128,128,"
-               "64,output_tokens_per_s,1,tok/s,") == "model 'GPT-NeoX 20B' has no library preset");
-  CHECK(reason("somelab_0,s,LLaMA 7B,7,1,H100-SXM-80GB,1,,FP8,TensorRT-LLM,static batch,128,128,64,"
-               "output_tokens_per_s,1,tok/s,") == "no documented conventions for source 'somelab' yet");
+               "64,output_tokens_per_s,1,tok/s,") == "model 'GPT-NeoX 20B' has no library preset or alias");
+  CHECK(reason("somelab_0,s,LLaMA 7B,7,1,H100-SXM-80GB,1,,FP8,SomeServer 2.0,offline,128,128,64,"
+               "output_tokens_per_s,1,tok/s,") == "framework 'SomeServer 2.0' has no profile (docs/serving-frameworks.md "
+                                                  "section 7)");
   CHECK(reason("trtllm061_H100_x,s,LLaMA 7B,7,1,H100-SXM-80GB,1,,FP8,TensorRT-LLM v0.6.1,static batch,128,128,64,"
                "joules_per_token,1,J,") == "metric 'joules_per_token' is not supported");
   CHECK(reason("trtllm061_H100_x,s,LLaMA 7B,7,1,TPU v5e,1,,FP8,TensorRT-LLM v0.6.1,static batch,128,128,64,"
@@ -268,6 +269,36 @@ TEST_CASE("a row that cannot be simulated is skipped with the reason") {
   CHECK(reason("azure_mi300x_x,s,Llama 3.1 8B,8,1,MI300X,1,,FP8,vLLM (ROCm),offline throughput,128,128,,"
                "throughput_tokens_per_s,1,tokens/s,")
             .rfind("the row states no request count", 0) == 0);
+}
+
+TEST_CASE("a row of a source without conventions takes the defaults, its model by name or alias") {
+  // Issue 31: such rows were all skipped ("no documented conventions for source").
+  const ServingRowMapping vllm = map_serving_row(row_from(
+      "somelab_0,my lab,meta-llama/Llama-3.1-8B-Instruct,8,1,H100,1,,BF16,vLLM 0.10.1,offline,1000,1000,,"
+      "output_tokens_per_s,5000,tok/s,"));
+  REQUIRE(vllm.scenario_yaml);
+  CHECK(vllm.source == &default_serving_source());
+  CHECK(vllm.source->name == "defaults");
+  CHECK(vllm.model->preset == "llama-3.1-8b");
+  const auto yaml = YAML::Load(*vllm.scenario_yaml);
+  CHECK(yaml["workload"]["framework"].as<std::string>() == "vllm-0.10");
+  CHECK(yaml["workload"]["model"].as<std::string>() == "llama-3.1-8b");
+  CHECK(yaml["workload"]["requests"]["count"].as<int>() == 1000);  // benchmark_serving's --num-prompts default
+  // A count the row states wins; TensorRT-LLM 1.x through trtllm-bench; Llama 3.3 by its release name.
+  const ServingRowMapping trt = map_serving_row(row_from(
+      "somelab_1,my lab,Llama 3.3 70B,70,8,H200,8,,FP8,TensorRT-LLM 1.0,trtllm-bench offline 512 requests,1024,1024,,"
+      "output_tokens_per_s,12000,tok/s,"));
+  REQUIRE(trt.scenario_yaml);
+  const auto trt_yaml = YAML::Load(*trt.scenario_yaml);
+  CHECK(trt_yaml["workload"]["framework"].as<std::string>() == "trtllm-bench-1.0");
+  CHECK(trt_yaml["workload"]["model"].as<std::string>() == "llama-3.1-70b");
+  CHECK(trt_yaml["workload"]["requests"]["count"].as<int>() == 512);
+  CHECK(map_serving_row(row_from("somelab_2,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,TensorRT-LLM v1.1,offline,128,128,,"
+                                 "output_tokens_per_s,1,tok/s,"))
+            .scenario_yaml->find("framework: trtllm-1.0") != std::string::npos);
+  CHECK(map_serving_row(row_from("somelab_3,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,SGLang 0.5.2,offline,128,128,,"
+                                 "output_tokens_per_s,1,tok/s,"))
+            .scenario_yaml->find("framework: sglang-0.5") != std::string::npos);
 }
 
 TEST_CASE("a Server row: the highest Poisson rate whose p99 TTFT and TPOT meet the limits") {
@@ -310,7 +341,7 @@ TEST_CASE("a Server row: the highest Poisson rate whose p99 TTFT and TPOT meet t
   CHECK(report.rows[0].predicted == doctest::Approx(search.result->requests_per_s));
   CHECK(report.rows[0].note.find("highest passing rate") != std::string::npos);
   REQUIRE(report.skipped.size() == 1);
-  CHECK(report.skipped[0].reason == "model 'GPT-NeoX 20B' has no library preset");
+  CHECK(report.skipped[0].reason == "model 'GPT-NeoX 20B' has no library preset or alias");
   REQUIRE(report.per_family.size() == 1);
   CHECK(report.per_family[0].group == "throughput");
 }
