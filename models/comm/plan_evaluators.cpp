@@ -16,11 +16,10 @@
 namespace clustersim::models {
 namespace {
 
-/// Seconds of phase `k` of every plan run at once: the slowest flow of the first `gating`
-/// plans, each flow getting its link's payload rate divided by the phase's flows on it.
-double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, std::size_t gating,
-                        const topologies::Topology& topology, const LinkLoad& background) {
-  std::vector<topologies::LinkId> crossed;
+/// Every link a flow of phase `k` of `plans` crosses, once per flow, sorted (into `crossed`).
+void phase_links(std::span<const CollectivePlan> plans, std::size_t k, const topologies::Topology& topology,
+                 std::vector<topologies::LinkId>& crossed) {
+  crossed.clear();
   for (const CollectivePlan& plan : plans) {
     if (k >= plan.phases.size()) continue;
     for (const FlowSpec& f : plan.phases[k].flows) {
@@ -29,6 +28,14 @@ double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, st
     }
   }
   std::sort(crossed.begin(), crossed.end());
+}
+
+/// Seconds of phase `k` of every plan run at once: the slowest flow of the first `gating`
+/// plans, each flow getting its link's payload rate divided by the phase's flows on it.
+double phase_transfer_s(std::span<const CollectivePlan> plans, std::size_t k, std::size_t gating,
+                        const topologies::Topology& topology, const LinkLoad& background) {
+  std::vector<topologies::LinkId> crossed;
+  phase_links(plans, k, topology, crossed);
   const auto& all_links = topology.links();
   double slowest_s = 0;
   for (std::size_t p = 0; p < gating; ++p) {
@@ -111,15 +118,7 @@ LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topo
   LinkLoad load;
   std::vector<topologies::LinkId> crossed;
   for (std::size_t k = 0; k < phases; ++k) {
-    crossed.clear();
-    for (const CollectivePlan& plan : plans) {
-      if (k >= plan.phases.size()) continue;
-      for (const FlowSpec& f : plan.phases[k].flows) {
-        const auto& links = topology.path(f.src, f.dst, f.flow_key).links;
-        crossed.insert(crossed.end(), links.begin(), links.end());
-      }
-    }
-    std::sort(crossed.begin(), crossed.end());
+    phase_links(plans, k, topology, crossed);
     for (std::size_t i = 0; i < crossed.size();) {
       std::size_t j = i;
       while (j < crossed.size() && crossed[j] == crossed[i]) ++j;
