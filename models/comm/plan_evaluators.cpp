@@ -112,6 +112,25 @@ double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size
   return shared_analytical_time_s(plans, gating, topology, LinkLoad{});
 }
 
+namespace {
+
+/// Sorts `entries` by link and keeps one per link, its counts folded by `fold`.
+template <class Fold>
+LinkLoad collapse_by_link(LinkLoad entries, Fold fold) {
+  std::sort(entries.begin(), entries.end());
+  LinkLoad out;
+  for (const auto& [link, count] : entries) {
+    if (!out.empty() && out.back().first == link) {
+      out.back().second = fold(out.back().second, count);
+    } else {
+      out.emplace_back(link, count);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topology& topology) {
   std::size_t phases = 0;
   for (const CollectivePlan& plan : plans) phases = std::max(phases, plan.phases.size());
@@ -127,16 +146,13 @@ LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topo
     }
   }
   // The most in any one phase, per link.
-  std::sort(load.begin(), load.end());
-  LinkLoad most;
-  for (const auto& [link, count] : load) {
-    if (!most.empty() && most.back().first == link) {
-      most.back().second = std::max(most.back().second, count);
-    } else {
-      most.emplace_back(link, count);
-    }
-  }
-  return most;
+  return collapse_by_link(std::move(load), [](double a, double b) { return std::max(a, b); });
+}
+
+LinkLoad summed_link_load(std::span<const LinkLoad* const> loads) {
+  LinkLoad all;
+  for (const LinkLoad* load : loads) all.insert(all.end(), load->begin(), load->end());
+  return collapse_by_link(std::move(all), [](double a, double b) { return a + b; });
 }
 
 double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size_t gating,

@@ -32,6 +32,9 @@ double shared_analytical_time_s(std::span<const CollectivePlan> plans, std::size
 using LinkLoad = std::vector<std::pair<topologies::LinkId, double>>;
 LinkLoad link_load(std::span<const CollectivePlan> plans, const topologies::Topology& topology);
 
+/// The loads of several communications running at once: their flows summed per link, sorted.
+LinkLoad summed_link_load(std::span<const LinkLoad* const> loads);
+
 /// As shared_analytical_time_s, with `background` flows (sorted by link, e.g. the sum of
 /// link_load of communications already running) on the links besides each phase's own: a
 /// flow's share of a link is its payload rate over its phase's flows plus the background there.

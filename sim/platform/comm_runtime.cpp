@@ -37,10 +37,10 @@ int AnalyticalComm::prepare(models::CollectiveKind kind, std::span<const std::ve
     // communication and the others only load the links (as FlowComm); collectives synchronise.
     p.gating = kind == models::CollectiveKind::send_recv ? 1 : p.plans.size();
     const topologies::Topology& topology = collectives().topology();
+    p.plans_s = models::shared_analytical_time_s(p.plans, p.gating, topology);
     if (replicas >= 2) {
       const double plan_alone_s = models::analytical_time_s(p.plans.front(), topology);
-      const double shared_s = models::shared_analytical_time_s(p.plans, p.gating, topology);
-      if (plan_alone_s > 0) p.shared_s = p.alone_s * shared_s / plan_alone_s;
+      if (plan_alone_s > 0) p.shared_s = p.alone_s * p.plans_s / plan_alone_s;
     }
     p.load = models::link_load(p.plans, topology);
   }
@@ -77,25 +77,11 @@ double AnalyticalComm::busy_s(int handle, std::span<const Running> running) {
   for (const Running& r : running) key.push_back(r.handle);
   std::sort(key.begin() + 1, key.end());
   if (const auto met = met_.find(key); met != met_.end()) return met->second;
-  // The running communications' steady flows, summed per link.
-  models::LinkLoad background;
-  for (std::size_t i = 1; i < key.size(); ++i) {
-    const models::LinkLoad& load = prepared_[static_cast<std::size_t>(key[i])].load;
-    background.insert(background.end(), load.begin(), load.end());
-  }
-  std::sort(background.begin(), background.end());
-  models::LinkLoad summed;
-  for (const auto& [link, count] : background) {
-    if (!summed.empty() && summed.back().first == link) {
-      summed.back().second += count;
-    } else {
-      summed.emplace_back(link, count);
-    }
-  }
-  const topologies::Topology& topology = collectives().topology();
-  const double quiet_s = models::shared_analytical_time_s(p.plans, p.gating, topology);
-  const double busy = models::shared_analytical_time_s(p.plans, p.gating, topology, summed);
-  const double seconds = quiet_s > 0 ? p.shared_s * busy / quiet_s : p.shared_s;
+  std::vector<const models::LinkLoad*> loads;
+  for (std::size_t i = 1; i < key.size(); ++i) loads.push_back(&prepared_[static_cast<std::size_t>(key[i])].load);
+  const double busy = models::shared_analytical_time_s(p.plans, p.gating, collectives().topology(),
+                                                       models::summed_link_load(loads));
+  const double seconds = p.plans_s > 0 ? p.shared_s * busy / p.plans_s : p.shared_s;
   met_.emplace(std::move(key), seconds);
   return seconds;
 }

@@ -126,6 +126,7 @@ class AnalyticalComm final : public CommRuntime {
     std::size_t gating = 0;                      ///< plans that end the communication
     double alone_s = 0;                          ///< the first group's closed-form time
     double shared_s = 0;                         ///< the replicas together, nothing else running
+    double plans_s = 0;                          ///< the plans' own closed-form time, nothing else running
     models::LinkLoad load;                       ///< what it puts on the links while it runs
   };
   struct Running {

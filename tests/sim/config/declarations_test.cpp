@@ -140,6 +140,22 @@ TEST_CASE("declarations: a value validation rejects is skipped; list items are r
   CHECK(diagnostics[3].render() == "t.yaml:2:14: dims: dimension size must be an integer in [1, 64], got \"x\"");
 }
 
+TEST_CASE("declarations: a string list keeps its strings; an item that is not one is a problem at its position") {
+  struct Named {
+    std::vector<std::string> aliases;
+  };
+  Declarations<Named> keys;
+  keys.string_list("aliases", &Named::aliases, "an alias", "other names");
+  const ConfigNode node = parse_ok("aliases: [a/b, \"Llama 3\", {x: 1}]\n");
+  std::vector<Diagnostic> diagnostics;
+  Problems problems(diagnostics);
+  Named named;
+  keys.read(node, "", named, problems);
+  CHECK(named.aliases == std::vector<std::string>{"a/b", "Llama 3"});
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].render() == "t.yaml:1:27: aliases: an alias must be a string, got a mapping");
+}
+
 TEST_CASE("declarations: a key declared twice is an error; numbers print as YAML users write them") {
   Declarations<Thing> keys;
   keys.integer("count", &Thing::count, "how many");
