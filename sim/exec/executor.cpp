@@ -285,7 +285,16 @@ class Executor::State {
     busy_[s] = 1;
     // A task with a release time waits for it at its stream's head (its host has not issued it).
     const engine::TimePs ready = engine_.now();
-    const engine::TimePs at = std::max(ready, start_time_ + graph_.task(task).release_ps);
+    const Task& info = graph_.task(task);
+    const engine::TimePs at = std::max(ready, start_time_ + info.release_ps);
+    // A kernel of fixed duration that may start now starts at once: its start only schedules
+    // its end (no model outside the executor runs, so nothing re-enters the caller). Tasks
+    // that start communication or join a group start from an event of their own, after the
+    // events already due now.
+    if (at == ready && !info.start && (info.sync == 0 || !replication_.group_of)) {
+      start(instance, task, released_by, ready);
+      return;
+    }
     engine_.schedule_at(
         at, [this, instance, task, released_by, ready](engine::Engine&) { on_ready(instance, task, released_by, ready); },
         tag(instance, task, false));

@@ -1,6 +1,9 @@
 #pragma once
-/// Runs a TaskGraph on the discrete-event engine: every task start and finish is an engine
-/// event (tagged with the task id, so the engine fingerprint reflects the schedule). The
+/// Runs a TaskGraph on the discrete-event engine: every task finish is an engine event, and so
+/// is the start of a task that waits for its release time, joins a group or starts
+/// communication (tagged with the task id, so the engine fingerprint reflects the schedule); a
+/// fixed-duration task that may start when its stream and prerequisites free it starts within
+/// that event (its start only schedules its finish). The
 /// executor schedules; it does not own the run loop: its owner calls engine.run() (perhaps
 /// with other executors and workloads on the same engine), may add tasks while the engine
 /// runs, and asks finish() for the outcome.
