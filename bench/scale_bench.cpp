@@ -40,8 +40,37 @@ void BM_Llama405b16kIterations100(benchmark::State& state) {
             "cluster.stragglers.probability=1e-4", "cluster.stragglers.compute_speed=0.8"});
 }
 
+// Issue 29 part 5: full mode (every rank) at 1,024 GPUs with kernel and network jitter,
+// probabilistic stragglers and a failed leaf-spine cable, 3 iterations (`scenarios/default.yaml`,
+// flow fidelity). Counters: wall seconds per simulated step and per iteration (each iteration
+// simulates the step with every cause, then with each cause alone for the attribution).
+void BM_Default1024FullFaults(benchmark::State& state) {
+  const auto file = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios/default.yaml";
+  const std::vector<std::string> settings{
+      "simulation.mode=full", "simulation.fidelity=flow", "simulation.iterations=3",
+      "simulation.variability.gemm_cv=0.03", "simulation.variability.attention_cv=0.02",
+      "simulation.variability.elementwise_cv=0.01", "simulation.variability.network_cv=0.02",
+      "cluster.stragglers.probability=0.01", "cluster.stragglers.compute_speed=0.8",
+      "cluster.network.faults.failed.link=leaf0-spine1", "cluster.network.faults.failed.at=1 s"};
+  int simulated = 0, iterations = 0;
+  for (auto _ : state) {
+    const auto scenario = clustersim::scenario::load_scenario(file, settings);
+    const auto result = clustersim::runner::run_training(scenario);
+    // The job's own step and the step on the intact network (the fault's cost) come first.
+    simulated = result.iterations.simulated_steps + 2;
+    iterations = result.iterations.iterations;
+    benchmark::DoNotOptimize(result.step_time_s);
+  }
+  state.counters["simulated_steps"] = simulated;
+  state.counters["s_per_simulated_step"] =
+      benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["s_per_iteration"] =
+      benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
+BENCHMARK(BM_Default1024FullFaults)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_Llama405b16kSymmetricFlow)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_Llama405b16kFullFlow)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_Llama405b16kIterations100)->Unit(benchmark::kSecond)->Iterations(1);

@@ -20,7 +20,10 @@ double uniform_open01(std::uint64_t key) {
 }
 
 double normal_quantile_upper(double q) {
-  static const boost::math::normal standard;
+  // In double precision throughout: boost's default promotes to long double, several times
+  // slower for the same double result to within an ulp or two (a draw per task instance).
+  using Double = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+  static const boost::math::normal_distribution<double, Double> standard;
   return boost::math::quantile(boost::math::complement(standard, q));
 }
 

@@ -19,7 +19,10 @@ exec::Work AnalyticalComm::collective(models::CollectiveKind kind, std::span<con
   exec::Work work;
   work.start = [this, handle](engine::Engine& engine, exec::DoneCallback done) {
     const engine::TimePs duration = engine::seconds_to_ps(duration_s(handle));
-    running_.push_back({handle, engine.now() + duration});
+    const Running run{handle, engine.now() + duration, starts_++};
+    for (const auto& [link, load] : prepared_[static_cast<std::size_t>(handle)].load) {
+      running_on_link_[static_cast<std::size_t>(link)].push_back(run);
+    }
     engine.schedule_after(duration, std::move(done));
   };
   return work;
@@ -50,25 +53,6 @@ int AnalyticalComm::prepare(models::CollectiveKind kind, std::span<const std::ve
   return handle;
 }
 
-bool AnalyticalComm::meet(int a, int b) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint32_t>(std::max(a, b));
-  if (const auto known = meetings_.find(key); known != meetings_.end()) return known->second;
-  const models::LinkLoad& x = prepared_[static_cast<std::size_t>(a)].load;
-  const models::LinkLoad& y = prepared_[static_cast<std::size_t>(b)].load;
-  bool shared = false;
-  for (auto i = x.begin(), j = y.begin(); i != x.end() && j != y.end() && !shared;) {
-    if (i->first < j->first) {
-      ++i;
-    } else if (j->first < i->first) {
-      ++j;
-    } else {
-      shared = true;
-    }
-  }
-  meetings_.emplace(key, shared);
-  return shared;
-}
-
 double AnalyticalComm::busy_s(int handle, std::span<const Running> running) {
   const Prepared& p = prepared_[static_cast<std::size_t>(handle)];
   std::vector<int> key;
@@ -89,14 +73,20 @@ double AnalyticalComm::busy_s(int handle, std::span<const Running> running) {
 double AnalyticalComm::duration_s(int handle) {
   const Prepared& p = prepared_[static_cast<std::size_t>(handle)];
   const engine::TimePs now = engine_->now();
-  std::erase_if(running_, [now](const Running& r) { return r.end_ps <= now; });
-  if (running_.empty() || p.load.empty()) return p.shared_s;
-  // Only those that cross a link of this one slow it.
+  if (p.load.empty()) return p.shared_s;
+  // Only those that cross a link of this one slow it: the running ones on its links, once each.
+  if (running_on_link_.empty()) running_on_link_.resize(collectives().topology().links().size());
   meeting_.clear();
-  for (const Running& r : running_) {
-    if (meet(handle, r.handle)) meeting_.push_back(r);
+  for (const auto& [link, load] : p.load) {
+    std::vector<Running>& on_link = running_on_link_[static_cast<std::size_t>(link)];
+    std::erase_if(on_link, [now](const Running& r) { return r.end_ps <= now; });
+    meeting_.insert(meeting_.end(), on_link.begin(), on_link.end());
   }
   if (meeting_.empty()) return p.shared_s;
+  std::sort(meeting_.begin(), meeting_.end(), [](const Running& a, const Running& b) { return a.serial < b.serial; });
+  meeting_.erase(std::unique(meeting_.begin(), meeting_.end(),
+                             [](const Running& a, const Running& b) { return a.serial == b.serial; }),
+                 meeting_.end());
   // Piecewise: at the rate the still-running communications leave it until the first of them
   // ends, then at the rate the rest leave, and so on; alone once they are all done.
   std::sort(meeting_.begin(), meeting_.end(), [](const Running& a, const Running& b) { return a.end_ps < b.end_ps; });

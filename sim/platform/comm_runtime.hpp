@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <map>
 #include <span>
-#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -78,6 +77,9 @@ class CommRuntime {
   virtual const topologies::TierUtilisationSeries* tier_utilisation() const { return nullptr; }
   /// Flows started so far (0 for the analytical backend).
   virtual std::uint64_t flows_started() const { return 0; }
+  /// Stops recording tier_utilisation() (a run that reads only its times); call before the
+  /// first flow. Nothing to stop where the backend does not track links.
+  virtual void stop_recording_utilisation() {}
   /// The backend's fidelity.
   virtual Fidelity fidelity() const = 0;
 
@@ -132,6 +134,7 @@ class AnalyticalComm final : public CommRuntime {
   struct Running {
     int handle = 0;
     engine::TimePs end_ps = 0;
+    std::uint64_t serial = 0;  ///< which start (the same handle may run more than once at a time)
   };
   int prepare(models::CollectiveKind kind, std::span<const std::vector<int>> groups, double bytes);
   /// Seconds of `handle` started now, beside what is running.
@@ -139,16 +142,16 @@ class AnalyticalComm final : public CommRuntime {
   /// Seconds `handle` would take if `running` (each crossing one of its links) ran beside it
   /// for all of it.
   double busy_s(int handle, std::span<const Running> running);
-  /// Do `a` and `b` cross a common link? Cached by pair.
-  bool meet(int a, int b);
 
   engine::Engine* engine_;
   ReplicaIndex index_;
   std::vector<Prepared> prepared_;
-  std::vector<Running> running_;
+  /// The running communications by the links they load (a start looks only at those on its
+  /// own links; ended ones are dropped as they are met).
+  std::vector<std::vector<Running>> running_on_link_;
+  std::uint64_t starts_ = 0;
   /// Durations by (handle, the running handles, sorted): the same meetings recur every step.
   std::map<std::vector<int>, double> met_;
-  std::unordered_map<std::uint64_t, bool> meetings_;  ///< meet(), by (smaller, larger) handle
   std::vector<Running> meeting_;                       ///< duration_s's scratch: those it meets
 };
 

@@ -47,6 +47,7 @@ class FlowComm final : public CommRuntime {
   const topologies::LinkTraffic* traffic() const override { return &network_.traffic(); }
   const topologies::TierUtilisationSeries* tier_utilisation() const override { return &utilisation_.series(); }
   std::uint64_t flows_started() const override { return flows_started_; }
+  void stop_recording_utilisation() override { network_.set_load_listener(nullptr); }
   Fidelity fidelity() const override { return Fidelity::flow; }
 
   /// Prepares `kind` of `bytes` (nccl-tests convention, per group) run at the same time by

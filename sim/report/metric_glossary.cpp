@@ -149,6 +149,9 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"iterations.p99_s", "s", "99th-percentile step time"},
         {"iterations.max_s", "s", "slowest step"},
         {"iterations.step_times_s[]", "s", "every iteration's step time, in order"},
+        {"iterations.simulated_steps", "count",
+         "steps simulated (full) or replayed (symmetric) for these figures: the nominal step and each cause "
+         "configuration's iterations that draw something"},
         {"iterations.causes[].cause", "text", "a cause of lost time: jitter, device, host noise, network, stragglers"},
         {"iterations.causes[].mean_step_s", "s", "mean step time with this cause alone, the same draws"},
         {"iterations.causes[].lost_s", "s", "mean step time this cause adds alone over the nominal step"},

@@ -302,7 +302,7 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
     iterations = {{"iterations", it.iterations}, {"method", it.method},      {"nominal_s", it.nominal_s},
                   {"mean_s", it.step_s.mean},    {"p50_s", it.step_s.p50},   {"p90_s", it.step_s.p90},
                   {"p99_s", it.step_s.p99},      {"max_s", it.step_s.max},   {"causes", causes},
-                  {"step_times_s", it.step_times_s}};
+                  {"step_times_s", it.step_times_s}, {"simulated_steps", it.simulated_steps}};
   }
   nlohmann::json goodput = nullptr;
   if (result.goodput_computed) {

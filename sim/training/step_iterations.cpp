@@ -117,7 +117,7 @@ StepRunner full_runner(const TrainingSetup& setup, const IterationSettings& sett
     } else {
       drawn.accelerator_speed.clear();
     }
-    return simulate_training_step(drawn).step_time_s;
+    return simulate_training_step_time(drawn, &settings.faults);
   };
 }
 
@@ -141,6 +141,17 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
                       : "symmetric replay: the step's graph re-timed per iteration, the slowest rank of each "
                         "synchronising group drawn from its order statistics";
   stats.nominal_s = run(Causes{"none", {}, false}, 0);
+  stats.simulated_steps = 1;
+  // An iteration that draws nothing (stragglers alone, none slow this time) is the nominal step.
+  const auto step_s = [&](const Causes& causes, int iteration) {
+    const bool draws_nothing =
+        !causes.variability.any() &&
+        (!causes.stragglers || std::ranges::none_of(slow_nodes(settings.stragglers, settings.nodes, setup.seed, iteration),
+                                                    [](bool slow) { return slow; }));
+    if (draws_nothing) return stats.nominal_s;
+    ++stats.simulated_steps;
+    return run(causes, iteration);
+  };
   const std::vector<Causes> configurations = cause_configurations(settings);
   for (std::size_t c = 0; c < configurations.size(); ++c) {
     // With a single cause its run alone is the run with every cause (the same draws).
@@ -151,7 +162,7 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
     }
     std::vector<double> times;
     times.reserve(static_cast<std::size_t>(settings.iterations));
-    for (int k = 0; k < settings.iterations; ++k) times.push_back(run(configurations[c], k));
+    for (int k = 0; k < settings.iterations; ++k) times.push_back(step_s(configurations[c], k));
     if (c == 0) {
       stats.step_times_s = times;
       stats.step_s = engine::summarize(times);
@@ -169,6 +180,9 @@ StepStatistics simulate_training_iterations(const TrainingSetup& setup, const It
   TrainingSetup recorded = setup;
   recorded.record_task_times = setup.mode == platform::SimulationMode::symmetric;
   platform::Session session(recorded.collectives, {recorded.fidelity, recorded.mode, recorded.seed});
+  if (!settings.faults.faults.empty() && recorded.fidelity == platform::Fidelity::flow) {
+    session.comm().apply_link_faults(settings.faults);
+  }
   TrainingStep step(recorded);
   step.start(session, {});
   session.engine().run();

@@ -20,6 +20,7 @@
 #include "sim/training/training_result.hpp"
 #include "sim/training/training_simulation.hpp"
 #include "sim/training/training_step.hpp"
+#include "topologies/link_faults.hpp"
 
 namespace clustersim::training {
 
@@ -30,6 +31,9 @@ struct IterationSettings {
   platform::Stragglers stragglers;  ///< probabilistic (and listed) straggler nodes
   int nodes = 1;                    ///< of the platform
   int per_node = 1;                 ///< accelerators per node
+  /// The network's degraded and failed links (flow fidelity): every iteration runs with them,
+  /// from its start, as the step does.
+  topologies::NetworkFaultPlan faults;
 };
 
 /// True when `settings` ask for more than the single nominal step.

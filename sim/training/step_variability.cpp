@@ -73,18 +73,24 @@ std::function<engine::TimePs(int, exec::TaskId, engine::TimePs)> duration_hook(c
                                            static_cast<std::uint64_t>(instance), static_cast<std::uint64_t>(task)});
     };
     if (is_comm(info)) {
+      if (v.network_cv <= 0) return nominal_ps;
       return scaled(nominal_ps,
                     engine::lognormal_mean1_upper_quantile(v.network_cv, engine::uniform_open01(key(kNetwork))));
     }
     if (!on_compute[static_cast<std::size_t>(info.stream)]) return nominal_ps;
     // The rank's speed this step (one draw per instance and stage) times the kernel's own draw.
     const auto device = static_cast<std::uint64_t>(step.graph.stream_device(info.stream));
-    const double rank_factor = engine::lognormal_mean1_upper_quantile(
-        v.device_cv, engine::uniform_open01(engine::draw_key(
-                         draws.seed, {kDevice, static_cast<std::uint64_t>(draws.iteration),
-                                      static_cast<std::uint64_t>(instance), device})));
-    const double factor = rank_factor * engine::lognormal_mean1_upper_quantile(kernel_cv(v, step.kernel_class(task)),
-                                                                               engine::uniform_open01(key(kKernel)));
+    // (No key is drawn for a factor of cv 0: it would be 1 whatever the draw.)
+    const double rank_factor =
+        v.device_cv > 0 ? engine::lognormal_mean1_upper_quantile(
+                              v.device_cv, engine::uniform_open01(engine::draw_key(
+                                               draws.seed, {kDevice, static_cast<std::uint64_t>(draws.iteration),
+                                                            static_cast<std::uint64_t>(instance), device})))
+                        : 1.0;
+    const double kernel = kernel_cv(v, step.kernel_class(task));
+    const double factor =
+        kernel > 0 ? rank_factor * engine::lognormal_mean1_upper_quantile(kernel, engine::uniform_open01(key(kKernel)))
+                   : rank_factor;
     engine::TimePs drawn = scaled(nominal_ps, factor);
     if (v.host_noise()) {
       const double mean = v.host_noise_rate_per_s * engine::ps_to_seconds(nominal_ps);

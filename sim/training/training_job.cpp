@@ -187,6 +187,7 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
   iteration_settings_.stragglers = platform.cluster().stragglers;
   iteration_settings_.nodes = platform.cluster().network.nodes;
   iteration_settings_.per_node = platform.cluster().network.accelerators_per_node;
+  if (options.fidelity == platform::Fidelity::flow) iteration_settings_.faults = platform.link_faults();
   // Symmetric mode's iterations replay the step's graph at the times its tasks took.
   setup_.record_task_times =
       needs_iterations(iteration_settings_) && setup_.mode == platform::SimulationMode::symmetric;

@@ -90,6 +90,9 @@ struct StepStatistics {
   std::vector<double> step_times_s;  ///< per iteration, in iteration order
   std::vector<CauseLoss> causes;     ///< each active cause alone
   std::string method;                ///< how the iterations ran (full, or symmetric replay)
+  /// Steps simulated (full mode) or replayed (symmetric) for these figures: the nominal step,
+  /// then each iteration of each cause configuration that draws something.
+  int simulated_steps = 0;
 };
 
 /// Power, energy and cost of one step (models/power). Device figures are for an average

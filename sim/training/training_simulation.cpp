@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -410,12 +411,39 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
   return setup;
 }
 
-TrainingResult simulate_training_step(const TrainingSetup& setup) {
-  platform::Session session(setup.collectives, {setup.fidelity, setup.mode, setup.seed});
-  TrainingStep step(setup);
-  step.start(session, {});
-  session.engine().run();
-  return step.result(session);
+namespace {
+
+/// A session for `setup` alone with the network's `faults` (flow fidelity; may be null).
+std::unique_ptr<platform::Session> step_session(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
+  auto session = std::make_unique<platform::Session>(setup.collectives,
+                                                     platform::SessionOptions{setup.fidelity, setup.mode, setup.seed});
+  if (setup.step_time_only) session->comm().stop_recording_utilisation();
+  if (faults && !faults->faults.empty() && setup.fidelity == platform::Fidelity::flow) {
+    session->comm().apply_link_faults(*faults);
+  }
+  return session;
+}
+
+}  // namespace
+
+TrainingResult simulate_training_step(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
+  TrainingSetup whole = setup;
+  whole.step_time_only = false;
+  const auto session = step_session(whole, faults);
+  TrainingStep step(whole);
+  step.start(*session, {});
+  session->engine().run();
+  return step.result(*session);
+}
+
+double simulate_training_step_time(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
+  TrainingSetup timed = setup;
+  timed.step_time_only = true;
+  const auto session = step_session(timed, faults);
+  TrainingStep step(timed);
+  step.start(*session, {});
+  session->engine().run();
+  return step.step_time_s();
 }
 
 }  // namespace clustersim::training

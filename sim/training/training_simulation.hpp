@@ -56,6 +56,9 @@ struct TrainingSetup {
   int iteration = 0;
   /// Keep the start and end of every task of instance 0 (what a replay of the step needs).
   bool record_task_times = false;
+  /// Only the step time is read (TrainingStep::step_time_s; iterations): no time breakdown is
+  /// kept, and the session records no link utilisation.
+  bool step_time_only = false;
 
   /// The job's accelerator count: `accelerators`, or the topology's when 0.
   int job_accelerators() const { return accelerators > 0 ? accelerators : topology.accelerator_count(); }
@@ -88,7 +91,13 @@ std::vector<int> placement_map(platform::Placement placement, int nodes, int per
 /// links disjoint from the representative's and are skipped. The result then carries a
 /// per-tier link utilisation summary. Throws ConfigError when the split does
 /// not divide the model or batch, SimulationError when the task graph cannot complete.
-TrainingResult simulate_training_step(const TrainingSetup& setup);
+/// `faults` (flow fidelity; not owned, may be null): the network's degraded and failed links,
+/// from the step's start (Session::apply_link_faults).
+TrainingResult simulate_training_step(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults = nullptr);
+
+/// The step time alone of simulate_training_step(setup with step_time_only, faults): what
+/// each iteration of a tail study reads.
+double simulate_training_step_time(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults = nullptr);
 
 /// Checks the split against the model, batch and topology; throws ConfigError naming the
 /// values (SimulationError for features not implemented yet).

@@ -173,8 +173,11 @@ void TrainingStep::start(platform::Session& session, std::function<void()> on_do
     task_times_ = std::make_unique<exec::TaskTimesRecorder>(0);
     executor_->add_observer(*task_times_);
   }
-  breakdown_ = std::make_unique<StepBreakdownObserver>(step_.stages, step_.graph.stream_count(), instances_, engine.now());
-  executor_->add_observer(*breakdown_);
+  if (!setup_.step_time_only) {
+    breakdown_ = std::make_unique<StepBreakdownObserver>(step_.stages, step_.graph.stream_count(), instances_,
+                                                         engine.now());
+    executor_->add_observer(*breakdown_);
+  }
   if (platform::TraceSink* trace = session.trace()) {
     // Streams of device p of instance i run on the accelerator of replica i's stage-p rank.
     const RankLayout layout(par, setup_.placement);
@@ -203,8 +206,16 @@ std::unique_ptr<platform::WorkloadResult> TrainingStep::finish(platform::Session
   return std::make_unique<TrainingResult>(result(session));
 }
 
+double TrainingStep::step_time_s() const {
+  if (!executor_) throw SimulationError("the training step was never started");
+  const double seconds = engine::ps_to_seconds(executor_->finish().makespan_ps);
+  if (!(seconds > 0)) throw SimulationError("training step simulated in zero time: every op was costed at 0 s");
+  return seconds;
+}
+
 TrainingResult TrainingStep::result(platform::Session& session) {
   if (!executor_) throw SimulationError("the training step was never started");
+  if (!breakdown_) throw SimulationError("the training step kept its time only (TrainingSetup::step_time_only)");
   const TrainingWorkload& w = setup_.workload;
   const auto& par = w.parallelism;
   const exec::ExecutionResult run = executor_->finish();

@@ -34,6 +34,9 @@ class TrainingStep final : public platform::Workload {
   /// The step's result once the engine drained. Throws SimulationError for a deadlock or a
   /// step of zero time.
   TrainingResult result(platform::Session& session);
+  /// The step time alone once the engine drained (all that a setup with step_time_only
+  /// gives). Throws SimulationError as result() does.
+  double step_time_s() const;
 
   const std::vector<StageProgram>& programs() const { return programs_; }
   /// The step's graph (once started).

@@ -90,3 +90,30 @@ TEST_CASE("a serving workload whose instances run no flows warns that link fault
   });
   CHECK(warned);
 }
+
+TEST_CASE("a tail study with a failed switch runs every iteration on the faulty network") {
+  // Stragglers alone (each node slow with probability 0.3, at 0.8 speed): an iteration with no
+  // slow node is the nominal step, which carries the fault; one with a slow node is slower.
+  const std::string faults = R"(    reroute_delay: 5 ms
+    faults:
+      spine: {switch: spine0, at: 0 s}
+  stragglers: {probability: 0.3, compute_speed: 0.8})";
+  const auto faulty = scenario::load_scenario_from_string(
+      faulty_scenario(faults, "{fidelity: flow, mode: full, iterations: 6, seed: 3}"), "spine.yaml");
+  const training::TrainingResult with = runner::run_training(faulty);
+  REQUIRE(with.iterations.computed);
+  REQUIRE(with.link_faults.computed);
+  // The nominal step of the iterations is the job's step, fault included.
+  CHECK(with.iterations.nominal_s == doctest::Approx(with.step_time_s).epsilon(1e-12));
+  CHECK(with.iterations.nominal_s > with.link_faults.step_time_without_s + 1e-3);
+  int fast = 0;
+  for (const double t : with.iterations.step_times_s) {
+    CHECK(t >= with.step_time_s * (1 - 1e-12));
+    fast += t == with.step_time_s ? 1 : 0;
+  }
+  // The steps with nobody slow were not simulated again: the nominal step plus one per slow one.
+  // (Stragglers are the only cause: their configuration alone is the one with every cause.)
+  CHECK(with.iterations.simulated_steps == 1 + 6 - fast);
+  CHECK(fast > 0);
+  CHECK(fast < 6);
+}
