@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "sim/report/metric_glossary.hpp"
 #include "sim/report/output_paths.hpp"
 #include "sim/validate/csv_table.hpp"
+#include "sim/validate/importers.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/validate/power_validation.hpp"
 #include "sim/report/stage_program_report.hpp"
@@ -218,10 +220,35 @@ int write_validation(const std::string& format, const Report& report, Json json,
 
 }  // namespace
 
+int import_command(const ImportOptions& options, std::ostream& out) {
+  const validate::ImportKind kind = validate::import_kind_names().parse(options.kind);
+  std::map<std::string, std::string> fields;
+  for (const std::string& field : options.fields) {
+    const auto equals = field.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError(fmt::format("--field '{}': expected column=value", field));
+    }
+    fields[field.substr(0, equals)] = field.substr(equals + 1);
+  }
+  validate::ImportedRows rows;
+  for (const std::string& file : options.files) validate::import_file(kind, file, fields, rows);
+  const std::string csv = validate::rows_csv(rows);
+  if (options.out.empty()) {
+    out << csv;
+  } else {
+    std::ofstream file(options.out, std::ios::binary);
+    if (!file || !(file << csv)) throw ConfigError(fmt::format("--out {}: cannot write the file", options.out));
+    std::cerr << fmt::format("{} rows from {} file(s) written to {}\n", rows.rows.size(), options.files.size(),
+                             options.out);
+  }
+  return rows.rows.empty() ? 1 : 0;
+}
+
 int validate_command(const ValidateOptions& options, std::ostream& out) {
   // An inference dataset (ground_truth_inference.csv's columns) is validated by the serving
-  // simulator, a training one by the training simulator.
-  const auto rows = validate::read_csv_file(options.dataset);
+  // simulator, a training one by the training simulator. A benchmark tool's own output
+  // (validate::detect_import_kind) is imported first.
+  const auto rows = validate::read_dataset_rows(options.dataset);
   if (validate::is_power_dataset(rows)) {
     // Measured power (ground_truth_power.csv's columns): each row with a scenario of its own.
     if (!options.base.empty() || !options.scenario_row.empty()) {
@@ -275,7 +302,7 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
                                   ids.empty() ? "" : fmt::format(", e.g. '{}'", ids.front())));
   }
   if (inference) {
-    const auto report = validate::validate_serving_dataset(options.dataset);
+    const auto report = validate::validate_serving_rows(rows, options.dataset);
     return write_validation(options.format, report, validate::serving_validation_json,
                             validate::render_serving_validation_table, out);
   }

@@ -20,6 +20,15 @@ struct RunOptions {
   std::string trace_window;            ///< "0:5ms": the time window the trace keeps (empty: all)
 };
 
+/// `clustersim import KIND FILE...`: benchmark tools' outputs as validation CSV rows.
+struct ImportOptions {
+  std::string kind;                 ///< vllm-bench, sglang-bench, nccl-tests
+  std::vector<std::string> files;   ///< the tool's output files
+  std::vector<std::string> fields;  ///< column=value for every row (what the files do not state)
+  std::string out;                  ///< the CSV file to write; empty: stdout
+};
+int import_command(const ImportOptions& options, std::ostream& out);
+
 struct ValidateOptions {
   std::string dataset;
   std::string format = "table";

@@ -59,6 +59,17 @@ int main(int argc, char** argv) {
   cli::CalibrationCli calibration;
   cli::add_calibration_commands(app, *validate_cmd, calibration);
 
+  cli::ImportOptions import_options;
+  auto* import_cmd = app.add_subcommand(
+      "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
+                "also read them directly)");
+  import_cmd->add_option("kind", import_options.kind, "vllm-bench | sglang-bench | nccl-tests")->required();
+  import_cmd->add_option("files", import_options.files, "the tool's output files")->required();
+  import_cmd->add_option("--field", import_options.fields,
+                         "a column's value for every row, where the files do not state it: column=value, e.g. "
+                         "gpu_type=H100-SXM-80GB, tp=4, framework=\"vLLM 0.10.1\" (repeatable)");
+  import_cmd->add_option("--out", import_options.out, "write the CSV to this file (default: standard output)");
+
   cli::CollectiveOptions collective;
   auto* collective_cmd =
       app.add_subcommand("collective", "nccl-tests-style collective sweep on a scenario's cluster");
@@ -136,6 +147,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (*validate_cmd) return cli::validate_command(validate, std::cout);
+    if (*import_cmd) return cli::import_command(import_options, std::cout);
     if (*collective_cmd) return cli::collective_command(collective, std::cout);
     if (*docs_cmd) return cli::docs_command(doc_name, std::cout);
     if (*compare_cmd) return cli::compare_command(compare, std::cout);

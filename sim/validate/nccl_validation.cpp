@@ -12,6 +12,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/validate/csv_table.hpp"
 #include "sim/validate/error_summary.hpp"
+#include "sim/validate/importers.hpp"
 #include "sim/platform/platform.hpp"
 
 namespace clustersim::validate {
@@ -71,7 +72,7 @@ double nccl_size_label_bytes(const std::string& label) {
 NcclComparison compare_nccl_dataset(const std::filesystem::path& dataset) {
   NcclComparison comparison;
   comparison.dataset = dataset.string();
-  const auto rows = read_csv_file(dataset);
+  const auto rows = read_dataset_rows(dataset);  // a CSV, or nccl-tests' own output
   std::map<std::string, std::vector<const CsvRow*>> by_gpu;  // ordered: deterministic output
   std::vector<std::string> order;
   for (const CsvRow& row : rows) {

@@ -146,8 +146,31 @@ std::optional<std::string> row_framework(const InferenceRow& row, const Inferenc
   return std::nullopt;
 }
 
+/// The arrivals a row's scenario text states: "request rate R" (a finite number), "burstiness b",
+/// "max concurrency C".
+struct StatedArrival {
+  std::optional<double> rate;
+  double burstiness = 1;
+  std::optional<long long> concurrency;
+};
+
+StatedArrival stated_arrival(const std::string& text) {
+  StatedArrival out;
+  static const std::regex rate(R"(request rate\s+([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?))", std::regex::icase);
+  static const std::regex burstiness(R"(burstiness\s+([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?))", std::regex::icase);
+  static const std::regex concurrency(R"(max concurrency\s+(\d+))", std::regex::icase);
+  std::smatch match;
+  if (std::regex_search(text, match, rate)) out.rate = std::stod(match[1].str());
+  if (std::regex_search(text, match, burstiness)) out.burstiness = std::stod(match[1].str());
+  if (std::regex_search(text, match, concurrency)) out.concurrency = std::stoll(match[1].str());
+  return out;
+}
+
 ServingBenchmark row_benchmark(const InferenceRow& row, const std::string& framework) {
   if (contains(row.scenario, "server")) return ServingBenchmark::server;
+  const StatedArrival arrival = stated_arrival(row.scenario);
+  if (arrival.concurrency) return ServingBenchmark::concurrency;
+  if (arrival.rate) return ServingBenchmark::rate;
   if (contains(row.scenario, "latency") && row.batch <= 1) return ServingBenchmark::latency;
   if (framework == "trtllm-static" && row.batch > 0) return ServingBenchmark::static_batch;
   return ServingBenchmark::offline;
@@ -177,7 +200,10 @@ std::optional<RowPrecision> row_precision(const InferenceRow& row, const Inferen
              p.find("half") != std::string::npos) {
     out.weights = out.activations = out.kv_cache = "fp16";
   } else {
-    problem = fmt::format("precision '{}' is not one of FP8, FP16, BF16", row.precision);
+    problem = row.precision.empty()
+                  ? "the precision is not stated (a precision column of FP8, FP16 or BF16; clustersim import takes it "
+                    "as --field precision=BF16)"
+                  : fmt::format("precision '{}' is not one of FP8, FP16, BF16", row.precision);
     return std::nullopt;
   }
   return out;
@@ -219,7 +245,9 @@ std::optional<std::int64_t> row_request_count(const InferenceRow& row, const Inf
     case ServingBenchmark::static_batch:
       return row.batch * instances;
     case ServingBenchmark::offline:
-    case ServingBenchmark::server: {
+    case ServingBenchmark::server:
+    case ServingBenchmark::rate:
+    case ServingBenchmark::concurrency: {
       if (row.batch > 0) return row.batch;
       // A row of no documented source: its own "N requests" before the benchmark tool's default.
       if (&source == &default_serving_source()) {
@@ -251,6 +279,10 @@ std::string_view serving_benchmark_name(ServingBenchmark benchmark) {
       return "offline";
     case ServingBenchmark::server:
       return "server";
+    case ServingBenchmark::rate:
+      return "request rate";
+    case ServingBenchmark::concurrency:
+      return "concurrency";
   }
   return "offline";
 }
@@ -523,6 +555,7 @@ struct RowPlan {
   RowPrecision precision;
   std::int64_t requests = 0, output_len = 1;
   int instances = 1;
+  std::string arrival = "{process: offline}";  ///< rate and concurrency rows: theirs
 };
 
 bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
@@ -577,6 +610,26 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   }
   plan.requests = *requests;
   plan.output_len = row->output_len > 0 ? row->output_len : 1;
+  const StatedArrival arrival = stated_arrival(row->scenario);
+  if (arrival.concurrency && arrival.rate) {
+    m.skip_reason = fmt::format("requests at {} req/s capped at {} in flight: not modelled (arrivals are either at a "
+                                "rate or a fixed number in flight)",
+                                *arrival.rate, *arrival.concurrency);
+    return false;
+  }
+  if ((arrival.rate && !(*arrival.rate > 0)) || (arrival.concurrency && *arrival.concurrency < 1) ||
+      !(arrival.burstiness > 0)) {
+    m.skip_reason = "the scenario states a request rate, burstiness or concurrency that is not positive";
+    return false;
+  }
+  if (m.benchmark == ServingBenchmark::rate) {
+    plan.arrival = arrival.burstiness == 1
+                       ? fmt::format("{{process: poisson, rate: {:.10g}}}", *arrival.rate)
+                       : fmt::format("{{process: gamma, rate: {:.10g}, cv: {:.10g}}}", *arrival.rate,
+                                     1 / std::sqrt(arrival.burstiness));
+  } else if (m.benchmark == ServingBenchmark::concurrency) {
+    plan.arrival = fmt::format("{{process: closed_loop, clients: {}}}", *arrival.concurrency);
+  }
   if (m.benchmark == ServingBenchmark::server) {
     m.limits = server_limits(*row, m.model->preset);
     if (!m.limits) {
@@ -596,8 +649,7 @@ ServingRowMapping map_serving_row(const CsvRow& csv) {
   if (!plan_row(csv, m, plan)) return m;
   const InferenceRow& row = plan.row;
   m.note = plan.precision.note;
-  const std::string arrival = m.benchmark == ServingBenchmark::server ? "{process: poisson, rate: 1}"
-                                                                      : "{process: offline}";
+  const std::string arrival = m.benchmark == ServingBenchmark::server ? "{process: poisson, rate: 1}" : plan.arrival;
   const std::string slo =
       m.limits ? fmt::format("  slo: {{ttft: {}, tpot: {}, percentile: 99}}\n", duration_text(m.limits->ttft_s),
                              duration_text(m.limits->tpot_s))
@@ -741,11 +793,15 @@ std::optional<std::string> simulate_row(const ServingRowMapping& m, const Infere
 }  // namespace
 
 ServingValidationReport validate_serving_dataset(const std::filesystem::path& dataset) {
+  return validate_serving_rows(read_csv_file(dataset), dataset.string());
+}
+
+ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset) {
   ServingValidationReport report;
-  report.dataset = dataset.string();
+  report.dataset = dataset;
   std::vector<const InferenceSource*> used_sources;
   std::vector<const InferenceModel*> used_models;
-  for (const auto& csv : read_csv_file(dataset)) {
+  for (const auto& csv : rows) {
     const std::string& id = csv.get("id");
     const ServingRowMapping m = map_serving_row(csv);
     if (!m.scenario_yaml) {
@@ -761,7 +817,7 @@ ServingValidationReport validate_serving_dataset(const std::filesystem::path& da
     out.source = m.source->name;
     out.family = m.metric->family;
     out.measured = row.value;
-    if (const auto skip = simulate_row(m, row, fmt::format("{}#{}", dataset.filename().string(), id), out)) {
+    if (const auto skip = simulate_row(m, row, fmt::format("{}#{}", std::filesystem::path(dataset).filename().string(), id), out)) {
       report.skipped.push_back({id, *skip});
       continue;
     }

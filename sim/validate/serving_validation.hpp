@@ -37,6 +37,12 @@ enum class ServingBenchmark {
   /// MLPerf Server: Poisson arrivals; the reported figure is the one at the highest rate whose
   /// p99 TTFT and p99 TPOT meet the benchmark's limits.
   server,
+  /// Requests at a stated rate ("request rate R req/s" in the scenario text; Poisson, or gamma
+  /// gaps of "burstiness b": vllm bench serve --request-rate R --burstiness b).
+  rate,
+  /// A stated number of requests in flight, each sent when one finishes ("max concurrency C"
+  /// with no finite rate: vllm bench serve --max-concurrency C).
+  concurrency,
 };
 std::string_view serving_benchmark_name(ServingBenchmark benchmark);
 
@@ -211,6 +217,8 @@ ServerSearch search_server_rate(const std::string& scenario_yaml, const std::str
 
 /// Runs every row of the dataset; every row is compared or skipped with its reason.
 ServingValidationReport validate_serving_dataset(const std::filesystem::path& dataset);
+/// The same on rows already read (an imported benchmark output); `dataset` names them.
+ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset);
 
 /// Text: per-row measured, predicted, error; skipped rows; assumptions; then median and worst
 /// per metric family, per source, and overall, with the targets.

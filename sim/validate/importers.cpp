@@ -1,0 +1,566 @@
+#include "sim/validate/importers.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/error.hpp"
+
+namespace clustersim::validate {
+namespace {
+
+using nlohmann::json;
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the file", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// 1-based line and column of byte `offset` of `text`.
+std::pair<int, int> line_column(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+/// Python's json module writes the non-standard literals NaN, Infinity and -Infinity (SGLang's
+/// default request rate is Infinity): outside strings they become null, "inf" and "-inf", with
+/// the text's length kept where it can be so error columns stay right.
+std::string python_literals(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (text.substr(i, 3) == "NaN") {
+      out += "null";
+      i += 2;
+    } else if (text.substr(i, 8) == "Infinity") {
+      out += "\"inf\"   ";  // 8 characters, as the literal
+      i += 7;
+    } else if (text.substr(i, 9) == "-Infinity") {
+      out += "\"-inf\"   ";
+      i += 8;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// Parses one JSON document; a syntax error names the file, line and column.
+json parse_json(std::string_view raw, const std::string& file, int first_line) {
+  const std::string text = python_literals(raw);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's byte is 1-based and points at the last character it read: the offending
+    // token's end. Its start is what an editor should jump to.
+    std::size_t at = e.byte > 0 ? std::min<std::size_t>(e.byte - 1, text.size() - 1) : 0;
+    if (!text.empty() && text[at] == '"') {
+      while (at > 0 && !(text[at - 1] == '"' && (at < 2 || text[at - 2] != '\\'))) --at;
+      if (at > 0) --at;
+    } else {
+      while (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) != 0 || text[at - 1] == '.' ||
+                        text[at - 1] == '-' || text[at - 1] == '+')) {
+        --at;
+      }
+    }
+    const auto [line, column] = line_column(text, at);
+    std::string what = e.what();
+    if (const auto syntax = what.find("syntax error"); syntax != std::string::npos) what = what.substr(syntax);
+    throw ConfigError(fmt::format("{}:{}:{}: not valid JSON: {}", file, first_line + line - 1, column, what));
+  }
+}
+
+std::string number_text(double value) { return fmt::format("{:.10g}", value); }
+
+/// The field given on the command line, else the file's own value under one of `keys` (vLLM's
+/// --metadata lands at the top level), else "".
+std::string stated(const std::map<std::string, std::string>& fields, const json& object, const std::string& column,
+                   std::initializer_list<const char*> keys) {
+  if (const auto it = fields.find(column); it != fields.end()) return it->second;
+  for (const char* key : keys) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) continue;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_number_integer()) return std::to_string(it->get<long long>());
+    if (it->is_number()) return number_text(it->get<double>());
+  }
+  return "";
+}
+
+/// A required number of the result object; ConfigError naming the key otherwise.
+double number(const json& object, const char* key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) {
+    throw ConfigError(fmt::format("{}: key '{}' {}", where, key,
+                                  it == object.end() ? "is missing" : "is not a number"));
+  }
+  return it->get<double>();
+}
+
+/// The request rate as the tools write it: a number, or "inf" (every request at once).
+double request_rate(const json& object, const std::string& where) {
+  const auto it = object.find("request_rate");
+  if (it == object.end() || it->is_null()) return INFINITY;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const std::string text = it->get<std::string>();
+    if (text == "inf" || text == "Infinity") return INFINITY;
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(text, &used);
+      if (used == text.size()) return value;
+    } catch (const std::exception&) {
+    }
+  }
+  throw ConfigError(fmt::format("{}: key 'request_rate' must be a number or \"inf\", got {}", where, it->dump()));
+}
+
+enum class Tool { vllm, sglang };
+
+struct ServingMetricKey {
+  std::string key;     ///< in the tool's result
+  std::string metric;  ///< the dataset's metric
+  std::string unit;
+};
+
+/// Metrics both tools report, by key: vLLM's e2el is SGLang's e2e_latency.
+std::vector<ServingMetricKey> serving_metric_keys(Tool tool) {
+  std::vector<ServingMetricKey> keys = {
+      {"request_throughput", "requests_per_s", "req/s system"},
+      {"output_throughput", "output_tokens_per_s", "tok/s system"},
+      {tool == Tool::vllm ? "total_token_throughput" : "total_throughput", "total_tokens_per_s", "tok/s system"},
+  };
+  struct Family {
+    const char* tool_name;
+    const char* metric;
+  };
+  const Family families[] = {{"ttft", "ttft"},
+                             {"tpot", "tpot"},
+                             {"itl", "itl"},
+                             {tool == Tool::vllm ? "e2el" : "e2e_latency", "e2e_latency"}};
+  for (const Family& f : families) {
+    const std::pair<const char*, const char*> statistics[] = {
+        {"mean", ""}, {"median", "_p50"}, {"p90", "_p90"}, {"p99", "_p99"}};
+    for (const auto& [statistic, suffix] : statistics) {
+      keys.push_back({fmt::format("{}_{}_ms", statistic, f.tool_name), fmt::format("{}{}_ms", f.metric, suffix), "ms"});
+    }
+  }
+  return keys;
+}
+
+/// One run of vllm bench serve / sglang.bench_serving: a row per metric it reports.
+void import_serving_run(Tool tool, const json& run, const std::string& file, const std::string& stem,
+                        const std::string& where, const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  if (!run.is_object()) throw ConfigError(fmt::format("{}: a result must be a JSON object", where));
+  const double completed = number(run, "completed", where);
+  if (!(completed >= 1)) throw ConfigError(fmt::format("{}: key 'completed' is {}: no request finished", where, completed));
+  const double input_tokens = number(run, "total_input_tokens", where);
+  const double output_tokens = number(run, "total_output_tokens", where);
+  const double rate = request_rate(run, where);
+  const std::string tool_name = tool == Tool::vllm ? "vllm bench serve" : "sglang.bench_serving";
+  std::string model = stated(fields, run, "model", {"model_id", "model", "tokenizer_id"});
+  if (const auto info = run.find("server_info"); model.empty() && info != run.end() && info->is_object()) {
+    model = stated({}, *info, "", {"model_path", "served_model_name"});
+  }
+  if (model.empty()) throw ConfigError(fmt::format("{}: no model: key 'model_id' is missing (or give --field model=...)", where));
+  const auto prompts = run.find("num_prompts");
+  const double requests = prompts != run.end() && prompts->is_number() ? prompts->get<double>() : completed;
+  std::string scenario = tool_name + ": ";
+  const auto concurrency = run.find("max_concurrency");
+  const bool capped = concurrency != run.end() && concurrency->is_number();
+  if (capped) scenario += fmt::format("max concurrency {}, ", concurrency->get<long long>());
+  if (std::isinf(rate)) {
+    if (!capped) scenario += "offline (request rate inf), ";
+  } else {
+    const auto burst = run.find("burstiness");
+    const double burstiness = burst != run.end() && burst->is_number() ? burst->get<double>() : 1.0;
+    scenario += fmt::format("request rate {} req/s, burstiness {}, ", number_text(rate), number_text(burstiness));
+  }
+  scenario += fmt::format("{} requests", number_text(requests));
+  const std::string tp = stated(fields, run, "tp", {"tp", "tensor_parallel_size", "tp_size"});
+  const std::string pp = stated(fields, run, "pp", {"pp", "pipeline_parallel_size", "pp_size"});
+  std::string gpus = stated(fields, run, "gpus", {"gpus", "num_gpus"});
+  if (gpus.empty() && !tp.empty()) {
+    // One server, as the benchmark client talks to one endpoint.
+    try {
+      gpus = std::to_string(std::stoi(tp) * (pp.empty() ? 1 : std::stoi(pp)));
+    } catch (const std::exception&) {
+      gpus = "";
+    }
+  }
+  std::string framework = stated(fields, run, "framework", {"framework"});
+  if (framework.empty()) {
+    // The file names the backend but not its version: the row says so, and validate asks for it.
+    const std::string backend = stated({}, run, "", {"backend", "endpoint_type"});
+    framework = tool == Tool::vllm ? (backend.empty() || backend == "vllm" || backend == "openai" ? "vLLM" : backend)
+                                   : (backend.empty() ? "SGLang" : backend);
+  }
+  std::string notes = fmt::format("imported by clustersim import {} from {}; input_len and output_len are the means "
+                                  "of {} completed requests",
+                                  tool == Tool::vllm ? "vllm-bench" : "sglang-bench", file, number_text(completed));
+  if (const auto lens = run.find("input_lens"); lens != run.end() && lens->is_array() && !lens->empty()) {
+    double lo = INFINITY, hi = 0;
+    for (const auto& v : *lens) {
+      if (v.is_number()) {
+        lo = std::min(lo, v.get<double>());
+        hi = std::max(hi, v.get<double>());
+      }
+    }
+    if (hi > lo) notes += fmt::format(" (inputs {} to {} tokens: the comparison runs fixed lengths)", number_text(lo), number_text(hi));
+  }
+  const auto failed = run.find("failed");
+  const double failures = failed != run.end() && failed->is_number() ? failed->get<double>() : requests - completed;
+  if (failures > 0) notes += fmt::format("; {} requests failed", number_text(failures));
+  const std::string dataset = stated(fields, run, "dataset", {"dataset_name"});
+  if (!dataset.empty()) notes += fmt::format("; dataset {}", dataset);
+  const std::string source =
+      fields.contains("source")
+          ? fields.at("source")
+          : fmt::format("{} result {}{}", tool_name, std::filesystem::path(file).filename().string(),
+                        run.contains("date") && run["date"].is_string() ? " (" + run["date"].get<std::string>() + ")" : "");
+  // benchmark_serving.py before burstiness (2024) wrote mean_e2el_ms and median_e2el_ms swapped.
+  const bool swapped_e2el = tool == Tool::vllm && !run.contains("burstiness");
+  if (swapped_e2el && run.contains("mean_e2el_ms")) notes += "; end-to-end latency not imported (mean and median swapped by benchmark_serving.py of 2024)";
+  for (const ServingMetricKey& k : serving_metric_keys(tool)) {
+    if (swapped_e2el && k.metric.rfind("e2e_latency", 0) == 0) continue;
+    const auto it = run.find(k.key);
+    if (it == run.end() || it->is_null()) continue;
+    if (!it->is_number()) throw ConfigError(fmt::format("{}: key '{}' is not a number", where, k.key));
+    const std::map<std::string, std::string> row = {
+        {"id", fmt::format("{}_{}", stem, k.metric)},
+        {"source", source},
+        {"model", model},
+        {"gpus", gpus},
+        {"gpu_type", stated(fields, run, "gpu_type", {"gpu_type", "gpu"})},
+        {"tp", tp},
+        {"pp", pp},
+        {"precision", stated(fields, run, "precision", {"precision", "dtype"})},
+        {"framework", framework},
+        {"scenario", scenario},
+        {"input_len", number_text(std::round(input_tokens / completed))},
+        {"output_len", number_text(std::round(output_tokens / completed))},
+        {"metric", k.metric},
+        {"value", number_text(it->get<double>())},
+        {"unit", k.unit},
+        {"notes", notes}};
+    std::vector<std::string> values;
+    for (const std::string& column : out.columns) {
+      const auto field = row.find(column);
+      values.push_back(field == row.end() ? "" : field->second);
+    }
+    out.rows.push_back(std::move(values));
+  }
+}
+
+/// One JSON object per non-blank line: each a run.
+void import_lines(Tool tool, const std::string& text, const std::filesystem::path& file,
+                  const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0, runs = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const json run = parse_json(line, file.string(), number);
+    ++runs;
+    import_serving_run(tool, run, file.string(), fmt::format("{}_{}", file.stem().string(), runs),
+                       fmt::format("{}:{}", file.string(), number), fields, out);
+  }
+  if (runs == 0) throw ConfigError(fmt::format("{}: no result (one JSON object per run)", file.string()));
+}
+
+void import_vllm(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  const std::string text = read_text(file);
+  // --save-result writes one indented object; --append-result adds one object per line.
+  std::istringstream lines(text);
+  int objects = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    const auto last = line.find_last_not_of(" \t\r");
+    if (first != std::string::npos && line[first] == '{' && line[last] == '}') ++objects;
+  }
+  if (objects > 1) {
+    import_lines(Tool::vllm, text, file, fields, out);
+    return;
+  }
+  const json run = parse_json(text, file.string(), 1);
+  import_serving_run(Tool::vllm, run, file.string(), file.stem().string(), file.string(), fields, out);
+}
+
+void import_sglang(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  import_lines(Tool::sglang, read_text(file), file, fields, out);
+}
+
+/// nccl-tests' binary name -> the dataset's kernel word.
+std::string collective_word(const std::string& binary) {
+  static const std::pair<const char*, const char*> words[] = {
+      {"all_reduce", "all-reduce"},     {"all_gather", "all-gather"}, {"reduce_scatter", "reduce-scatter"},
+      {"alltoall", "all-to-all"},       {"broadcast", "broadcast"},   {"sendrecv", "send-recv"},
+      {"reduce_perf", "reduce"},        {"gather_perf", "gather"},    {"scatter_perf", "scatter"},
+      {"hypercube", "hypercube"}};
+  for (const auto& [name, word] : words) {
+    if (binary.find(name) != std::string::npos) return word;
+  }
+  return "";
+}
+
+std::string dtype_word(const std::string& type) {
+  if (type == "float") return "fp32";
+  if (type == "half") return "fp16";
+  if (type == "bfloat16") return "bf16";
+  if (type == "double") return "fp64";
+  return type;
+}
+
+void import_nccl(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  const std::string text = read_text(file);
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0, ranks = 0;
+  std::string binary, device;
+  struct Point {
+    int line;
+    std::string text;
+    std::vector<std::string> values;
+  };
+  std::vector<Point> points;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("#", 0) == 0) {
+      if (const auto at = line.find("Collective test starting:"); at != std::string::npos) {
+        std::istringstream rest(line.substr(at + 25));
+        rest >> binary;
+      }
+      if (line.find(" Rank ") != std::string::npos && line.find(" device ") != std::string::npos) {
+        ++ranks;
+        if (const auto bracket = line.find("] "); device.empty() && bracket != std::string::npos) {
+          device = line.substr(bracket + 2);
+          if (device.rfind("NVIDIA ", 0) == 0) device = device.substr(7);
+          while (!device.empty() && device.back() == ' ') device.pop_back();
+        }
+      }
+      continue;
+    }
+    std::istringstream words(line);
+    std::vector<std::string> values;
+    for (std::string w; words >> w;) values.push_back(w);
+    if (values.empty()) continue;
+    if (values.size() < 13) {
+      // Not a result line (a warning, a banner of another tool): only lines of numbers matter.
+      if (std::isdigit(static_cast<unsigned char>(values.front().front())) == 0) continue;
+      throw ConfigError(fmt::format("{}:{}:1: a result line has {} fields; nccl-tests writes 13 (size count type "
+                                    "redop root, then time algbw busbw #wrong out of place and in place)",
+                                    file.string(), number, values.size()));
+    }
+    points.push_back({number, line, std::move(values)});
+  }
+  if (points.empty()) {
+    throw ConfigError(fmt::format("{}: no result lines: not the stdout of an nccl-tests / rccl-tests binary", file.string()));
+  }
+  std::string kernel = fields.contains("kernel") ? fields.at("kernel") : collective_word(binary);
+  if (kernel.empty()) {
+    throw ConfigError(fmt::format("{}: the output does not name its collective (no \"# Collective test starting:\" "
+                                  "line): give it with --field kernel=all-reduce",
+                                  file.string()));
+  }
+  if (kernel.find('(') == std::string::npos) kernel += " (nccl-tests/rccl-tests, in-place)";
+  const std::string gpu = fields.contains("gpu_type") ? fields.at("gpu_type") : device;
+  const std::string gpus = fields.contains("num_gpus") ? fields.at("num_gpus") : ranks > 0 ? std::to_string(ranks) : "";
+  const std::string source =
+      fields.contains("source") ? fields.at("source") : fmt::format("nccl-tests output {}", file.filename().string());
+  const std::string stem = file.stem().string();
+  for (const Point& p : points) {
+    // A number where one belongs, or an error at its column.
+    const std::string& source_line = p.text;
+    const auto check = [&](std::size_t index, const char* what) {
+      const std::string& v = p.values[index];
+      try {
+        std::size_t used = 0;
+        const double value = std::stod(v, &used);
+        if (used == v.size() && std::isfinite(value)) return value;
+      } catch (const std::exception&) {
+      }
+      // The field's column in the line.
+      std::size_t at = 0;
+      for (std::size_t i = 0; i <= index; ++i) {
+        at = source_line.find_first_not_of(" \t", at);
+        if (i < index) at = source_line.find_first_of(" \t", at);
+      }
+      throw ConfigError(fmt::format("{}:{}:{}: {} '{}' is not a number", file.string(), p.line, at + 1, what, v));
+    };
+    const double bytes = check(0, "size");
+    const double time_us = check(9, "in-place time");
+    const double busbw = check(11, "in-place busbw");
+    const std::string size = number_text(bytes);
+    const std::string type = dtype_word(p.values[2]);
+    for (const auto& [metric, value, unit] :
+         {std::tuple{"busbw", busbw, "GB/s"}, std::tuple{"time_us", time_us, "us"}}) {
+      const std::map<std::string, std::string> row = {{"id", fmt::format("{}_{}_{}", stem, size, metric)},
+                                                      {"source", source},
+                                                      {"gpu_type", gpu},
+                                                      {"kernel", kernel},
+                                                      {"dtype", type},
+                                                      {"num_gpus", gpus},
+                                                      {"message_bytes", size},
+                                                      {"metric", metric},
+                                                      {"value", number_text(value)},
+                                                      {"unit", unit},
+                                                      {"notes", fmt::format("imported by clustersim import nccl-tests "
+                                                                            "from {} line {}",
+                                                                            file.string(), p.line)}};
+      std::vector<std::string> values;
+      for (const std::string& column : out.columns) {
+        const auto field = row.find(column);
+        values.push_back(field == row.end() ? "" : field->second);
+      }
+      out.rows.push_back(std::move(values));
+    }
+  }
+}
+
+std::string quoted(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string out = "\"";
+  for (const char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+const config::NameTable<ImportKind>& import_kind_names() {
+  static const config::NameTable<ImportKind> names(
+      "import kind",
+      {{"vllm-bench", ImportKind::vllm_bench}, {"sglang-bench", ImportKind::sglang_bench}, {"nccl-tests", ImportKind::nccl_tests}});
+  return names;
+}
+
+const std::vector<std::string>& inference_columns() {
+  static const std::vector<std::string> columns = {"id",        "source",    "model",   "params_b", "gpus",   "gpu_type",
+                                                   "tp",        "pp",        "precision", "framework", "scenario",
+                                                   "input_len", "output_len", "batch",  "metric",   "value",  "unit",
+                                                   "notes"};
+  return columns;
+}
+
+const std::vector<std::string>& kernel_columns() {
+  static const std::vector<std::string> columns = {"id",      "source",  "gpu_type", "kernel",    "dtype",         "m",
+                                                   "n",       "k",       "seq_len",  "head_dim",  "batch",         "num_gpus",
+                                                   "message_bytes", "metric", "value", "unit", "notes"};
+  return columns;
+}
+
+void import_file(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                 ImportedRows& out) {
+  const auto& columns = kind == ImportKind::nccl_tests ? kernel_columns() : inference_columns();
+  if (out.columns.empty()) {
+    out.columns = columns;
+  } else if (out.columns != columns) {
+    throw ConfigError(fmt::format("{}: {} rows have other columns than the rows imported before it: import serving "
+                                  "results and collective results into separate files",
+                                  file.string(), import_kind_names().name(kind)));
+  }
+  for (const auto& [column, value] : fields) {
+    if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+      throw ConfigError(fmt::format("--field {}={}: '{}' is not a column of {} rows; valid: {}", column, value, column,
+                                    import_kind_names().name(kind), fmt::join(columns, ", ")));
+    }
+  }
+  switch (kind) {
+    case ImportKind::vllm_bench:
+      import_vllm(file, fields, out);
+      break;
+    case ImportKind::sglang_bench:
+      import_sglang(file, fields, out);
+      break;
+    case ImportKind::nccl_tests:
+      import_nccl(file, fields, out);
+      break;
+  }
+}
+
+std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string head(8192, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return std::nullopt;
+  if (head[first] == '{') {
+    if (head.find("\"e2e_latency") != std::string::npos || head.find("\"total_output_tokens_retokenized\"") != std::string::npos) {
+      return ImportKind::sglang_bench;
+    }
+    if (head.find("\"request_throughput\"") != std::string::npos || head.find("\"ttfts\"") != std::string::npos) {
+      return ImportKind::vllm_bench;
+    }
+    return std::nullopt;
+  }
+  if (head.find("# nThread") != std::string::npos || head.find("# Collective test starting") != std::string::npos) {
+    return ImportKind::nccl_tests;
+  }
+  return std::nullopt;
+}
+
+std::string rows_csv(const ImportedRows& rows) {
+  std::string out;
+  const auto line = [&out](const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) out += ',';
+      out += quoted(fields[i]);
+    }
+    out += '\n';
+  };
+  line(rows.columns);
+  for (const auto& row : rows.rows) line(row);
+  return out;
+}
+
+std::vector<CsvRow> as_csv_rows(const ImportedRows& rows, std::string_view name) {
+  return parse_csv(rows_csv(rows), name);
+}
+
+std::vector<CsvRow> read_dataset_rows(const std::filesystem::path& file) {
+  const auto kind = detect_import_kind(file);
+  if (!kind) return read_csv_file(file);
+  ImportedRows rows;
+  import_file(*kind, file, {}, rows);
+  return as_csv_rows(rows, file.string());
+}
+
+}  // namespace clustersim::validate

@@ -1,0 +1,64 @@
+#pragma once
+/// Importers: benchmark tools' own outputs turned into rows of the project's validation CSVs
+/// (`clustersim import KIND FILE...`, and `validate` / `collective --compare` reading such files
+/// directly). What the tool's file does not say (the GPU, the tensor-parallel size, the framework
+/// version) comes from fields the user gives (`--field key=value`) or from the file's metadata
+/// under the same names; a row left without it is skipped by `validate` with that reason.
+///
+/// * `vllm-bench`: the result JSON of `vllm bench serve --save-result` (and of the older
+///   `benchmarks/benchmark_serving.py`): one row per metric it reports (request and token
+///   throughputs; mean, median and p90 / p99 of TTFT, TPOT, ITL and end-to-end latency) in the
+///   columns of validation/data/ground_truth_inference.csv.
+/// * `sglang-bench`: `python -m sglang.bench_serving --output-file`: JSON lines, one run each
+///   (the same metrics, SGLang's key names).
+/// * `nccl-tests`: the stdout of nccl-tests / rccl-tests (`all_reduce_perf` ...): per message size
+///   an in-place `busbw` and `time_us` row in the columns of ground_truth_kernels.csv.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/name_table.hpp"
+#include "sim/validate/csv_table.hpp"
+
+namespace clustersim::validate {
+
+enum class ImportKind { vllm_bench, sglang_bench, nccl_tests };
+
+/// vllm-bench, sglang-bench, nccl-tests.
+const config::NameTable<ImportKind>& import_kind_names();
+
+/// Rows in the columns of one of the project's datasets.
+struct ImportedRows {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  ///< in `columns`' order
+  std::vector<std::string> notes;              ///< what the importer assumed, per file
+};
+
+/// The columns of validation/data/ground_truth_inference.csv and ground_truth_kernels.csv.
+const std::vector<std::string>& inference_columns();
+const std::vector<std::string>& kernel_columns();
+
+/// Reads `file` as `kind`'s output and appends its rows. `fields` (column -> value) fill or
+/// override columns the file does not state. Throws ConfigError naming the file, line and
+/// column for a malformed file, and the key for a missing or mistyped value.
+void import_file(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                 ImportedRows& out);
+
+/// The kind of a tool output recognised by its content (a JSON object with vLLM's or SGLang's
+/// result keys, nccl-tests' header), or nullopt (e.g. a CSV).
+std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file);
+
+/// RFC 4180 text of the rows, header first.
+std::string rows_csv(const ImportedRows& rows);
+
+/// The rows as parsed CSV rows (what validate reads), each at line 2, 3, ... of that text.
+std::vector<CsvRow> as_csv_rows(const ImportedRows& rows, std::string_view name);
+
+/// A dataset file: a CSV as it is, or a tool output recognised by detect_import_kind imported
+/// with no fields (what `validate` and `collective --compare` read).
+std::vector<CsvRow> read_dataset_rows(const std::filesystem::path& file);
+
+}  // namespace clustersim::validate

@@ -1,0 +1,181 @@
+// The importers read each tool's own output format (samples in tests/data/importers/, written
+// from the tools' documented formats; their values are illustrative, not measurements) into the
+// project's dataset columns, and validate / collective --compare read those files directly.
+#include "sim/validate/importers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/engine/error.hpp"
+#include "sim/validate/nccl_validation.hpp"
+#include "sim/validate/serving_validation.hpp"
+
+using namespace clustersim;
+using namespace clustersim::validate;
+
+namespace {
+
+std::filesystem::path sample(const std::string& name) {
+  return std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "tests/data/importers" / name;
+}
+
+/// A file of `text` in the temporary directory.
+std::filesystem::path written(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+const CsvRow& row_with(const std::vector<CsvRow>& rows, const std::string& metric) {
+  for (const CsvRow& row : rows) {
+    if (row.get("metric") == metric) return row;
+  }
+  FAIL("no row with metric " << metric);
+  return rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("vllm bench serve's result JSON becomes one inference row per metric") {
+  ImportedRows imported;
+  import_file(ImportKind::vllm_bench, sample("vllm-bench-llama3-8b-rate4.json"), {{"precision", "BF16"}}, imported);
+  CHECK(imported.columns == inference_columns());
+  const auto rows = as_csv_rows(imported, "vllm.csv");
+  // Three throughputs; mean, median and p99 of TTFT, TPOT and ITL (no e2el: not requested).
+  CHECK(rows.size() == 12);
+  const CsvRow& ttft = row_with(rows, "ttft_p99_ms");
+  CHECK(ttft.get("value") == "61.2");
+  CHECK(ttft.get("unit") == "ms");
+  CHECK(ttft.get("model") == "meta-llama/Llama-3.1-8B-Instruct");
+  // --metadata keys (strings at the top level) fill the columns; a one-server run's GPUs are tp.
+  CHECK(ttft.get("gpu_type") == "H100-SXM-80GB");
+  CHECK(ttft.get("tp") == "1");
+  CHECK(ttft.get("gpus") == "1");
+  CHECK(ttft.get("framework") == "vLLM 0.10.1");
+  CHECK(ttft.get("precision") == "BF16");
+  // 204,800 input and 25,600 output tokens over 200 requests.
+  CHECK(ttft.get("input_len") == "1024");
+  CHECK(ttft.get("output_len") == "128");
+  CHECK(ttft.get("scenario") == "vllm bench serve: request rate 4 req/s, burstiness 1, 200 requests");
+  CHECK(row_with(rows, "ttft_p50_ms").get("value") == "36.9");
+  CHECK(row_with(rows, "output_tokens_per_s").get("unit") == "tok/s system");
+  CHECK(detect_import_kind(sample("vllm-bench-llama3-8b-rate4.json")) == ImportKind::vllm_bench);
+
+  // The row maps to Poisson arrivals at the stated rate.
+  const ServingRowMapping m = map_serving_row(ttft);
+  REQUIRE(m.scenario_yaml);
+  CHECK(m.benchmark == ServingBenchmark::rate);
+  CHECK(m.scenario_yaml->find("arrival: {process: poisson, rate: 4}") != std::string::npos);
+  CHECK(m.scenario_yaml->find("count: 200") != std::string::npos);
+}
+
+TEST_CASE("sglang bench_serving's JSON lines: Python's Infinity, the model from a field, a concurrency cap") {
+  CHECK_THROWS_WITH_AS(
+      [] {
+        ImportedRows imported;
+        import_file(ImportKind::sglang_bench, sample("sglang-bench-llama3-8b.jsonl"), {}, imported);
+      }(),
+      doctest::Contains("sglang-bench-llama3-8b.jsonl:1: no model: key 'model_id' is missing (or give --field model=...)"),
+      ConfigError);
+  ImportedRows imported;
+  import_file(ImportKind::sglang_bench, sample("sglang-bench-llama3-8b.jsonl"),
+              {{"model", "meta-llama/Llama-3.1-8B-Instruct"},
+               {"gpu_type", "H100-SXM-80GB"},
+               {"tp", "1"},
+               {"framework", "SGLang 0.5.2"},
+               {"precision", "BF16"}},
+              imported);
+  const auto rows = as_csv_rows(imported, "sglang.csv");
+  // Three throughputs... SGLang has no total_throughput in this version: two; four latency
+  // families x mean, median, p99 (p95 has no dataset metric).
+  CHECK(rows.size() == 14);
+  const CsvRow& e2e = row_with(rows, "e2e_latency_p99_ms");
+  CHECK(e2e.get("value") == "2901.7");
+  CHECK(e2e.get("scenario") == "sglang.bench_serving: max concurrency 64, 500 requests");
+  const ServingRowMapping m = map_serving_row(e2e);
+  REQUIRE(m.scenario_yaml);
+  CHECK(m.benchmark == ServingBenchmark::concurrency);
+  CHECK(m.scenario_yaml->find("arrival: {process: closed_loop, clients: 64}") != std::string::npos);
+  CHECK(detect_import_kind(sample("sglang-bench-llama3-8b.jsonl")) == ImportKind::sglang_bench);
+}
+
+TEST_CASE("a rate-limited run capped in concurrency is skipped with its reason; burstiness is gamma") {
+  const std::string head = R"({"model_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": 100, "completed": 100,
+  "total_input_tokens": 51200, "total_output_tokens": 12800, "request_throughput": 1.9,)";
+  ImportedRows both;
+  import_file(ImportKind::vllm_bench,
+              written("cs_vllm_both.json", head + R"( "request_rate": 2, "burstiness": 1, "max_concurrency": 8})"),
+              {{"gpu_type", "H100"}, {"tp", "1"}, {"framework", "vLLM 0.10.1"}, {"precision", "BF16"}}, both);
+  const ServingRowMapping capped = map_serving_row(as_csv_rows(both, "both.csv").front());
+  CHECK_FALSE(capped.scenario_yaml);
+  CHECK(capped.skip_reason.find("requests at 2 req/s capped at 8 in flight: not modelled") != std::string::npos);
+  ImportedRows bursty;
+  import_file(ImportKind::vllm_bench,
+              written("cs_vllm_bursty.json", head + R"( "request_rate": 2, "burstiness": 0.25, "max_concurrency": null})"),
+              {{"gpu_type", "H100"}, {"tp", "1"}, {"framework", "vLLM 0.10.1"}, {"precision", "BF16"}}, bursty);
+  const ServingRowMapping gamma = map_serving_row(as_csv_rows(bursty, "bursty.csv").front());
+  REQUIRE(gamma.scenario_yaml);
+  // vLLM draws gamma gaps of shape = burstiness: cv = 1 / sqrt(0.25) = 2.
+  CHECK(gamma.scenario_yaml->find("arrival: {process: gamma, rate: 2, cv: 2}") != std::string::npos);
+}
+
+TEST_CASE("nccl-tests stdout becomes in-place busbw and time rows, and collective --compare reads it directly") {
+  ImportedRows imported;
+  import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {}, imported);
+  CHECK(imported.columns == kernel_columns());
+  const auto rows = as_csv_rows(imported, "nccl.csv");
+  REQUIRE(rows.size() == 12);  // six sizes, busbw and time each
+  CHECK(rows[0].get("kernel") == "all-reduce (nccl-tests/rccl-tests, in-place)");
+  CHECK(rows[0].get("gpu_type") == "H100 80GB HBM3");
+  CHECK(rows[0].get("num_gpus") == "8");
+  CHECK(rows[0].get("dtype") == "fp32");
+  CHECK(rows[0].get("message_bytes") == "1048576");
+  CHECK(rows[0].get("metric") == "busbw");
+  CHECK(rows[0].get("value") == "73.78");  // the in-place column, as the project's rows
+  CHECK(rows[1].get("metric") == "time_us");
+  CHECK(rows[1].get("value") == "24.87");
+  CHECK(detect_import_kind(sample("nccl-tests-all-reduce-h100x8.txt")) == ImportKind::nccl_tests);
+
+  const NcclComparison comparison = compare_nccl_dataset(sample("nccl-tests-all-reduce-h100x8.txt"));
+  REQUIRE(comparison.gpus.size() == 1);
+  CHECK(comparison.gpus[0].system == "dgx-h100");
+  CHECK(comparison.gpus[0].ranks == 8);
+  CHECK(comparison.gpus[0].points.size() == 6);
+}
+
+TEST_CASE("malformed tool outputs: errors name the file, line and column") {
+  ImportedRows rows;
+  ImportedRows kernels;
+  CHECK_THROWS_WITH_AS(
+      import_file(ImportKind::vllm_bench, written("cs_bad.json", "{\n  \"completed\": 10,\n  \"model_id\" \"x\"\n}\n"),
+                  {}, rows),
+      doctest::Contains("cs_bad.json:3:14: not valid JSON: syntax error"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      import_file(ImportKind::vllm_bench, written("cs_nokey.json", R"({"model_id": "x", "completed": 3})"), {}, rows),
+      doctest::Contains("cs_nokey.json: key 'total_input_tokens' is missing"), ConfigError);
+  const std::string nccl = "# Collective test starting: all_reduce_perf\n"
+                           "     1048576        262144     float     sum      -1    25.21   41.59   72.78      0    "
+                           "24.87   42.16   7x.78      0\n";
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::nccl_tests, written("cs_bad_nccl.txt", nccl), {}, kernels),
+                       doctest::Contains("cs_bad_nccl.txt:2:105: in-place busbw '7x.78' is not a number"), ConfigError);
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::nccl_tests, written("cs_short_nccl.txt", "     1048576  262144  float\n"),
+                                   {}, kernels),
+                       doctest::Contains("cs_short_nccl.txt:1:1: a result line has 3 fields"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {{"tp", "8"}}, kernels),
+      doctest::Contains("--field tp=8: 'tp' is not a column of nccl-tests rows; valid: id, source"), ConfigError);
+  CHECK_THROWS_WITH_AS(import_kind_names().parse("genai"),
+                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, nccl-tests"),
+                       ConfigError);
+  // Serving and collective rows have different columns: one file each.
+  ImportedRows serving;
+  import_file(ImportKind::vllm_bench, sample("vllm-bench-llama3-8b-rate4.json"), {}, serving);
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {}, serving),
+                       doctest::Contains("nccl-tests rows have other columns than the rows imported before it"),
+                       ConfigError);
+  // A CSV is not a tool output: read as it is.
+  CHECK_FALSE(detect_import_kind(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation/data/ground_truth_inference.csv"));
+}
