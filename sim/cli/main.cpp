@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   auto* import_cmd = app.add_subcommand(
       "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
                 "also read them directly)");
-  import_cmd->add_option("kind", import_options.kind, "vllm-bench | sglang-bench | nccl-tests")->required();
+  import_cmd->add_option("kind", import_options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | nccl-tests")->required();
   import_cmd->add_option("files", import_options.files, "the tool's output files")->required();
   import_cmd->add_option("--field", import_options.fields,
                          "a column's value for every row, where the files do not state it: column=value, e.g. "

@@ -179,7 +179,11 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
 StepStatistics simulate_training_iterations(const TrainingSetup& setup, const IterationSettings& settings) {
   TrainingSetup recorded = setup;
   recorded.record_task_times = setup.mode == platform::SimulationMode::symmetric;
-  platform::Session session(recorded.collectives, {recorded.fidelity, recorded.mode, recorded.seed});
+  platform::SessionOptions options;
+  options.fidelity = recorded.fidelity;
+  options.mode = recorded.mode;
+  options.seed = recorded.seed;
+  platform::Session session(recorded.collectives, options);
   if (!settings.faults.faults.empty() && recorded.fidelity == platform::Fidelity::flow) {
     session.comm().apply_link_faults(settings.faults);
   }

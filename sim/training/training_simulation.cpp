@@ -413,37 +413,37 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
 
 namespace {
 
-/// A session for `setup` alone with the network's `faults` (flow fidelity; may be null).
-std::unique_ptr<platform::Session> step_session(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
-  auto session = std::make_unique<platform::Session>(setup.collectives,
-                                                     platform::SessionOptions{setup.fidelity, setup.mode, setup.seed});
-  if (setup.step_time_only) session->comm().stop_recording_utilisation();
-  if (faults && !faults->faults.empty() && setup.fidelity == platform::Fidelity::flow) {
-    session->comm().apply_link_faults(*faults);
+/// Runs `setup` (with step_time_only = `time_only`) alone in a session with the network's
+/// `faults` (flow fidelity; may be null), then reads it with `read(step, session)`.
+template <class Read>
+auto run_step_alone(const TrainingSetup& setup, bool time_only, const topologies::NetworkFaultPlan* faults, Read read) {
+  TrainingSetup alone = setup;
+  alone.step_time_only = time_only;
+  platform::SessionOptions options;
+  options.fidelity = alone.fidelity;
+  options.mode = alone.mode;
+  options.seed = alone.seed;
+  platform::Session session(alone.collectives, options);
+  if (time_only) session.comm().stop_recording_utilisation();
+  if (faults && !faults->faults.empty() && alone.fidelity == platform::Fidelity::flow) {
+    session.comm().apply_link_faults(*faults);
   }
-  return session;
+  TrainingStep step(alone);
+  step.start(session, {});
+  session.engine().run();
+  return read(step, session);
 }
 
 }  // namespace
 
 TrainingResult simulate_training_step(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
-  TrainingSetup whole = setup;
-  whole.step_time_only = false;
-  const auto session = step_session(whole, faults);
-  TrainingStep step(whole);
-  step.start(*session, {});
-  session->engine().run();
-  return step.result(*session);
+  return run_step_alone(setup, false, faults,
+                        [](TrainingStep& step, platform::Session& session) { return step.result(session); });
 }
 
 double simulate_training_step_time(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
-  TrainingSetup timed = setup;
-  timed.step_time_only = true;
-  const auto session = step_session(timed, faults);
-  TrainingStep step(timed);
-  step.start(*session, {});
-  session->engine().run();
-  return step.step_time_s();
+  return run_step_alone(setup, true, faults,
+                        [](TrainingStep& step, platform::Session&) { return step.step_time_s(); });
 }
 
 }  // namespace clustersim::training

@@ -301,6 +301,211 @@ void import_lines(Tool tool, const std::string& text, const std::filesystem::pat
   if (runs == 0) throw ConfigError(fmt::format("{}: no result (one JSON object per run)", file.string()));
 }
 
+/// A number at `path` inside `object`, or nullopt.
+std::optional<double> nested_number(const json& object, std::initializer_list<const char*> path) {
+  const json* at = &object;
+  for (const char* key : path) {
+    if (!at->is_object()) return std::nullopt;
+    const auto it = at->find(key);
+    if (it == at->end()) return std::nullopt;
+    at = &*it;
+  }
+  return at->is_number() ? std::optional<double>(at->get<double>()) : std::nullopt;
+}
+
+/// The object at `key` of `object`, or an empty one.
+const json& section(const json& object, const char* key) {
+  static const json kEmpty = json::object();
+  const auto it = object.find(key);
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+/// Appends a row given by column (missing columns empty).
+void append_row(ImportedRows& out, const std::map<std::string, std::string>& row) {
+  std::vector<std::string> values;
+  values.reserve(out.columns.size());
+  for (const std::string& column : out.columns) {
+    const auto field = row.find(column);
+    values.push_back(field == row.end() ? "" : field->second);
+  }
+  out.rows.push_back(std::move(values));
+}
+
+/// The dataset precision of an engine's quantization and dtype ("" when neither says).
+std::string engine_precision(const json& engine) {
+  std::string quantization = stated({}, engine, "", {"quantization"});
+  std::transform(quantization.begin(), quantization.end(), quantization.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (!quantization.empty() && quantization != "NONE" && quantization != "NO_QUANT") return quantization;
+  const std::string dtype = stated({}, engine, "", {"dtype"});
+  if (dtype == "bfloat16") return "BF16";
+  if (dtype == "float16") return "FP16";
+  return dtype;
+}
+
+void import_trtllm(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  const std::string where = file.string();
+  const json report = parse_json(read_text(file), where, 1);
+  if (!report.is_object() || !report.contains("performance")) {
+    throw ConfigError(fmt::format("{}: no 'performance' section: not a trtllm-bench --report_json file", where));
+  }
+  const json& engine = section(report, "engine");
+  const json& world = section(report, "world_info");
+  const json& requests_info = section(report, "request_info");
+  const json& dataset = section(report, "dataset");
+  const std::string model = stated(fields, engine, "model", {"model"});
+  if (model.empty()) throw ConfigError(fmt::format("{}: no model: key 'engine.model' is missing (or give --field model=...)", where));
+  const auto requests = nested_number(requests_info, {"num_requests"}) ? nested_number(requests_info, {"num_requests"})
+                                                                        : nested_number(dataset, {"num_requests"});
+  const auto isl = nested_number(requests_info, {"avg_input_length"}) ? nested_number(requests_info, {"avg_input_length"})
+                                                                         : nested_number(dataset, {"avg_isl"});
+  const auto osl = nested_number(requests_info, {"avg_output_length"}) ? nested_number(requests_info, {"avg_output_length"})
+                                                                          : nested_number(dataset, {"avg_osl"});
+  if (!requests || !isl || !osl) {
+    throw ConfigError(fmt::format("{}: keys 'request_info.num_requests', 'avg_input_length' and 'avg_output_length' "
+                                  "(or dataset's) are needed",
+                                  where));
+  }
+  const std::string version = stated({}, engine, "", {"version"});
+  const std::string backend = stated({}, engine, "", {"backend"});
+  std::map<std::string, std::string> row = {
+      {"source", fields.contains("source") ? fields.at("source")
+                                            : fmt::format("trtllm-bench report {}", file.filename().string())},
+      {"model", model},
+      {"gpus", stated(fields, world, "gpus", {"world_size"})},
+      {"gpu_type", fields.contains("gpu_type") ? fields.at("gpu_type") : stated({}, section(report, "machine"), "", {"name"})},
+      {"tp", stated(fields, world, "tp", {"tp_size"})},
+      {"pp", stated(fields, world, "pp", {"pp_size"})},
+      {"precision", fields.contains("precision") ? fields.at("precision") : engine_precision(engine)},
+      {"framework", fields.contains("framework")
+                        ? fields.at("framework")
+                        : fmt::format("TensorRT-LLM {} (trtllm-bench{})", version.empty() ? "?" : version,
+                                      backend.empty() ? "" : ", " + backend + " backend")},
+      {"scenario", fields.contains("scenario")
+                       ? fields.at("scenario")
+                       : fmt::format("trtllm-bench throughput: offline (every request at once), {} requests",
+                                     number_text(*requests))},
+      {"input_len", number_text(std::round(*isl))},
+      {"output_len", number_text(std::round(*osl))},
+      {"notes", fmt::format("imported by clustersim import trtllm-bench from {}; input_len and output_len are the "
+                            "dataset's means; max_batch_size {}, max_num_tokens {}, KV cache {}",
+                            where, stated({}, world, "", {"max_batch_size"}), stated({}, world, "", {"max_num_tokens"}),
+                            stated({}, engine, "", {"kv_cache_dtype"}))}};
+  if (version.empty()) row["notes"] += "; the report states no TensorRT-LLM version (give --field framework=...)";
+  const std::string stem = file.stem().string();
+  const auto emit = [&](const std::string& metric, std::optional<double> value, const char* unit) {
+    if (!value) return;
+    row["id"] = fmt::format("{}_{}", stem, metric);
+    row["metric"] = metric;
+    row["value"] = number_text(*value);
+    row["unit"] = unit;
+    append_row(out, row);
+  };
+  const json& performance = section(report, "performance");
+  emit("requests_per_s", nested_number(performance, {"request_throughput_req_s"}), "req/s system");
+  emit("output_tokens_per_s", nested_number(performance, {"system_output_throughput_tok_s"}), "tok/s system");
+  emit("total_tokens_per_s", nested_number(performance, {"system_total_throughput_tok_s"}), "tok/s system");
+  const json& streaming = section(report, "streaming_metrics");
+  const std::pair<const char*, const json*> families[] = {
+      {"e2e_latency", &section(performance, "request_latency_percentiles_ms")},
+      {"ttft", &section(streaming, "ttft_percentiles")},
+      {"tpot", &section(streaming, "tpot_percentiles")}};
+  for (const auto& [family, percentiles] : families) {
+    emit(fmt::format("{}_ms", family), nested_number(*percentiles, {"average"}), "ms");
+    for (const char* p : {"p50", "p90", "p99"}) emit(fmt::format("{}_{}_ms", family, p), nested_number(*percentiles, {p}), "ms");
+  }
+}
+
+void import_genai_perf(const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                       ImportedRows& out) {
+  const std::string where = file.string();
+  const json profile = parse_json(read_text(file), where, 1);
+  if (!profile.is_object() || !profile.contains("request_throughput")) {
+    throw ConfigError(fmt::format("{}: no 'request_throughput' metric: not a GenAI-Perf / AIPerf profile export JSON", where));
+  }
+  const json& config = section(profile, "input_config");
+  // The model: input_config.model_names (GenAI-Perf since 2025-03, AIPerf's endpoint), or the flat `model`.
+  std::string model = fields.contains("model") ? fields.at("model") : "";
+  for (const json* holder : {&config, &section(config, "endpoint")}) {
+    for (const char* key : {"model_names", "model"}) {
+      const auto it = holder->find(key);
+      if (!model.empty() || it == holder->end()) continue;
+      if (it->is_string()) model = it->get<std::string>();
+      if (it->is_array() && !it->empty() && it->front().is_string()) model = it->front().get<std::string>();
+    }
+  }
+  if (model.empty()) throw ConfigError(fmt::format("{}: no model: key 'input_config.model_names' is missing (or give --field model=...)", where));
+  // The load: perf_analyzer's stimulus (GenAI-Perf), loadgen (AIPerf) or the flat arguments.
+  const json& stimulus = section(section(config, "perf_analyzer"), "stimulus");
+  const json& loadgen = section(config, "loadgen");
+  std::optional<double> concurrency, rate;
+  for (const json* holder : {&stimulus, &loadgen, &config}) {
+    if (!concurrency) concurrency = nested_number(*holder, {"concurrency"});
+    if (!rate) rate = nested_number(*holder, {"request_rate"});
+  }
+  const auto count = nested_number(profile, {"request_count", "avg"});
+  const auto isl = nested_number(profile, {"input_sequence_length", "avg"});
+  const auto osl = nested_number(profile, {"output_sequence_length", "avg"});
+  if (!count || !isl || !osl) {
+    throw ConfigError(fmt::format("{}: metrics 'request_count', 'input_sequence_length' and 'output_sequence_length' "
+                                  "(their avg) are needed",
+                                  where));
+  }
+  std::string scenario = "genai-perf: ";
+  if (rate && *rate > 0) {
+    // perf_analyzer's request-rate mode sends at constant intervals unless told otherwise.
+    scenario += fmt::format("request rate {} req/s, constant intervals, ", number_text(*rate));
+  } else if (concurrency && *concurrency > 0) {
+    scenario += fmt::format("max concurrency {}, ", number_text(*concurrency));
+  } else {
+    throw ConfigError(fmt::format("{}: the load (input_config's concurrency or request_rate) is not stated: give "
+                                  "--field scenario=\"genai-perf: max concurrency N, M requests\"",
+                                  where));
+  }
+  scenario += fmt::format("{} requests", number_text(*count));
+  std::map<std::string, std::string> row = {
+      {"source", fields.contains("source") ? fields.at("source")
+                                            : fmt::format("GenAI-Perf profile export {}", file.filename().string())},
+      {"model", model},
+      {"gpus", stated(fields, profile, "gpus", {})},
+      {"gpu_type", stated(fields, profile, "gpu_type", {})},
+      {"tp", stated(fields, profile, "tp", {})},
+      {"pp", stated(fields, profile, "pp", {})},
+      {"precision", stated(fields, profile, "precision", {})},
+      {"framework", stated(fields, profile, "framework", {})},
+      {"scenario", fields.contains("scenario") ? fields.at("scenario") : scenario},
+      {"input_len", number_text(std::round(*isl))},
+      {"output_len", number_text(std::round(*osl))},
+      {"notes", fmt::format("imported by clustersim import genai-perf from {}; input_len and output_len are the means "
+                            "of {} requests; inter_token_latency (per request (latency - TTFT) / (output - 1)) is "
+                            "compared as TPOT",
+                            where, number_text(*count))}};
+  if (row["gpus"].empty() && !row["tp"].empty()) row["gpus"] = row["tp"];
+  const std::string stem = file.stem().string();
+  const auto emit = [&](const std::string& metric, const char* key, const char* statistic, const char* unit) {
+    const auto value = nested_number(profile, {key, statistic});
+    if (!value) return;
+    const json& metric_object = section(profile, key);
+    const std::string stated_unit = stated({}, metric_object, "", {"unit"});
+    if (std::string(unit) == "ms" && stated_unit != "ms") {
+      throw ConfigError(fmt::format("{}: metric '{}' is in '{}', expected ms", where, key, stated_unit));
+    }
+    row["id"] = fmt::format("{}_{}", stem, metric);
+    row["metric"] = metric;
+    row["value"] = number_text(*value);
+    row["unit"] = unit;
+    append_row(out, row);
+  };
+  emit("requests_per_s", "request_throughput", "avg", "req/s system");
+  emit("output_tokens_per_s", "output_token_throughput", "avg", "tok/s system");
+  const std::pair<const char*, const char*> families[] = {
+      {"ttft", "time_to_first_token"}, {"tpot", "inter_token_latency"}, {"e2e_latency", "request_latency"}};
+  for (const auto& [family, key] : families) {
+    emit(fmt::format("{}_ms", family), key, "avg", "ms");
+    for (const char* p : {"p50", "p90", "p99"}) emit(fmt::format("{}_{}_ms", family, p), key, p, "ms");
+  }
+}
+
 void import_vllm(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
   const std::string text = read_text(file);
   // --save-result writes one indented object; --append-result adds one object per line.
@@ -466,7 +671,11 @@ std::string quoted(const std::string& field) {
 const config::NameTable<ImportKind>& import_kind_names() {
   static const config::NameTable<ImportKind> names(
       "import kind",
-      {{"vllm-bench", ImportKind::vllm_bench}, {"sglang-bench", ImportKind::sglang_bench}, {"nccl-tests", ImportKind::nccl_tests}});
+      {{"vllm-bench", ImportKind::vllm_bench},
+       {"sglang-bench", ImportKind::sglang_bench},
+       {"trtllm-bench", ImportKind::trtllm_bench},
+       {"genai-perf", ImportKind::genai_perf},
+       {"nccl-tests", ImportKind::nccl_tests}});
   return names;
 }
 
@@ -508,6 +717,12 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
     case ImportKind::sglang_bench:
       import_sglang(file, fields, out);
       break;
+    case ImportKind::trtllm_bench:
+      import_trtllm(file, fields, out);
+      break;
+    case ImportKind::genai_perf:
+      import_genai_perf(file, fields, out);
+      break;
     case ImportKind::nccl_tests:
       import_nccl(file, fields, out);
       break;
@@ -523,6 +738,12 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
   const auto first = head.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return std::nullopt;
   if (head[first] == '{') {
+    if (head.find("\"performance\"") != std::string::npos && head.find("\"world_info\"") != std::string::npos) {
+      return ImportKind::trtllm_bench;
+    }
+    if (head.find("\"time_to_first_token\"") != std::string::npos || head.find("\"request_latency\"") != std::string::npos) {
+      return ImportKind::genai_perf;
+    }
     if (head.find("\"e2e_latency") != std::string::npos || head.find("\"total_output_tokens_retokenized\"") != std::string::npos) {
       return ImportKind::sglang_bench;
     }

@@ -11,6 +11,11 @@
 ///   columns of validation/data/ground_truth_inference.csv.
 /// * `sglang-bench`: `python -m sglang.bench_serving --output-file`: JSON lines, one run each
 ///   (the same metrics, SGLang's key names).
+/// * `trtllm-bench`: `trtllm-bench throughput --report_json FILE` (TensorRT-LLM 1.x): request
+///   and token throughputs, end-to-end latency percentiles, and with `--streaming` TTFT and TPOT.
+/// * `genai-perf`: NVIDIA GenAI-Perf's `profile_export_genai_perf.json` (and AIPerf's
+///   `profile_export_aiperf.json`, the same layout): TTFT, inter-token latency (its per-request
+///   mean gap: TPOT), request latency, request and output-token throughput.
 /// * `nccl-tests`: the stdout of nccl-tests / rccl-tests (`all_reduce_perf` ...): per message size
 ///   an in-place `busbw` and `time_us` row in the columns of ground_truth_kernels.csv.
 #include <filesystem>
@@ -25,9 +30,9 @@
 
 namespace clustersim::validate {
 
-enum class ImportKind { vllm_bench, sglang_bench, nccl_tests };
+enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, nccl_tests };
 
-/// vllm-bench, sglang-bench, nccl-tests.
+/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, nccl-tests.
 const config::NameTable<ImportKind>& import_kind_names();
 
 /// Rows in the columns of one of the project's datasets.

@@ -152,6 +152,7 @@ struct StatedArrival {
   std::optional<double> rate;
   double burstiness = 1;
   std::optional<long long> concurrency;
+  bool constant = false;  ///< "constant intervals": perf_analyzer's default request distribution
 };
 
 StatedArrival stated_arrival(const std::string& text) {
@@ -163,6 +164,7 @@ StatedArrival stated_arrival(const std::string& text) {
   if (std::regex_search(text, match, rate)) out.rate = std::stod(match[1].str());
   if (std::regex_search(text, match, burstiness)) out.burstiness = std::stod(match[1].str());
   if (std::regex_search(text, match, concurrency)) out.concurrency = std::stoll(match[1].str());
+  out.constant = contains(text, "constant interval");
   return out;
 }
 
@@ -623,7 +625,8 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
     return false;
   }
   if (m.benchmark == ServingBenchmark::rate) {
-    plan.arrival = arrival.burstiness == 1
+    plan.arrival = arrival.constant ? fmt::format("{{process: constant, rate: {:.10g}}}", *arrival.rate)
+                   : arrival.burstiness == 1
                        ? fmt::format("{{process: poisson, rate: {:.10g}}}", *arrival.rate)
                        : fmt::format("{{process: gamma, rate: {:.10g}, cv: {:.10g}}}", *arrival.rate,
                                      1 / std::sqrt(arrival.burstiness));

@@ -168,7 +168,7 @@ TEST_CASE("malformed tool outputs: errors name the file, line and column") {
       import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {{"tp", "8"}}, kernels),
       doctest::Contains("--field tp=8: 'tp' is not a column of nccl-tests rows; valid: id, source"), ConfigError);
   CHECK_THROWS_WITH_AS(import_kind_names().parse("genai"),
-                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, nccl-tests"),
+                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, trtllm-bench, genai-perf, nccl-tests"),
                        ConfigError);
   // Serving and collective rows have different columns: one file each.
   ImportedRows serving;
@@ -178,4 +178,72 @@ TEST_CASE("malformed tool outputs: errors name the file, line and column") {
                        ConfigError);
   // A CSV is not a tool output: read as it is.
   CHECK_FALSE(detect_import_kind(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation/data/ground_truth_inference.csv"));
+}
+
+TEST_CASE("trtllm-bench's report JSON: its engine, world and dataset fill the row; an offline run") {
+  ImportedRows imported;
+  import_file(ImportKind::trtllm_bench, sample("trtllm-bench-llama3-8b-fp8.json"), {}, imported);
+  const auto rows = as_csv_rows(imported, "trtllm.csv");
+  // Three throughputs and the request latency's average, p50, p90, p99 (no --streaming: no TTFT).
+  CHECK(rows.size() == 7);
+  const CsvRow& throughput = row_with(rows, "output_tokens_per_s");
+  CHECK(throughput.get("value") == "26923.6");
+  CHECK(throughput.get("precision") == "FP8");
+  CHECK(throughput.get("tp") == "1");
+  CHECK(throughput.get("gpus") == "1");
+  CHECK(throughput.get("gpu_type") == "NVIDIA H100 80GB HBM3");  // machine.name
+  CHECK(throughput.get("framework") == "TensorRT-LLM 1.0.0 (trtllm-bench, Pytorch backend)");
+  CHECK(throughput.get("scenario") == "trtllm-bench throughput: offline (every request at once), 3000 requests");
+  CHECK(throughput.get("input_len") == "128");
+  CHECK(row_with(rows, "e2e_latency_p99_ms").get("value") == "13990.8");
+  CHECK(detect_import_kind(sample("trtllm-bench-llama3-8b-fp8.json")) == ImportKind::trtllm_bench);
+  const ServingRowMapping m = map_serving_row(throughput);
+  REQUIRE(m.scenario_yaml);
+  CHECK(m.benchmark == ServingBenchmark::offline);
+  CHECK(m.scenario_yaml->find("framework: trtllm-bench-1.0") != std::string::npos);
+  CHECK(m.scenario_yaml->find("count: 3000") != std::string::npos);
+}
+
+TEST_CASE("GenAI-Perf's profile export: inter-token latency compared as TPOT; its concurrency and request rate") {
+  ImportedRows imported;
+  import_file(ImportKind::genai_perf, sample("genai-perf-llama3-8b-c16.json"),
+              {{"gpu_type", "H100-SXM-80GB"}, {"tp", "1"}, {"framework", "TensorRT-LLM 1.0"}, {"precision", "BF16"}},
+              imported);
+  const auto rows = as_csv_rows(imported, "genai.csv");
+  CHECK(rows.size() == 14);  // two throughputs; TTFT, TPOT, latency x avg, p50, p90, p99
+  const CsvRow& tpot = row_with(rows, "tpot_p99_ms");
+  CHECK(tpot.get("value") == "8.8");
+  CHECK(tpot.get("model") == "meta-llama/Llama-3.1-8B-Instruct");
+  CHECK(tpot.get("input_len") == "550");
+  CHECK(tpot.get("output_len") == "198");
+  CHECK(tpot.get("scenario") == "genai-perf: max concurrency 16, 320 requests");
+  CHECK(detect_import_kind(sample("genai-perf-llama3-8b-c16.json")) == ImportKind::genai_perf);
+  const ServingRowMapping m = map_serving_row(tpot);
+  REQUIRE(m.scenario_yaml);
+  CHECK(m.scenario_yaml->find("arrival: {process: closed_loop, clients: 16}") != std::string::npos);
+
+  // perf_analyzer's request-rate mode: constant intervals.
+  ImportedRows rated;
+  import_file(ImportKind::genai_perf,
+              written("cs_genai_rate.json", R"({"request_throughput": {"unit": "requests/sec", "avg": 4.9},
+    "request_count": {"unit": "count", "avg": 100}, "input_sequence_length": {"unit": "tokens", "avg": 512},
+    "output_sequence_length": {"unit": "tokens", "avg": 64},
+    "time_to_first_token": {"unit": "ms", "avg": 40.0},
+    "input_config": {"model": ["meta-llama/Llama-3.1-8B-Instruct"], "request_rate": 5}})"),
+              {{"gpu_type", "H100"}, {"tp", "1"}, {"framework", "vLLM 0.10.1"}, {"precision", "BF16"}}, rated);
+  const auto rate_rows = as_csv_rows(rated, "rate.csv");
+  CHECK(rate_rows.front().get("scenario") == "genai-perf: request rate 5 req/s, constant intervals, 100 requests");
+  const ServingRowMapping constant = map_serving_row(rate_rows.front());
+  REQUIRE(constant.scenario_yaml);
+  CHECK(constant.scenario_yaml->find("arrival: {process: constant, rate: 5}") != std::string::npos);
+  // A time metric in another unit is an error naming it.
+  ImportedRows wrong;
+  CHECK_THROWS_WITH_AS(
+      import_file(ImportKind::genai_perf,
+                  written("cs_genai_ns.json", R"({"request_throughput": {"unit": "requests/sec", "avg": 4.9},
+    "request_count": {"avg": 100}, "input_sequence_length": {"avg": 512}, "output_sequence_length": {"avg": 64},
+    "time_to_first_token": {"unit": "ns", "avg": 40000000.0},
+    "input_config": {"model": "m", "concurrency": 4}})"),
+                  {}, wrong),
+      doctest::Contains("metric 'time_to_first_token' is in 'ns', expected ms"), ConfigError);
 }
