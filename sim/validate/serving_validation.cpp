@@ -17,6 +17,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/serving/frameworks.hpp"
+#include "models/llm/parallel_rules.hpp"
+#include "sim/serving/serving_workload.hpp"
 
 namespace clustersim::validate {
 namespace {
@@ -339,7 +341,7 @@ std::optional<InferenceRow> parse_inference_row(const CsvRow& row, std::string& 
     return *value;
   };
   out.gpus = static_cast<int>(integer("gpus", true, 1, 0));
-  out.tp = static_cast<int>(integer("tp", true, 1, 1));
+  out.tp = static_cast<int>(integer("tp", false, 1, 0));  // 0: not stated (the sizing rule picks it)
   out.pp = static_cast<int>(integer("pp", false, 1, 1));
   out.input_len = integer("input_len", true, 1, 0);
   out.output_len = integer("output_len", false, 1, 0);
@@ -560,6 +562,26 @@ struct RowPlan {
   std::string arrival = "{process: offline}";  ///< rate and concurrency rows: theirs
 };
 
+/// The instances of plan.row's tp x pp on its GPUs and the requests they get; false with
+/// m.skip_reason when they do not divide or the count is not stated.
+bool size_instances(ServingRowMapping& m, RowPlan& plan) {
+  const InferenceRow& row = plan.row;
+  const int per_instance = row.tp * row.pp;
+  if (row.gpus % per_instance != 0) {
+    m.skip_reason = fmt::format("{} GPUs is not a whole number of tp {} x pp {} instances", row.gpus, row.tp, row.pp);
+    return false;
+  }
+  plan.instances = row.gpus / per_instance;
+  std::string problem;
+  const auto requests = row_request_count(row, *m.source, m.benchmark, plan.instances, m.model->preset, problem);
+  if (!requests) {
+    m.skip_reason = problem;
+    return false;
+  }
+  plan.requests = *requests;
+  return true;
+}
+
 bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   std::string problem;
   const auto row = parse_inference_row(csv, problem);
@@ -599,18 +621,7 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
     return false;
   }
   plan.precision = *precision;
-  const int per_instance = row->tp * row->pp;
-  if (row->gpus % per_instance != 0) {
-    m.skip_reason = fmt::format("{} GPUs is not a whole number of tp {} x pp {} instances", row->gpus, row->tp, row->pp);
-    return false;
-  }
-  plan.instances = row->gpus / per_instance;
-  const auto requests = row_request_count(*row, *m.source, m.benchmark, plan.instances, m.model->preset, problem);
-  if (!requests) {
-    m.skip_reason = problem;
-    return false;
-  }
-  plan.requests = *requests;
+  if (row->tp > 0 && !size_instances(m, plan)) return false;
   plan.output_len = row->output_len > 0 ? row->output_len : 1;
   const StatedArrival arrival = stated_arrival(row->scenario);
   if (arrival.concurrency && arrival.rate) {
@@ -646,18 +657,74 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+std::string row_scenario_yaml(const ServingRowMapping& m, const RowPlan& plan);
+
+/// A row without tp: the smallest tp (1, 2, 4, ... within its GPUs, valid for the model's heads)
+/// at which the weights take at most half of the memory the framework may use per device
+/// (memory_utilisation x HBM, the simulator's own memory plan), leaving the other half for the
+/// KV cache and activations. Sets plan.row.tp and the instances, or m.skip_reason.
+bool size_tp(ServingRowMapping& m, RowPlan& plan) {
+  std::string tried;
+  for (int tp = 1; tp * plan.row.pp <= plan.row.gpus; tp *= 2) {
+    plan.row.tp = tp;
+    if (plan.row.gpus % (tp * plan.row.pp) != 0) continue;
+    ServingRowMapping candidate = m;
+    if (!size_instances(candidate, plan)) {
+      m.skip_reason = candidate.skip_reason;
+      return false;
+    }
+    const auto scenario = scenario::load_scenario_from_string(row_scenario_yaml(m, plan), plan.row.id + ".yaml");
+    const auto* spec = dynamic_cast<const serving::ServingSpec*>(scenario.workload.get());
+    if (spec == nullptr || spec->pools.empty()) throw SimulationError("a serving row's scenario has no serving pool");
+    if (models::tensor_parallel_problem(spec->model, tp)) continue;
+    double share = 1.0;  // of the usable memory, taken by the weights
+    try {
+      const serving::InstanceMemory memory =
+          serving::plan_instance_memory(*spec, spec->pools.front(), scenario.platform.cluster.accelerator);
+      share = memory.capacity > 0 ? memory.weights / memory.capacity : 1.0;
+    } catch (const models::DoesNotFitError&) {
+      share = 1.0;  // no room for one KV block
+    }
+    if (share <= 0.5) {
+      m.note += fmt::format("{}tp {} by the sizing rule (the smallest at which the weights take at most half of the "
+                            "usable memory: {:.0f} %)",
+                            m.note.empty() ? "" : "; ", tp, share * 100);
+      return true;
+    }
+    tried += fmt::format("{}tp {}: {}", tried.empty() ? "" : ", ", tp,
+                         share >= 1.0 ? std::string("no room for the KV cache") : fmt::format("{:.0f} %", share * 100));
+  }
+  m.skip_reason = fmt::format("no tp is stated and none on its {} GPUs leaves the weights at most half of the usable "
+                              "memory, the sizing rule ({}); state the row's tp",
+                              plan.row.gpus, tried.empty() ? "no tp divides them" : tried);
+  return false;
+}
+
+}  // namespace
+
 ServingRowMapping map_serving_row(const CsvRow& csv) {
   ServingRowMapping m;
   RowPlan plan;
   if (!plan_row(csv, m, plan)) return m;
-  const InferenceRow& row = plan.row;
   m.note = plan.precision.note;
+  if (plan.row.tp == 0 && !size_tp(m, plan)) return m;
+  m.scenario_yaml = row_scenario_yaml(m, plan);
+  return m;
+}
+
+namespace {
+
+/// The scenario of a planned row.
+std::string row_scenario_yaml(const ServingRowMapping& m, const RowPlan& plan) {
+  const InferenceRow& row = plan.row;
   const std::string arrival = m.benchmark == ServingBenchmark::server ? "{process: poisson, rate: 1}" : plan.arrival;
   const std::string slo =
       m.limits ? fmt::format("  slo: {{ttft: {}, tpot: {}, percentile: 99}}\n", duration_text(m.limits->ttft_s),
                              duration_text(m.limits->tpot_s))
                : "";
-  m.scenario_yaml = fmt::format(
+  return fmt::format(
       R"yaml(schema_version: 1
 name: {id}
 description: "built by clustersim validate from dataset row {id} ({benchmark})"
@@ -689,8 +756,9 @@ workload:
       fmt::arg("scheduler", scheduler_yaml(row, *m.source, plan.framework, m.benchmark)),
       fmt::arg("count", plan.requests), fmt::arg("arrival", arrival), fmt::arg("isl", row.input_len),
       fmt::arg("osl", plan.output_len), fmt::arg("slo", slo));
-  return m;
 }
+
+}  // namespace
 
 namespace {
 

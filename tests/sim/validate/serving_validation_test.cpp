@@ -367,3 +367,33 @@ TEST_CASE("validate --dataset takes the inference CSV: every row compared or ski
   REQUIRE(row.exit_code == 0);
   CHECK_NOTHROW(scenario::load_scenario_from_string(row.output, "row.yaml", {}));
 }
+
+TEST_CASE("a row without tp takes the sizing rule: the smallest tp whose weights take at most half the memory") {
+  const std::string csv =
+      "id,source,model,params_b,gpus,gpu_type,tp,pp,precision,framework,scenario,input_len,output_len,batch,metric,"
+      "value,unit,notes\n"
+      "a,lab,Llama 3.1 8B,8,8,H100-SXM-80GB,,,BF16,vLLM 0.10.1,\"offline, 100 requests\",1024,128,,requests_per_s,1,"
+      "req/s system,\n"
+      "b,lab,Llama 3.3 70B,70,8,H100-SXM-80GB,,,BF16,vLLM 0.10.1,\"offline, 100 requests\",1024,128,,requests_per_s,1,"
+      "req/s system,\n"
+      "c,lab,Llama 3.3 70B,70,8,H100-SXM-80GB,,,FP8,vLLM 0.10.1,\"offline, 100 requests\",1024,128,,requests_per_s,1,"
+      "req/s system,\n"
+      "d,lab,Llama 3.1 405B,405,8,H100-SXM-80GB,,,BF16,vLLM 0.10.1,\"offline, 100 requests\",1024,128,,requests_per_s,"
+      "1,req/s system,\n";
+  const auto rows = validate::parse_csv(csv, "notp.csv");
+  // 8B in bf16: 16 GB of 72 GB usable (0.9 x 80 GB) at tp 1; 70B: 141 GB at tp 1, 70 at tp 2
+  // (over half), 35 at tp 4; in fp8 half of that, tp 2. 405B in bf16 leaves no KV room at tp 8.
+  const struct {
+    const char* replicas_tp;
+  } expected[] = {{"main: {replicas: 8, tp: 1, pp: 1}"}, {"main: {replicas: 2, tp: 4, pp: 1}"},
+                  {"main: {replicas: 4, tp: 2, pp: 1}"}};
+  for (int i = 0; i < 3; ++i) {
+    const auto m = validate::map_serving_row(rows[static_cast<std::size_t>(i)]);
+    REQUIRE(m.scenario_yaml);
+    CHECK(m.scenario_yaml->find(expected[i].replicas_tp) != std::string::npos);
+    CHECK(m.note.find("by the sizing rule") != std::string::npos);
+  }
+  const auto skipped = validate::map_serving_row(rows[3]);
+  CHECK_FALSE(skipped.scenario_yaml);
+  CHECK(skipped.skip_reason.find("tp 8: no room for the KV cache); state the row's tp") != std::string::npos);
+}
