@@ -20,6 +20,9 @@ struct Causes {
   std::string name;
   platform::VariabilitySpec variability;
   bool stragglers = false;
+  /// Its variability is that of the configuration with every cause (which adds stragglers):
+  /// in an iteration where no node is slow the two are the same step.
+  bool draws_as_all = false;
 };
 
 /// The configurations: every cause together, then each active one alone.
@@ -30,13 +33,13 @@ std::vector<Causes> cause_configurations(const IterationSettings& settings) {
   if (v.jitter()) {
     platform::VariabilitySpec jitter = v;
     jitter.host_noise_rate_per_s = 0;
-    configurations.push_back({"jitter", jitter, false});
+    configurations.push_back({"jitter", jitter, false, !v.host_noise()});
   }
   if (v.host_noise()) {
     platform::VariabilitySpec host;
     host.host_noise_rate_per_s = v.host_noise_rate_per_s;
     host.host_noise_delay_s = v.host_noise_delay_s;
-    configurations.push_back({"host_noise", host, false});
+    configurations.push_back({"host_noise", host, false, !v.jitter()});
   }
   if (stragglers) configurations.push_back({"stragglers", {}, true});
   return configurations;
@@ -142,13 +145,18 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
                         "synchronising group drawn from its order statistics";
   stats.nominal_s = run(Causes{"none", {}, false}, 0);
   stats.simulated_steps = 1;
-  // An iteration that draws nothing (stragglers alone, none slow this time) is the nominal step.
+  // An iteration that draws nothing (stragglers alone, none slow this time) is the nominal step;
+  // one whose only missing cause is stragglers, none slow this time, is that of every cause.
+  const bool with_stragglers = settings.stragglers.probability > 0 || !settings.stragglers.nodes.empty();
   const auto step_s = [&](const Causes& causes, int iteration) {
-    const bool draws_nothing =
-        !causes.variability.any() &&
-        (!causes.stragglers || std::ranges::none_of(slow_nodes(settings.stragglers, settings.nodes, setup.seed, iteration),
-                                                    [](bool slow) { return slow; }));
-    if (draws_nothing) return stats.nominal_s;
+    const bool none_slow =
+        !with_stragglers || std::ranges::none_of(slow_nodes(settings.stragglers, settings.nodes, setup.seed, iteration),
+                                                 [](bool slow) { return slow; });
+    if (!causes.variability.any() && (!causes.stragglers || none_slow)) return stats.nominal_s;
+    if (causes.draws_as_all && with_stragglers && none_slow &&
+        static_cast<std::size_t>(iteration) < stats.step_times_s.size()) {
+      return stats.step_times_s[static_cast<std::size_t>(iteration)];
+    }
     ++stats.simulated_steps;
     return run(causes, iteration);
   };

@@ -87,6 +87,32 @@ TEST_CASE("a straggler on one data-parallel ring: the ring waits for it, by hand
   }
 }
 
+TEST_CASE("iterations that a cause leaves unchanged are not simulated again") {
+  // Jitter and stragglers (p 0.3 per node, 4 nodes): in an iteration with no slow node the
+  // stragglers-alone step is the nominal one and the jitter-alone step is the all-causes one.
+  auto w = workload(small_gpt(2, 512, 8192), 1, 1, 4, 8, 1024);
+  const Bench bench(test_cluster(4, 1), w);
+  TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 3};
+  setup.mode = platform::SimulationMode::full;
+  IterationSettings s = settings(8, 4, 1);
+  s.stragglers = {{}, 0.8, 0.3};
+  s.variability.gemm_cv = 0.05;
+  int fast = 0;
+  for (int k = 0; k < 8; ++k) {
+    const auto slow = slow_nodes(s.stragglers, 4, 3, k);
+    fast += std::none_of(slow.begin(), slow.end(), [](bool b) { return b; }) ? 1 : 0;
+  }
+  REQUIRE(fast > 0);
+  REQUIRE(fast < 8);
+  const StepStatistics stats = simulate_training_iterations(setup, s);
+  // The nominal step, every iteration with all causes, then jitter alone and stragglers alone
+  // only where a node is slow.
+  CHECK(stats.simulated_steps == 1 + 8 + 2 * (8 - fast));
+  REQUIRE(stats.causes.size() == 2);
+  CHECK(stats.causes[0].cause == "jitter");
+  CHECK(stats.causes[0].mean_step_s <= stats.step_s.mean);
+}
+
 TEST_CASE("symmetric segments end at the collectives a TP group synchronises on") {
   auto w = workload(small_gpt(), 2, 2, 2, 8);
   w.parallelism.sequence_parallel = true;
