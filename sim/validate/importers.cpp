@@ -180,6 +180,17 @@ std::vector<ServingMetricKey> serving_metric_keys(Tool tool) {
   return keys;
 }
 
+/// Appends a row given by column (missing columns empty).
+void append_row(ImportedRows& out, const std::map<std::string, std::string>& row) {
+  std::vector<std::string> values;
+  values.reserve(out.columns.size());
+  for (const std::string& column : out.columns) {
+    const auto field = row.find(column);
+    values.push_back(field == row.end() ? "" : field->second);
+  }
+  out.rows.push_back(std::move(values));
+}
+
 /// One run of vllm bench serve / sglang.bench_serving: a row per metric it reports.
 void import_serving_run(Tool tool, const json& run, const std::string& file, const std::string& stem,
                         const std::string& where, const std::map<std::string, std::string>& fields, ImportedRows& out) {
@@ -275,12 +286,7 @@ void import_serving_run(Tool tool, const json& run, const std::string& file, con
         {"value", number_text(it->get<double>())},
         {"unit", k.unit},
         {"notes", notes}};
-    std::vector<std::string> values;
-    for (const std::string& column : out.columns) {
-      const auto field = row.find(column);
-      values.push_back(field == row.end() ? "" : field->second);
-    }
-    out.rows.push_back(std::move(values));
+    append_row(out, row);
   }
 }
 
@@ -320,16 +326,6 @@ const json& section(const json& object, const char* key) {
   return it != object.end() && it->is_object() ? *it : kEmpty;
 }
 
-/// Appends a row given by column (missing columns empty).
-void append_row(ImportedRows& out, const std::map<std::string, std::string>& row) {
-  std::vector<std::string> values;
-  values.reserve(out.columns.size());
-  for (const std::string& column : out.columns) {
-    const auto field = row.find(column);
-    values.push_back(field == row.end() ? "" : field->second);
-  }
-  out.rows.push_back(std::move(values));
-}
 
 /// The dataset precision of an engine's quantization and dtype ("" when neither says).
 std::string engine_precision(const json& engine) {
@@ -646,12 +642,7 @@ void import_nccl(const std::filesystem::path& file, const std::map<std::string, 
                                                       {"notes", fmt::format("imported by clustersim import nccl-tests "
                                                                             "from {} line {}",
                                                                             file.string(), p.line)}};
-      std::vector<std::string> values;
-      for (const std::string& column : out.columns) {
-        const auto field = row.find(column);
-        values.push_back(field == row.end() ? "" : field->second);
-      }
-      out.rows.push_back(std::move(values));
+      append_row(out, row);
     }
   }
 }
