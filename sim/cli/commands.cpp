@@ -231,7 +231,8 @@ int import_command(const ImportOptions& options, std::ostream& out) {
     fields[field.substr(0, equals)] = field.substr(equals + 1);
   }
   validate::ImportedRows rows;
-  for (const std::string& file : options.files) validate::import_file(kind, file, fields, rows);
+  validate::import_files(kind, std::vector<std::filesystem::path>(options.files.begin(), options.files.end()), fields,
+                         rows);
   const std::string csv = validate::rows_csv(rows);
   if (options.out.empty()) {
     out << csv;

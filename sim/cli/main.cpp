@@ -14,6 +14,28 @@
 #include "sim/cli/sweep_command.hpp"
 #include "sim/engine/error.hpp"
 
+namespace {
+
+/// `clustersim import KIND FILE...`.
+CLI::App* add_import_command(CLI::App& app, clustersim::cli::ImportOptions& options) {
+  CLI::App* import_cmd = app.add_subcommand(
+      "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
+                "also read them directly)");
+  import_cmd->add_option("kind", options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | mlperf | nccl-tests")
+      ->required();
+  import_cmd->add_option("files", options.files,
+                         "the tool's output files (mlperf: mlperf_log_summary.txt files, and the submission's "
+                         "systems/<name>.json for the accelerator)")
+      ->required();
+  import_cmd->add_option("--field", options.fields,
+                         "a column's value for every row, where the files do not state it: column=value, e.g. "
+                         "gpu_type=H100-SXM-80GB, tp=4, framework=\"vLLM 0.10.1\" (repeatable)");
+  import_cmd->add_option("--out", options.out, "write the CSV to this file (default: standard output)");
+  return import_cmd;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   namespace cli = clustersim::cli;
   CLI::App app{"clustersim: discrete-event simulator of LLM training and serving on accelerator clusters"};
@@ -60,15 +82,7 @@ int main(int argc, char** argv) {
   cli::add_calibration_commands(app, *validate_cmd, calibration);
 
   cli::ImportOptions import_options;
-  auto* import_cmd = app.add_subcommand(
-      "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
-                "also read them directly)");
-  import_cmd->add_option("kind", import_options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | nccl-tests")->required();
-  import_cmd->add_option("files", import_options.files, "the tool's output files")->required();
-  import_cmd->add_option("--field", import_options.fields,
-                         "a column's value for every row, where the files do not state it: column=value, e.g. "
-                         "gpu_type=H100-SXM-80GB, tp=4, framework=\"vLLM 0.10.1\" (repeatable)");
-  import_cmd->add_option("--out", import_options.out, "write the CSV to this file (default: standard output)");
+  CLI::App* import_cmd = add_import_command(app, import_options);
 
   cli::CollectiveOptions collective;
   auto* collective_cmd =

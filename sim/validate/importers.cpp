@@ -502,6 +502,150 @@ void import_genai_perf(const std::filesystem::path& file, const std::map<std::st
   }
 }
 
+/// MLPerf benchmark directory names -> the model (a library preset or alias).
+std::string mlperf_model(const std::filesystem::path& file) {
+  static const std::pair<const char*, const char*> benchmarks[] = {
+      {"llama3.1-405b", "llama-3.1-405b"}, {"llama3.1-8b", "llama-3.1-8b"}, {"llama2-70b", "llama-2-70b"},
+      {"mixtral-8x7b", "mixtral-8x7b"},    {"gptj", "GPT-J 6B"}};
+  for (const auto& part : file) {
+    for (const auto& [prefix, model] : benchmarks) {
+      if (part.string().rfind(prefix, 0) == 0) return model;
+    }
+  }
+  return "";
+}
+
+/// A submission's systems/<name>.json: accelerator name and count, framework.
+struct MlperfSystem {
+  std::string gpu_type, gpus, framework;
+};
+
+MlperfSystem read_mlperf_system(const std::filesystem::path& file) {
+  const json system = parse_json(read_text(file), file.string(), 1);
+  if (!system.is_object() || !system.contains("accelerator_model_name")) {
+    throw ConfigError(fmt::format("{}: no 'accelerator_model_name': not an MLPerf systems/<name>.json", file.string()));
+  }
+  MlperfSystem out;
+  out.gpu_type = stated({}, system, "", {"accelerator_model_name"});
+  if (out.gpu_type.rfind("NVIDIA ", 0) == 0) out.gpu_type = out.gpu_type.substr(7);
+  const auto count = [&](const char* key) {
+    const std::string text = stated({}, system, "", {key});
+    try {
+      return text.empty() ? 0 : std::stoi(text);
+    } catch (const std::exception&) {
+      throw ConfigError(fmt::format("{}: key '{}' is '{}', not a count", file.string(), key, text));
+    }
+  };
+  const int per_node = count("accelerators_per_node"), nodes = count("number_of_nodes");
+  if (per_node > 0) out.gpus = std::to_string(per_node * std::max(nodes, 1));
+  out.framework = stated({}, system, "", {"framework"});
+  return out;
+}
+
+void import_mlperf(const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                   const MlperfSystem& system, ImportedRows& out) {
+  const std::string where = file.string();
+  std::istringstream lines(read_text(file));
+  std::map<std::string, std::string> values;  // "key : value" lines, first occurrence
+  std::map<std::string, int> line_of;
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto trim = [](std::string s) {
+      const auto first = s.find_first_not_of(" \t\r");
+      const auto last = s.find_last_not_of(" \t\r");
+      return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+    };
+    const std::string key = trim(line.substr(0, colon));
+    if (!values.contains(key)) {
+      values[key] = trim(line.substr(colon + 1));
+      line_of[key] = number;
+    }
+  }
+  const std::string scenario_name = values["Scenario"];
+  if (scenario_name != "Offline" && scenario_name != "Server") {
+    throw ConfigError(fmt::format("{}: no 'Scenario : Offline' or 'Server' line: not an LLM mlperf_log_summary.txt of "
+                                  "those scenarios{}",
+                                  where, scenario_name.empty() ? "" : " (it says '" + scenario_name + "')"));
+  }
+  if (values["Mode"] != "PerformanceOnly") {
+    throw ConfigError(fmt::format("{}: 'Mode : {}': only PerformanceOnly runs have performance figures", where, values["Mode"]));
+  }
+  const auto number_at = [&](const std::string& key) -> std::optional<double> {
+    const auto it = values.find(key);
+    if (it == values.end()) return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(it->second, &used);
+      if (used == it->second.size()) return value;
+    } catch (const std::exception&) {
+    }
+    const std::string& line_text = it->second;
+    throw ConfigError(fmt::format("{}:{}: '{}' is '{}', not a number", where, line_of[key], key, line_text));
+  };
+  const std::string model = fields.contains("model") ? fields.at("model") : mlperf_model(file);
+  if (model.empty()) {
+    throw ConfigError(fmt::format("{}: the path names no MLPerf LLM benchmark (results/<system>/llama2-70b-99/...): "
+                                  "give --field model=...",
+                                  where));
+  }
+  const auto samples = number_at("performance_sample_count");
+  const bool server = scenario_name == "Server";
+  std::string scenario = fields.contains("scenario")
+                             ? fields.at("scenario")
+                             : fmt::format("MLPerf {}, {} samples", server ? "Server" : "Offline",
+                                           samples ? number_text(*samples) : std::string("?"));
+  std::string notes = fmt::format("imported by clustersim import mlperf from {}; LoadGen result {}", where,
+                                  values["Result is"].empty() ? "not stated" : values["Result is"]);
+  if (server) {
+    const auto ttft = number_at("ttft_latency (ns)"), tpot = number_at("tpot_latency (ns)");
+    if (ttft && tpot) notes += fmt::format("; ttft_p99_ms={}; tpot_p99_ms={}", number_text(*ttft / 1e6), number_text(*tpot / 1e6));
+  }
+  if (!fields.contains("input_len")) {
+    notes += "; the lengths are the dataset's (give --field input_len= and output_len=: dataset profiles are not modelled yet)";
+  }
+  std::map<std::string, std::string> row = {
+      {"source", fields.contains("source") ? fields.at("source") : fmt::format("MLPerf Inference summary {}", where)},
+      {"model", model},
+      {"gpus", fields.contains("gpus") ? fields.at("gpus") : system.gpus},
+      {"gpu_type", fields.contains("gpu_type") ? fields.at("gpu_type") : system.gpu_type},
+      {"tp", fields.contains("tp") ? fields.at("tp") : ""},
+      {"pp", fields.contains("pp") ? fields.at("pp") : ""},
+      {"precision", fields.contains("precision") ? fields.at("precision") : ""},
+      {"framework", fields.contains("framework") ? fields.at("framework") : system.framework},
+      {"scenario", scenario},
+      {"input_len", fields.contains("input_len") ? fields.at("input_len") : ""},
+      {"output_len", fields.contains("output_len") ? fields.at("output_len") : ""},
+      {"notes", notes}};
+  // The system's id: the results/<system>/<benchmark>/<scenario> folders, else the file's stem.
+  std::string stem = file.stem().string();
+  if (file.has_parent_path()) {
+    std::vector<std::string> parts;
+    for (const auto& part : file.parent_path()) parts.push_back(part.string());
+    for (std::size_t i = 0; i + 2 < parts.size(); ++i) {
+      if (parts[i] == "results") stem = fmt::format("{}_{}_{}", parts[i + 1], parts[i + 2], parts[i + 3 < parts.size() ? i + 3 : i + 2]);
+    }
+  }
+  const auto emit = [&](const char* metric, const std::string& key, const char* unit) {
+    const auto value = number_at(key);
+    if (!value) return;
+    row["id"] = fmt::format("{}_{}", stem, metric);
+    row["metric"] = metric;
+    row["value"] = number_text(*value);
+    row["unit"] = unit;
+    append_row(out, row);
+  };
+  const std::size_t before = out.rows.size();
+  emit("samples_per_s", server ? "Completed samples per second" : "Samples per second", "samples/s system");
+  emit("output_tokens_per_s", server ? "Completed tokens per second" : "Tokens per second", "tok/s system");
+  if (out.rows.size() == before) {
+    throw ConfigError(fmt::format("{}: no '{}' line (GPT-J's inferred tokens are not imported)", where,
+                                  server ? "Completed samples per second" : "Samples per second"));
+  }
+}
+
 void import_vllm(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {
   const std::string text = read_text(file);
   // --save-result writes one indented object; --append-result adds one object per line.
@@ -666,6 +810,7 @@ const config::NameTable<ImportKind>& import_kind_names() {
        {"sglang-bench", ImportKind::sglang_bench},
        {"trtllm-bench", ImportKind::trtllm_bench},
        {"genai-perf", ImportKind::genai_perf},
+       {"mlperf", ImportKind::mlperf},
        {"nccl-tests", ImportKind::nccl_tests}});
   return names;
 }
@@ -685,8 +830,11 @@ const std::vector<std::string>& kernel_columns() {
   return columns;
 }
 
-void import_file(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
-                 ImportedRows& out) {
+namespace {
+
+/// The rows' columns for `kind` (the same for every file of one output) and the fields' check.
+void prepare_columns(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                     ImportedRows& out) {
   const auto& columns = kind == ImportKind::nccl_tests ? kernel_columns() : inference_columns();
   if (out.columns.empty()) {
     out.columns = columns;
@@ -701,6 +849,13 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
                                     import_kind_names().name(kind), fmt::join(columns, ", ")));
     }
   }
+}
+
+}  // namespace
+
+void import_file(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                 ImportedRows& out) {
+  prepare_columns(kind, file, fields, out);
   switch (kind) {
     case ImportKind::vllm_bench:
       import_vllm(file, fields, out);
@@ -714,9 +869,33 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
     case ImportKind::genai_perf:
       import_genai_perf(file, fields, out);
       break;
+    case ImportKind::mlperf:
+      import_mlperf(file, fields, {}, out);
+      break;
     case ImportKind::nccl_tests:
       import_nccl(file, fields, out);
       break;
+  }
+}
+
+void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
+                  const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  MlperfSystem system;
+  std::vector<std::filesystem::path> outputs;
+  for (const auto& file : files) {
+    if (kind == ImportKind::mlperf && file.extension() == ".json") {
+      system = read_mlperf_system(file);
+    } else {
+      outputs.push_back(file);
+    }
+  }
+  for (const auto& file : outputs) {
+    if (kind == ImportKind::mlperf) {
+      prepare_columns(kind, file, fields, out);
+      import_mlperf(file, fields, system, out);
+    } else {
+      import_file(kind, file, fields, out);
+    }
   }
 }
 
@@ -743,6 +922,7 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
     }
     return std::nullopt;
   }
+  if (head.find("MLPerf Results Summary") != std::string::npos) return ImportKind::mlperf;
   if (head.find("# nThread") != std::string::npos || head.find("# Collective test starting") != std::string::npos) {
     return ImportKind::nccl_tests;
   }

@@ -16,6 +16,11 @@
 /// * `genai-perf`: NVIDIA GenAI-Perf's `profile_export_genai_perf.json` (and AIPerf's
 ///   `profile_export_aiperf.json`, the same layout): TTFT, inter-token latency (its per-request
 ///   mean gap: TPOT), request latency, request and output-token throughput.
+/// * `mlperf`: MLPerf Inference LoadGen's `mlperf_log_summary.txt` (Offline, Server; Interactive
+///   is a Server run with tighter limits): the run's samples/s and tokens/s, the TTFT and TPOT
+///   limits of its test parameters; the benchmark (model) from the path
+///   (`results/<system>/llama2-70b-99/Offline/...`); with the submission's `systems/<system>.json`
+///   among the files, its accelerator and count.
 /// * `nccl-tests`: the stdout of nccl-tests / rccl-tests (`all_reduce_perf` ...): per message size
 ///   an in-place `busbw` and `time_us` row in the columns of ground_truth_kernels.csv.
 #include <filesystem>
@@ -30,9 +35,9 @@
 
 namespace clustersim::validate {
 
-enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, nccl_tests };
+enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests };
 
-/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, nccl-tests.
+/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests.
 const config::NameTable<ImportKind>& import_kind_names();
 
 /// Rows in the columns of one of the project's datasets.
@@ -51,6 +56,11 @@ const std::vector<std::string>& kernel_columns();
 /// column for a malformed file, and the key for a missing or mistyped value.
 void import_file(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
                  ImportedRows& out);
+
+/// Imports `files` in order (import_file); for `mlperf`, a `.json` among them is the submission's
+/// systems/<name>.json, whose accelerator and count fill every summary's row.
+void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
+                  const std::map<std::string, std::string>& fields, ImportedRows& out);
 
 /// The kind of a tool output recognised by its content (a JSON object with vLLM's or SGLang's
 /// result keys, nccl-tests' header), or nullopt (e.g. a CSV).

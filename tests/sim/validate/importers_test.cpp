@@ -168,7 +168,7 @@ TEST_CASE("malformed tool outputs: errors name the file, line and column") {
       import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {{"tp", "8"}}, kernels),
       doctest::Contains("--field tp=8: 'tp' is not a column of nccl-tests rows; valid: id, source"), ConfigError);
   CHECK_THROWS_WITH_AS(import_kind_names().parse("genai"),
-                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, trtllm-bench, genai-perf, nccl-tests"),
+                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests"),
                        ConfigError);
   // Serving and collective rows have different columns: one file each.
   ImportedRows serving;
@@ -246,4 +246,45 @@ TEST_CASE("GenAI-Perf's profile export: inter-token latency compared as TPOT; it
     "input_config": {"model": "m", "concurrency": 4}})"),
                   {}, wrong),
       doctest::Contains("metric 'time_to_first_token' is in 'ns', expected ms"), ConfigError);
+}
+
+TEST_CASE("an MLPerf LoadGen summary with its system JSON: a Server row with the run's latency limits") {
+  const auto summary =
+      sample("mlperf/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99/Server/performance/run_1/mlperf_log_summary.txt");
+  ImportedRows imported;
+  import_files(ImportKind::mlperf, {summary, sample("mlperf/systems/DGX-H100_H100-SXM-80GBx8_TRT.json")},
+               {{"precision", "FP8"}}, imported);
+  const auto rows = as_csv_rows(imported, "mlperf.csv");
+  REQUIRE(rows.size() == 2);
+  const CsvRow& tokens = row_with(rows, "output_tokens_per_s");
+  CHECK(tokens.get("value") == "21605.79");
+  CHECK(tokens.get("model") == "llama-2-70b");  // from the benchmark folder
+  CHECK(tokens.get("gpu_type") == "H100-SXM-80GB");
+  CHECK(tokens.get("gpus") == "8");
+  CHECK(tokens.get("scenario") == "MLPerf Server, 24576 samples");
+  CHECK(tokens.get("notes").find("ttft_p99_ms=2000; tpot_p99_ms=200") != std::string::npos);
+  CHECK(tokens.get("id") == "DGX-H100_H100-SXM-80GBx8_TRT_llama2-70b-99_Server_output_tokens_per_s");
+  CHECK(detect_import_kind(summary) == ImportKind::mlperf);
+  // The dataset's lengths are not in the summary: validate says so rather than guessing.
+  CHECK(map_serving_row(tokens).skip_reason.find("input_len") != std::string::npos);
+  // With them (and the framework) given, it is a Server row: the rate search under its limits.
+  ImportedRows given;
+  import_files(ImportKind::mlperf, {summary, sample("mlperf/systems/DGX-H100_H100-SXM-80GBx8_TRT.json")},
+               {{"precision", "FP8"}, {"framework", "TensorRT-LLM 0.12.0"}, {"input_len", "870"}, {"output_len", "294"}},
+               given);
+  const ServingRowMapping m = map_serving_row(as_csv_rows(given, "given.csv").back());
+  REQUIRE(m.scenario_yaml);
+  CHECK(m.benchmark == ServingBenchmark::server);
+  REQUIRE(m.limits);
+  CHECK(m.limits->ttft_s == doctest::Approx(2.0));
+  CHECK(m.limits->tpot_s == doctest::Approx(0.2));
+
+  ImportedRows bad;
+  CHECK_THROWS_WITH_AS(import_files(ImportKind::mlperf, {written("cs_summary.txt", "Scenario : SingleStream\n")}, {}, bad),
+                       doctest::Contains("cs_summary.txt: no 'Scenario : Offline' or 'Server' line"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      import_files(ImportKind::mlperf,
+                   {written("cs_summary2.txt", "Scenario : Offline\nMode     : PerformanceOnly\nSamples per second: 8x4\n")},
+                   {{"model", "llama-2-70b"}}, bad),
+      doctest::Contains("cs_summary2.txt:3: 'Samples per second' is '8x4', not a number"), ConfigError);
 }
