@@ -412,10 +412,102 @@ void import_trtllm(const std::filesystem::path& file, const std::map<std::string
   }
 }
 
+/// The fields of one CSV line (double quotes, doubled quotes inside; no line breaks in fields).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted_field = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted_field) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted_field = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted_field = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+/// GenAI-Perf's (and AIPerf's) CSV export as the JSON export's layout: each "Name (unit)" row of
+/// the statistics section becomes {unit, avg, p50, ...}, each of the "Metric,Value" section
+/// {unit, avg}; "1,234.56" thousands separators and N/A handled. Keys: the JSON's metric names.
+json genai_perf_csv(const std::string& text, const std::string& where) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"time to first token", "time_to_first_token"}, {"request latency", "request_latency"},
+      {"inter token latency", "inter_token_latency"}, {"output sequence length", "output_sequence_length"},
+      {"input sequence length", "input_sequence_length"}, {"output token throughput per user", ""},
+      {"output token throughput", "output_token_throughput"}, {"request throughput", "request_throughput"},
+      {"request count", "request_count"}};
+  json profile = json::object();
+  std::vector<std::string> header;
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    const std::vector<std::string> fields = csv_fields(line);
+    if (fields.size() < 2) {
+      header.clear();  // a blank line ends a section
+      continue;
+    }
+    if (fields[0] == "Metric") {
+      header = fields;
+      continue;
+    }
+    if (header.empty()) continue;
+    std::string name = fields[0], unit;
+    if (const auto open = name.rfind(" ("); open != std::string::npos && name.back() == ')') {
+      unit = name.substr(open + 2, name.size() - open - 3);
+      name = name.substr(0, open);
+    }
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const char* key = nullptr;
+    for (const auto& [label, json_key] : names) {
+      if (name == label) key = json_key;
+    }
+    if (key == nullptr || *key == '\0') continue;
+    json metric = {{"unit", unit == "per sec" ? "requests/sec" : unit}};
+    for (std::size_t i = 1; i < fields.size() && i < header.size(); ++i) {
+      std::string value = fields[i];
+      value.erase(std::remove(value.begin(), value.end(), ','), value.end());
+      if (value.empty() || value == "N/A") continue;
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+        metric[header[i] == "Value" ? "avg" : header[i]] = v;
+      } catch (const std::exception&) {
+        throw ConfigError(fmt::format("{}:{}: '{}' of {} is '{}', not a number", where, number, header[i], fields[0],
+                                      fields[i]));
+      }
+    }
+    profile[key] = metric;
+  }
+  return profile;
+}
+
 void import_genai_perf(const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
                        ImportedRows& out) {
   const std::string where = file.string();
-  const json profile = parse_json(read_text(file), where, 1);
+  const std::string text = read_text(file);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const bool csv = first != std::string::npos && text[first] != '{';
+  const json profile = csv ? genai_perf_csv(text, where) : parse_json(text, where, 1);
+  if (csv && (!fields.contains("model") || !fields.contains("scenario"))) {
+    throw ConfigError(fmt::format("{}: a GenAI-Perf CSV export states neither the model nor the load: import it with "
+                                  "--field model=... --field scenario=\"genai-perf: max concurrency N, M requests\" "
+                                  "(or use the JSON export)",
+                                  where));
+  }
   if (!profile.is_object() || !profile.contains("request_throughput")) {
     throw ConfigError(fmt::format("{}: no 'request_throughput' metric: not a GenAI-Perf / AIPerf profile export JSON", where));
   }
@@ -453,7 +545,7 @@ void import_genai_perf(const std::filesystem::path& file, const std::map<std::st
     scenario += fmt::format("request rate {} req/s, constant intervals, ", number_text(*rate));
   } else if (concurrency && *concurrency > 0) {
     scenario += fmt::format("max concurrency {}, ", number_text(*concurrency));
-  } else {
+  } else if (!fields.contains("scenario")) {
     throw ConfigError(fmt::format("{}: the load (input_config's concurrency or request_rate) is not stated: give "
                                   "--field scenario=\"genai-perf: max concurrency N, M requests\"",
                                   where));
@@ -922,6 +1014,7 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
     }
     return std::nullopt;
   }
+  if (head.rfind("Metric,avg,", first) == first) return ImportKind::genai_perf;
   if (head.find("MLPerf Results Summary") != std::string::npos) return ImportKind::mlperf;
   if (head.find("# nThread") != std::string::npos || head.find("# Collective test starting") != std::string::npos) {
     return ImportKind::nccl_tests;

@@ -15,7 +15,8 @@
 ///   and token throughputs, end-to-end latency percentiles, and with `--streaming` TTFT and TPOT.
 /// * `genai-perf`: NVIDIA GenAI-Perf's `profile_export_genai_perf.json` (and AIPerf's
 ///   `profile_export_aiperf.json`, the same layout): TTFT, inter-token latency (its per-request
-///   mean gap: TPOT), request latency, request and output-token throughput.
+///   mean gap: TPOT), request latency, request and output-token throughput. Their CSV exports
+///   too, which state neither the model nor the load (`--field model=`, `--field scenario=`).
 /// * `mlperf`: MLPerf Inference LoadGen's `mlperf_log_summary.txt` (Offline, Server; Interactive
 ///   is a Server run with tighter limits): the run's samples/s and tokens/s, the TTFT and TPOT
 ///   limits of its test parameters; the benchmark (model) from the path

@@ -288,3 +288,35 @@ TEST_CASE("an MLPerf LoadGen summary with its system JSON: a Server row with the
                    {{"model", "llama-2-70b"}}, bad),
       doctest::Contains("cs_summary2.txt:3: 'Samples per second' is '8x4', not a number"), ConfigError);
 }
+
+TEST_CASE("GenAI-Perf's CSV export reads as its JSON export once the model and load are given") {
+  const std::map<std::string, std::string> given = {{"gpu_type", "H100-SXM-80GB"},
+                                                    {"tp", "1"},
+                                                    {"framework", "TensorRT-LLM 1.0"},
+                                                    {"precision", "BF16"}};
+  ImportedRows from_json;
+  import_file(ImportKind::genai_perf, sample("genai-perf-llama3-8b-c16.json"), given, from_json);
+  auto with_load = given;
+  with_load["model"] = "meta-llama/Llama-3.1-8B-Instruct";
+  with_load["scenario"] = "genai-perf: max concurrency 16, 320 requests";
+  ImportedRows from_csv;
+  import_file(ImportKind::genai_perf, sample("genai-perf-llama3-8b-c16.csv"), with_load, from_csv);
+  const auto json_rows = as_csv_rows(from_json, "json.csv");
+  const auto csv_rows = as_csv_rows(from_csv, "csv.csv");
+  REQUIRE(csv_rows.size() == json_rows.size());
+  for (const char* metric : {"requests_per_s", "output_tokens_per_s", "ttft_p99_ms", "tpot_ms", "e2e_latency_p50_ms"}) {
+    CHECK(std::stod(row_with(csv_rows, metric).get("value")) ==
+          doctest::Approx(std::stod(row_with(json_rows, metric).get("value"))));
+  }
+  CHECK(row_with(csv_rows, "e2e_latency_p50_ms").get("value") == "1695.3");  // "1,695.30"
+  CHECK(row_with(csv_rows, "tpot_ms").get("input_len") == "550");
+  CHECK(detect_import_kind(sample("genai-perf-llama3-8b-c16.csv")) == ImportKind::genai_perf);
+  ImportedRows bare;
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::genai_perf, sample("genai-perf-llama3-8b-c16.csv"), given, bare),
+                       doctest::Contains("a GenAI-Perf CSV export states neither the model nor the load"), ConfigError);
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::genai_perf,
+                                   written("cs_genai.csv", "Metric,avg,min\nTime To First Token (ms),6x.1,2\n"),
+                                   with_load, bare),
+                       doctest::Contains("cs_genai.csv:2: 'avg' of Time To First Token (ms) is '6x.1', not a number"),
+                       ConfigError);
+}
