@@ -412,32 +412,6 @@ void import_trtllm(const std::filesystem::path& file, const std::map<std::string
   }
 }
 
-/// The fields of one CSV line (double quotes, doubled quotes inside; no line breaks in fields).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted_field = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted_field) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted_field = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted_field = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
 /// GenAI-Perf's (and AIPerf's) CSV export as the JSON export's layout: each "Name (unit)" row of
 /// the statistics section becomes {unit, avg, p50, ...}, each of the "Metric,Value" section
 /// {unit, avg}; "1,234.56" thousands separators and N/A handled. Keys: the JSON's metric names.
@@ -448,50 +422,56 @@ json genai_perf_csv(const std::string& text, const std::string& where) {
       {"input sequence length", "input_sequence_length"}, {"output token throughput per user", ""},
       {"output token throughput", "output_token_throughput"}, {"request throughput", "request_throughput"},
       {"request count", "request_count"}};
+  // Sections are separated by blank lines and each has its own header: each is read by the
+  // project's CSV reader, the lines before it kept blank so rows keep their line numbers.
   json profile = json::object();
-  std::vector<std::string> header;
   std::istringstream lines(text);
+  std::string section, padding;
+  const auto read_section = [&] {
+    if (section.empty()) return;
+    for (const CsvRow& row : parse_csv(padding + section, where)) {
+      std::string name = row.get("Metric"), unit;
+      const std::string label = name;
+      if (const auto open = name.rfind(" ("); open != std::string::npos && name.back() == ')') {
+        unit = name.substr(open + 2, name.size() - open - 3);
+        name = name.substr(0, open);
+      }
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      const char* key = nullptr;
+      for (const auto& [known, json_key] : names) {
+        if (name == known) key = json_key;
+      }
+      if (key == nullptr || *key == '\0') continue;
+      json metric = {{"unit", unit == "per sec" ? "requests/sec" : unit}};
+      for (const auto& [column, text_value] : row.fields) {
+        std::string value = text_value;
+        value.erase(std::remove(value.begin(), value.end(), ','), value.end());
+        if (column == "Metric" || value.empty() || value == "N/A") continue;
+        try {
+          std::size_t used = 0;
+          const double v = std::stod(value, &used);
+          if (used != value.size()) throw std::invalid_argument(value);
+          metric[column == "Value" ? "avg" : column] = v;
+        } catch (const std::exception&) {
+          throw ConfigError(fmt::format("{}:{}: '{}' of {} is '{}', not a number", where, row.line, column, label,
+                                        text_value));
+        }
+      }
+      profile[key] = metric;
+    }
+    section.clear();
+  };
   int number = 0;
   for (std::string line; std::getline(lines, line);) {
     ++number;
-    const std::vector<std::string> fields = csv_fields(line);
-    if (fields.size() < 2) {
-      header.clear();  // a blank line ends a section
+    if (line.find_first_not_of(" \t\r,") == std::string::npos) {
+      read_section();
       continue;
     }
-    if (fields[0] == "Metric") {
-      header = fields;
-      continue;
-    }
-    if (header.empty()) continue;
-    std::string name = fields[0], unit;
-    if (const auto open = name.rfind(" ("); open != std::string::npos && name.back() == ')') {
-      unit = name.substr(open + 2, name.size() - open - 3);
-      name = name.substr(0, open);
-    }
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    const char* key = nullptr;
-    for (const auto& [label, json_key] : names) {
-      if (name == label) key = json_key;
-    }
-    if (key == nullptr || *key == '\0') continue;
-    json metric = {{"unit", unit == "per sec" ? "requests/sec" : unit}};
-    for (std::size_t i = 1; i < fields.size() && i < header.size(); ++i) {
-      std::string value = fields[i];
-      value.erase(std::remove(value.begin(), value.end(), ','), value.end());
-      if (value.empty() || value == "N/A") continue;
-      try {
-        std::size_t used = 0;
-        const double v = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-        metric[header[i] == "Value" ? "avg" : header[i]] = v;
-      } catch (const std::exception&) {
-        throw ConfigError(fmt::format("{}:{}: '{}' of {} is '{}', not a number", where, number, header[i], fields[0],
-                                      fields[i]));
-      }
-    }
-    profile[key] = metric;
+    if (section.empty()) padding.assign(static_cast<std::size_t>(number - 1), '\n');
+    section += line + "\n";
   }
+  read_section();
   return profile;
 }
 
