@@ -6,14 +6,9 @@
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/integer_math.hpp"
 
 namespace clustersim::topologies {
-namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
-
 void check_fat_tree_parameters(const ScaleOutSpec& spec, std::vector<std::string>& problems) {
   if (spec.tiers != 2 && spec.tiers != 3) {
     problems.push_back(fmt::format("fat-tree tiers must be 2 or 3, got {}", spec.tiers));
@@ -72,8 +67,8 @@ FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
           "has {}: use tiers: 3 or a larger radix",
           k, capacity, o, endpoints));
     }
-    shape.leaves = ceil_div(endpoints, d);
-    shape.spines = shape.leaves > 1 ? ceil_div(shape.leaves * u, k) : 0;
+    shape.leaves = engine::ceil_div(endpoints, d);
+    shape.spines = shape.leaves > 1 ? engine::ceil_div(shape.leaves * u, k) : 0;
     return shape;
   }
 
@@ -90,16 +85,16 @@ FatTreeShape fat_tree_shape(const ScaleOutSpec& spec, std::int64_t endpoints) {
             : fmt::format(" (aggregation {})", spec.aggregation_oversubscription),
         endpoints));
   }
-  shape.leaves = ceil_div(endpoints, d);
+  shape.leaves = engine::ceil_div(endpoints, d);
   shape.leaves_per_pod = shape.aggregation_down_ports;
-  shape.pods = ceil_div(shape.leaves, shape.leaves_per_pod);
+  shape.pods = engine::ceil_div(shape.leaves, shape.leaves_per_pod);
   shape.aggregations_per_pod = shape.leaves > 1 ? static_cast<int>(u) : 0;
   shape.cores = shape.pods > 1 ? u * cores_per_plane(shape.pods, shape.aggregation_up_ports, k) : 0;
   return shape;
 }
 
 std::int64_t cores_per_plane(std::int64_t pods, std::int64_t uplinks, int radix) {
-  return ceil_div(pods * uplinks, radix);
+  return engine::ceil_div(pods * uplinks, radix);
 }
 
 ScaleOutFabric build_fat_tree(NetworkGraph& graph, const ScaleOutSpec& spec,

@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/integer_math.hpp"
 #include "topologies/fat_tree.hpp"
 
 namespace clustersim::topologies {
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::string capacity_problem(const ScaleOutSpec& spec, std::int64_t nodes, int rails) {
   const int k = spec.radix;
@@ -89,15 +89,15 @@ RailShape rail_shape(const ScaleOutSpec& spec, std::int64_t nodes, int rails) {
   shape.down_ports = down_ports_for(spec.radix, spec.oversubscription);
   shape.up_ports = spec.radix - shape.down_ports;
   shape.rails = rails;
-  shape.groups = ceil_div(nodes, shape.down_ports);
+  shape.groups = engine::ceil_div(nodes, shape.down_ports);
   shape.leaves = shape.groups * rails;
   if (shape.tiers == 2) {
-    shape.spines = shape.leaves > 1 ? ceil_div(shape.leaves * shape.up_ports, shape.radix) : 0;
+    shape.spines = shape.leaves > 1 ? engine::ceil_div(shape.leaves * shape.up_ports, shape.radix) : 0;
     return shape;
   }
   shape.aggregation_down_ports = down_ports_for(spec.radix, spec.aggregation_oversubscription);
   shape.aggregation_up_ports = spec.radix - shape.aggregation_down_ports;
-  shape.pods_per_rail = ceil_div(shape.groups, shape.aggregation_down_ports);
+  shape.pods_per_rail = engine::ceil_div(shape.groups, shape.aggregation_down_ports);
   shape.pods = shape.pods_per_rail * rails;
   shape.cores = shape.pods > 1 ? shape.up_ports * cores_per_plane(shape.pods, shape.aggregation_up_ports, shape.radix) : 0;
   return shape;

@@ -186,7 +186,7 @@ CalibrationTable parse_calibration_csv(std::string_view text, const std::string&
         row_problems.add(e.what());
       }
     }
-    const bool is_gemm = op == OpClass::gemm || op == OpClass::batched_gemm;
+    const bool is_gemm = is_gemm_op(op);
     const bool is_attention = op == OpClass::attention;
     row.shape.m = read_dimension(cells[3], "m", is_gemm, 0, row_problems);
     row.shape.n = read_dimension(cells[4], "n", is_gemm, 0, row_problems);
@@ -247,7 +247,7 @@ std::string write_calibration_csv(const CalibrationTable& table) {
   const auto dim = [](std::int64_t value) { return value > 0 ? std::to_string(value) : std::string(); };
   for (const auto& row : table.rows) {
     const KernelShape& s = row.shape;
-    const bool is_gemm = s.op == OpClass::gemm || s.op == OpClass::batched_gemm;
+    const bool is_gemm = is_gemm_op(s.op);
     const bool is_attention = s.op == OpClass::attention;
     out += row.accelerator + "," + std::string(op_class_name(s.op)) + "," +
            (row.dtype_given ? std::string(dtype_name(s.dtype)) : std::string()) + ",";

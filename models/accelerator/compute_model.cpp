@@ -41,7 +41,6 @@ void require_attention_shape(const AttentionShape& shape) {
   }
 }
 
-bool is_gemm_kind(OpClass op) { return op == OpClass::gemm || op == OpClass::batched_gemm; }
 
 AttentionShape to_attention_shape(const KernelShape& shape) {
   AttentionShape attention;
@@ -512,7 +511,7 @@ double ComputeModel::reference_time_s(const KernelShape& shape) const {
 }
 
 std::string ComputeModel::fit_group(const KernelShape& shape) const {
-  if (is_gemm_kind(shape.op)) return "gemm";
+  if (is_gemm_op(shape.op)) return "gemm";
   if (shape.op == OpClass::attention) {
     return "attention/" + std::string(dtype_name(shape.dtype)) +
            (shape.backward ? "/bwd" : "/fwd");
@@ -523,7 +522,7 @@ std::string ComputeModel::fit_group(const KernelShape& shape) const {
 std::vector<double> ComputeModel::fit_features(const KernelShape& shape) const {
   // The roofline's time above the launch overhead, scaled by the fit (fitted_model.hpp).
   const double roofline_s = roofline(shape).time_s - spec_.kernel_launch_s;
-  if (!is_gemm_kind(shape.op)) return {roofline_s, 1.0};
+  if (!is_gemm_op(shape.op)) return {roofline_s, 1.0};
   // GEMMs: one column per dtype (enum order), so each format gets its own scale while the
   // overhead is shared.
   std::vector<double> features(kDtypeCount + 1, 0.0);
@@ -533,7 +532,7 @@ std::vector<double> ComputeModel::fit_features(const KernelShape& shape) const {
 }
 
 OpEstimate ComputeModel::roofline(const KernelShape& shape) const {
-  if (is_gemm_kind(shape.op)) return gemm_roofline(to_gemm_shape(shape));
+  if (is_gemm_op(shape.op)) return gemm_roofline(to_gemm_shape(shape));
   if (shape.op == OpClass::attention) {
     const AttentionShape attention = to_attention_shape(shape);
     require_attention_shape(attention);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/integer_math.hpp"
 
 namespace clustersim::models {
 
@@ -14,7 +15,6 @@ bool epilogue_overlaps_main_loop(MatrixPath path) {
 
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 /// Bytes of one stream-K partial sum element (fp32 accumulator).
 constexpr double kPartialSumBytes = 4.0;
@@ -49,8 +49,8 @@ double wave_panel_bytes(const ProblemCosts& p, std::int64_t tiles_m, std::int64_
                         int tile_m, int tile_n, std::int64_t count) {
   const double ideal_rows = std::sqrt(static_cast<double>(count) * tile_n / tile_m);
   std::int64_t rows = std::clamp<std::int64_t>(std::llround(ideal_rows), 1, tiles_m);
-  const std::int64_t cols = std::min(ceil_div(count, rows), tiles_n);
-  rows = std::min(ceil_div(count, cols), tiles_m);
+  const std::int64_t cols = std::min(engine::ceil_div(count, rows), tiles_n);
+  rows = std::min(engine::ceil_div(count, cols), tiles_m);
   const double panel_rows = std::min(static_cast<double>(rows * tile_m), p.m);
   const double panel_cols = std::min(static_cast<double>(cols * tile_n), p.n);
   return (panel_rows * p.input_bytes + panel_cols * p.weight_bytes) * p.k;
@@ -132,10 +132,10 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
       repeated = repeated || (!seen.stream_k && seen.tile_m == tile_m && seen.tile_n == tile_n);
     }
     if (repeated) continue;
-    const std::int64_t tiles_m = ceil_div(problem.m, tile_m);
-    const std::int64_t tiles_n = ceil_div(problem.n, tile_n);
+    const std::int64_t tiles_m = engine::ceil_div(problem.m, tile_m);
+    const std::int64_t tiles_n = engine::ceil_div(problem.n, tile_n);
     const std::int64_t tile_count = tiles_m * tiles_n * problem.batch;
-    const std::int64_t waves = ceil_div(tile_count, units);
+    const std::int64_t waves = engine::ceil_div(tile_count, units);
     const std::int64_t active = std::min(tile_count, units);
     const double tile_efficiency =
         std::min(1.0, tile_intensity(tile_m, tile_n) / preset_intensity);
@@ -168,9 +168,9 @@ std::vector<GemmSchedule> gemm_schedules(const GemmShape& problem, const Acceler
 
     // Stream-K is offered with the preset tile and its transpose (index 0 and 1).
     if (index > 1) continue;
-    const std::int64_t iterations_per_tile = ceil_div(problem.k, kGemmTileK);
+    const std::int64_t iterations_per_tile = engine::ceil_div(problem.k, kGemmTileK);
     const std::int64_t iterations = tile_count * iterations_per_tile;
-    const std::int64_t per_unit = ceil_div(iterations, units);
+    const std::int64_t per_unit = engine::ceil_div(iterations, units);
     GemmSchedule stream_k = data_parallel;
     stream_k.stream_k = true;
     stream_k.waves = 1;

@@ -8,14 +8,13 @@ namespace clustersim::models {
 
 namespace {
 
-bool is_gemm_kind(OpClass op) { return op == OpClass::gemm || op == OpClass::batched_gemm; }
 
 double log_of(std::int64_t value) { return std::log(static_cast<double>(std::max<std::int64_t>(value, 1))); }
 
 }  // namespace
 
 bool same_kernel_kind(const KernelShape& point, const KernelShape& query) {
-  if (is_gemm_kind(point.op) && is_gemm_kind(query.op)) return point.dtype == query.dtype;
+  if (is_gemm_op(point.op) && is_gemm_op(query.op)) return point.dtype == query.dtype;
   if (point.op != query.op) return false;
   if (point.op == OpClass::attention) {
     return point.dtype == query.dtype && point.head_dim == query.head_dim &&
@@ -26,7 +25,7 @@ bool same_kernel_kind(const KernelShape& point, const KernelShape& query) {
 }
 
 std::vector<double> log_coordinates(const KernelShape& shape) {
-  if (is_gemm_kind(shape.op)) {
+  if (is_gemm_op(shape.op)) {
     return {log_of(shape.m), log_of(shape.n), log_of(shape.k), log_of(shape.batch)};
   }
   if (shape.op == OpClass::attention) {

@@ -35,6 +35,8 @@ enum class OpClass {
 std::string_view op_class_name(OpClass op);
 /// Parses a name; throws ConfigError listing the valid names.
 OpClass parse_op_class(std::string_view name);
+/// True for gemm and batched_gemm: the classes a GEMM schedule and the GEMM tables cost.
+inline bool is_gemm_op(OpClass op) { return op == OpClass::gemm || op == OpClass::batched_gemm; }
 /// True for gemm, batched_gemm and attention: costed by FLOPs on the matrix units.
 bool is_matrix_op(OpClass op);
 /// True for the classes costed by bytes moved (everything but matrix ops and layer_*).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/llm/parallel_rules.hpp"
+#include "sim/config/units.hpp"
 
 namespace clustersim::models {
 
@@ -101,7 +102,7 @@ std::optional<std::string> does_not_fit_message(const FootprintInputs& inputs, d
     std::string options;
     for (std::size_t i = 0; i < remedies.size(); ++i) {
       options += fmt::format("{}{} ({:.1f} GiB)", i == 0 ? "" : i + 1 == remedies.size() ? ", or " : ", ",
-                             remedies[i].change, remedies[i].peak_bytes / kGiB);
+                             remedies[i].change, remedies[i].peak_bytes / config::kGiB);
     }
     return fmt::format("{}; it fits with {}", e.what(), options);
   }

@@ -9,6 +9,7 @@
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/pipeline_split.hpp"
 #include "models/memory/zero_sharding.hpp"
+#include "sim/config/units.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -340,7 +341,7 @@ double largest_module_parameters(const FootprintInputs& in, const LayerCounts& c
   return largest;
 }
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / config::kGiB); }
 
 }  // namespace
 

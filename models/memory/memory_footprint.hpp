@@ -265,7 +265,4 @@ double kv_cache_bytes(const TransformerSpec& model, double tokens, double bytes_
 /// optimizer shard is over expert_data_parallel_size.
 double estimated_step_hbm_bytes(const FootprintInputs& inputs, int stage);
 
-/// Bytes per GiB.
-inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 }  // namespace clustersim::models

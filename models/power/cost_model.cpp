@@ -7,7 +7,7 @@
 namespace clustersim::models {
 namespace {
 
-void require(bool ok, const std::string& message) {
+void cost_require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError("cost model: " + message);
 }
 
@@ -24,22 +24,22 @@ std::optional<config::RuleProblem> CostSpec::basis_problem() const {
 }
 
 void CostSpec::validate() const {
-  require(any(), "set cost.accelerator_hour_usd, or cost.capex_usd_per_accelerator with electricity_usd_per_kwh");
-  if (const auto problem = basis_problem()) require(false, problem->message);
-  if (accelerator_hour_usd) require(*accelerator_hour_usd >= 0, "accelerator_hour_usd must not be negative");
-  if (capex_usd_per_accelerator) require(*capex_usd_per_accelerator >= 0, "capex_usd_per_accelerator must not be negative");
-  require(amortization_years > 0, "amortization_years must be positive");
-  require(electricity_usd_per_kwh >= 0, "electricity_usd_per_kwh must not be negative");
-  require(pue >= 1.0, "pue must be >= 1 (facility power / IT power)");
+  cost_require(any(), "set cost.accelerator_hour_usd, or cost.capex_usd_per_accelerator with electricity_usd_per_kwh");
+  if (const auto problem = basis_problem()) cost_require(false, problem->message);
+  if (accelerator_hour_usd) cost_require(*accelerator_hour_usd >= 0, "accelerator_hour_usd must not be negative");
+  if (capex_usd_per_accelerator) cost_require(*capex_usd_per_accelerator >= 0, "capex_usd_per_accelerator must not be negative");
+  cost_require(amortization_years > 0, "amortization_years must be positive");
+  cost_require(electricity_usd_per_kwh >= 0, "electricity_usd_per_kwh must not be negative");
+  cost_require(pue >= 1.0, "pue must be >= 1 (facility power / IT power)");
 }
 
 StepCost step_cost(const CostSpec& cost, double step_time_s, double accelerators, double it_energy_j,
                    double tokens_per_step) {
   cost.validate();
-  require(step_time_s > 0, "step time must be positive");
-  require(accelerators > 0, "accelerator count must be positive");
-  require(it_energy_j >= 0, "energy must not be negative");
-  require(tokens_per_step > 0, "tokens per step must be positive");
+  cost_require(step_time_s > 0, "step time must be positive");
+  cost_require(accelerators > 0, "accelerator count must be positive");
+  cost_require(it_energy_j >= 0, "energy must not be negative");
+  cost_require(tokens_per_step > 0, "tokens per step must be positive");
   StepCost c;
   const double device_hours = accelerators * step_time_s / kSecondsPerHour;
   if (cost.accelerator_hour_usd) {

@@ -10,20 +10,20 @@
 namespace clustersim::models {
 namespace {
 
-void require(bool ok, const std::string& message) {
+void power_require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError("power model: " + message);
 }
 
 }  // namespace
 
 void ActivityPower::validate() const {
-  require(idle_w >= 0, fmt::format("idle power {:g} W must not be negative", idle_w));
-  require(limit_w > idle_w, fmt::format("power limit {:g} W must be above idle {:g} W", limit_w, idle_w));
-  require(wait_w >= idle_w, fmt::format("wait power {:g} W must not be below idle {:g} W", wait_w, idle_w));
-  require(memory_w >= wait_w, fmt::format("memory-bound power {:g} W must not be below wait {:g} W", memory_w, wait_w));
-  require(compute_w >= memory_w,
+  power_require(idle_w >= 0, fmt::format("idle power {:g} W must not be negative", idle_w));
+  power_require(limit_w > idle_w, fmt::format("power limit {:g} W must be above idle {:g} W", limit_w, idle_w));
+  power_require(wait_w >= idle_w, fmt::format("wait power {:g} W must not be below idle {:g} W", wait_w, idle_w));
+  power_require(memory_w >= wait_w, fmt::format("memory-bound power {:g} W must not be below wait {:g} W", memory_w, wait_w));
+  power_require(compute_w >= memory_w,
           fmt::format("compute power {:g} W must not be below memory-bound {:g} W", compute_w, memory_w));
-  require(communication_w >= idle_w,
+  power_require(communication_w >= idle_w,
           fmt::format("communication power {:g} W must not be below idle {:g} W", communication_w, idle_w));
 }
 
@@ -47,17 +47,17 @@ std::optional<ActivityPower> activity_power(const AcceleratorSpec& chip, double 
 
 DeviceEnergy device_energy(const ActivityPower& power, const DeviceActivity& activity) {
   power.validate();
-  require(activity.period_s > 0, "period must be positive");
-  require(activity.kernel_s >= 0 && activity.communication_s >= 0, "kernel and communication times must not be negative");
-  require(activity.kernel_s + activity.communication_s <= activity.period_s * (1 + 1e-9),
+  power_require(activity.period_s > 0, "period must be positive");
+  power_require(activity.kernel_s >= 0 && activity.communication_s >= 0, "kernel and communication times must not be negative");
+  power_require(activity.kernel_s + activity.communication_s <= activity.period_s * (1 + 1e-9),
           fmt::format("kernel {} s + communication {} s exceed the period {} s", activity.kernel_s,
                       activity.communication_s, activity.period_s));
   double matrix_s = 0;
   for (const auto& [dtype, flops] : activity.matrix_flops) {
-    require(flops >= 0, "FLOP counts must not be negative");
+    power_require(flops >= 0, "FLOP counts must not be negative");
     if (flops == 0) continue;
     const auto it = power.best_flops_per_s.find(dtype);
-    require(it != power.best_flops_per_s.end() && it->second > 0,
+    power_require(it != power.best_flops_per_s.end() && it->second > 0,
             fmt::format("no {} matrix rate for {} FLOPs", dtype_name(dtype), flops));
     matrix_s += flops / it->second;
   }
@@ -84,25 +84,25 @@ DeviceEnergy device_energy(const ActivityPower& power, const DeviceActivity& act
 }
 
 void PowerSpec::validate() const {
-  require(accelerator_limit_w >= 0, "accelerator power limit must not be negative");
-  require(nic_w >= 0, "NIC power must not be negative");
-  require(switch_w >= 0, "switch power must not be negative");
-  require(node_w >= 0, "node power must not be negative");
-  require(psu_efficiency > 0 && psu_efficiency <= 1, "power-supply efficiency must be in (0, 1]");
+  power_require(accelerator_limit_w >= 0, "accelerator power limit must not be negative");
+  power_require(nic_w >= 0, "NIC power must not be negative");
+  power_require(switch_w >= 0, "switch power must not be negative");
+  power_require(node_w >= 0, "node power must not be negative");
+  power_require(psu_efficiency > 0 && psu_efficiency <= 1, "power-supply efficiency must be in (0, 1]");
 }
 
 ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const PowerSpec& power, double nodes, double nics,
                              double switches, double period_s, double tokens, double model_flops) {
   power.validate();
-  require(!groups.empty(), "no devices");
-  require(nodes >= 0 && nics >= 0 && switches >= 0, "node, NIC and switch counts must not be negative");
-  require(period_s > 0, "period must be positive");
-  require(tokens > 0, "tokens must be positive");
-  require(model_flops >= 0, "model FLOPs must not be negative");
+  power_require(!groups.empty(), "no devices");
+  power_require(nodes >= 0 && nics >= 0 && switches >= 0, "node, NIC and switch counts must not be negative");
+  power_require(period_s > 0, "period must be positive");
+  power_require(tokens > 0, "tokens must be positive");
+  power_require(model_flops >= 0, "model FLOPs must not be negative");
   ClusterEnergy c;
   double peak_devices_w = 0;
   for (const DeviceGroup& group : groups) {
-    require(group.devices >= 0, "device counts must not be negative");
+    power_require(group.devices >= 0, "device counts must not be negative");
     c.devices_j += group.energy.total_j * group.devices;
     peak_devices_w += group.energy.kernel_power_w * group.devices;
   }

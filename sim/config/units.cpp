@@ -103,7 +103,7 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 }  // namespace
 
@@ -122,10 +122,10 @@ double parse_quantity(std::string_view text, Dimension expected) {
   if (*cursor == '+') ++cursor;
   auto [number_end, ec] = std::from_chars(cursor, end, number);
   if (ec != std::errc() || number_end == cursor) {
-    throw UnitError("bad number in " + quoted(input) + ": " + expectation, std::nullopt);
+    throw UnitError("bad number in " + in_quotes(input) + ": " + expectation, std::nullopt);
   }
   if (!std::isfinite(number)) {
-    throw UnitError("bad number in " + quoted(input) + ": not finite", std::nullopt);
+    throw UnitError("bad number in " + in_quotes(input) + ": not finite", std::nullopt);
   }
   const std::string unit = trim(std::string_view(number_end, static_cast<std::size_t>(end - number_end)));
   if (unit.empty()) {
@@ -135,12 +135,12 @@ double parse_quantity(std::string_view text, Dimension expected) {
   for (const auto& spelling : table) {
     if (spelling.text != unit) continue;
     if (spelling.dimension != expected) {
-      throw UnitError(quoted(input) + " is a " + std::string(dimension_name(spelling.dimension)) +
+      throw UnitError(in_quotes(input) + " is a " + std::string(dimension_name(spelling.dimension)) +
                           ", " + expectation,
                       std::nullopt);
     }
     if (number < 0) {
-      throw UnitError("negative " + std::string(dimension_name(expected)) + " " + quoted(input) +
+      throw UnitError("negative " + std::string(dimension_name(expected)) + " " + in_quotes(input) +
                           ": must be >= 0",
                       std::nullopt);
     }
@@ -154,7 +154,7 @@ double parse_quantity(std::string_view text, Dimension expected) {
   }
   auto suggestion = closest_match(unit, same_dimension);
   if (!suggestion) suggestion = closest_match(unit, all);
-  throw UnitError("unknown unit " + quoted(unit) + " in " + quoted(input) + ": " + expectation,
+  throw UnitError("unknown unit " + in_quotes(unit) + " in " + in_quotes(input) + ": " + expectation,
                   suggestion);
 }
 
@@ -184,15 +184,15 @@ std::vector<Scale> print_scales(Dimension dimension) {
   return {{1.0, ""}};
 }
 
-std::string scaled_text(double si_value, const Scale& scale, int precision) {
+std::string scaled_text(double value_si, const Scale& scale, int precision) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g %s", precision, si_value / scale.factor, scale.unit);
+  std::snprintf(buffer, sizeof buffer, "%.*g %s", precision, value_si / scale.factor, scale.unit);
   return buffer;
 }
 
-bool round_trips(const std::string& text, double si_value, Dimension dimension) {
+bool round_trips(const std::string& text, double value_si, Dimension dimension) {
   try {
-    return parse_quantity(text, dimension) == si_value;
+    return parse_quantity(text, dimension) == value_si;
   } catch (const UnitError&) {
     return false;
   }
@@ -200,32 +200,32 @@ bool round_trips(const std::string& text, double si_value, Dimension dimension) 
 
 }  // namespace
 
-std::string format_quantity(double si_value, Dimension dimension) {
+std::string format_quantity(double value_si, Dimension dimension) {
   const std::vector<Scale> scales = print_scales(dimension);
   Scale chosen = scales.back();
   for (const auto& scale : scales) {
-    if (std::fabs(si_value) >= scale.factor * (1 - 1e-12)) {
+    if (std::fabs(value_si) >= scale.factor * (1 - 1e-12)) {
       chosen = scale;
       break;
     }
   }
-  if (si_value == 0) {
+  if (value_si == 0) {
     for (const auto& scale : scales) {
       if (scale.factor == 1.0) chosen = scale;
     }
   }
-  return scaled_text(si_value, chosen, 6);
+  return scaled_text(value_si, chosen, 6);
 }
 
-std::string format_quantity_exact(double si_value, Dimension dimension) {
-  const std::string preferred = format_quantity(si_value, dimension);
-  if (round_trips(preferred, si_value, dimension)) return preferred;
+std::string format_quantity_exact(double value_si, Dimension dimension) {
+  const std::string preferred = format_quantity(value_si, dimension);
+  if (round_trips(preferred, value_si, dimension)) return preferred;
   // Another unit may name the same double ("0.6 us" is 0.6 x 1e-6, "600 ns" is not).
   std::string shortest;
   for (const Scale& scale : print_scales(dimension)) {
     for (int precision : {6, 17}) {
-      const std::string text = scaled_text(si_value, scale, precision);
-      if (round_trips(text, si_value, dimension) && (shortest.empty() || text.size() < shortest.size())) {
+      const std::string text = scaled_text(value_si, scale, precision);
+      if (round_trips(text, value_si, dimension) && (shortest.empty() || text.size() < shortest.size())) {
         shortest = text;
       }
     }

@@ -8,6 +8,9 @@
 
 namespace clustersim::config {
 
+/// Bytes per GiB (2^30): the one definition every model, report and validator uses.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 /// What a quantity measures. Parsed values are SI: bytes, bytes/s, seconds, FLOP/s, W, J.
 enum class Dimension { bytes, bytes_per_s, seconds, flops_per_s, watts, joules };
 
@@ -37,10 +40,10 @@ double parse_quantity(std::string_view text, Dimension expected);
 
 /// Human-readable form: decimal prefixes for rates, power and energy ("3.35 TB/s",
 /// "989 TFLOP/s"), binary for sizes ("80 GiB"), s/ms/us/ns/ps for times.
-std::string format_quantity(double si_value, Dimension dimension);
-/// format_quantity's text when it parses back to exactly `si_value`, else the shortest text in
+std::string format_quantity(double value_si, Dimension dimension);
+/// format_quantity's text when it parses back to exactly `value_si`, else the shortest text in
 /// another of the dimension's units that does ("0.6 us" for 0.6e-6 s, whose "600 ns" is another
 /// double): what a documented default must be, so that writing it changes nothing.
-std::string format_quantity_exact(double si_value, Dimension dimension);
+std::string format_quantity_exact(double value_si, Dimension dimension);
 
 }  // namespace clustersim::config

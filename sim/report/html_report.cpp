@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/accelerator/provenance.hpp"
+#include "sim/config/units.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/report/scenario_json.hpp"
 #include "sim/report/svg_chart.hpp"
@@ -21,7 +22,6 @@ namespace {
 
 using svg::escape;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr std::size_t kCdfPoints = 400;     ///< points of a latency CDF (quantiles)
 constexpr std::size_t kUtilisationBins = 200;  ///< bins of the link-utilisation-over-time chart
 
@@ -153,7 +153,7 @@ std::vector<std::string> run_meta(const scenario::Scenario& scenario, const runn
                       fingerprint_hex(run.fingerprint), run.events)};
 }
 
-double ms(engine::TimePs ps) { return engine::ps_to_seconds(ps) * 1e3; }
+double ms_of(engine::TimePs ps) { return engine::ps_to_seconds(ps) * 1e3; }
 
 /// A line of `count` points, point(i) giving point i's (x, y).
 template <typename Point>
@@ -182,8 +182,8 @@ std::vector<std::vector<Cell>> training_metrics(const training::TrainingResult& 
       {"network fidelity", r.fidelity, ""},
       {"simulation mode", r.mode, ""}};
   if (r.memory.computed) {
-    rows.push_back({"memory per GPU (peak stage)", r.memory.total_bytes / kGiB, "GiB"});
-    rows.push_back({"HBM capacity", r.memory.capacity_bytes / kGiB, "GiB"});
+    rows.push_back({"memory per GPU (peak stage)", r.memory.total_bytes / config::kGiB, "GiB"});
+    rows.push_back({"HBM capacity", r.memory.capacity_bytes / config::kGiB, "GiB"});
   }
   if (r.power.computed) {
     rows.push_back({"device power (average)", r.power.device_average_w, "W"});
@@ -214,7 +214,7 @@ std::string timeline_chart(const RunTimeline* timeline) {
     }
     chart.kinds = timeline->kinds();
     for (const TimelineSlice& slice : timeline->slices()) {
-      chart.bars.push_back({position[slice.row], ms(slice.start_ps), ms(slice.end_ps), slice.kind});
+      chart.bars.push_back({position[slice.row], ms_of(slice.start_ps), ms_of(slice.end_ps), slice.kind});
     }
   }
   return svg::gantt_chart(chart);
@@ -252,14 +252,14 @@ std::string memory_chart(const training::MemoryReport& memory) {
       activations{"activations", {}}, other{"buffers and other", {}};
   for (const training::StageMemory& stage : memory.stages) {
     chart.categories.push_back(fmt::format("stage {}", stage.stage));
-    weights.values.push_back(stage.weights_bytes / kGiB);
-    gradients.values.push_back(stage.gradients_bytes / kGiB);
-    optimizer.values.push_back(stage.optimizer_bytes / kGiB);
-    activations.values.push_back(stage.activations_bytes / kGiB);
+    weights.values.push_back(stage.weights_bytes / config::kGiB);
+    gradients.values.push_back(stage.gradients_bytes / config::kGiB);
+    optimizer.values.push_back(stage.optimizer_bytes / config::kGiB);
+    activations.values.push_back(stage.activations_bytes / config::kGiB);
     other.values.push_back(std::max(0.0, stage.total_bytes - stage.weights_bytes - stage.gradients_bytes -
                                              stage.optimizer_bytes - stage.activations_bytes) /
-                           kGiB);
-    chart.limits.push_back(memory.capacity_bytes / kGiB);
+                           config::kGiB);
+    chart.limits.push_back(memory.capacity_bytes / config::kGiB);
   }
   chart.segments = {weights, gradients, optimizer, activations, other};
   chart.limit_name = "HBM capacity";
@@ -275,7 +275,7 @@ std::string hbm_chart(const std::vector<StageHbmSeries>& stages) {
   for (const StageHbmSeries& stage : stages) {
     chart.series.push_back(series_of(fmt::format("stage {} (GPU {})", stage.stage, stage.accelerator), true,
                                      stage.times_ps.size(), [&stage](std::size_t i) {
-                                       return std::pair{ms(stage.times_ps[i]), stage.bytes[i] / kGiB};
+                                       return std::pair{ms_of(stage.times_ps[i]), stage.bytes[i] / config::kGiB};
                                      }));
   }
   return svg::line_chart(chart);

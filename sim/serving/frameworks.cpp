@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/config/units.hpp"
+
 namespace clustersim::serving {
 
 const config::NameTable<Framework>& framework_names() {
@@ -21,12 +23,11 @@ const config::NameTable<Framework>& framework_names() {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // vLLM 0.8 (V1): arg_utils.py _set_default_args_v1 (docs/serving-frameworks.md V4).
 SchedulerSpec vllm_v1(const FrameworkContext& c) {
   SchedulerSpec s;
-  const bool large = c.hbm_bytes >= 70 * kGiB;
+  const bool large = c.hbm_bytes >= 70 * config::kGiB;
   s.max_sequences = large ? 1024 : 256;
   s.max_batched_tokens = large ? (c.offline ? 16384 : 8192) : (c.offline ? 8192 : 2048);
   s.chunked_prefill = true;
@@ -45,7 +46,7 @@ SchedulerSpec vllm_v1(const FrameworkContext& c) {
 // 0.11).
 SchedulerSpec vllm_v1_010(const FrameworkContext& c) {
   SchedulerSpec s = vllm_v1(c);
-  const bool large = c.hbm_bytes >= 70 * kGiB && c.accelerator.find("a100") == std::string::npos;
+  const bool large = c.hbm_bytes >= 70 * config::kGiB && c.accelerator.find("a100") == std::string::npos;
   s.max_sequences = large ? 1024 : 256;
   s.max_batched_tokens = large ? (c.offline ? 16384 : 8192) : (c.offline ? 8192 : 2048);
   s.max_sequences = static_cast<int>(std::min<std::int64_t>(s.max_sequences, s.max_batched_tokens));
@@ -144,7 +145,7 @@ SchedulerSpec sglang(const FrameworkContext& c) {
   s.policy = SchedulePolicy::prefill_first;
   s.block_size = 1;
   const double reserved_gib = (gb < 90 ? 9.5 : gb < 160 ? 12.0 : 32.0) + c.instance_accelerators / 2.0;
-  s.memory_utilisation = std::clamp((c.hbm_bytes - reserved_gib * kGiB) / c.hbm_bytes, 0.05, 1.0);
+  s.memory_utilisation = std::clamp((c.hbm_bytes - reserved_gib * config::kGiB) / c.hbm_bytes, 0.05, 1.0);
   s.prefix_caching = true;
   s.iteration_overhead_s = 3e-3;  // CPU per step at most (H3), hidden behind the GPU's by the overlap scheduler
   s.overlap_host = true;

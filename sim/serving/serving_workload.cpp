@@ -12,6 +12,7 @@
 #include "models/memory/memory_hierarchy.hpp"
 #include "models/power/cost_model.hpp"
 #include "models/power/power_model.hpp"
+#include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
 #include "sim/platform/platform.hpp"
@@ -168,7 +169,6 @@ InstanceMemory instance_memory(const ServingSpec& spec, const PoolSpec& pool, co
 /// The smallest wider tensor-parallel split (tp x 2, x 4, ... up to 64, valid for the model's
 /// heads) that leaves room for the KV cache, costed by the same plan; "" when none does.
 std::string wider_tp_that_fits(const ServingSpec& spec, const PoolSpec& pool, const models::AcceleratorSpec& accelerator) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   for (int tp = pool.tp * 2; tp <= 64; tp *= 2) {
     if (models::tensor_parallel_problem(spec.model, tp)) continue;
     PoolSpec wider = pool;
@@ -176,7 +176,7 @@ std::string wider_tp_that_fits(const ServingSpec& spec, const PoolSpec& pool, co
     const InstanceMemory memory = instance_memory(spec, wider, accelerator);
     if (memory.kv_blocks >= 1) {
       return fmt::format("tp {} fits ({:.1f} GiB of weights per device, {} KV blocks of {} tokens)", tp,
-                         memory.weights / kGiB, memory.kv_blocks, spec.scheduler.block_size);
+                         memory.weights / config::kGiB, memory.kv_blocks, spec.scheduler.block_size);
     }
   }
   return "";
@@ -188,13 +188,12 @@ InstanceMemory plan_instance_memory(const ServingSpec& spec, const PoolSpec& poo
                                     const models::AcceleratorSpec& accelerator) {
   const InstanceMemory memory = instance_memory(spec, pool, accelerator);
   if (memory.kv_blocks < 1) {
-    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     const std::string wider = wider_tp_that_fits(spec, pool, accelerator);
     throw models::DoesNotFitError(fmt::format(
         "pool '{}' does not fit: {} on {} (tp {} x pp {}) needs {:.1f} GiB of weights and {:.1f} GiB of activations and "
         "workspace per device, but {:.1f} GiB ({:.0f} % of {:.1f} GiB) leaves no room for one KV block; {}",
-        pool.name, spec.model.name, accelerator.name, pool.tp, pool.pp, memory.weights / kGiB, memory.activations / kGiB,
-        memory.capacity / kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / kGiB,
+        pool.name, spec.model.name, accelerator.name, pool.tp, pool.pp, memory.weights / config::kGiB, memory.activations / config::kGiB,
+        memory.capacity / config::kGiB, spec.scheduler.memory_utilisation * 100, accelerator.hbm_capacity_bytes / config::kGiB,
         wider.empty() ? "no tp up to 64 leaves room: split it over more pipeline stages (pp), store the weights in fp8 "
                         "or use an accelerator with more memory"
                       : wider),

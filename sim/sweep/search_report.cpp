@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/memory/memory_footprint.hpp"
+#include "sim/config/units.hpp"
 #include "sim/report/training_report.hpp"
 
 namespace clustersim::sweep {
@@ -49,7 +50,7 @@ std::string search_table(const SearchResult& result) {
                        "{:>12.4g} {:>6.1f} {:>9.2f} {:>12}\n",
                        c.rank, c.closed_form_rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.ends_lighter ? "ends-1" : "even", k.micro_batch,
                        k.zero, recompute_name(k.recompute),
-                       a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / models::kGiB,
+                       a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / config::kGiB,
                        fmt::format("{:.4g}", c.analytical.objective_value));
   }
   const auto resimulated = std::count_if(result.top.begin(), result.top.end(),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/memory/fit_remedy.hpp"
+#include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
 
@@ -222,12 +223,11 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
   }
   const double over = footprint_.peak().total_bytes - platform_.cluster().accelerator.hbm_capacity_bytes;
   if (!workload_.enforce_memory_fit && over > 0) {
-    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     result->notes.push_back(fmt::format(
         "memory: pipeline stage {} needs {:.1f} GiB of {:.1f} GiB, {:.1f} GiB over capacity; simulated anyway "
         "(workload.enforce_memory_fit: false): a real run would not start",
-        footprint_.peak().stage, footprint_.peak().total_bytes / kGiB,
-        platform_.cluster().accelerator.hbm_capacity_bytes / kGiB, over / kGiB));
+        footprint_.peak().stage, footprint_.peak().total_bytes / config::kGiB,
+        platform_.cluster().accelerator.hbm_capacity_bytes / config::kGiB, over / config::kGiB));
   }
   for (const std::string& note : mode_notes_) result->notes.push_back(note);
   fill_power_report(workload_, platform_, setup_.throttle, *result);

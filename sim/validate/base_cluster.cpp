@@ -16,14 +16,14 @@ bool is_workload_section(const std::string& key) {
          key == "jobs" || key == "output";
 }
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string yaml_quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
 /// Each entry of a mapping as "<indent>key: <flow>\n", leaving out `skip`.
 std::string entry_lines(const config::ConfigNode& mapping, const std::string& indent, const std::string& skip = "") {
   std::string out;
   for (const auto& entry : mapping.entries) {
     if (entry.key == skip) continue;
-    out += fmt::format("{}{}: {}\n", indent, quoted(entry.key), flow_yaml(entry.value));
+    out += fmt::format("{}{}: {}\n", indent, yaml_quoted(entry.key), flow_yaml(entry.value));
   }
   return out;
 }
@@ -35,7 +35,7 @@ std::string flow_yaml(const config::ConfigNode& node) {
     case config::ConfigNode::Kind::null:
       return "null";
     case config::ConfigNode::Kind::scalar:
-      return quoted(node.text);
+      return yaml_quoted(node.text);
     case config::ConfigNode::Kind::sequence: {
       std::vector<std::string> items;
       for (const auto& item : node.items) items.push_back(flow_yaml(item));
@@ -44,7 +44,7 @@ std::string flow_yaml(const config::ConfigNode& node) {
     case config::ConfigNode::Kind::mapping: {
       std::vector<std::string> entries;
       for (const auto& entry : node.entries) {
-        entries.push_back(fmt::format("{}: {}", quoted(entry.key), flow_yaml(entry.value)));
+        entries.push_back(fmt::format("{}: {}", yaml_quoted(entry.key), flow_yaml(entry.value)));
       }
       return fmt::format("{{{}}}", fmt::join(entries, ", "));
     }
@@ -71,7 +71,7 @@ BaseCluster load_base_cluster(const std::filesystem::path& file) {
       base.model_entries_yaml = entry_lines(entry.value, "  ");
       base.model_names = entry.value.keys();
     } else {
-      base.sections_yaml += fmt::format("{}: {}\n", quoted(entry.key), flow_yaml(entry.value));
+      base.sections_yaml += fmt::format("{}: {}\n", yaml_quoted(entry.key), flow_yaml(entry.value));
     }
   }
   return base;

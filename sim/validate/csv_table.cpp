@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -96,6 +100,36 @@ std::vector<CsvRow> read_csv_file(const std::filesystem::path& file) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return parse_csv(buffer.str(), file.string());
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  const auto value = parse_number(text);
+  if (!value || *value != std::floor(*value)) return std::nullopt;
+  return static_cast<std::int64_t>(*value);
+}
+
+std::string lower_case(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string out = "\"";
+  for (const char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace clustersim::validate

@@ -863,16 +863,6 @@ void import_nccl(const std::filesystem::path& file, const std::map<std::string, 
   }
 }
 
-std::string quoted(const std::string& field) {
-  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
-  std::string out = "\"";
-  for (const char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 const config::NameTable<ImportKind>& import_kind_names() {
@@ -1007,7 +997,7 @@ std::string rows_csv(const ImportedRows& rows) {
   const auto line = [&out](const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i > 0) out += ',';
-      out += quoted(fields[i]);
+      out += csv_field(fields[i]);
     }
     out += '\n';
   };

@@ -19,33 +19,12 @@
 #include "sim/serving/frameworks.hpp"
 #include "models/llm/parallel_rules.hpp"
 #include "sim/serving/serving_workload.hpp"
+#include "sim/validate/csv_table.hpp"
 
 namespace clustersim::validate {
 namespace {
 
-constexpr int kAcceleratorsPerNode = 8;  // every system preset used here is an 8-GPU node
-
-std::optional<double> parse_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
-
-std::optional<std::int64_t> parse_integer(const std::string& text) {
-  const auto value = parse_number(text);
-  if (!value || *value != std::floor(*value)) return std::nullopt;
-  return static_cast<std::int64_t>(*value);
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-bool contains(const std::string& text, const char* needle) { return lower(text).find(needle) != std::string::npos; }
+bool contains(const std::string& text, const char* needle) { return lower_case(text).find(needle) != std::string::npos; }
 
 /// The accelerator and system preset of a row's `gpu_type`.
 struct RowSystem {
@@ -126,7 +105,7 @@ const InferenceModel* find_model(const std::string& row_model) {
 /// The framework profile of a row: the source's, else from the row's framework and scenario.
 std::optional<std::string> row_framework(const InferenceRow& row, const InferenceSource& source) {
   if (!source.framework.empty()) return source.framework;
-  const std::string f = lower(row.framework);
+  const std::string f = lower_case(row.framework);
   // A release named as "1.0", "v1.1.0", "0.10.2": its major and minor numbers.
   static const std::regex release(R"((?:^|[^0-9.])v?(\d+)\.(\d+))");
   std::smatch m;
@@ -192,7 +171,7 @@ std::optional<RowPrecision> row_precision(const InferenceRow& row, const Inferen
   for (const auto& stated : stated_model_precisions()) {
     if (source.name.rfind(stated.source, 0) == 0 && stated.row_model == row.model) return stated.precision;
   }
-  const std::string p = lower(row.precision);
+  const std::string p = lower_case(row.precision);
   RowPrecision out;
   if (p.find("fp8") != std::string::npos) {
     out.weights = "fp8";
@@ -477,7 +456,7 @@ const std::vector<InferenceModel>& inference_models() {
 std::optional<ServingMetric> parse_serving_metric(const std::string& metric, const std::string& unit,
                                                   const InferenceSource& source) {
   ServingMetric m;
-  const std::string u = lower(unit);
+  const std::string u = lower_case(unit);
   const bool unit_per_gpu = u.find("not stated") != std::string::npos
                                 ? source.unstated_per_gpu
                                 : u.find("/gpu") != std::string::npos || u.find("per gpu") != std::string::npos;

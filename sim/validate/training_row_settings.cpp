@@ -15,11 +15,6 @@
 namespace clustersim::validate {
 namespace {
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
@@ -80,7 +75,7 @@ class ColumnReader {
   std::optional<bool> boolean(const RowSettingColumn& c) {
     const std::string text = value(c);
     if (text.empty()) return std::nullopt;
-    const std::string l = lower(text);
+    const std::string l = lower_case(text);
     if (l == "true" || l == "yes" || l == "on") return true;
     if (l == "false" || l == "no" || l == "off") return false;
     return fail<bool>(c, text, "true or false");
@@ -217,15 +212,15 @@ const std::vector<GpuTypeSystem>& gpu_type_systems() {
 
 std::optional<std::string> system_for_gpu_type(const std::string& gpu_type) {
   std::string name = gpu_type.substr(0, gpu_type.find('('));
-  name = lower(trimmed(name));
+  name = lower_case(trimmed(name));
   if (name.empty()) return std::nullopt;
   for (const auto& entry : gpu_type_systems()) {
     for (const auto& n : entry.names) {
-      if (lower(n) == name) return entry.system;
+      if (lower_case(n) == name) return entry.system;
     }
   }
   for (const auto& system : scenario::library_names(scenario::LibraryKind::systems)) {
-    if (lower(system) == name) return system;
+    if (lower_case(system) == name) return system;
   }
   return std::nullopt;
 }
@@ -235,7 +230,7 @@ std::string gpu_type_choices() {
   for (const auto& entry : gpu_type_systems()) {
     std::vector<std::string> shown;
     for (const auto& n : entry.names) {
-      if (n != lower(n) || shown.empty()) shown.push_back(n);  // the preset names are listed below
+      if (n != lower_case(n) || shown.empty()) shown.push_back(n);  // the preset names are listed below
     }
     parts.push_back(fmt::format("{} ({})", fmt::join(shown, ", "), entry.system));
   }

@@ -17,32 +17,17 @@
 #include "models/llm/flop_count.hpp"
 #include "models/memory/memory_footprint.hpp"
 #include "models/llm/transformer_spec.hpp"
+#include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/training/training_simulation.hpp"
+#include "sim/validate/csv_table.hpp"
 #include "sim/validate/training_row_settings.hpp"
 
 namespace clustersim::validate {
 namespace {
-
-constexpr int kAcceleratorsPerNode = 8;  // every system used here is an 8-GPU node
-
-std::optional<double> parse_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
-
-std::optional<std::int64_t> parse_integer(const std::string& text) {
-  const auto value = parse_number(text);
-  if (!value || *value != std::floor(*value)) return std::nullopt;
-  return static_cast<std::int64_t>(*value);
-}
 
 /// The first integer after one of `labels` in free text ("MBS 4", "microbatch 2",
 /// "model-parallel size 96"), or nullopt.
@@ -87,7 +72,6 @@ bool metric_supported(const std::string& metric) {
 /// The memory units, as messages list them.
 constexpr const char* kMemoryUnits = "GiB, GB, MiB, MB or bytes";
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool notes_match(const std::string& marker, const CsvRow& row) {
   return marker.empty() || row.get("notes").rfind(marker, 0) == 0;
@@ -418,7 +402,7 @@ std::optional<MemoryQuantity> parse_memory_metric(const std::string& metric) {
 }
 
 std::optional<double> memory_unit_bytes(const std::string& unit) {
-  if (unit == "GiB") return kGiB;
+  if (unit == "GiB") return config::kGiB;
   if (unit == "MiB") return 1024.0 * 1024.0;
   if (unit == "GB") return 1e9;
   if (unit == "MB") return 1e6;
@@ -888,7 +872,7 @@ Simulated simulate_row_scenario(const std::string& yaml, const std::string& name
     sim.memory.peak_stage = peak.stage;
     if (sim.memory.used_bytes > sim.memory.capacity_bytes) {
       sim.memory_note = fmt::format("memory model puts stage {} at {:.1f} GiB of {:.1f} GiB (the published run fitted)",
-                                    peak.stage, sim.memory.used_bytes / kGiB, sim.memory.capacity_bytes / kGiB);
+                                    peak.stage, sim.memory.used_bytes / config::kGiB, sim.memory.capacity_bytes / config::kGiB);
     }
     sim.model = scenario.training().model;
     if (!needs_step) return sim;

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+namespace guide_test {
+
 namespace {
 
 const std::string kGuide = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/guide.md";
@@ -197,3 +199,5 @@ TEST_CASE("the guide's parser finds commands and their output, refuses a bad blo
                     "docs/guide.md:2: a console block starts with its `$ ` command line");
   CHECK_THROWS_WITH(console_blocks({"x", "```console", "$ echo hi", "hi"}), "docs/guide.md:2: the console block is not closed");
 }
+
+}  // namespace guide_test

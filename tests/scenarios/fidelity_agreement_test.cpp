@@ -11,6 +11,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace fidelity_agreement_test {
+
 namespace fs = std::filesystem;
 using namespace clustersim;
 
@@ -122,3 +124,5 @@ TEST_CASE("analytical and flow agree within 5 % on the xGMI mesh, the Gaudi 3 Ro
     CHECK(std::abs(analytical / flow - 1.0) <= 0.05);
   }
 }
+
+}  // namespace fidelity_agreement_test

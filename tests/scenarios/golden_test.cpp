@@ -17,6 +17,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace golden_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -105,3 +107,5 @@ TEST_SUITE("golden") {
     CHECK(clustersim::runner::run_training(other).fingerprint != first.fingerprint);
   }
 }
+
+}  // namespace golden_test

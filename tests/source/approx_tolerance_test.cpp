@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+namespace approx_tolerance_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -257,3 +259,5 @@ TEST_CASE("no test in tests/ compares a small quantity with doctest's absolute t
   for (const std::string& problem : problems) all += problem + "\n";
   CHECK_MESSAGE(problems.empty(), all);
 }
+
+}  // namespace approx_tolerance_test

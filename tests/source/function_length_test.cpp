@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+namespace function_length_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -176,3 +178,5 @@ TEST_CASE("no function in sim/, models/ or topologies/ is longer than 150 lines"
     CHECK(std::find(used.begin(), used.end(), &e) != used.end());
   }
 }
+
+}  // namespace function_length_test

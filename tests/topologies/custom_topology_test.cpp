@@ -10,6 +10,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace custom_topology_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -101,3 +103,5 @@ TEST_CASE("custom: disconnected accelerators, missing files and a missing path a
                        "custom topology needs an edge-list file (scale_out.custom_file)",
                        clustersim::ConfigError);
 }
+
+}  // namespace custom_topology_test

@@ -9,6 +9,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace dragonfly_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -90,3 +92,5 @@ TEST_CASE("dragonfly parameters are validated together") {
                        "cluster has 13 (13 nodes x 1 NICs)",
                        clustersim::ConfigError);
 }
+
+}  // namespace dragonfly_test

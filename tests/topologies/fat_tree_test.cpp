@@ -9,6 +9,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace fat_tree_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -214,3 +216,5 @@ TEST_CASE("switch-to-switch links can be faster than the NICs") {
                        "nic_bytes_per_s), got -1",
                        clustersim::ConfigError);
 }
+
+}  // namespace fat_tree_test

@@ -12,6 +12,8 @@
 #include "topologies/flow_incidence.hpp"
 #include "topologies/flow_max_min.hpp"
 
+namespace flow_incremental_test {
+
 using namespace clustersim::topologies;
 
 namespace {
@@ -312,3 +314,5 @@ TEST_CASE("a capacity change re-solves the flows it binds and leaves the others 
   CHECK(rates_now() == std::vector<double>{4e9, 6e9, 194e9});
   CHECK(rates.bottleneck(a) == 2);
 }
+
+}  // namespace flow_incremental_test

@@ -15,6 +15,8 @@
 #include "topologies/flow_max_min.hpp"
 #include "topology_test_support.hpp"
 
+namespace flow_network_test {
+
 using namespace clustersim::topologies;
 using clustersim::engine::Engine;
 using clustersim::engine::TimePs;
@@ -749,3 +751,5 @@ TEST_CASE("a new profile replaces the changes still pending from the link's last
   engine.run();
   CHECK(network.link_capacity_bytes_per_s(0) == 2.5 * kGBps);
 }
+
+}  // namespace flow_network_test

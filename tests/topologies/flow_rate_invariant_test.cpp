@@ -8,6 +8,8 @@
 
 #include "topologies/flow_network.hpp"
 
+namespace flow_rate_invariant_test {
+
 using clustersim::topologies::flow_rate_violation;
 
 TEST_CASE("the flow-rate invariant rejects zero, negative and non-finite rates on a live path") {
@@ -24,3 +26,5 @@ TEST_CASE("the flow-rate invariant accepts a positive rate, and zero behind a do
   CHECK(flow_rate_violation(1e-300, 50e9).empty());
   CHECK(flow_rate_violation(0.0, 0.0).empty());  // a down link stalls the flow
 }
+
+}  // namespace flow_rate_invariant_test

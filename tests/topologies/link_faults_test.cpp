@@ -13,6 +13,8 @@
 #include "topologies/link_faults.hpp"
 #include "topology_test_support.hpp"
 
+namespace link_faults_test {
+
 using namespace clustersim::topologies;
 using clustersim::engine::Engine;
 using clustersim::engine::TimePs;
@@ -305,3 +307,5 @@ TEST_CASE("a flow started during the reroute delay over the dead cable is paused
   const LinkId dead_up = topology.path(0, 2).links[1];
   CHECK(run.network.traffic().bytes[static_cast<std::size_t>(dead_up)] == 0);
 }
+
+}  // namespace link_faults_test

@@ -7,6 +7,8 @@
 #include "sim/engine/error.hpp"
 #include "topologies/flow_network.hpp"
 
+namespace link_utilisation_test {
+
 using namespace clustersim::topologies;
 using clustersim::engine::Engine;
 using clustersim::engine::TimePs;
@@ -76,3 +78,5 @@ TEST_CASE("an empty window or no bins is refused") {
   CHECK_THROWS_WITH_AS(recorder.series().binned(0, 0, 5, 0), "utilisation bins must be >= 1", clustersim::ConfigError);
   CHECK(recorder.series().binned(1, 0, 10, 2) == std::vector<double>{0.0, 0.0});  // never loaded
 }
+
+}  // namespace link_utilisation_test

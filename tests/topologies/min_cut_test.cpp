@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+namespace min_cut_test {
+
 using namespace clustersim::topologies;
 
 TEST_CASE("min cut between accelerator halves: a path graph is cut at its thinnest link") {
@@ -42,3 +44,5 @@ TEST_CASE("min cut of fewer than two accelerators is zero") {
   const std::vector<int> one{graph.add_vertex(VertexKind::accelerator, 0, 0)};
   CHECK(half_split_min_cut_bytes_per_s(graph, one) == 0.0);
 }
+
+}  // namespace min_cut_test

@@ -11,6 +11,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace rail_optimized_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -202,3 +204,5 @@ TEST_CASE("rail-optimized at 1,280 nodes: pipeline sends between scalable units 
   // mod 32 of the destination pod (core planes, fat_tree.hpp core_of_uplink).
   CHECK(busiest == 1);
 }
+
+}  // namespace rail_optimized_test

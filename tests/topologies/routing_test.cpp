@@ -10,6 +10,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace routing_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -184,3 +186,5 @@ TEST_CASE("routing: unknown names are rejected; d-mod-k keys other topologies' c
   CHECK(&by_destination.path(0, 4, 3) == &route);
   CHECK(&by_destination.path(0, 4, 11) == &route);
 }
+
+}  // namespace routing_test

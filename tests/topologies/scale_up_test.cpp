@@ -9,6 +9,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace scale_up_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -187,3 +189,5 @@ TEST_CASE("a mesh needs one NIC per accelerator (no switch to share one through)
                        "must equal accelerators_per_node (8), got 4",
                        clustersim::ConfigError);
 }
+
+}  // namespace scale_up_test

@@ -6,6 +6,8 @@
 
 #include "topology_test_support.hpp"
 
+namespace switch_fabric_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -46,3 +48,5 @@ TEST_CASE("switch fabric ignores the radix") {
   CHECK(topology.summary().switches == 1);
   CHECK(topology.summary().links == 100);
 }
+
+}  // namespace switch_fabric_test

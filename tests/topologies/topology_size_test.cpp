@@ -8,6 +8,8 @@
 #include "topologies/topology.hpp"
 #include "topologies/topology_size.hpp"
 
+namespace topology_size_test {
+
 using namespace clustersim::topologies;
 
 namespace {
@@ -62,3 +64,5 @@ TEST_CASE("two DGX nodes on one leaf: 19 vertices and 64 links, by hand") {
   CHECK(size.links == 64);
   CHECK(topology_memory_bytes(size) == (19 + 64) * kBytesPerGraphElement);
 }
+
+}  // namespace topology_size_test

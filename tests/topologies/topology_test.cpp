@@ -8,6 +8,8 @@
 #include "topologies/topology_keys.hpp"
 #include "topology_test_support.hpp"
 
+namespace topology_test {
+
 using namespace clustersim::topologies;
 using clustersim::topologies::testing::cluster;
 
@@ -114,3 +116,5 @@ TEST_CASE("a moved-from topology's paths stay valid in the new owner") {
   CHECK(second.path(0, 9).links == links);
   CHECK(&second.path(0, 9) == &before);  // cache entries are not copied
 }
+
+}  // namespace topology_test

@@ -7,6 +7,8 @@
 #include "sim/engine/error.hpp"
 #include "topology_test_support.hpp"
 
+namespace torus_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim::topologies;
@@ -122,3 +124,5 @@ TEST_CASE("torus dims are validated against the cluster") {
                        "scale-up switch), got 8",
                        clustersim::ConfigError);
 }
+
+}  // namespace torus_test

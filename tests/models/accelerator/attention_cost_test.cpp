@@ -7,6 +7,8 @@
 #include "models/accelerator/compute_model.hpp"
 #include "sim/engine/error.hpp"
 
+namespace attention_cost_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -235,3 +237,5 @@ TEST_CASE("fa4 splits the exponentials between MUFU and FMA emulation so both pi
   CHECK(attention_score_cost(b200, AttentionKernelFamily::fa4, 128, Dtype::bf16, false).time_s ==
         ps_approx(512.0 / (2250e12 * 0.78)).epsilon(1e-9));
 }
+
+}  // namespace attention_cost_test

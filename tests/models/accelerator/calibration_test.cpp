@@ -16,6 +16,8 @@
 #include "models/accelerator/measured_table.hpp"
 #include "sim/engine/error.hpp"
 
+namespace calibration_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -405,3 +407,5 @@ TEST_CASE("attention across accelerators: the model alone, and scaled by the oth
   CHECK(text.find("median error attention across accelerators n=4   model 50.0%   pooled 41.4% (n=3)") !=
         std::string::npos);
 }
+
+}  // namespace calibration_test

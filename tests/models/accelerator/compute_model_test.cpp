@@ -9,6 +9,8 @@
 #include "sim/engine/error.hpp"
 #include "tests/models/accelerator/accelerator_test_spec.hpp"
 
+namespace compute_model_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -396,3 +398,5 @@ TEST_CASE("elementwise rejects negative amounts and flops without a vector peak"
   CHECK(message_of([&] { scalar_less.elementwise(math); }) ==
         "accelerator 'test-gpu' has no vector_flops_per_s for an elementwise op with flops");
 }
+
+}  // namespace compute_model_test

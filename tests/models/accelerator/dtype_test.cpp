@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace dtype_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -32,3 +34,5 @@ TEST_CASE("parse_dtype rejects unknown names and lists the valid ones") {
   CHECK(message == "unknown dtype 'bf17'; valid: fp32, tf32, bf16, fp16, fp8, fp4");
   CHECK_THROWS_AS(parse_dtype("BF16"), ConfigError);  // names are lower-case
 }
+
+}  // namespace dtype_test

@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace gemm_schedule_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -189,3 +191,5 @@ TEST_CASE("gemm_schedules rejects bad shapes and efficiencies, naming them") {
   CHECK(message(fp4, 0.8) ==
         "accelerator 'small-gpu' has no fp4 matrix peak; available formats: bf16, fp8");
 }
+
+}  // namespace gemm_schedule_test

@@ -5,9 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include "sim/config/units.hpp"
 #include "tests/relative_approx.hpp"
 
 #include "sim/engine/error.hpp"
+
+namespace collective_model_test {
 
 using ::clustersim::tolerance::relative_approx;
 
@@ -16,7 +19,7 @@ using namespace clustersim::topologies;
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
+using clustersim::config::kGiB;
 
 ClusterNetworkSpec cluster(int nodes, int per_node, int nics, const char* topology, int radix) {
   ClusterNetworkSpec spec;
@@ -239,3 +242,5 @@ TEST_CASE("invalid collectives are rejected with the reason") {
                        doctest::Contains("ll128_max_bytes_per_s must be a finite number >= 0"),
                        clustersim::ConfigError);
 }
+
+}  // namespace collective_model_test

@@ -18,6 +18,8 @@
 #include "sim/engine/error.hpp"
 #include "topologies/topology.hpp"
 
+namespace collective_plan_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -435,3 +437,5 @@ TEST_CASE("pairwise all-to-all runs 16 rounds at once, as NCCL's p2p channels do
   const double latency_s = (16 + 7) * (2e-6 + 1e-6) + 5e-6;
   CHECK(analytical_time_s(plan, topology) == relative_approx(transfer_s + latency_s, 1e-9));
 }
+
+}  // namespace collective_plan_test

@@ -9,6 +9,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace mesh_rings_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -60,3 +62,5 @@ TEST_CASE("m disjoint Hamiltonian paths from c to c + m/2 cover every directed l
   CHECK_THROWS_WITH_AS(disjoint_hamiltonian_paths(7),
                        "disjoint Hamiltonian paths need an even vertex count >= 2, got 7", ConfigError);
 }
+
+}  // namespace mesh_rings_test

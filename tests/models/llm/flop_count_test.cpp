@@ -7,6 +7,8 @@
 #include "sim/engine/error.hpp"
 #include "tests/models/llm/llm_test_models.hpp"
 
+namespace flop_count_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 using namespace clustersim::models::testing;
@@ -121,3 +123,5 @@ TEST_CASE("DeepSeek-V3 forward FLOPs per token: MLA projections and score/value 
   CHECK(hardware_flops_per_token_full_recompute(spec, 4096) ==
         model_flops_per_token_training(spec, 4096) + 91864039424.0);
 }
+
+}  // namespace flop_count_test

@@ -14,6 +14,8 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/transformer_spec.hpp"
 
+namespace library_presets_test {
+
 using namespace clustersim::models;
 namespace fs = std::filesystem;
 
@@ -255,3 +257,5 @@ TEST_CASE("MoE presets give the published total and active parameter counts") {
   }
   CHECK(checked == published.size());
 }
+
+}  // namespace library_presets_test

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+namespace mla_spec_test {
+
 using namespace clustersim::models;
 
 TEST_CASE("MLA projections of DeepSeek-V3 (h 7168, 128 heads)") {
@@ -22,3 +24,5 @@ TEST_CASE("MLA without query compression uses one W_Q") {
   CHECK(p.norms == 512.0);
   CHECK(p.matmul() == 2048.0 * 16 * 192 + 2048.0 * 512 + 2048.0 * 64 + 512.0 * 16 * 256 + 16.0 * 128 * 2048);
 }
+
+}  // namespace mla_spec_test

@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace moe_runtime_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -90,3 +92,5 @@ TEST_CASE("invalid MoE runtime settings are rejected with the field named") {
   CHECK(message_of([&] { expert_load(MoeSpec{}, MoeRuntime{}, 100, 1); }) ==
         "expert_load needs a mixture-of-experts model (num_experts 0)");
 }
+
+}  // namespace moe_runtime_test

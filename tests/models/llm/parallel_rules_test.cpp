@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+namespace parallel_rules_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -62,3 +64,5 @@ TEST_CASE("parallel rules: each returns the key it is reported at and one messag
   CHECK_THROWS_WITH_AS(config::throw_if(batch_split_problem(60, 8, 2)),
                        "global_batch 60 is not divisible by dp x micro_batch = 8 x 2", ConfigError);
 }
+
+}  // namespace parallel_rules_test

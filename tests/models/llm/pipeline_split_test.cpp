@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace pipeline_split_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -66,3 +68,5 @@ TEST_CASE("pipeline split: what cannot be laid out is an error that says why") {
   CHECK_THROWS_WITH_AS(PipelineSplit(8, 2, 1, {4, 5}), "stage_layers sum to 9, the model has 8 layers", ConfigError);
   CHECK_THROWS_WITH_AS(PipelineSplit(8, 2, 1, {4, 4, 0}), "stage_layers lists 3 counts, pp is 2", ConfigError);
 }
+
+}  // namespace pipeline_split_test

@@ -11,6 +11,8 @@
 #include "tests/models/accelerator/accelerator_test_spec.hpp"
 #include "tests/models/llm/llm_test_models.hpp"
 
+namespace transformer_ops_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 using namespace clustersim::models::testing;
@@ -343,3 +345,5 @@ TEST_CASE("invalid batches and splits are rejected with the value named") {
   broken.hidden_size = 0;
   CHECK_THROWS_AS(transformer_forward_ops(broken, batch_of({{8, 8}}), {}), ConfigError);
 }
+
+}  // namespace transformer_ops_test

@@ -7,6 +7,8 @@
 #include "sim/engine/error.hpp"
 #include "tests/models/llm/llm_test_models.hpp"
 
+namespace transformer_spec_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 using namespace clustersim::models::testing;
@@ -265,3 +267,5 @@ TEST_CASE("invalid MoE and MLA specs are rejected with the field named") {
   spec.hidden_size = 7000;
   CHECK_NOTHROW(spec.validate());
 }
+
+}  // namespace transformer_spec_test

@@ -5,6 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/units.hpp"
+
+namespace memory_footprint_test {
+
+using clustersim::config::kGiB;
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -671,3 +677,5 @@ TEST_CASE("torchtitan's conventions: no fp8 weight copies kept, the loss on fp32
   CHECK(loss_saved_bytes(LossKernel::eager) + loss_transient_bytes(LossKernel::eager) == 12);
   CHECK(loss_saved_bytes(LossKernel::compiled) + loss_transient_bytes(LossKernel::compiled) == 4);
 }
+
+}  // namespace memory_footprint_test

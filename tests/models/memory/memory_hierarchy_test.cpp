@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace memory_hierarchy_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -65,3 +67,5 @@ TEST_CASE("invalid hierarchies are rejected") {
   CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 1, 0)}), doctest::Contains("'hbm' needs a positive bandwidth"));
   CHECK_THROWS_WITH(MemoryHierarchy({level(MemoryLevelKind::hbm, 1, 1, -1)}), doctest::Contains("negative latency"));
 }
+
+}  // namespace memory_hierarchy_test

@@ -4,6 +4,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace zero_sharding_test {
+
 using clustersim::ConfigError;
 using clustersim::models::CollectiveKind;
 using clustersim::models::ZeroSharding;
@@ -35,3 +37,5 @@ TEST_CASE("ZeRO stages shard optimizer state, then gradients, then weights, and 
   CHECK_THROWS_WITH_AS(ZeroSharding(4, 8), "ZeRO stage 4 is not one of 0, 1, 2, 3", ConfigError);
   CHECK_THROWS_WITH_AS(ZeroSharding(1, 0.5), "a data-parallel group needs >= 1 rank, got 0.5", ConfigError);
 }
+
+}  // namespace zero_sharding_test

@@ -4,6 +4,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace cost_model_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -42,3 +44,5 @@ TEST_CASE("bad cost inputs are rejected with the field named") {
   cost.accelerator_hour_usd = -1;
   CHECK_THROWS_WITH(cost.validate(), doctest::Contains("accelerator_hour_usd must not be negative"));
 }
+
+}  // namespace cost_model_test

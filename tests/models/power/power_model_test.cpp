@@ -5,6 +5,8 @@
 #include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
 
+namespace power_model_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -149,3 +151,5 @@ TEST_CASE("bad inputs are errors naming the field") {
   CHECK_THROWS_WITH(cluster_energy({}, PowerSpec{}, 1, 0, 0, 1, 1, 0), doctest::Contains("no devices"));
   CHECK_THROWS_WITH(cluster_energy({{e, 1}}, PowerSpec{}, 1, 0, 0, 1, 0, 0), doctest::Contains("tokens must be positive"));
 }
+
+}  // namespace power_model_test

@@ -6,6 +6,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace goodput_test {
+
 using namespace clustersim;
 using namespace clustersim::models;
 
@@ -62,3 +64,5 @@ TEST_CASE("Llama 3's interruption rates give the 16K-GPU job a 3.09 h MTBF") {
   CHECK_THROWS_WITH_AS(goodput_report(bad, {16384, 2048, 16384}, 4e12, 2e9),
                        "simulation.failures.gpu_mtbf must be positive and finite, got 0", ConfigError);
 }
+
+}  // namespace goodput_test

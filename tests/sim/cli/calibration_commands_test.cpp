@@ -17,6 +17,8 @@
 
 #include "models/accelerator/calibration_table.hpp"
 
+namespace calibration_commands_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -211,3 +213,5 @@ TEST_CASE("validate kernels --clock sustained: compute-bound rows at the clock t
   // An unknown clock is refused by the option's check.
   CHECK(run_cli("validate kernels " + dir.string() + " --clock turbo").exit_code != 0);
 }
+
+}  // namespace calibration_commands_test

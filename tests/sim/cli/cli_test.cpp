@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace cli_test {
+
 namespace {
 
 using clustersim::cli_testing::CommandResult;
@@ -145,3 +147,5 @@ TEST_CASE("docs scenario-reference matches the committed docs/scenario-reference
   INFO("regenerate with: build/release/clustersim docs scenario-reference > docs/scenario-reference.md");
   CHECK(generated.output == committed);
 }
+
+}  // namespace cli_test

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace collective_cli_test {
+
 namespace {
 
 struct CollectiveRun {
@@ -128,3 +130,5 @@ TEST_CASE("collective errors: unknown algorithm, NVLS without NVSwitch support, 
   const auto size = clustersim("collective " + scenario_path() + " --min 8Q");
   CHECK(size.output.find("size '8Q'") != std::string::npos);
 }
+
+}  // namespace collective_cli_test

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace outputs_cli_test {
+
 namespace {
 
 using clustersim::cli_testing::run_clustersim;
@@ -190,3 +192,5 @@ TEST_CASE("compare and --format csv show a second job (jobs:): its inputs with d
   CHECK(csv.output.find(",job.other-tenant.algorithm_bandwidth_B_s,job.other-tenant.busy_time_s,") !=
         std::string::npos);
 }
+
+}  // namespace outputs_cli_test

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace report_cli_test {
+
 namespace {
 
 using clustersim::cli_testing::run_clustersim;
@@ -69,3 +71,5 @@ TEST_CASE("sweep --out writes report.html with every point, failed ones with the
   CHECK(html.find("id=\"chart-pareto\"") != std::string::npos);
   CHECK(html.find("9 points, 3 succeeded, 6 failed") != std::string::npos);
 }
+
+}  // namespace report_cli_test

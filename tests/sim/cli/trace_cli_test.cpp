@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace trace_cli_test {
+
 namespace {
 
 using clustersim::cli_testing::run_clustersim;
@@ -196,3 +198,5 @@ TEST_CASE("trace errors come before the run and name the path or the option") {
   CHECK(bad.output.find("--trace-window '5ms'") != std::string::npos);
   std::filesystem::remove(scenario);
 }
+
+}  // namespace trace_cli_test

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+namespace unwritable_outputs_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -71,3 +73,5 @@ TEST_CASE("an unwritable sweep or sweep-merge --out is an error before any point
                    "error: the merged output folder " + under_file + "/points: cannot create the folder " + under_file +
                        "/points (Not a directory)");
 }
+
+}  // namespace unwritable_outputs_cli_test

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace validate_cli_test {
+
 namespace {
 
 using clustersim::cli_testing::run_clustersim;
@@ -78,3 +80,5 @@ TEST_CASE("validate: a bad row, a bad --base and a bad option exit 1 and say whe
   CHECK(threads.exit_code == 1);
   CHECK(has(threads.output, "--threads must be >= 0 (0: every core), got -1"));
 }
+
+}  // namespace validate_cli_test

@@ -9,6 +9,8 @@
 
 #include "config_test_support.hpp"
 
+namespace config_tree_test {
+
 using namespace clustersim::config;
 using clustersim::config::testing::parse_ok;
 
@@ -173,3 +175,5 @@ TEST_CASE("config_tree: env CLUSTERSIM_DATA overrides the library data dir") {
   ::unsetenv("CLUSTERSIM_DATA");
   CHECK(library_data_dir() == built_in);
 }
+
+}  // namespace config_tree_test

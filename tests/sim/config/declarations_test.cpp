@@ -9,6 +9,8 @@
 
 #include "config_test_support.hpp"
 
+namespace declarations_test {
+
 using namespace clustersim;
 using namespace clustersim::config;
 using clustersim::config::testing::parse_ok;
@@ -177,3 +179,5 @@ TEST_CASE("problems: warnings are kept apart from the errors") {
   REQUIRE(problems.warnings().size() == 1);
   CHECK(problems.warnings()[0].render() == "t.yaml:3:5: a.b: has no effect");
 }
+
+}  // namespace declarations_test

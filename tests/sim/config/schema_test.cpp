@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+namespace schema_test {
+
 using namespace clustersim::config;
 
 namespace {
@@ -115,3 +117,5 @@ TEST_CASE("schema: find_field walks objects and named entries; positions fall ba
   CHECK(find_field(fields, {"named", "anything", "label"})->key == "label");
   CHECK(find_field(fields, {"inner", "nope"}) == nullptr);
 }
+
+}  // namespace schema_test

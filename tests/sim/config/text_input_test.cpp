@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace text_input_test {
+
 using namespace clustersim::config;
 
 TEST_CASE("text_problem finds the first byte that is not YAML text, with its line and column") {
@@ -70,3 +72,5 @@ TEST_CASE("a folder given as a scenario file says it is a folder") {
   REQUIRE(diagnostics.size() == 1);
   CHECK(diagnostics[0].render() == folder.string() + ": '" + folder.string() + "' is a folder, not a scenario file");
 }
+
+}  // namespace text_input_test

@@ -6,6 +6,8 @@
 
 #include <string>
 
+namespace units_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using clustersim::config::Dimension;
@@ -127,3 +129,5 @@ TEST_CASE("units: format_quantity_exact prints a text that parses back to the sa
   CHECK(format_quantity_exact(1500, Dimension::watts) == "1.5 kW");
   CHECK(format_quantity_exact(31 * 1e-12, Dimension::joules) == "31 pJ");
 }
+
+}  // namespace units_test

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+namespace random_draws_test {
+
 using namespace clustersim;
 using namespace clustersim::engine;
 
@@ -87,3 +89,5 @@ TEST_CASE("Poisson quantiles by hand") {
   CHECK(poisson_upper_quantile(1e-3, 5e-4) == 1);
   CHECK(poisson_upper_quantile(1e-3, 2e-3) == 0);
 }
+
+}  // namespace random_draws_test

@@ -10,6 +10,8 @@
 #include "sim/engine/error.hpp"
 #include "sim/engine/time.hpp"
 
+namespace time_horizon_test {
+
 using namespace clustersim::engine;
 
 TEST_CASE("seconds_to_ps is exact below the horizon and an error at or past it") {
@@ -47,3 +49,5 @@ TEST_CASE("the engine stops a run at its event limit, naming the time it reached
                        clustersim::EventLimitError);
   CHECK(fired == 3);
 }
+
+}  // namespace time_horizon_test

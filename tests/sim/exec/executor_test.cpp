@@ -9,6 +9,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace executor_test {
+
 using clustersim::ConfigError;
 using clustersim::SimulationError;
 using clustersim::engine::Engine;
@@ -566,3 +568,5 @@ TEST_CASE("a task counter reports progress at the start, every N ends and at the
   for (int i = 0; i < 3; ++i) small.on_task_end(event);
   CHECK(grown == Reports{{0, 2}, {2, 2}, {3, 3}});
 }
+
+}  // namespace executor_test

@@ -10,6 +10,8 @@
 #include "../cli/run_clustersim.hpp"
 #include "../sweep/temp_folders.hpp"
 
+namespace mpi_sweep_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -80,3 +82,5 @@ TEST_CASE("an error on rank 0 ends every rank: the folder holds another sweep") 
   CHECK(run.exit_code != 0);
   CHECK(run.output.find("holds the points of another sweep") != std::string::npos);
 }
+
+}  // namespace mpi_sweep_test

@@ -17,6 +17,8 @@
 #include "sim/training/training_simulation.hpp"
 #include "tests/sim/training/training_test_support.hpp"
 
+namespace flow_comm_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 using namespace clustersim::training::testing;
@@ -364,3 +366,5 @@ TEST_CASE("analytical: a communication started while another runs shares its lin
   CHECK(engine::ps_to_seconds(exec::run_graph(later_engine, serial).makespan_ps) ==
         doctest::Approx(2 * alone_s).epsilon(1e-9));
 }
+
+}  // namespace flow_comm_test

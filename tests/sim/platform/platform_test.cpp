@@ -13,6 +13,8 @@
 #include "sim/platform/workload.hpp"
 #include "tests/sim/training/training_test_support.hpp"
 
+namespace platform_test {
+
 using namespace clustersim;
 using namespace clustersim::training::testing;
 
@@ -111,3 +113,5 @@ TEST_CASE("the flow backend changes a link's capacity over time; transfers acros
                        "capacity profile of link 0: the value at 10 ps must be a finite number >= 0, got -1",
                        ConfigError);
 }
+
+}  // namespace platform_test

@@ -12,6 +12,8 @@
 #include "sim/engine/error.hpp"
 #include "sim/exec/executor.hpp"
 
+namespace chrome_trace_test {
+
 using clustersim::engine::TimePs;
 namespace report = clustersim::report;
 namespace exec = clustersim::exec;
@@ -200,3 +202,5 @@ TEST_CASE("tasks added after the observer was made are traced (a graph that grow
   CHECK(slices[1]["dur"].get<double>() == 2.0);
   CHECK(slices[1]["pid"] == 56);  // a stream without a device: where accelerator_of puts it
 }
+
+}  // namespace chrome_trace_test

@@ -8,6 +8,8 @@
 
 #include "sim/report/run_report.hpp"
 
+namespace compare_test {
+
 namespace report = clustersim::report;
 
 TEST_CASE("relative change of a metric") {
@@ -60,3 +62,5 @@ TEST_CASE("summary metrics hold each job's metrics as job.NAME.column, after the
                                                                      {"job.b.busy_time_s", "1"}};
   CHECK(report::summary_metrics(result) == expected);
 }
+
+}  // namespace compare_test

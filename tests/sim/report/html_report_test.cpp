@@ -12,6 +12,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace html_report_test {
+
 using namespace clustersim;
 
 namespace {
@@ -130,3 +132,5 @@ TEST_CASE("a sweep report scatters the objectives, highlights the front and list
   report::SweepReport empty;
   CHECK(report::sweep_report_html(empty).find("class=\"no-data\"") != std::string::npos);
 }
+
+}  // namespace html_report_test

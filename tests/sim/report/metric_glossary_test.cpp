@@ -18,6 +18,8 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 
+namespace metric_glossary_test {
+
 using namespace clustersim;
 
 namespace {
@@ -154,3 +156,5 @@ TEST_CASE("docs metrics matches the committed docs/metrics.md") {
   INFO("regenerate with: build/release/clustersim docs metrics > docs/metrics.md");
   CHECK(report::metrics_glossary_markdown() == committed);
 }
+
+}  // namespace metric_glossary_test

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+namespace progress_test {
+
 using namespace clustersim::report;
 
 TEST_CASE("progress text: done out of total, rate and time left") {
@@ -46,3 +48,5 @@ TEST_CASE("progress: quiet when disabled; from several threads the highest count
   CHECK(text.find("sweep: 400/400 points (100 %)") != std::string::npos);
   CHECK(text.find("done in") != std::string::npos);
 }
+
+}  // namespace progress_test

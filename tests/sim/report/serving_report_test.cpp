@@ -7,6 +7,8 @@
 
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace serving_report_test {
+
 using namespace clustersim;
 
 namespace {
@@ -61,3 +63,5 @@ TEST_CASE("the serving JSON's scenario block names the precision, pools, topolog
   CHECK(pools[1]["pp"] == 1);
   CHECK(pools[1]["ep"] == 1);
 }
+
+}  // namespace serving_report_test

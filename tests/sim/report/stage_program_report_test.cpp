@@ -9,6 +9,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace stage_program_report_test {
+
 using namespace clustersim;
 
 namespace {
@@ -103,3 +105,5 @@ workload:
   }
   CHECK(rows == 3);
 }
+
+}  // namespace stage_program_report_test

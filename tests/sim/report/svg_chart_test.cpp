@@ -6,6 +6,8 @@
 
 #include <string>
 
+namespace svg_chart_test {
+
 namespace svg = clustersim::report::svg;
 
 namespace {
@@ -119,3 +121,5 @@ TEST_CASE("stacked bars draw the limit marker and a legend entry for it") {
   CHECK(out.find(">HBM capacity<") != std::string::npos);
   CHECK(count(out, "<title>stage ") == 3);  // stage 1's 0 GiB of activations draws nothing
 }
+
+}  // namespace svg_chart_test

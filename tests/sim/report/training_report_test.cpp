@@ -9,6 +9,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace training_report_test {
+
 using namespace clustersim;
 
 namespace {
@@ -221,3 +223,5 @@ TEST_CASE("the provenance section counts each stage's op time per step by estima
   CHECK(stage["total_s"].get<double>() == doctest::Approx(compute_s + communication_s).epsilon(1e-12));
   CHECK(communication_s > 0);
 }
+
+}  // namespace training_report_test

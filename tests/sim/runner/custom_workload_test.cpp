@@ -16,6 +16,8 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_kinds.hpp"
 
+namespace custom_workload_test {
+
 using namespace clustersim;
 
 namespace {
@@ -150,3 +152,5 @@ TEST_CASE("a workload kind added through the declarations runs beside a training
                        "serving, collective-loop)",
                        ConfigError);
 }
+
+}  // namespace custom_workload_test

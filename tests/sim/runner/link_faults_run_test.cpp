@@ -11,6 +11,8 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/training/training_result.hpp"
 
+namespace link_faults_run_test {
+
 using namespace clustersim;
 
 namespace {
@@ -117,3 +119,5 @@ TEST_CASE("a tail study with a failed switch runs every iteration on the faulty 
   CHECK(fast > 0);
   CHECK(fast < 6);
 }
+
+}  // namespace link_faults_run_test

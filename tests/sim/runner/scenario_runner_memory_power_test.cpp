@@ -14,6 +14,8 @@
 #include "sim/training/analytical_step.hpp"
 #include "sim/training/training_job.hpp"
 
+namespace scenario_runner_memory_power_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -379,3 +381,5 @@ workload:
   CHECK(b200 == doctest::Approx(183359.0 * 1024 * 1024).epsilon(1e-12));
   CHECK(b200_run < b200);
 }
+
+}  // namespace scenario_runner_memory_power_test

@@ -9,6 +9,8 @@
 #include "sim/synthetic/collective_loop.hpp"
 #include "sim/training/training_simulation.hpp"
 
+namespace scenario_runner_test {
+
 using namespace clustersim;
 
 namespace {
@@ -210,3 +212,5 @@ TEST_CASE("host dispatch on validation/kernels/host_gating_probe.yaml: the measu
   CHECK(long_host < 0.03 * long_eager);
   CHECK(long_eager - long_graph == doctest::Approx(long_host).epsilon(1e-9));
 }
+
+}  // namespace scenario_runner_test

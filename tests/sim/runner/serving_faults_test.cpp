@@ -18,6 +18,8 @@
 #include "sim/serving/serving_workload.hpp"
 #include "tests/relative_approx.hpp"
 
+namespace serving_faults_test {
+
 using namespace clustersim;
 using tolerance::relative_approx;
 
@@ -283,3 +285,5 @@ TEST_CASE("serving faults: the example runs and shows every cause") {
   CHECK(r->faults.straggler_instances == 4);  // seed 1 draws one of the two nodes slow
   CHECK(r->faults.straggler_share > 0);
 }
+
+}  // namespace serving_faults_test

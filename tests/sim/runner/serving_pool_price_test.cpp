@@ -13,6 +13,8 @@
 #include "sim/serving/serving_workload.hpp"
 #include "tests/relative_approx.hpp"
 
+namespace serving_pool_price_test {
+
 using namespace clustersim;
 using clustersim::tolerance::relative_approx;
 
@@ -50,3 +52,5 @@ TEST_CASE("a pool without a price and no fallback leaves the run unpriced, with 
   CHECK_FALSE(r.cost_per_million_tokens.has_value());
   CHECK(has_note(r, "cost: no cost per token: pool decode has no hour_usd and cost.accelerator_hour_usd is unset"));
 }
+
+}  // namespace serving_pool_price_test

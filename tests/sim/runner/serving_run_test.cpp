@@ -18,6 +18,8 @@
 #include "sim/serving/iteration_cost.hpp"
 #include "sim/serving/serving_workload.hpp"
 
+namespace serving_run_test {
+
 using namespace clustersim;
 
 namespace {
@@ -450,3 +452,5 @@ TEST_CASE("serving: a key the rest of the scenario makes ineffective is a warnin
   CHECK(note != run.result->notes.end());
   CHECK(load(kChat).warnings.empty());
 }
+
+}  // namespace serving_run_test

@@ -12,6 +12,8 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/serving/serving_workload.hpp"
 
+namespace serving_token_budget_test {
+
 using namespace clustersim;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("a fixed length outside the distribution's min and max is said to be c
       kScenario, {"workload.requests.count=20", "workload.requests.input={distribution: fixed, value: 2000, max: 4096}"});
   CHECK(warnings_of(inside).find("is outside") == std::string::npos);
 }
+
+}  // namespace serving_token_budget_test

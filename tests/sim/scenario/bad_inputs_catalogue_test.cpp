@@ -34,6 +34,8 @@
 #include "sim/validate/serving_validation.hpp"
 #include "sim/validate/training_validation.hpp"
 
+namespace bad_inputs_catalogue_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -178,3 +180,5 @@ TEST_CASE("the catalogue harness fails a case whose position or message is wrong
   CHECK(input.error_at == "06-nodes-zero.yaml:8:10: cluster.nodes");
   CHECK(input.command.empty());
 }
+
+}  // namespace bad_inputs_catalogue_test

@@ -10,6 +10,8 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/training/training_result.hpp"
 
+namespace derived_presets_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 
@@ -145,3 +147,5 @@ cluster: {nodes: 2}
         "t.yaml:3:7: base: unknown system 'test-nod' (valid choices: loop-a, loop-b, test-node, test-node-fast-nic | "
         "did you mean 'test-node'?)");
 }
+
+}  // namespace derived_presets_test

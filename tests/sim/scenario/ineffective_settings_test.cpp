@@ -11,6 +11,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace ineffective_settings_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 
@@ -127,3 +129,5 @@ TEST_CASE("serving: simulation.mode never applies, simulation.fidelity only with
        "workload.pools.decode={role: decode, replicas: 4}"});
   CHECK_FALSE(warns(disaggregated, "simulation.fidelity"));
 }
+
+}  // namespace ineffective_settings_test

@@ -18,6 +18,8 @@
 #include "sim/scenario/kernel_stacks.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace kernel_stacks_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 using clustersim::tolerance::relative_approx;
@@ -243,3 +245,5 @@ TEST_CASE("a malformed stack file: every problem at its line in the file, with t
   CHECK(diagnostics.size() == 5);
   std::filesystem::remove_all(data);
 }
+
+}  // namespace kernel_stacks_test

@@ -5,6 +5,8 @@
 #include "sim/report/scenario_json.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace resolved_scenario_test {
+
 namespace scenario = clustersim::scenario;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("the resolved scenario holds a job's unwritten defaults, by its kind")
       yaml, "job.yaml", {"workload.parallelism.dp=1", "jobs.tenant.rounds=0"});
   CHECK(clustersim::report::resolved_hash(with_job) == clustersim::report::resolved_hash(explicit_rounds));
 }
+
+}  // namespace resolved_scenario_test

@@ -12,6 +12,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace resource_limits_test {
+
 using namespace clustersim;
 
 namespace {
@@ -83,3 +85,5 @@ TEST_CASE("a run past simulation.limits.events stops with the time it reached an
         "nodes) or raise simulation.limits.events"));
   }
 }
+
+}  // namespace resource_limits_test

@@ -12,6 +12,8 @@
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace scale_up_fabric_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 using config::ScenarioError;
@@ -211,3 +213,5 @@ TEST_CASE("the same generation's part, a derived accelerator or the user's own b
   REQUIRE(mi300x.size() == 1);
   CHECK(mi300x[0].key_path == "cluster.node.scale_up.fabric");
 }
+
+}  // namespace scale_up_fabric_test

@@ -16,6 +16,8 @@
 #include "sim/training/training_job.hpp"
 #include "topologies/topology_keys.hpp"
 
+namespace scenario_keys_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 
@@ -261,3 +263,5 @@ TEST_CASE("keys: --set suggestions come from every declared key, not only the fi
   CHECK(nic[0].hint == "valid keys: per_node, bandwidth, efficiency | did you mean 'bandwidth'?");
   CHECK(load(kMinimal, {"workload.parallelism.ep=1"}).training().parallelism.ep == 1);
 }
+
+}  // namespace scenario_keys_test

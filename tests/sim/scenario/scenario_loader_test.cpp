@@ -13,6 +13,8 @@
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 
+namespace scenario_loader_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -1105,3 +1107,5 @@ TEST_CASE("loader: power keys' bad input, each at its position (issue 28 part 4)
   // Set well, the limit reaches the platform.
   CHECK(load(sane, {"power.accelerator_limit=300W"}).platform.cluster.power.accelerator_limit_w == 300);
 }
+
+}  // namespace scenario_loader_test

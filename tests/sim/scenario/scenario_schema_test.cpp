@@ -6,6 +6,8 @@
 
 #include "sim/scenario/workload_kinds.hpp"
 
+namespace scenario_schema_test {
+
 using namespace clustersim::scenario;
 
 TEST_CASE("schema: the scenario reference is generated from the schema") {
@@ -21,3 +23,5 @@ TEST_CASE("schema: the scenario reference is generated from the schema") {
         std::string::npos);
   CHECK(markdown.find("| `simulation.fidelity` | one of: analytical, flow | `flow` |") != std::string::npos);
 }
+
+}  // namespace scenario_schema_test

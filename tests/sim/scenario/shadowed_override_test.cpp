@@ -8,6 +8,8 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace shadowed_override_test {
+
 using namespace clustersim;
 using namespace clustersim::scenario;
 
@@ -58,3 +60,5 @@ TEST_CASE("a shadowed override is never silent: the warning names the key that w
   REQUIRE(derived_sets.warnings.size() == 1);
   CHECK(derived_sets.warnings[0].key_path == "accelerators.fast.scale_up_bandwidth");
 }
+
+}  // namespace shadowed_override_test

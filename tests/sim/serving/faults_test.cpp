@@ -12,6 +12,8 @@
 #include "sim/engine/error.hpp"
 #include "tests/relative_approx.hpp"
 
+namespace faults_test {
+
 using namespace clustersim;
 using tolerance::relative_approx;
 
@@ -138,3 +140,5 @@ TEST_CASE("serving faults: up times are exponential of the MTBF; slow nodes foll
   CHECK(std::abs(static_cast<double>(std::count(some.begin(), some.end(), true)) - 3000.0) < 200.0);
   CHECK(serving::straggling_nodes(0.3, 10000, 1) == some);
 }
+
+}  // namespace faults_test

@@ -3,12 +3,15 @@
 // docs/serving-frameworks.md sections 2.5 and 7; the sizing rules derived by hand.
 #include <doctest/doctest.h>
 
+#include "sim/config/units.hpp"
 #include "sim/serving/frameworks.hpp"
+
+namespace frameworks_test {
 
 using namespace clustersim::serving;
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+using clustersim::config::kGiB;
 
 FrameworkContext h100() {
   FrameworkContext c;
@@ -113,3 +116,5 @@ TEST_CASE("sglang-0.5: chunk and reservation by GPU memory; running requests fro
   // A small cache: KV / 2 binds.
   CHECK(sglang_max_running_requests(3000, 8192) == 1500);
 }
+
+}  // namespace frameworks_test

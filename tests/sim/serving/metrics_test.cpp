@@ -5,6 +5,8 @@
 
 #include <random>
 
+namespace metrics_test {
+
 using namespace clustersim::serving;
 
 TEST_CASE("percentiles interpolate between closest ranks; summaries are exact") {
@@ -43,3 +45,5 @@ TEST_CASE("the histogram's percentiles are within 0.1 % of the exact ones; mean 
   weighted.merge(histogram);
   CHECK(weighted.count() == 50100);
 }
+
+}  // namespace metrics_test

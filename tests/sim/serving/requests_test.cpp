@@ -11,6 +11,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace requests_test {
+
 using namespace clustersim;
 using namespace clustersim::serving;
 
@@ -200,3 +202,5 @@ TEST_CASE("a trace is replayed row by row; bad rows name file, line and column")
   spec.trace_file = write_file("cs_trace_header.csv", "time,in,out\n").string();
   CHECK_THROWS_WITH_AS(RequestGenerator(spec, 1), doctest::Contains("must name arrival_s"), ConfigError);
 }
+
+}  // namespace requests_test

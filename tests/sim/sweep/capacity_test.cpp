@@ -10,6 +10,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace capacity_test {
+
 using namespace clustersim;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_CASE("capacity warns before its first trial when the scenario's count / rat
   (void)sweep::find_capacity(scenario_file("cs_capacity_short.yaml"), {}, options);
   CHECK(warnings.empty());
 }
+
+}  // namespace capacity_test

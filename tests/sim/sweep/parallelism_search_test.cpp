@@ -10,6 +10,7 @@
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
 #include "models/memory/memory_footprint.hpp"
+#include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -18,6 +19,10 @@
 #include "sim/training/analytical_step.hpp"
 #include "sim/training/training_job.hpp"
 #include "topologies/topology.hpp"
+
+namespace parallelism_search_test {
+
+using clustersim::config::kGiB;
 
 using namespace clustersim;
 using training::Recompute;
@@ -237,7 +242,7 @@ TEST_CASE("candidates that do not fit in memory are counted and excluded") {
   CHECK(result.enumerated == fits + does_not_fit);
   CHECK(static_cast<std::int64_t>(result.top.size()) == fits);
   for (const auto& ranked : result.top) {
-    CHECK(ranked.analytical.estimate.memory.total_bytes <= 80.0 * models::kGiB);
+    CHECK(ranked.analytical.estimate.memory.total_bytes <= 80.0 * kGiB);
   }
   // The example is the first dropped candidate in key order: tp1 pp1 dp16, no recompute.
   CHECK(result.does_not_fit_example.rfind("tp1 pp1 dp16 cp1 vp1 mb1 zero0 none: does not fit: needs ", 0) == 0);
@@ -457,3 +462,5 @@ TEST_CASE("a job's accelerators are left out; a scattered placement is kept") {
   CHECK(result.top.front().simulated->step_time_s ==
         doctest::Approx(result.top.front().analytical.estimate.step_time_s).epsilon(0.03));
 }
+
+}  // namespace parallelism_search_test

@@ -16,6 +16,8 @@
 #include "sim/sweep/sweep_runner.hpp"
 #include "temp_folders.hpp"
 
+namespace point_farm_test {
+
 using namespace clustersim;
 namespace fs = std::filesystem;
 
@@ -219,3 +221,5 @@ TEST_CASE("after an error on rank 0 before any work, dismiss stops every worker"
   CHECK(farm.sent_by_master(sweep::FarmTag::stop) == 2);
   CHECK(farm.sent_by_master(sweep::FarmTag::work) == 0);
 }
+
+}  // namespace point_farm_test

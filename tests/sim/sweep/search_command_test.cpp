@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+namespace search_command_test {
+
 namespace {
 
 using clustersim::cli_testing::CommandResult;
@@ -64,3 +66,5 @@ TEST_CASE("search errors: bad objective, bad recompute, nothing fits, bad format
   CHECK(tiny_hbm.output.find("error: no feasible parallel split for 'tiny-search'") == 0);
   CHECK(run_clustersim("search " + kTiny + " --format xml").exit_code == 2);
 }
+
+}  // namespace search_command_test

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+namespace sweep_command_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -115,3 +117,5 @@ TEST_CASE("sweep --mpi: a build without MPI says how to get one; -j has no effec
   CHECK(list.exit_code == 1);
   CHECK(list.output.find("--out, -j, --format and --mpi have no effect with it") != std::string::npos);
 }
+
+}  // namespace sweep_command_test

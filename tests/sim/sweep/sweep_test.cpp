@@ -17,6 +17,8 @@
 #include "sim/sweep/sweep_spec.hpp"
 #include "temp_folders.hpp"
 
+namespace sweep_test {
+
 using namespace clustersim;
 namespace fs = std::filesystem;
 
@@ -389,3 +391,5 @@ TEST_CASE("a scenario without a sweep block is refused; `run` warns that the blo
   CHECK(scenario.warnings[0].message.find("no effect on a single run") != std::string::npos);
   CHECK(scenario.training().global_batch == 8);
 }
+
+}  // namespace sweep_test

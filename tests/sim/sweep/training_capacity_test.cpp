@@ -10,6 +10,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace training_capacity_test {
+
 using namespace clustersim;
 
 namespace {
@@ -172,3 +174,5 @@ TEST_CASE("training capacity refuses what it cannot answer") {
   CHECK_THROWS_WITH_AS(sweep::find_training_capacity(kTiny, {}, options(3600, {"h100-sxn"})),
                        doctest::Contains("h100-sxm"), ConfigError);
 }
+
+}  // namespace training_capacity_test

@@ -9,6 +9,8 @@
 #include "sim/engine/error.hpp"
 #include "training_test_support.hpp"
 
+namespace analytical_step_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 
@@ -16,15 +18,15 @@ namespace {
 
 double relative_difference(double a, double b) { return std::abs(a - b) / b; }
 
-TrainingSetup setup_of(const testing::Bench& bench) {
+TrainingSetup setup_of(const training::testing::Bench& bench) {
   return TrainingSetup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
 }
 
 }  // namespace
 
 TEST_CASE("closed form equals the event simulation exactly without a pipeline or data parallelism") {
-  auto w = testing::workload(testing::small_gpt(), 1, 1, 1, 8, 1024);
-  const testing::Bench bench(testing::test_cluster(1, 1), w);
+  auto w = training::testing::workload(training::testing::small_gpt(), 1, 1, 1, 8, 1024);
+  const training::testing::Bench bench(training::testing::test_cluster(1, 1), w);
   const auto simulated = simulate_training_step(setup_of(bench));
   const auto estimated = estimate_training_step(setup_of(bench));
   CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
@@ -38,9 +40,9 @@ TEST_CASE("closed form equals the event simulation with the host issuing the ops
   // bound (10 ms an op) or not (1 us).
   for (const double host_s : {1e-6, 10e-3}) {
     CAPTURE(host_s);
-    auto w = testing::workload(testing::small_gpt(), 1, 1, 1, 8, 1024);
+    auto w = training::testing::workload(training::testing::small_gpt(), 1, 1, 1, 8, 1024);
     w.host_op_time = host_s;
-    const testing::Bench bench(testing::test_cluster(1, 1), w);
+    const training::testing::Bench bench(training::testing::test_cluster(1, 1), w);
     const auto simulated = simulate_training_step(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
@@ -50,9 +52,9 @@ TEST_CASE("closed form equals the event simulation with the host issuing the ops
   // else; the closed form takes that slack off its delay.
   for (const double host_s : {20e-6, 200e-6}) {
     CAPTURE(host_s);
-    auto w = testing::workload(testing::small_gpt(8), 1, 4, 4, 64, 1024);
+    auto w = training::testing::workload(training::testing::small_gpt(8), 1, 4, 4, 64, 1024);
     w.host_op_time = host_s;
-    const testing::Bench bench(testing::test_cluster(2, 8), w);
+    const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
     const auto simulated = simulate_training_step(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     CHECK(simulated.breakdown.exposed_host_s > 0);
@@ -75,7 +77,7 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
     CAPTURE(c.tp);
     CAPTURE(c.pp);
     CAPTURE(c.dp);
-    auto w = testing::workload(testing::small_gpt(8), c.tp, c.pp, c.dp, c.batch, 1024);
+    auto w = training::testing::workload(training::testing::small_gpt(8), c.tp, c.pp, c.dp, c.batch, 1024);
     w.overlap_grad_reduce = c.overlap;
     // zero 4 here: ZeRO-3 with one collective per parameter tensor (biases included).
     w.parallelism.zero = std::min(c.zero, 3);
@@ -83,7 +85,7 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
       w.parallelism.zero3_granularity = Zero3Granularity::tensor;
       w.model.linear_bias = true;
     }
-    const testing::Bench bench(testing::test_cluster(2, 8), w);
+    const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
     const auto simulated = simulate_training_step(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     // ZeRO-3: the parameter gathers run on their own stream beside the compute stream's TP and
@@ -113,13 +115,13 @@ TEST_CASE("closed form tracks the event simulation for MoE: expert parallelism a
         CAPTURE(ep);
         CAPTURE(zero);
         CAPTURE(overlap);
-        auto model = testing::small_moe();
+        auto model = training::testing::small_moe();
         model.moe.moe_intermediate_size = 8192;  // experts hold most of the parameters
-        auto w = testing::workload(model, 1, 1, 16, 64, 1024);
+        auto w = training::testing::workload(model, 1, 1, 16, 64, 1024);
         w.parallelism.ep = ep;
         w.parallelism.zero = zero;
         w.overlap_grad_reduce = overlap;
-        const testing::Bench bench(testing::test_cluster(2, 8), w);
+        const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
         const auto simulated = simulate_training_step(setup_of(bench));
         const auto estimated = estimate_training_step(setup_of(bench));
         // The experts' reduction (and with ZeRO 2-3 their gathers and reduce-scatters) meet
@@ -140,7 +142,9 @@ TEST_CASE("closed form tracks the event simulation for MoE: expert parallelism a
 }
 
 TEST_CASE("closed form rejects what the event simulation rejects") {
-  auto w = testing::workload(testing::small_gpt(), 1, 1, 2, 3, 1024);
-  const testing::Bench bench(testing::test_cluster(1, 2), w);
+  auto w = training::testing::workload(training::testing::small_gpt(), 1, 1, 2, 3, 1024);
+  const training::testing::Bench bench(training::testing::test_cluster(1, 2), w);
   CHECK_THROWS_AS(estimate_training_step(setup_of(bench)), ConfigError);
 }
+
+}  // namespace analytical_step_test

@@ -4,6 +4,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace gradient_buckets_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 
@@ -27,3 +29,5 @@ TEST_CASE("a non-positive bucket size is rejected") {
   CHECK_THROWS_WITH_AS(form_gradient_buckets({1}, 0), "gradient bucket size must be positive, got 0",
                        ConfigError);
 }
+
+}  // namespace gradient_buckets_test

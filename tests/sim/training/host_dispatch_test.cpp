@@ -10,6 +10,8 @@
 #include "sim/training/host_dispatch.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 
+namespace host_dispatch_test {
+
 using namespace clustersim::training;
 
 namespace {
@@ -110,3 +112,5 @@ TEST_CASE("compose_schedule refuses what pipeline_steps refuses") {
   CHECK_THROWS_WITH(compose_schedule(PipelineSchedule::one_f_one_b, 4, 0, 8, 1, two, two),
                     "compose_schedule needs one forward and one backward run per chunk (1), got 2 and 2");
 }
+
+}  // namespace host_dispatch_test

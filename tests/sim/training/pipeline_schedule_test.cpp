@@ -9,6 +9,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace pipeline_schedule_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 
@@ -66,3 +68,5 @@ TEST_CASE("invalid schedules are rejected") {
                        "the interleaved schedule needs micro-batches (3) to be a multiple of pp (2)",
                        ConfigError);
 }
+
+}  // namespace pipeline_schedule_test

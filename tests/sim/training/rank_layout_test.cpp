@@ -4,6 +4,8 @@
 
 #include <vector>
 
+namespace rank_layout_test {
+
 using namespace clustersim::training;
 
 TEST_CASE("Megatron rank order: tp fastest, then cp, dp, pp") {
@@ -24,3 +26,5 @@ TEST_CASE("Megatron rank order: tp fastest, then cp, dp, pp") {
   CHECK(layout.dp_group(1) == std::vector<int>{12, 16, 20});
   CHECK(layout.gradient_group(0) == std::vector<int>{0, 2, 4, 6, 8, 10});
 }
+
+}  // namespace rank_layout_test

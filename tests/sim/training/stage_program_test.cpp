@@ -14,6 +14,8 @@
 
 #include "tests/sim/training/training_test_support.hpp"
 
+namespace stage_program_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 using namespace clustersim::training::testing;
@@ -422,3 +424,5 @@ TEST_CASE("provenance: a calibrated compute model's measured GEMMs; ring attenti
   CHECK(seconds[models::Provenance::measured_table] > 0);
   CHECK(seconds[models::Provenance::collective_model] > 0);  // the CP exchange
 }
+
+}  // namespace stage_program_test

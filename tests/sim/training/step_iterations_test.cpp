@@ -9,6 +9,8 @@
 #include "sim/training/step_variability.hpp"
 #include "tests/sim/training/training_test_support.hpp"
 
+namespace step_iterations_test {
+
 using namespace clustersim;
 using namespace clustersim::training;
 using namespace clustersim::training::testing;
@@ -196,3 +198,5 @@ TEST_CASE("host noise and several causes: each cause's loss measured alone") {
   CHECK_THROWS_WITH_AS(simulate_training_iterations(setup, none), "simulation.iterations must be at least 1, got 0",
                        ConfigError);
 }
+
+}  // namespace step_iterations_test

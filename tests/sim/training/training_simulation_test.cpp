@@ -18,6 +18,8 @@
 #include "sim/engine/time.hpp"
 #include "tests/sim/training/training_test_support.hpp"
 
+namespace training_simulation_test {
+
 using ::clustersim::tolerance::relative_approx;
 
 using namespace clustersim;
@@ -900,3 +902,5 @@ TEST_CASE("FP8 primary weights gather the layers' weights as fp8 and keep the re
   // The step's exposed data-parallel time can only shrink with half the gathered bytes.
   CHECK(fp8_gather.run().breakdown.exposed_dp_s <= bf16_gather.run().breakdown.exposed_dp_s);
 }
+
+}  // namespace training_simulation_test

@@ -10,6 +10,8 @@
 #include "sim/config/diagnostics.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 
+namespace base_cluster_test {
+
 using namespace clustersim::validate;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("a base scenario with a problem is reported at its own file and line")
   }
   std::filesystem::remove(path);
 }
+
+}  // namespace base_cluster_test

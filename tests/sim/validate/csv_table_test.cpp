@@ -4,6 +4,8 @@
 
 #include "sim/engine/error.hpp"
 
+namespace csv_table_test {
+
 using clustersim::validate::parse_csv;
 
 TEST_CASE("CSV rows are addressed by header name, with quoted commas, quotes and newlines") {
@@ -35,3 +37,5 @@ TEST_CASE("CSV errors name the file and line") {
   CHECK_THROWS_WITH_AS(clustersim::validate::read_csv_file("/nonexistent/x.csv"),
                        "/nonexistent/x.csv: cannot read file", clustersim::ConfigError);
 }
+
+}  // namespace csv_table_test

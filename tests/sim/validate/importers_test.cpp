@@ -13,6 +13,8 @@
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/validate/serving_validation.hpp"
 
+namespace importers_test {
+
 using namespace clustersim;
 using namespace clustersim::validate;
 
@@ -320,3 +322,5 @@ TEST_CASE("GenAI-Perf's CSV export reads as its JSON export once the model and l
                        doctest::Contains("cs_genai.csv:2: 'avg' of Time To First Token (ms) is '6x.1', not a number"),
                        ConfigError);
 }
+
+}  // namespace importers_test

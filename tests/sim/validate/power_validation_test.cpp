@@ -16,6 +16,8 @@
 #include "tests/sim/cli/run_clustersim.hpp"
 #include "tests/sim/sweep/temp_folders.hpp"
 
+namespace power_validation_test {
+
 using namespace clustersim;
 using namespace clustersim::validate;
 
@@ -107,3 +109,5 @@ TEST_CASE("validate on the committed power dataset: at least 10 rows on 3 accele
   CHECK(misuse.exit_code != 0);
   CHECK(misuse.output.find("is a power dataset") != std::string::npos);
 }
+
+}  // namespace power_validation_test

@@ -19,6 +19,8 @@
 #include "sim/validate/csv_table.hpp"
 #include "tests/sim/cli/run_clustersim.hpp"
 
+namespace serving_validation_test {
+
 using namespace clustersim;
 using namespace clustersim::validate;
 
@@ -397,3 +399,5 @@ TEST_CASE("a row without tp takes the sizing rule: the smallest tp whose weights
   CHECK_FALSE(skipped.scenario_yaml);
   CHECK(skipped.skip_reason.find("tp 8: no room for the KV cache); state the row's tp") != std::string::npos);
 }
+
+}  // namespace serving_validation_test

@@ -9,6 +9,8 @@
 #include "sim/scenario/preset_library.hpp"
 #include "sim/validate/csv_table.hpp"
 
+namespace training_row_settings_test {
+
 using namespace clustersim::validate;
 
 namespace {
@@ -133,3 +135,5 @@ TEST_CASE("gpu_type names a system preset, never by a guess") {
   }
   CHECK(choices.rfind("A100, A100-SXM, A100-SXM4-80GB, A100-80GB (dgx-a100); H100, ", 0) == 0);
 }
+
+}  // namespace training_row_settings_test

@@ -19,6 +19,8 @@
 #include "sim/validate/base_cluster.hpp"
 #include "sim/validate/csv_table.hpp"
 
+namespace training_validation_test {
+
 using namespace clustersim::validate;
 
 namespace {
@@ -809,3 +811,5 @@ TEST_CASE("the committed memory dataset compares every row") {
   CHECK(has(*mapping.scenario_yaml, "precision: fp16"));
   CHECK(has(*mapping.scenario_yaml, "zero: 3, zero3_granularity: tensor"));
 }
+
+}  // namespace training_validation_test

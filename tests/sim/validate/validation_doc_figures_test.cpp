@@ -21,6 +21,8 @@
 #include "sim/validate/power_validation.hpp"
 #include "sim/validate/training_validation.hpp"
 
+namespace validation_doc_figures_test {
+
 namespace {
 
 const std::filesystem::path kSource = CLUSTERSIM_SOURCE_DIR;
@@ -188,3 +190,5 @@ TEST_CASE("docs/validation.md's B200 HBM row is what the preset gives the cccl e
   CHECK(rounds_to(0.5 * (errors[1] + errors[2]), quoted[2]));
   CHECK(rounds_to(errors.back(), quoted[3]));
 }
+
+}  // namespace validation_doc_figures_test
