@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scenario_runs.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/training_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
@@ -76,9 +77,8 @@ TEST_SUITE("golden") {
     REQUIRE(files.size() >= 11);  // the default scenario and the ten SC21 Table 1 rows
     for (const auto& file : files) {
       CAPTURE(file.string());
-      const auto scenario = clustersim::scenario::load_scenario(file, {});
-      const auto run = clustersim::runner::run_scenario(scenario);
-      const auto actual = golden_view(clustersim::report::run_result_json(scenario, run));
+      const auto& written = clustersim::scenario_testing::run_as_written(file);
+      const auto actual = golden_view(clustersim::report::run_result_json(written.scenario, written.run));
       auto golden_path = file;
       golden_path.replace_extension(".golden.json");
       if (update) {
