@@ -4,7 +4,7 @@
 /// (algorithm, protocol) is costed and the fastest wins, or the scenario's fixed algorithm
 /// where it applies), lowered onto the real topology (collective_plan.hpp) and timed by the
 /// analytical evaluator (plan_evaluators.hpp). The flow fidelity runs the same plans as flows
-/// (sim/training/flow_collectives.hpp), so an uncontended collective takes the same time in
+/// (sim/platform/flow_comm.hpp), so an uncontended collective takes the same time in
 /// both.
 ///
 /// Because a plan's latency does not depend on the size and its transfer time is linear in

@@ -59,6 +59,13 @@ int run_command(const RunOptions& options, std::ostream& out) {
   if (!options.trace_ranks.empty()) filter.ranks = report::parse_trace_ranks(options.trace_ranks);
   if (!options.trace_window.empty()) std::tie(filter.from_ps, filter.to_ps) = report::parse_trace_window(options.trace_window);
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  const int accelerators = scenario.platform.cluster.accelerator_count();
+  for (const auto& [first, last] : filter.ranks) {
+    if (last >= accelerators) {
+      throw ConfigError(fmt::format("--trace-ranks '{}': the cluster has accelerators 0-{}; {} is not one of them",
+                                    options.trace_ranks, accelerators - 1, first >= accelerators ? first : last));
+    }
+  }
   // --out wins over the scenario's output.dir. Output paths are checked before the run: a long
   // simulation must not end in "cannot write".
   const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
@@ -357,10 +364,12 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   request.min_bytes = parse_size_bytes(options.min_size);
   request.max_bytes = parse_size_bytes(options.max_size);
   request.factor = options.factor;
-  request.fidelity = models::parse_comm_fidelity(options.fidelity);
   models::sweep_sizes(request.min_bytes, request.max_bytes, request.factor);  // reject a bad range first
 
   const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  // --fidelity, or the scenario's own (simulation.fidelity, flow by default) as `run` would use.
+  request.fidelity = options.fidelity.empty() ? scenario.simulation.fidelity : models::parse_comm_fidelity(options.fidelity);
+  const std::string fidelity(models::comm_fidelity_name(request.fidelity));
   const auto platform = runner::build_platform(scenario);
   const int ranks = options.ranks == 0 ? scenario.platform.cluster.network.accelerators_per_node : options.ranks;
   if (ranks < 2 || ranks > platform->accelerator_count()) {
@@ -370,7 +379,7 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   request.group.resize(static_cast<std::size_t>(ranks));
   std::iota(request.group.begin(), request.group.end(), 0);
   const auto points = models::run_collective_sweep(platform->collectives().tuner(), request);
-  const report::SweepHeader header{scenario.name, options.op, options.algorithm, options.fidelity, ranks};
+  const report::SweepHeader header{scenario.name, options.op, options.algorithm, fidelity, ranks};
   if (options.format == "json") {
     out << report::collective_sweep_json(header, points).dump(2) << '\n';
   } else {

@@ -52,7 +52,7 @@ struct CollectiveOptions {
   std::string max_size = "8G";
   double factor = 2;
   int ranks = 0;                       ///< 0: the first node's accelerators
-  std::string fidelity = "analytical"; ///< analytical | flow
+  std::string fidelity;  ///< analytical | flow; empty: the scenario's simulation.fidelity
   std::string format = "table";        ///< table | json
   std::string compare;                 ///< CSV of measured nccl-tests rows
 };

@@ -99,9 +99,8 @@ int main(int argc, char** argv) {
   collective_cmd->add_option("--max", collective.max_size, "largest size, bytes (K/M/G = x1024)")->default_str("8G");
   collective_cmd->add_option("--factor", collective.factor, "size multiplier between rows")->default_str("2");
   collective_cmd->add_option("--ranks", collective.ranks, "ranks 0..N-1 (default: the first node)");
-  collective_cmd->add_option("--fidelity", collective.fidelity, "analytical | flow")
-      ->check(CLI::IsMember({"analytical", "flow"}))
-      ->default_str("analytical");
+  collective_cmd->add_option("--fidelity", collective.fidelity, "analytical | flow (default: the scenario's simulation.fidelity)")
+      ->check(CLI::IsMember({"analytical", "flow"}));
   collective_cmd->add_option("--format", collective.format, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->default_str("table");

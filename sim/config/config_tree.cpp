@@ -63,7 +63,8 @@ ConfigNode& ConfigNode::set(std::string key, Position key_position, ConfigNode v
 std::string ConfigNode::describe() const {
   switch (kind) {
     case Kind::null: return "nothing";
-    case Kind::scalar: return "\"" + text + "\"";
+    case Kind::scalar:  // a long one (a whole file read as text) is cut: its start says what it is
+      return text.size() <= 80 ? "\"" + text + "\"" : "\"" + text.substr(0, 60) + "...\" (" + std::to_string(text.size()) + " characters)";
     case Kind::sequence: return "a list";
     case Kind::mapping: return "a mapping";
   }
@@ -305,6 +306,14 @@ void merge_included(ConfigNode& merged, const std::filesystem::path& chosen, con
   const ConfigNode included = load_included(chosen, chosen.lexically_normal().string(), item, key, context);
   if (included.is_mapping()) {
     merge_config(merged, included);
+  } else if (included.is_scalar()) {  // plain text (any file parses as one scalar): not quoted back
+    const auto words = std::count(included.text.begin(), included.text.end(), ' ') + 1;
+    context.diagnostics->push_back(make_diagnostic(
+        included.position, "",
+        fmt::format("an included file must be a mapping of scenario keys; this one is plain text ({} characters, "
+                    "{} words), not a scenario or preset file",
+                    included.text.size(), words),
+        "include names YAML files such as systems/dgx-h100.yaml"));
   } else if (!included.is_null()) {
     context.diagnostics->push_back(make_diagnostic(
         included.position, "", "an included file must be a mapping, got " + included.describe()));
@@ -371,6 +380,26 @@ ConfigNode resolve_includes(ConfigNode node, const std::filesystem::path& folder
   return merged;
 }
 
+/// yaml-cpp's messages for a tab in the indentation ("illegal map value", "illegal tab when
+/// looking for indentation", "end of map not found") do not say it is the tab: the last line at
+/// or before `error_line` that indents with one, as a hint; "" when none does.
+std::string tab_hint(std::string_view yaml, int error_line) {
+  int line = 1;
+  std::string hint;
+  for (std::size_t start = 0; start <= yaml.size() && line <= error_line; ++line) {
+    const std::size_t end = std::min(yaml.find('\n', start), yaml.size());
+    const std::string_view text = yaml.substr(start, end - start);
+    const std::size_t indent_end = std::min(text.find_first_not_of(" \t"), text.size());
+    const std::size_t tab = text.substr(0, indent_end).find('\t');
+    if (tab != std::string_view::npos) {
+      hint = "line " + std::to_string(line) + " column " + std::to_string(tab + 1) +
+             " indents with a tab: YAML indents with spaces only; replace the tab with spaces";
+    }
+    start = end + 1;
+  }
+  return hint;
+}
+
 }  // namespace
 
 ConfigNode parse_config(std::string_view yaml, std::string_view file_name,
@@ -389,7 +418,7 @@ ConfigNode parse_config(std::string_view yaml, std::string_view file_name,
   } catch (const YAML::Exception& e) {
     Position position{file, 1, 1};
     if (!e.mark.is_null()) position = Position{file, e.mark.line + 1, e.mark.column + 1};
-    diagnostics.push_back(make_diagnostic(position, "", "YAML syntax error: " + e.msg));
+    diagnostics.push_back(make_diagnostic(position, "", "YAML syntax error: " + e.msg, tab_hint(yaml, position.line)));
     ConfigNode node;
     node.position = Position{file, 1, 1};
     return node;

@@ -12,13 +12,17 @@
 #include "sim/engine/error.hpp"
 
 namespace clustersim::exec {
-namespace {
 
-// Compressed adjacency: for node i, items [offset[i], offset[i+1]).
-struct Adjacency {
+// Compressed adjacency: for node i, items [offset[i], offset[i+1]). Outside the anonymous
+// namespace: Executor::State, a member of a class with linkage, holds one.
+struct ExecutorAdjacency {
   std::vector<std::int32_t> offset;
   std::vector<TaskId> items;
 };
+
+namespace {
+
+using Adjacency = ExecutorAdjacency;
 
 // Tag of the engine events that apply a device speed profile's changes (never a task's tag:
 // those stay below 2^63).

@@ -1,8 +1,10 @@
 #pragma once
 /// Power, energy and cost of a period of work on the platform (a training step, a serving
 /// window): what each group of devices did (models::DeviceActivity: kernels, collectives alone,
-/// waiting), the nodes, NICs and scale-out switches of the whole platform, and the price. The
-/// one path training steps, serving windows and the parallelism search all take.
+/// waiting), the nodes, NICs and scale-out switches of the whole platform, and the price: the
+/// path training steps, serving windows and the parallelism search take. One caller asks
+/// models/power directly, for one accelerator with no platform around it: `validate kernels
+/// --clock sustained` (a kernel's throttle factor, sim/cli/calibration_commands.cpp).
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
 /// Workloads on a platform. A scenario names one primary workload (`workload:`) and, optionally,
 /// other jobs sharing the platform (`jobs:`); each is a WorkloadSpec of some kind (training,
-/// a synthetic collective loop, serving next) that the runner instantiates on the platform and
+/// a synthetic collective loop, serving) that the runner instantiates on the platform and
 /// starts on one shared Session. Workloads add their work as tasks to executors on the
 /// session's engine, possibly while it runs (open-loop work: arrivals, one iteration after
 /// another), and report a WorkloadResult.

@@ -433,6 +433,42 @@ void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, 
   }
 }
 
+/// Values beyond any shipping part by a wide margin (ten times and more) are accepted, since a
+/// what-if may ask for them, but said: most often they are a unit or an exponent typed wrong.
+/// Each bound names the part it is measured against.
+void warn_implausible(const ConfigNode& root, const platform::ClusterSpec& cluster, Problems& problems) {
+  const auto check = [&](const std::string& key, const std::string& fallback_key, double value, double bound,
+                         config::Dimension dimension, const char* basis) {
+    if (!(value > bound)) return;
+    const std::string at = has_value(root, key) ? key : fallback_key;
+    if (problems.bad(at)) return;
+    problems.warn(position_of(root, at), at,
+                  fmt::format("{} is implausible: above {}, {}", config::format_quantity(value, dimension),
+                              config::format_quantity(bound, dimension), basis),
+                  "check the unit and the exponent; a deliberate what-if may keep it");
+  };
+  const models::AcceleratorSpec& chip = cluster.accelerator;
+  const std::string chip_key = "accelerators." + chip.name;
+  for (const auto& [dtype, peak] : chip.peak_flops_per_s) {
+    check(chip_key + ".peak." + std::string(models::dtype_name(dtype)), "cluster.node.accelerator", peak, 1e17,
+          config::Dimension::flops_per_s,
+          "about 7x the densest shipping matrix peak (GB300: 15 PFLOP/s dense FP4, NVIDIA datasheet)");
+  }
+  check(chip_key + ".memory.hbm_bandwidth", "cluster.node.accelerator", chip.hbm_bytes_per_s, 1e14,
+        config::Dimension::bytes_per_s, "over 10x the fastest shipping HBM3E (8 TB/s: B200, MI355X datasheets)");
+  const topologies::ClusterNetworkSpec& network = cluster.network;
+  check("cluster.node.scale_up.bandwidth", chip_key + ".scale_up_bandwidth", network.scale_up.bytes_per_s, 1e13,
+        config::Dimension::bytes_per_s, "over 10x NVLink 5's 900 GB/s per GPU and direction (NVIDIA B200)");
+  check("cluster.node.scale_up.latency", "cluster.node.scale_up.latency", network.scale_up.latency_s, 1e-3,
+        config::Dimension::seconds, "1,000x an NVLink or switch hop (under 1 us)");
+  check("cluster.network.nic.bandwidth", "cluster.network.nic.bandwidth", network.scale_out.nic_bytes_per_s, 1e12,
+        config::Dimension::bytes_per_s, "10x the fastest shipping NIC (800 Gb/s: NVIDIA ConnectX-8)");
+  check("cluster.network.link.bandwidth", "cluster.network.link.bandwidth", network.scale_out.link_bytes_per_s, 1e12,
+        config::Dimension::bytes_per_s, "10x an 800 Gb/s switch port (NVIDIA Quantum-X800, Spectrum-X800)");
+  check("cluster.network.link.latency", "cluster.network.link.latency", network.scale_out.link_latency_s, 1e-3,
+        config::Dimension::seconds, "1,000x a switch hop with its cable (under 1 us: InfiniBand NDR, Ethernet cut-through)");
+}
+
 }  // namespace
 
 bool complete_platform(const ConfigNode& root, const std::filesystem::path& data_dir, platform::PlatformSpec& platform,
@@ -453,6 +489,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   warn_shadowed(root, data_dir, cluster, problems);
   if (accelerator_ok) warn_unread_attention_keys(root, data_dir, cluster, problems);
   if (accelerator_ok) read_calibration(root, platform, problems);
+  if (accelerator_ok) warn_implausible(root, cluster, problems);
   return accelerator_ok;
 }
 

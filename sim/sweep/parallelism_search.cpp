@@ -24,14 +24,21 @@ void check_options(const SearchOptions& o) {
   if (o.threads < 0) throw ConfigError(fmt::format("search: threads must be >= 0 (0: every core), got {}", o.threads));
 }
 
-/// The objective's score of a re-simulated candidate (lower is better), or nullopt when the
-/// simulation did not give it (failed, or no energy or cost computed).
+/// The objective's score of a re-simulated candidate (lower is better).
 std::optional<double> simulated_score(const RankedCandidate& ranked, Objective objective) {
+  const auto value = simulated_objective_value(ranked, objective);
+  if (value && objective == Objective::throughput) return -*value;
+  return value;
+}
+
+}  // namespace
+
+std::optional<double> simulated_objective_value(const RankedCandidate& ranked, Objective objective) {
   if (!ranked.simulated) return std::nullopt;
   const training::TrainingResult& r = *ranked.simulated;
   switch (objective) {
     case Objective::throughput:
-      return -r.tokens_per_s;
+      return r.tokens_per_s;
     case Objective::cost:
       if (!r.power.cost_computed) return std::nullopt;
       return r.power.usd_per_million_tokens;
@@ -41,8 +48,6 @@ std::optional<double> simulated_score(const RankedCandidate& ranked, Objective o
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 void rerank_by_simulation(SearchResult& result, std::size_t resimulated) {
   const auto first = result.top.begin();

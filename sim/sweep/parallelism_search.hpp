@@ -58,6 +58,11 @@ struct SearchResult {
 /// no value for the objective stays behind the simulated ones, in closed-form order.
 void rerank_by_simulation(SearchResult& result, std::size_t resimulated);
 
+/// The objective's value of a re-simulated candidate in objective_unit (tokens/s, J/token,
+/// USD per million tokens), or nullopt when the simulation did not give it (not re-simulated,
+/// failed, or no energy or cost computed).
+std::optional<double> simulated_objective_value(const RankedCandidate& ranked, Objective objective);
+
 /// Runs the search. Throws ConfigError for bad options (top_n < 1, resimulate < 0, threads
 /// < 0, see also enumerate_candidates and CandidateEvaluator), and SimulationError when no
 /// candidate is feasible, saying how many were enumerated, how many did not fit and why.

@@ -36,29 +36,33 @@ std::string search_table(const SearchResult& result) {
   if (!result.invalid_example.empty()) out += fmt::format("  e.g. {}\n", result.invalid_example);
   out += "\n";
   out += fmt::format("{:>4} {:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12} {:>12} {:>12} "
-                     "{:>6} {:>9} {:>12}\n",
+                     "{:>6} {:>9} {:>9} {:>12}\n",
                      "rank", "an.", "tp", "pp", "dp", "cp", "ep", "vp", "layers", "mb", "zero", "recompute", "step an. s",
-                     "step sim. s",
-                     "tokens/s", "MFU %", "mem GiB", objective_name(result.objective));
+                     "step sim. s", "tokens/s", "MFU %", "MFU an. %", "mem GiB", objective_name(result.objective));
   for (const RankedCandidate& c : result.top) {
     const Candidate& k = c.candidate;
     const training::TrainingResult& a = c.analytical.estimate;
     const std::string simulated = c.simulated ? fmt::format("{:.5g}", c.simulated->step_time_s)
                                   : c.simulation_error.empty() ? std::string("-")
                                                                : std::string("failed");
+    // A re-simulated row's throughput, MFU and objective are the simulation's; the closed
+    // form's MFU keeps its own column.
+    const training::TrainingResult& shown = c.simulated ? *c.simulated : a;
+    const double objective = simulated_objective_value(c, result.objective).value_or(c.analytical.objective_value);
     out += fmt::format("{:>4} {:>4} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<6} {:>4} {:>4} {:<9} {:>12.5g} {:>12} "
-                       "{:>12.4g} {:>6.1f} {:>9.2f} {:>12}\n",
+                       "{:>12.4g} {:>6.1f} {:>9.1f} {:>9.2f} {:>12}\n",
                        c.rank, c.closed_form_rank, k.tp, k.pp, k.dp, k.cp, k.ep, k.vp, k.ends_lighter ? "ends-1" : "even", k.micro_batch,
-                       k.zero, recompute_name(k.recompute),
-                       a.step_time_s, simulated, a.tokens_per_s, 100.0 * a.mfu, a.memory.total_bytes / config::kGiB,
-                       fmt::format("{:.4g}", c.analytical.objective_value));
+                       k.zero, recompute_name(k.recompute), a.step_time_s, simulated, shown.tokens_per_s,
+                       100.0 * shown.mfu, 100.0 * a.mfu, a.memory.total_bytes / config::kGiB, fmt::format("{:.4g}", objective));
   }
   const auto resimulated = std::count_if(result.top.begin(), result.top.end(),
                                          [](const RankedCandidate& c) { return c.simulated.has_value(); });
   if (resimulated > 0) {
     out += fmt::format("rank: the {} re-simulated candidates ordered by their simulated {}, then the rest by the closed "
-                       "form; an.: the closed-form rank\n",
-                       resimulated, objective_name(result.objective));
+                       "form; an.: the closed-form rank\n"
+                       "tokens/s, MFU % and {}: the simulation's where a step sim. s is shown, the closed form's "
+                       "elsewhere; MFU an. %: the closed form's\n",
+                       resimulated, objective_name(result.objective), objective_name(result.objective));
   }
   if (std::any_of(result.top.begin(), result.top.end(), [](const RankedCandidate& c) { return c.candidate.ends_lighter; })) {
     out += "layers ends-1: the embedding and the loss each take a layer's place, so the first and the last virtual "

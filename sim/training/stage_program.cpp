@@ -395,8 +395,9 @@ class OpCoster {
   /// reduce-scatter of a row-parallel GEMM forward or of a column-parallel wgrad/dgrad). With
   /// TP-communication overlap (sequence parallelism, layers only) it runs as Transformer
   /// Engine's userbuffers do (header): an all-gather as a ring exchange beside the GEMM it
-  /// feeds (which the caller chunks by ring_chunks()), a forward reduce-scatter pipelined with
-  /// the GEMM before it (chunked by pipeline_chunks(); the last split exposed), a backward one
+  /// feeds (which the caller chunks by GemmOverlap::forward_chunks / dgrad_chunks), a forward
+  /// reduce-scatter pipelined with the GEMM before it (kPipelineSplits chunks; the last split
+  /// exposed), a backward one
   /// in bulk beside the wgrad GEMM.
   /// `reversed`: the list is built in reverse execution order (backward lists).
   /// `beside_previous`: without Transformer Engine's overlap, the collective runs beside the op

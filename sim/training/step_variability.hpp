@@ -9,7 +9,7 @@
 /// for its group) or send its time x a lognormal factor of the network CV.
 ///
 /// Symmetric mode has one representative rank per pipeline stage, so it draws what its group
-/// would see (symmetric_durations): a rank's kernels between two synchronisations of its
+/// would see (SymmetricDraws::durations): a rank's kernels between two synchronisations of its
 /// group run on their own, and the collective that ends the run waits for the slowest of the n
 /// members. The representative's compute stream is therefore split into segments, each ending
 /// where the stream waits for a collective over n > 1 ranks (a blocking TP/CP/EP collective on
@@ -60,7 +60,7 @@ std::function<engine::TimePs(int, exec::TaskId, engine::TimePs)> duration_hook(c
 
 /// Symmetric mode: the duration of every task of `step`'s graph (nominal_ps: every task's
 /// nominal duration, asynchronous ones as they ran) for one iteration, drawn as the header says.
-/// Its segments are planned once per graph (SegmentPlan).
+/// Its segments are planned once per graph, when it is constructed (segments()).
 class SymmetricDraws {
  public:
   SymmetricDraws(const StepGraph& step, const ParallelismConfig& par);

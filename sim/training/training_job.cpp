@@ -80,7 +80,7 @@ platform::PeriodEnergy step_energy(const TrainingWorkload& w, const platform::Pl
                                    const TrainingResult& result) {
   const double tokens = static_cast<double>(w.global_batch * w.seq_len);
   const platform::DeviceWork devices{&platform.cluster().accelerator, step_activity(w, result),
-                                     static_cast<double>(result.gpus)};
+                                     static_cast<double>(result.gpus), std::nullopt};
   return platform::period_energy(platform, {devices}, tokens, result.model_flops_per_step);
 }
 

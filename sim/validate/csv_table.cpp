@@ -1,6 +1,7 @@
 #include "sim/validate/csv_table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/config/diagnostics.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::validate {
@@ -100,6 +102,27 @@ std::vector<CsvRow> read_csv_file(const std::filesystem::path& file) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return parse_csv(buffer.str(), file.string());
+}
+
+void require_columns(const std::vector<CsvRow>& rows, std::string_view file, const std::vector<std::string>& required) {
+  if (rows.empty()) return;
+  std::vector<std::string> header;  // every column a row has: the header's, in name order
+  for (const CsvRow& row : rows) {
+    for (const auto& entry : row.fields) {
+      if (std::find(header.begin(), header.end(), entry.first) == header.end()) header.push_back(entry.first);
+    }
+  }
+  std::sort(header.begin(), header.end());
+  std::vector<std::string> missing;
+  for (const std::string& column : required) {
+    if (std::find(header.begin(), header.end(), column) != header.end()) continue;
+    const auto close = config::closest_match(column, header);
+    missing.push_back(close ? fmt::format("'{}' (did you mean '{}'?)", column, *close) : fmt::format("'{}'", column));
+  }
+  if (missing.empty()) return;
+  throw ConfigError(fmt::format("{}:1: the header has no column {}; its columns: {} (docs/validation.md lists the "
+                                "columns of a dataset)",
+                                file, fmt::join(missing, ", "), fmt::join(header, ", ")));
 }
 
 std::optional<double> parse_number(std::string_view text) {

@@ -27,6 +27,10 @@ std::vector<CsvRow> read_csv_file(const std::filesystem::path& file);
 
 // The field parsers and the node size every dataset validator shares.
 
+/// Throws ConfigError at the header ("<file>:1: ...") when it lacks a column of `required`:
+/// each missing one with the closest column the header has, and the header's columns.
+void require_columns(const std::vector<CsvRow>& rows, std::string_view file, const std::vector<std::string>& required);
+
 /// Accelerators per node of every system preset the dataset validators run rows on.
 inline constexpr int kAcceleratorsPerNode = 8;
 /// The whole field as a number; nullopt when it is empty or has anything after the number.

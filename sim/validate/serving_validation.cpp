@@ -847,6 +847,7 @@ ServingValidationReport validate_serving_dataset(const std::filesystem::path& da
 }
 
 ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset) {
+  require_columns(rows, dataset, {"id", "metric", "value"});
   ServingValidationReport report;
   report.dataset = dataset;
   std::vector<const InferenceSource*> used_sources;

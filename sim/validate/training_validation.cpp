@@ -1035,6 +1035,7 @@ ValidationReport validate_training_dataset(const std::filesystem::path& dataset,
   ValidationReport report;
   report.dataset = dataset.string();
   const auto rows = read_csv_file(dataset);
+  require_columns(rows, report.dataset, {"id", "metric", "value"});
   // Every row is mapped first: a problem in any row stops the run before a simulation, and all
   // of them are reported at once.
   std::vector<RowMapping> mappings;

@@ -36,6 +36,18 @@ std::string scenario_path() { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scen
 
 }  // namespace
 
+TEST_CASE("collective runs at the scenario's simulation.fidelity unless --fidelity says otherwise") {
+  const auto fidelity_of = [](const std::string& arguments) {
+    const auto run = clustersim("collective " + scenario_path() + " --min 1M --max 1M --format json" + arguments);
+    REQUIRE(run.exit_code == 0);
+    return nlohmann::json::parse(run.output)["fidelity"].get<std::string>();
+  };
+  CHECK(fidelity_of("") == "flow");  // scenarios/default.yaml leaves simulation.fidelity at flow
+  CHECK(fidelity_of(" --set simulation.fidelity=analytical") == "analytical");
+  CHECK(fidelity_of(" --fidelity analytical") == "analytical");
+  CHECK(fidelity_of(" --set simulation.fidelity=analytical --fidelity flow") == "flow");
+}
+
 TEST_CASE("collective prints an nccl-tests-style JSON sweep with busbw = algbw x 2(n-1)/n") {
   const auto run = clustersim("collective " + scenario_path() + " --min 1K --max 1G --factor 1024 --format json");
   REQUIRE(run.exit_code == 0);

@@ -192,6 +192,20 @@ TEST_CASE("trace errors come before the run and name the path or the option") {
   CHECK(no_trace.exit_code == 1);
   CHECK(no_trace.output.find("--trace-ranks has no effect without --trace") != std::string::npos);
 
+  // One DGX node: accelerators 0-7; a range past them is an error, not an empty trace.
+  const auto past_path = std::filesystem::temp_directory_path() / "clustersim_trace_ranks_test.json";
+  const auto past = run_clustersim("run " + scenario.string() + " --trace " + past_path.string() +
+                                   " --trace-ranks 5000-6000");
+  CHECK(past.exit_code == 1);
+  CHECK(past.output.find("--trace-ranks '5000-6000': the cluster has accelerators 0-7; 5000 is not one of them") !=
+        std::string::npos);
+  CHECK(past.output.find("step time") == std::string::npos);
+  const auto straddling = run_clustersim("run " + scenario.string() + " --trace " + past_path.string() +
+                                         " --trace-ranks 0-3,6-8");
+  CHECK(straddling.exit_code == 1);
+  CHECK(straddling.output.find("8 is not one of them") != std::string::npos);
+  std::filesystem::remove(past_path);
+
   const auto bad_path = std::filesystem::temp_directory_path() / "clustersim_trace_window_test.json";
   const auto bad = run_clustersim("run " + scenario.string() + " --trace " + bad_path.string() + " --trace-window 5ms");
   CHECK(bad.exit_code == 1);

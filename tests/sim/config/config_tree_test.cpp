@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,18 @@ TEST_CASE("config_tree: YAML syntax errors and duplicate keys become positioned 
   CHECK(diagnostics[0].line == 3);
   CHECK(diagnostics[0].column == 2);
   CHECK(diagnostics[0].render() == "bad.yaml:3:2: YAML syntax error: end of sequence flow not found");
+
+  // A tab in the indentation: yaml-cpp's message does not say so; the hint names the tab.
+  diagnostics.clear();
+  parse_config("a:\n\tb: 1\n", "tab.yaml", diagnostics);
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].render() ==
+        "tab.yaml:2:3: YAML syntax error: illegal map value (line 2 column 1 indents with a tab: YAML indents with "
+        "spaces only; replace the tab with spaces)");
+  diagnostics.clear();
+  parse_config("a: \"x\ty\"\nb: [1\n", "tab-in-value.yaml", diagnostics);  // a tab inside a value is no hint
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].hint.empty());
 
   diagnostics.clear();
   parse_config("a: 1\nb: 2\na: 3\n", "dup.yaml", diagnostics);
@@ -94,6 +107,24 @@ TEST_CASE("config_tree: include falls back to the library data dir") {
   REQUIRE(diagnostics.empty());
   CHECK(root.find_path("section.x")->text == "1");
   CHECK(root.find("z")->text == "1");
+}
+
+TEST_CASE("config_tree: an included file that is not YAML keys is reported without quoting it") {
+  const auto text = std::filesystem::temp_directory_path() / "clustersim-include-text.txt";
+  std::ofstream(text) << "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+  std::vector<Diagnostic> diagnostics;
+  load_config_string("include: [" + text.string() + "]\nz: 1\n", "/nowhere/virtual.yaml", "/nonexistent", diagnostics);
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].message ==
+        "an included file must be a mapping of scenario keys; this one is plain text (79 characters, 2 words), not a "
+        "scenario or preset file");
+  CHECK(diagnostics[0].render().find("root:x") == std::string::npos);
+  std::filesystem::remove(text);
+  // Elsewhere a long scalar is cut to its start.
+  ConfigNode scalar;
+  scalar.kind = ConfigNode::Kind::scalar;
+  scalar.text = std::string(100, 'a');
+  CHECK(scalar.describe() == "\"" + std::string(60, 'a') + "...\" (100 characters)");
 }
 
 TEST_CASE("config_tree: missing include and include cycle are errors with positions") {

@@ -18,6 +18,19 @@ namespace platform_test {
 using namespace clustersim;
 using namespace clustersim::training::testing;
 
+namespace {
+
+/// Symmetric mode, seed 1, at `fidelity`; everything else as SessionOptions has it.
+platform::SessionOptions symmetric_options(platform::Fidelity fidelity) {
+  platform::SessionOptions options;
+  options.fidelity = fidelity;
+  options.mode = platform::SimulationMode::symmetric;
+  options.seed = 1;
+  return options;
+}
+
+}  // namespace
+
 TEST_CASE("a platform builds the models of its spec once; stragglers become speed profiles") {
   auto spec = test_platform_spec(test_cluster(2, 4));
   spec.overlap_sms = 33;
@@ -45,8 +58,8 @@ TEST_CASE("a platform builds the models of its spec once; stragglers become spee
 TEST_CASE("a session's backend follows the fidelity; both time an uncontended transfer alike") {
   const platform::Platform platform(test_platform_spec(test_cluster(2, 1)));
   const double bytes = 1e9;
-  platform::Session analytical(platform, {platform::Fidelity::analytical, platform::SimulationMode::symmetric, 1});
-  platform::Session flow(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+  platform::Session analytical(platform, symmetric_options(platform::Fidelity::analytical));
+  platform::Session flow(platform, symmetric_options(platform::Fidelity::flow));
   CHECK(analytical.comm().fidelity() == platform::Fidelity::analytical);
   CHECK(flow.comm().fidelity() == platform::Fidelity::flow);
   // The analytical backend fixes the duration when the transfer starts (from what runs beside it).
@@ -92,7 +105,7 @@ TEST_CASE("the flow backend changes a link's capacity over time; transfers acros
   const platform::Platform platform(test_platform_spec(test_cluster(2, 1)));
   const double bytes = 1e9;
   const auto run = [&](const engine::Profile* profile) {
-    platform::Session session(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+    platform::Session session(platform, symmetric_options(platform::Fidelity::flow));
     if (profile != nullptr) session.comm().apply_link_profile(platform.topology().path(0, 1).links.front(), *profile);
     exec::TaskGraph graph;
     const auto stream = graph.add_stream("send");
@@ -108,7 +121,7 @@ TEST_CASE("the flow backend changes a link's capacity over time; transfers acros
   // latency, which passes during the outage) stalls until 5 ms, then moves all its bytes.
   const engine::Profile outage{0.0, {{engine::seconds_to_ps(5e-3), 1.0}}};
   CHECK(run(&outage) == doctest::Approx(5e-3 + wire_s).epsilon(1e-6).scale(0));
-  platform::Session session(platform, {platform::Fidelity::flow, platform::SimulationMode::symmetric, 1});
+  platform::Session session(platform, symmetric_options(platform::Fidelity::flow));
   CHECK_THROWS_WITH_AS(session.comm().apply_link_profile(0, engine::Profile{1.0, {{10, -1.0}}}),
                        "capacity profile of link 0: the value at 10 ps must be a finite number >= 0, got -1",
                        ConfigError);

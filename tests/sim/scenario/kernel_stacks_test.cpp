@@ -117,7 +117,8 @@ TEST_CASE("the cublaslt-13.0 stack solves b200's GEMM efficiencies from its rows
 TEST_CASE("solving an efficiency: the model costs the row as measured; a row faster than the roofline is an error") {
   const Scenario s = load_scenario(guide_scenario("h200"));
   const models::AcceleratorSpec chip = s.platform.cluster.accelerator;
-  StackMeasurement row{.dtype = models::Dtype::bf16, .m = 8192, .n = 8192, .k = 8192, .flops_per_s = 654.3e12, .row = "r"};
+  StackMeasurement row{.dtype = models::Dtype::bf16, .m = 8192, .n = 8192, .k = 8192, .flops_per_s = 654.3e12,
+                       .also = {}, .row = "r", .position = {}};
   const double efficiency = solve_matmul_efficiency(chip, row);
   models::AcceleratorSpec solved = chip;
   solved.matmul_efficiency_by_dtype[models::Dtype::bf16] = efficiency;

@@ -1020,6 +1020,24 @@ TEST_CASE("loader: attention keys no family on the matrix path reads are warning
                                         "not run on matrix path mme (families: fused_sdpa)") != std::string::npos);
 }
 
+TEST_CASE("loader: values far beyond any shipping part are warnings with the bound and its basis") {
+  CHECK(load(kBase).warnings.empty());
+  // 1e30 FLOP/s and a 1,000 s hop: the typos the warnings are for, at their positions.
+  const Scenario absurd = load(edit(kBase, {{"bf16: \"300 TFLOP/s\"", "bf16: \"1e30 FLOP/s\""},
+                                            {"nic: {bandwidth: \"200 Gb/s\"}",
+                                             "nic: {bandwidth: \"200 Gb/s\"}\n    link: {latency: \"1000 s\"}"}}));
+  REQUIRE(absurd.warnings.size() == 2);
+  std::string all;
+  for (const auto& warning : absurd.warnings) all += warning.render() + "\n";
+  CHECK(all.find(":5:") != std::string::npos);  // the peak's line
+  CHECK(all.find("accelerators.test-gpu.peak.bf16:") != std::string::npos);
+  CHECK(all.find("is implausible: above 100 PFLOP/s, about 7x the densest shipping matrix peak") != std::string::npos);
+  CHECK(all.find("cluster.network.link.latency: 1000 s is implausible: above 1 ms") != std::string::npos);
+  CHECK(all.find("check the unit and the exponent") != std::string::npos);
+  // At the bound, nothing is said.
+  CHECK(load(edit(kBase, {{"bf16: \"300 TFLOP/s\"", "bf16: \"100 PFLOP/s\""}})).warnings.empty());
+}
+
 TEST_CASE("loader: simulation.calibration costs the compute model from the user's kernel measurements") {
   const auto dir = std::filesystem::temp_directory_path() / "clustersim-calibration-test";
   std::filesystem::create_directories(dir);

@@ -350,6 +350,8 @@ TEST_CASE("the re-simulated candidates are re-sorted by their simulated objectiv
   const std::string table = sweep::search_table(result);
   CHECK(table.find("ordered by their simulated throughput") != std::string::npos);
   CHECK(sweep::search_json(result)["top"][0]["closed_form_rank"].get<int>() == 3);
+  CHECK(*sweep::simulated_objective_value(result.top[0], sweep::Objective::throughput) == 120.0);
+  CHECK_FALSE(sweep::simulated_objective_value(result.top[2], sweep::Objective::throughput).has_value());
 
   // Energy: lower first, and a run without power data has no value.
   result.objective = sweep::Objective::energy;
@@ -359,6 +361,40 @@ TEST_CASE("the re-simulated candidates are re-sorted by their simulated objectiv
   sweep::rerank_by_simulation(result, 2);
   CHECK(result.top[0].candidate.tp == 3);
   CHECK(result.top[1].candidate.tp == 1);
+}
+
+TEST_CASE("the table shows a re-simulated row's simulated tokens/s, MFU and objective, the closed form's MFU beside") {
+  sweep::SearchResult result;
+  result.objective = sweep::Objective::throughput;
+  sweep::RankedCandidate simulated_row;
+  simulated_row.rank = simulated_row.closed_form_rank = 1;
+  simulated_row.analytical.estimate.step_time_s = 6.0;
+  simulated_row.analytical.estimate.tokens_per_s = 5000;
+  simulated_row.analytical.estimate.mfu = 0.640;
+  simulated_row.analytical.objective_value = 5000;
+  training::TrainingResult simulation;
+  simulation.step_time_s = 6.9;
+  simulation.tokens_per_s = 4321;
+  simulation.mfu = 0.578;
+  simulated_row.simulated = simulation;
+  sweep::RankedCandidate closed_form_row = simulated_row;
+  closed_form_row.rank = closed_form_row.closed_form_rank = 2;
+  closed_form_row.simulated.reset();
+  result.top = {simulated_row, closed_form_row};
+  const std::string table = sweep::search_table(result);
+  CHECK(table.find("MFU an. %") != std::string::npos);
+  const auto row = [&](const std::string& rank) {
+    const auto start = table.find("\n" + rank + " ");
+    REQUIRE(start != std::string::npos);
+    return table.substr(start + 1, table.find('\n', start + 1) - start - 1);
+  };
+  const std::string first = row("   1");
+  CHECK(first.find("       6.9         4321   57.8      64.0") != std::string::npos);
+  CHECK(first.substr(first.size() - 4) == "4321");  // the objective: the simulated throughput
+  const std::string second = row("   2");
+  CHECK(second.find("         -         5000   64.0      64.0") != std::string::npos);
+  CHECK(second.substr(second.size() - 4) == "5000");
+  CHECK(table.find("MFU % and throughput: the simulation's where a step sim. s is shown") != std::string::npos);
 }
 
 TEST_CASE("energy and cost objectives rank by J/token and USD/Mtoken") {

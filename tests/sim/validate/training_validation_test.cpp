@@ -422,6 +422,18 @@ std::string validation_error(const std::string& csv_text) {
 
 }  // namespace
 
+TEST_CASE("a dataset whose header lacks a needed column is one error at the header, with the closest column") {
+  const std::string message = validation_error("ID,source,model,gpus,metrics,values\nrow1,x,llama-3-8b,8,mfu,40\n");
+  CHECK(message.find("clustersim_validate_problems.csv:1: the header has no column 'id' (did you mean 'ID'?), "
+                     "'metric' (did you mean 'metrics'?), 'value' (did you mean 'values'?); its columns: ID, gpus, "
+                     "metrics, model, source, values") != std::string::npos);
+  CHECK(message.find("is empty") == std::string::npos);
+  std::vector<CsvRow> rows(1);
+  rows[0].fields = {{"id", "a"}, {"metric", "mfu"}, {"value", "1"}};
+  CHECK_NOTHROW(require_columns(rows, "ok.csv", {"id", "metric", "value"}));
+  CHECK_NOTHROW(require_columns({}, "empty.csv", {"id"}));  // no rows: nothing to check against
+}
+
 TEST_CASE("a row of an unknown source maps with the documented defaults on its gpu_type's system") {
   const auto mapping = map_training_row(row_from(
       "lab_1,ours,Llama-3-8B,8,32,4096,32,8192,128,8,H100 (our DGX),1,1,8,,,,,tflops_per_gpu,400,TFLOP/s,"));
