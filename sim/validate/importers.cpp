@@ -191,6 +191,16 @@ void append_row(ImportedRows& out, const std::map<std::string, std::string>& row
   out.rows.push_back(std::move(values));
 }
 
+/// Appends `row` (the run's shared columns) as the row of one metric: id `<stem>_<metric>`.
+void append_metric_row(ImportedRows& out, std::map<std::string, std::string>& row, const std::string& stem,
+                       const std::string& metric, double value, const std::string& unit) {
+  row["id"] = fmt::format("{}_{}", stem, metric);
+  row["metric"] = metric;
+  row["value"] = number_text(value);
+  row["unit"] = unit;
+  append_row(out, row);
+}
+
 /// One run of vllm bench serve / sglang.bench_serving: a row per metric it reports.
 void import_serving_run(Tool tool, const json& run, const std::string& file, const std::string& stem,
                         const std::string& where, const std::map<std::string, std::string>& fields, ImportedRows& out) {
@@ -391,11 +401,7 @@ void import_trtllm(const std::filesystem::path& file, const std::map<std::string
   const std::string stem = file.stem().string();
   const auto emit = [&](const std::string& metric, std::optional<double> value, const char* unit) {
     if (!value) return;
-    row["id"] = fmt::format("{}_{}", stem, metric);
-    row["metric"] = metric;
-    row["value"] = number_text(*value);
-    row["unit"] = unit;
-    append_row(out, row);
+    append_metric_row(out, row, stem, metric, *value, unit);
   };
   const json& performance = section(report, "performance");
   emit("requests_per_s", nested_number(performance, {"request_throughput_req_s"}), "req/s system");
@@ -558,11 +564,7 @@ void import_genai_perf(const std::filesystem::path& file, const std::map<std::st
     if (std::string(unit) == "ms" && stated_unit != "ms") {
       throw ConfigError(fmt::format("{}: metric '{}' is in '{}', expected ms", where, key, stated_unit));
     }
-    row["id"] = fmt::format("{}_{}", stem, metric);
-    row["metric"] = metric;
-    row["value"] = number_text(*value);
-    row["unit"] = unit;
-    append_row(out, row);
+    append_metric_row(out, row, stem, metric, *value, unit);
   };
   emit("requests_per_s", "request_throughput", "avg", "req/s system");
   emit("output_tokens_per_s", "output_token_throughput", "avg", "tok/s system");
@@ -703,11 +705,7 @@ void import_mlperf(const std::filesystem::path& file, const std::map<std::string
   const auto emit = [&](const char* metric, const std::string& key, const char* unit) {
     const auto value = number_at(key);
     if (!value) return;
-    row["id"] = fmt::format("{}_{}", stem, metric);
-    row["metric"] = metric;
-    row["value"] = number_text(*value);
-    row["unit"] = unit;
-    append_row(out, row);
+    append_metric_row(out, row, stem, metric, *value, unit);
   };
   const std::size_t before = out.rows.size();
   emit("samples_per_s", server ? "Completed samples per second" : "Samples per second", "samples/s system");

@@ -119,6 +119,9 @@ TEST_CASE("config_tree: an included file that is not YAML keys is reported witho
         "an included file must be a mapping of scenario keys; this one is plain text (79 characters, 2 words), not a "
         "scenario or preset file");
   CHECK(diagnostics[0].render().find("root:x") == std::string::npos);
+  CHECK(diagnostics[0].file == text.lexically_normal().string());  // at the included file's start
+  CHECK(diagnostics[0].line == 1);
+  CHECK(diagnostics[0].column == 1);
   std::filesystem::remove(text);
   // Elsewhere a long scalar is cut to its start.
   ConfigNode scalar;
