@@ -79,6 +79,33 @@ const CollectiveModel::Line& CollectiveModel::best_line(CollectiveKind kind, std
 
 double CollectiveModel::time_s(CollectiveKind kind, std::span<const int> group, double bytes) const {
   check_bytes(kind, bytes);
+  check_single(kind, group);
+  if (group.size() == 1) return 0.0;
+  if (bytes == 0) {
+    tuner_.lowering().check_group(kind, group, 1.0);
+    return 0.0;
+  }
+  const Line& line = best_line(kind, group, bytes);  // validates the group when it is new
+  return line.latency_s + bytes * line.seconds_per_byte;
+}
+
+CollectiveModel::Curve CollectiveModel::curve(CollectiveKind kind, std::span<const int> group) const {
+  check_single(kind, group);
+  Curve result;
+  result.kind_ = kind;
+  if (group.size() > 1) result.lines_ = lines(kind, group);  // validates the group when it is new
+  return result;
+}
+
+double CollectiveModel::Curve::time_s(double bytes) const {
+  check_bytes(kind_, bytes);
+  if (lines_.empty() || bytes == 0) return 0.0;
+  double best = lines_.front().latency_s + bytes * lines_.front().seconds_per_byte;
+  for (const Line& line : lines_.subspan(1)) best = std::min(best, line.latency_s + bytes * line.seconds_per_byte);
+  return best;
+}
+
+void CollectiveModel::check_single(CollectiveKind kind, std::span<const int> group) const {
   if (group.empty()) {
     throw ConfigError(fmt::format("{} needs a non-empty group of accelerators", collective_name(kind)));
   }
@@ -90,14 +117,7 @@ double CollectiveModel::time_s(CollectiveKind kind, std::span<const int> group, 
     if (group[0] < 0 || group[0] >= count) {
       throw ConfigError(fmt::format("{} group has accelerator {} outside [0, {})", collective_name(kind), group[0], count));
     }
-    return 0.0;
   }
-  if (bytes == 0) {
-    tuner_.lowering().check_group(kind, group, 1.0);
-    return 0.0;
-  }
-  const Line& line = best_line(kind, group, bytes);  // validates the group when it is new
-  return line.latency_s + bytes * line.seconds_per_byte;
 }
 
 double CollectiveModel::send_recv_time_s(int src, int dst, double bytes) const {

@@ -36,6 +36,14 @@ struct CommConfig {
 /// Time of collectives among accelerators, given by global accelerator index. Not
 /// thread-safe (it caches, like the Topology it wraps); one per simulation or thread.
 class CollectiveModel {
+  /// One (algorithm, protocol) of a (kind, group): time(S) = latency + S x seconds_per_byte.
+  struct Line {
+    Algorithm algorithm = Algorithm::ring;
+    Protocol protocol = Protocol::simple;
+    double latency_s = 0;
+    double seconds_per_byte = 0;
+  };
+
  public:
   /// Keeps a reference to `topology`, which must outlive the model. Throws ConfigError for
   /// bad tunables or hardware (check_tuner_params, check_collective_hardware).
@@ -47,6 +55,23 @@ class CollectiveModel {
   /// nothing; send_recv needs exactly two (source, destination). Throws ConfigError for an
   /// empty group, a repeated or out-of-range accelerator, or negative or non-finite bytes.
   double time_s(CollectiveKind kind, std::span<const int> group, double bytes) const;
+
+  /// time_s of one (kind, group) at any size, with the group looked up once: for a caller
+  /// that costs the same group many times (a ZeRO-3 stage gathers each unit over its
+  /// data-parallel group). Valid while the model lives; the same numbers as time_s.
+  class Curve {
+   public:
+    /// time_s(kind, group, bytes) for the curve's kind and group.
+    double time_s(double bytes) const;
+
+   private:
+    friend class CollectiveModel;
+    CollectiveKind kind_{};
+    std::span<const Line> lines_;  ///< empty: a group of one, which costs nothing
+  };
+
+  /// The curve of (kind, group); validates the group as time_s does (ConfigError).
+  Curve curve(CollectiveKind kind, std::span<const int> group) const;
 
   /// Seconds for a point-to-point transfer of `bytes` from `src` to `dst` (0 when src == dst).
   double send_recv_time_s(int src, int dst, double bytes) const;
@@ -67,14 +92,11 @@ class CollectiveModel {
   const topologies::Topology& topology() const { return tuner_.lowering().topology(); }
 
  private:
-  struct Line {
-    Algorithm algorithm = Algorithm::ring;
-    Protocol protocol = Protocol::simple;
-    double latency_s = 0;
-    double seconds_per_byte = 0;
-  };
   const std::vector<Line>& lines(CollectiveKind kind, std::span<const int> group) const;
   const Line& best_line(CollectiveKind kind, std::span<const int> group, double bytes) const;
+  /// The checks of a group that need no lowering: not empty; a group of one is not a
+  /// send_recv and names an accelerator of the topology (ConfigError).
+  void check_single(CollectiveKind kind, std::span<const int> group) const;
 
   /// The costed lines of one (kind, group), in the bucket of their hash.
   struct CachedLines {

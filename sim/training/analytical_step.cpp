@@ -156,8 +156,22 @@ struct DataParallelContext {
   models::CollectiveKind reduce_kind{};   ///< the gradient reduction
   std::vector<double> unit_forward_s, unit_backward_s;  ///< per unit, one micro-batch
   double part_comm_s(const DataParallelPart& part, models::CollectiveKind kind, double bytes) const {
-    return bytes > 0 ? setup.collectives.time_s(kind, part.group, bytes) : 0.0;
+    if (!(bytes > 0)) return 0.0;
+    for (const PartCurve& known : curves) {
+      if (known.part == &part && known.kind == kind) return known.curve.time_s(bytes);
+    }
+    curves.push_back({&part, kind, setup.collectives.curve(kind, part.group)});
+    return curves.back().curve.time_s(bytes);
   }
+
+  /// The collectives' curves of each part, looked up once (a ZeRO-3 stage costs hundreds of
+  /// units over the same group; a few (part, kind) pairs in all).
+  struct PartCurve {
+    const DataParallelPart* part;
+    models::CollectiveKind kind;
+    models::CollectiveModel::Curve curve;
+  };
+  mutable std::vector<PartCurve> curves{};  // filled by part_comm_s
 };
 
 /// ZeRO-3: each part gathers on its own stream, prefetching one unit ahead: the gather of unit
@@ -340,7 +354,7 @@ DataParallelCost data_parallel_cost(const TrainingSetup& setup, const StageProgr
                                     const std::vector<DataParallelPart>& parts) {
   if (parts.empty()) return {};
   DataParallelContext c{setup, parts, parts.front().sharding,
-                        parts.front().sharding.gradient_reduction(), {}, {}};
+                        parts.front().sharding.gradient_reduction(), {}, {}, {}};
   const double rate = setup.compute_rate_while_communicating;
   // Unit compute times (forward order) of one micro-batch.
   if (!program.embedding_forward.empty()) {

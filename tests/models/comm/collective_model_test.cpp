@@ -203,6 +203,35 @@ TEST_CASE("a group of one costs nothing") {
   CHECK(model.time_s(CollectiveKind::all_gather, one, kGiB) == 0.0);
 }
 
+TEST_CASE("a curve costs its group as time_s does, at every size, without looking it up again") {
+  const Topology topology = Topology::build(cluster(4, 8, 8, "fat-tree", 64));
+  const CollectiveModel model(topology, CommConfig{}, CollectiveHardware{});
+  const std::vector<int> node = iota(8);
+  const std::vector<int> across = {0, 8, 16, 24, 1, 9, 17, 25};
+  const std::vector<int> one = {5};
+  for (const auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    for (const auto* group : {&node, &across, &one}) {
+      const CollectiveModel::Curve curve = model.curve(kind, *group);
+      // Sizes on both sides of the protocol switches (LL below ~64 KiB, Simple above MiBs).
+      for (const double bytes : {0.0, 1.0, 4096.0, 65536.0, 1048576.0, 3.3e7, kGiB, 7.5 * kGiB}) {
+        CHECK(curve.time_s(bytes) == model.time_s(kind, *group, bytes));
+      }
+    }
+  }
+  const std::vector<int> pair = {3, 17};
+  CHECK(model.curve(CollectiveKind::send_recv, pair).time_s(kGiB) ==
+        model.time_s(CollectiveKind::send_recv, pair, kGiB));
+  CHECK(model.curve(CollectiveKind::all_reduce, one).time_s(kGiB) == 0.0);
+  // The same checks as time_s: the group when the curve is made, the size when it is used.
+  CHECK_THROWS_WITH_AS(model.curve(CollectiveKind::send_recv, one),
+                       "send-recv needs a group of exactly 2 (source, destination), got 1", clustersim::ConfigError);
+  const std::vector<int> outside = {0, 32};
+  CHECK_THROWS_WITH_AS(model.curve(CollectiveKind::all_reduce, outside),
+                       "all-reduce group has accelerator 32 outside [0, 32)", clustersim::ConfigError);
+  CHECK_THROWS_WITH_AS(model.curve(CollectiveKind::all_gather, node).time_s(-1.0),
+                       "all-gather bytes must be a finite number >= 0, got -1", clustersim::ConfigError);
+}
+
 TEST_CASE("invalid collectives are rejected with the reason") {
   const Topology topology = Topology::build(cluster(1, 8, 8, "fat-tree", 64));
   const CollectiveModel model(topology, CommConfig{}, CollectiveHardware{});
