@@ -566,7 +566,9 @@ StageFootprint stage_footprint(const FootprintInputs& in, int stage) {
   const double allocated = fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes + fp.activations_bytes +
                            fp.embedding_head_bytes + fp.recompute_buffer_bytes + fp.moe_dispatch_bytes +
                            fp.zero3_gathered_bytes + fp.fp8_weight_cache_bytes;
-  fp.fragmentation_bytes = allocated * (in.fragmentation - 1.0);
+  const double persistent = fp.weights_bytes + fp.gradients_bytes + fp.optimizer_bytes + fp.fp8_weight_cache_bytes;
+  fp.fragmentation_bytes =
+      (in.persistent_state_unfragmented ? allocated - persistent : allocated) * (in.fragmentation - 1.0);
   fp.workspace_bytes = in.workspace_bytes;
   fp.total_bytes = allocated + fp.fragmentation_bytes + fp.workspace_bytes;
   return fp;

@@ -125,11 +125,22 @@ struct FootprintInputs {
   double zero3_max_live_parameters = kDefaultZero3MaxLiveParameters;
   double zero3_prefetch_bucket_parameters = kDefaultZero3PrefetchBucketParameters;
   double zero3_reduce_bucket_parameters = kDefaultZero3ReduceBucketParameters;
-  double optimizer_bytes_per_param = 12;    ///< fp32 master weight + Adam m + v
+  /// Optimizer state per parameter of the shard: fp32 master weight + Adam m + v (12 B) by
+  /// default; workload.optimizer sets narrower layouts (Apex DistributedFusedAdam's 16-bit
+  /// remainders of the master weights, bf16 moments).
+  double optimizer_bytes_per_param = 12;
   bool offload_optimizer = false;    ///< optimizer state lives in host memory
   bool offload_activations = false;  ///< stored activations live in host memory
   double workspace_bytes = kDefaultWorkspaceBytes;
-  double fragmentation = kDefaultFragmentation;  ///< >= 1, applied to allocator-managed terms
+  double fragmentation = kDefaultFragmentation;  ///< >= 1, reserved / allocated of the terms it applies to
+  /// The persistent state is allocated once, in contiguous buffers, and never freed: weights and
+  /// gradients in Megatron-Core's ParamAndGradBuffer (Apex DistributedFusedAdam's contiguous
+  /// parameter and gradient buffers under NeMo), the optimizer state and Transformer Engine's
+  /// fp8 weight workspaces created once and kept. The caching allocator's fragmentation then
+  /// applies only to what is allocated and freed every step (activations, logits, recompute
+  /// and dispatch buffers, gathered ZeRO-3 parameters). false: to every term (torchtitan's
+  /// FSDP2 frees its gradients every step, zero_grad(set_to_none=True)).
+  bool persistent_state_unfragmented = true;
 
   /// Throws ConfigError naming the field when a size, degree or factor is out of range, or
   /// layers / heads / sequence do not divide by the parallel split, or ep does not fit the

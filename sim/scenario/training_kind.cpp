@@ -25,6 +25,7 @@ using config::Dimension;
 using config::member;
 using config::Problems;
 using training::MemoryOptions;
+using training::OptimizerState;
 using training::ParallelismConfig;
 using training::TrainingWorkload;
 
@@ -76,7 +77,20 @@ Declarations<TrainingWorkload> memory_keys() {
                   "optimizer state in host memory, streamed over the host link");
   offload.boolean("activations", member(&TrainingWorkload::memory, &MemoryOptions::offload_activations),
                   "stored activations in host memory");
+  Declarations<OptimizerState> optimizer;
+  optimizer.enumeration("master_weights", &OptimizerState::master_bytes,
+                        config::NameTable<double>("master weights", {{"fp32", 4.0}, {"remainders", 2.0}, {"none", 0.0}}),
+                        "the weights the update is applied to: fp32 = a separate fp32 copy (Megatron-Core's distributed "
+                        "optimizer); remainders = the 16-bit remainders that make it with the bf16 parameter (Apex "
+                        "DistributedFusedAdam store_param_remainders: NeMo with an fp32 optimizer and a bf16 model); "
+                        "none = the working parameters themselves (NeMo's optim.dtype equal to the model's)");
+  optimizer.enumeration("moments", &OptimizerState::moment_bytes,
+                        config::NameTable<double>("moment dtype", {{"fp32", 4.0}, {"bf16", 2.0}}),
+                        "Adam's m and v (NeMo optim.dtype; Megatron-Core --exp-avg-dtype / --exp-avg-sq-dtype)");
   Declarations<TrainingWorkload> keys;
+  keys.object("optimizer", &TrainingWorkload::optimizer, optimizer,
+              "the optimizer state per parameter of its shard (device memory, checkpoint size, the optimizer step's "
+              "memory traffic)");
   keys.object("offload", offload, "host-memory offloading (needs the accelerator's memory.host_bandwidth)");
   keys.object("memory", &TrainingWorkload::memory, memory, "device-memory overheads of the footprint check");
   return keys;

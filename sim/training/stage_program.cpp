@@ -807,9 +807,12 @@ void build_p2p(const TrainingWorkload& workload, const models::CollectiveModel& 
 /// (Float16OptimizerWithFloat16Params, DistributedOptimizer; apex / TE FusedAdam), per
 /// parameter: gradients narrower than fp32 copied into the fp32 main gradients (read g,
 /// write 4); with fp16 the loss-scale unscale and inf check (read 4, write 4); the gradient
-/// norm (read 4); Adam (read parameter, gradient, m, v: 16; write parameter, m, v: 12); and,
-/// when the model's parameters are narrower than the fp32 main ones, their copy back (read 4,
-/// write the model format). fp32 training skips the copies.
+/// norm (read 4); Adam (read the master weights, the gradient (4), m and v; write the master
+/// weights, m and v: 16 and 12 with an fp32 master and fp32 moments); and, when the model's
+/// parameters are narrower than a separate fp32 master copy, their copy back (read 4, write the
+/// model format). Master weights kept as 16-bit remainders are read and written with the
+/// parameter they complete (2 + the parameter's bytes, no copy back); without master weights
+/// the parameter itself is updated (workload.optimizer). fp32 training skips the copies.
 void build_optimizer(const TrainingWorkload& workload, const models::ComputeModel& compute, StageProgram& program) {
   const auto& par = workload.parallelism;
   const double shard = models::dense_sharding(par.zero, par.dp, par.cp).optimizer_divisor();
@@ -819,12 +822,16 @@ void build_optimizer(const TrainingWorkload& workload, const models::ComputeMode
   const double model_param_bytes = models::stored_element_bytes(workload.precision);
   const bool narrow_grads = grad_bytes < 4.0;
   const bool loss_scaling = workload.precision == Dtype::fp16;
-  const bool narrow_params = model_param_bytes < 4.0;
+  const OptimizerState& state = workload.optimizer;
+  const bool separate_master = state.master_bytes >= 4.0;
+  const bool copy_back = separate_master && model_param_bytes < 4.0;
+  const double master_bytes = separate_master ? 4.0 : state.master_bytes + model_param_bytes;
+  const double adam_state_bytes = master_bytes + 2.0 * state.moment_bytes;
   models::ElementwiseShape adam;
   adam.bytes_read = optimizer_parameters * ((narrow_grads ? grad_bytes : 0.0) + (loss_scaling ? 4.0 : 0.0) + 4.0 +
-                                            16.0 + (narrow_params ? 4.0 : 0.0));
-  adam.bytes_written = optimizer_parameters * ((narrow_grads ? 4.0 : 0.0) + (loss_scaling ? 4.0 : 0.0) + 12.0 +
-                                               (narrow_params ? model_param_bytes : 0.0));
+                                            adam_state_bytes + 4.0 + (copy_back ? 4.0 : 0.0));
+  adam.bytes_written = optimizer_parameters * ((narrow_grads ? 4.0 : 0.0) + (loss_scaling ? 4.0 : 0.0) +
+                                               adam_state_bytes + (copy_back ? model_param_bytes : 0.0));
   const models::OpEstimate estimate = compute.elementwise(adam);
   program.optimizer_ps = engine::seconds_to_ps(estimate.time_s);
   program.optimizer_provenance = estimate.provenance;

@@ -79,6 +79,20 @@ struct ParallelismConfig {
   int world_size() const { return tp * pp * dp * cp; }
 };
 
+/// The optimizer's state per parameter of its shard (`workload.optimizer`): Adam's two moments
+/// and the master weights the update is applied to. The default is Megatron-Core's distributed
+/// optimizer: an fp32 master copy and fp32 moments, 12 B.
+struct OptimizerState {
+  /// Bytes per parameter of the master weights: 4 = a separate fp32 copy; 2 = the 16-bit
+  /// remainders that make the fp32 value with the bf16 parameter (Apex DistributedFusedAdam's
+  /// store_param_remainders, which NeMo picks for a bf16 model with an fp32 optimizer); 0 =
+  /// none, the working parameters are updated in place (DistributedFusedAdam when NeMo's
+  /// optim.dtype is the model's dtype).
+  double master_bytes = 4;
+  double moment_bytes = 4;  ///< per Adam moment (m and v): fp32 4, bf16 2
+  double bytes_per_param() const { return master_bytes + 2.0 * moment_bytes; }
+};
+
 /// Memory options of a training job (`workload.offload`, `workload.memory`); the defaults are
 /// the memory model's (models/memory/memory_footprint.hpp).
 struct MemoryOptions {
@@ -148,6 +162,7 @@ class TrainingWorkload : public platform::WorkloadSpec {
   /// Tokens of a whole training run, for the time / energy / cost to train them; 0: not asked.
   double train_tokens = 0;
   MemoryOptions memory;
+  OptimizerState optimizer;
   /// Simulate anyway when the footprint exceeds device memory (the result then shows it):
   /// `validate` compares the time of published runs that did fit. Default: refuse.
   bool enforce_memory_fit = true;

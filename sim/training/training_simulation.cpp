@@ -326,6 +326,8 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
   in.offload_activations = w.memory.offload_activations;
   in.workspace_bytes = w.memory.workspace_bytes;
   in.fragmentation = w.memory.fragmentation;
+  in.persistent_state_unfragmented = w.framework == TrainingFramework::megatron;
+  in.optimizer_bytes_per_param = w.optimizer.bytes_per_param();
   in.zero3_max_live_parameters = w.memory.zero3_max_live_parameters;
   in.zero3_prefetch_bucket_parameters = w.memory.zero3_prefetch_bucket_parameters;
   in.zero3_reduce_bucket_parameters = w.memory.zero3_reduce_bucket_parameters;

@@ -144,6 +144,8 @@ const std::vector<RowSettingColumn>& row_setting_columns() {
       {"framework", "workload.framework"},
       {"cross_entropy", "workload.cross_entropy"},
       {"gradient_reduce_dtype", "workload.gradient_reduce_dtype"},
+      {"optimizer_master", "workload.optimizer.master_weights"},
+      {"optimizer_moments", "workload.optimizer.moments"},
   };
   return columns;
 }
@@ -164,6 +166,8 @@ RowSettings read_row_settings(const CsvRow& row, std::vector<std::string>& probl
   s.framework = read.choice(c[9]);
   s.cross_entropy = read.choice(c[10]);
   s.gradient_reduce_dtype = read.choice(c[11]);
+  s.optimizer_master = read.choice(c[12]);
+  s.optimizer_moments = read.choice(c[13]);
   for (const auto& unsupported : unsupported_row_columns()) {
     const std::string text = trimmed(row.get(unsupported.column));
     if (!text.empty()) {

@@ -37,6 +37,8 @@ struct RowSettings {
   std::optional<std::string> framework;            ///< workload.framework (megatron | torchtitan)
   std::optional<std::string> cross_entropy;        ///< workload.cross_entropy (auto | fused | eager | compiled)
   std::optional<std::string> gradient_reduce_dtype;  ///< workload.gradient_reduce_dtype (bf16 | fp32)
+  std::optional<std::string> optimizer_master;   ///< workload.optimizer.master_weights (fp32 | remainders | none)
+  std::optional<std::string> optimizer_moments;  ///< workload.optimizer.moments (fp32 | bf16)
   /// The optional columns that were set (not the format's own vp), in row_setting_columns() order.
   std::vector<std::string> columns_set;
 };

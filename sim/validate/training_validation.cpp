@@ -254,10 +254,13 @@ const std::vector<SourceConventions>& source_conventions() {
            "distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather "
            "(overlap_grad_sync / overlap_param_sync), bf16 gradient reduction, interleaved 1F1B when VP > 1, "
            "micro-batch from the table's MBS, activation recompute as the model's recipe sets it (below); "
+           "the recipes' optimizer is distributed_fused_adam (Apex DistributedFusedAdam), which NeMo 24.07 runs "
+           "with fp32 moments and the 16-bit remainders of the master weights (store_param_remainders: 10 B a "
+           "parameter, megatron_base_model.py) unless the recipe sets optim.dtype (below); "
            "model from the named library preset; TFLOP/s are model FLOPs",
        .system = "dgx-h100", .micro_batch = 1, .recompute = "", .attention = "flash", .sequence_parallel = true,
        .overlap_grad_reduce = true, .zero = 1, .precision = "fp8", .tflops_counting = "model",
-       .tp_comm_overlap = true, .named_models = true},
+       .tp_comm_overlap = true, .named_models = true, .optimizer_master = "remainders"},
       // BigScience tr11-176B-ml.slurm (bigscience-workshop/bigscience train/tr11-176B-ml): TP 4,
       // PP 12, MBS 2, GBS 2048, --bf16, --checkpoint-activations, ZERO_STAGE=0 with the bf16
       // optimizer ("implements its own zero stage 1 equivalent"), --pad-vocab-size-to 250880,
@@ -325,7 +328,14 @@ const std::vector<NamedModel>& named_models() {
       {"nemo2407", "LLAMA3-70B", "llama-3-70b", "none", "conf/training/llama/llama3_70b.yaml"},
       {"nemo2407", "Nemotron-8B", "nemotron-8b", "none", "conf/training/nemotron/nemotron_8b.yaml"},
       {"nemo2407", "Nemotron-22B", "nemotron-22b", "none", "conf/training/nemotron/nemotron_22b.yaml"},
-      {"nemo2407", "Nemotron-340B", "nemotron-4-340b", "none", "conf/training/nemotron/nemotron_340b.yaml"},
+      // optim {name: distributed_fused_adam, dtype: bf16} in the recipe of 24.07 (until the launcher
+      // moved it to mcore_distributed_optim, 2024-11-25): NeMo's megatron_base_model.py (r2.0.0rc1)
+      // passes that dtype to Apex DistributedFusedAdam as the state's, and with it equal to the
+      // model's stores no master weights (store_params False): bf16 m and v, 4 B a parameter.
+      {"nemo2407", "Nemotron-340B", "nemotron-4-340b", "none",
+       "conf/training/nemotron/nemotron_340b.yaml (optim distributed_fused_adam, dtype bf16: bf16 moments, no master "
+       "weights)",
+       "none", "bf16"},
   };
   return models;
 }
@@ -639,6 +649,7 @@ struct RowScenario {
   std::string id, include, models, cluster, model;
   std::int64_t seq = 0, batch = 0, micro_batch = 1, tp = 1, pp = 1, dp = 1, cp = 1, vp = 1;
   std::string ep, stage_layers, precision, recompute, attention, framework{"megatron"}, cross_entropy{"auto"};
+  std::string optimizer_master{"fp32"}, optimizer_moments{"fp32"};
   std::string gradient_reduce_dtype;  ///< "" unless the row sets it
   bool sequence_parallel = false, overlap_grad_reduce = false, tp_comm_overlap = false, tp_async_backward = true;
   int zero = 0;
@@ -665,6 +676,7 @@ description: "built by clustersim validate from dataset row {id}"
   tp_async_backward: {tp_async}
   framework: {framework}
   cross_entropy: {cross_entropy}
+  optimizer: {{master_weights: {master}, moments: {moments}}}
 {reduce_dtype})",
       fmt::arg("id", r.id), fmt::arg("include", r.include), fmt::arg("models", r.models),
       fmt::arg("cluster", r.cluster), fmt::arg("model", r.model), fmt::arg("s", r.seq), fmt::arg("B", r.batch),
@@ -675,6 +687,7 @@ description: "built by clustersim validate from dataset row {id}"
       fmt::arg("recompute", r.recompute), fmt::arg("attention", r.attention),
       fmt::arg("overlap", r.overlap_grad_reduce), fmt::arg("tp_overlap", r.tp_comm_overlap),
       fmt::arg("tp_async", r.tp_async_backward), fmt::arg("framework", r.framework),
+      fmt::arg("master", r.optimizer_master), fmt::arg("moments", r.optimizer_moments),
       fmt::arg("cross_entropy", r.cross_entropy), fmt::arg("reduce_dtype", r.gradient_reduce_dtype.empty() ? std::string()
                                                      : "  gradient_reduce_dtype: " + r.gradient_reduce_dtype + "\n"));
 }
@@ -817,6 +830,11 @@ RowMapping map_training_row(const CsvRow& row, const BaseCluster* base) {
       settings.tp_comm_overlap.value_or(conv.tp_comm_overlap && r.sequence_parallel && *tp > 1);
   r.tp_async_backward = conv.tp_async_backward;
   r.framework = settings.framework.value_or(conv.framework);
+  const NamedModel* recipe = mapping.named_model;
+  r.optimizer_master = settings.optimizer_master.value_or(
+      recipe && !recipe->optimizer_master.empty() ? recipe->optimizer_master : conv.optimizer_master);
+  r.optimizer_moments = settings.optimizer_moments.value_or(
+      recipe && !recipe->optimizer_moments.empty() ? recipe->optimizer_moments : conv.optimizer_moments);
   r.cross_entropy = settings.cross_entropy.value_or("auto");
   r.gradient_reduce_dtype = settings.gradient_reduce_dtype.value_or("");
   // The row's scenario under a name: its id for the scenario shown and run, a common one for the

@@ -80,6 +80,9 @@ struct SourceConventions {
   /// preset its `model` column names (else a GPT from its shape); a row that cannot be mapped is
   /// an error in the user's file, not a skipped row.
   bool system_from_gpu_type = false;
+  /// workload.optimizer: master_weights (fp32 | remainders | none) and moments (fp32 | bf16).
+  std::string optimizer_master{"fp32"};
+  std::string optimizer_moments{"fp32"};
 };
 
 /// The documented conventions, in match order.
@@ -96,6 +99,10 @@ struct NamedModel {
   std::string preset;       ///< library preset (models/data/llms), e.g. "llama-2-7b"
   std::string recompute;    ///< none | selective | full, as the recipe sets it
   std::string recipe;       ///< the recipe file the settings come from
+  /// The recipe's optimizer state where it differs from its source's conventions (workload.
+  /// optimizer master_weights and moments); "" = the conventions'.
+  std::string optimizer_master{};
+  std::string optimizer_moments{};
 };
 
 /// Named models of the sources whose rows give a model name instead of its shape.

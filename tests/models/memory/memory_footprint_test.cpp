@@ -232,8 +232,19 @@ TEST_CASE("stage totals: embedding on the first stage, logits on the last, fragm
   CHECK(first.recompute_buffer_bytes == 0);
   in.fragmentation = 1.25;
   in.workspace_bytes = 1000;
-  const StageFootprint padded = stage_footprint(in, 0);
   const double allocated = first.total_bytes;
+  // Megatron's persistent state (weights, gradients, optimizer, fp8 weight cache) sits in
+  // buffers allocated once: only the rest is fragmented.
+  const double persistent =
+      first.weights_bytes + first.gradients_bytes + first.optimizer_bytes + first.fp8_weight_cache_bytes;
+  REQUIRE(persistent > 0);
+  REQUIRE(allocated - persistent > 0);
+  const StageFootprint buffered = stage_footprint(in, 0);
+  CHECK(buffered.fragmentation_bytes == doctest::Approx(0.25 * (allocated - persistent)));
+  CHECK(buffered.total_bytes == doctest::Approx(allocated + 0.25 * (allocated - persistent) + 1000));
+  // torchtitan's FSDP2 frees its gradients every step: every term is fragmented.
+  in.persistent_state_unfragmented = false;
+  const StageFootprint padded = stage_footprint(in, 0);
   CHECK(padded.fragmentation_bytes == doctest::Approx(0.25 * allocated));
   CHECK(padded.total_bytes == doctest::Approx(1.25 * allocated + 1000));
 }

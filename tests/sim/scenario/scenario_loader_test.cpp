@@ -543,7 +543,7 @@ TEST_CASE("loader: bad input, --set") {
         "<command line>: workload.paralelism: unknown key 'paralelism' in --set workload.paralelism.tp=4 (valid "
         "keys: kind, model, seq_len, global_batch, micro_batch, precision, parallelism, recompute, framework, cross_entropy, attention, "
         "overlap_grad_reduce, tp_comm_overlap, tp_async_backward, train_tokens, gradient_reduce_dtype, moe, "
-        "fp8_params, dropout, host_op_time, enforce_memory_fit, offload, "
+        "fp8_params, dropout, host_op_time, enforce_memory_fit, optimizer, offload, "
         "memory | did you mean 'parallelism'?)");
   CHECK(one_problem(kBase, {"workload.parallelism.tp=four"}) ==
         "--set workload.parallelism.tp=four: workload.parallelism.tp: expected an integer, got \"four\"");
@@ -723,6 +723,20 @@ TEST_CASE("loader: memory hierarchy, power and cost keys (issue 4)") {
   CHECK(s.training().memory.offload_optimizer);
   CHECK_FALSE(s.training().memory.offload_activations);
   CHECK(s.training().memory.fragmentation == doctest::Approx(1.2));
+}
+
+TEST_CASE("loader: the optimizer state's layout (workload.optimizer)") {
+  CHECK(load(kBase).training().optimizer.bytes_per_param() == 12);  // fp32 master + fp32 m, v
+  const Scenario remainders =
+      load(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  optimizer: {master_weights: remainders}"}}));
+  CHECK(remainders.training().optimizer.bytes_per_param() == 10);
+  const Scenario bf16 =
+      load(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  optimizer: {master_weights: none, moments: bf16}"}}));
+  CHECK(bf16.training().optimizer.bytes_per_param() == 4);
+  const std::string bad =
+      one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  optimizer: {moments: fp8}"}}));
+  CHECK(bad.find("workload.optimizer.moments") != std::string::npos);
+  CHECK(bad.find("fp32, bf16") != std::string::npos);
 }
 
 TEST_CASE("loader: bad memory, power and cost keys are reported") {

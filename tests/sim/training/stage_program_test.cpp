@@ -325,6 +325,30 @@ TEST_CASE("parameters per rank and the optimizer shard") {
   CHECK(replicated.optimizer_ps > 3 * first.optimizer_ps);
 }
 
+TEST_CASE("the optimizer step's memory traffic follows the optimizer state's layout") {
+  auto w = workload(small_gpt(4), 2, 2, 4, 16);  // bf16 parameters, bf16 gradients, ZeRO-1 over dp 4
+  const auto expected_ps = [&](double read_per_param, double written_per_param) {
+    const Programs programs(w);
+    const double shard = programs.stage(0).stage_parameters / 4;
+    models::ElementwiseShape adam;
+    adam.bytes_read = shard * read_per_param;
+    adam.bytes_written = shard * written_per_param;
+    return engine::seconds_to_ps(programs.bench.compute.elementwise(adam).time_s);
+  };
+  // fp32 master + fp32 m, v: copy the bf16 gradient into fp32 (read 2, write 4), the norm
+  // (read 4), Adam (read master, gradient, m, v: 16; write master, m, v: 12), the bf16 copy
+  // back (read 4, write 2).
+  CHECK(Programs(w).stage(0).optimizer_ps == expected_ps(2 + 4 + 16 + 4, 4 + 12 + 2));
+  // Apex DistributedFusedAdam's remainders: the bf16 parameter and its 16-bit remainder are read
+  // and written as the master (4), no copy back.
+  w.optimizer.master_bytes = 2;
+  CHECK(Programs(w).stage(0).optimizer_ps == expected_ps(2 + 4 + (4 + 4 + 8), 4 + (4 + 8)));
+  // No master, bf16 moments: the bf16 parameter is updated in place.
+  w.optimizer.master_bytes = 0;
+  w.optimizer.moment_bytes = 2;
+  CHECK(Programs(w).stage(0).optimizer_ps == expected_ps(2 + 4 + (2 + 4 + 4), 4 + (2 + 4)));
+}
+
 namespace {
 
 /// Every op of the stage's program (embedding, each layer kind, head), forward and backward.
