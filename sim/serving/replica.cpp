@@ -319,8 +319,13 @@ void Replica::run_iteration() {
       batch_sequences_.push_back(&s);
     }
   };
+  // New sequences join while fewer than max_sequences are running, whether or not the running
+  // ones are in this iteration's batch (vLLM's SchedulingBudget counts the running sequences,
+  // V1 its running requests): under prefill_first the decoding sequences are not in a batch of
+  // prompts, and counting only the batch admitted every waiting prompt at once.
   const auto admit_waiting = [&] {
-    while (!waiting_.empty() && budget > 0 && static_cast<int>(batch_.size()) < scheduler_.max_sequences) {
+    while (!waiting_.empty() && budget > 0 && static_cast<int>(batch_.size()) < scheduler_.max_sequences &&
+           static_cast<int>(running_.size()) < scheduler_.max_sequences) {
       Sequence& s = *waiting_.front();
       if (!admit(s, budget, batch_)) break;
       budget -= s.chunk;

@@ -8,7 +8,8 @@
 ///     sequence's decode step first, then the chunks of prompts being prefilled, then new
 ///     prompts from the waiting queue (FCFS), each chunk as large as the token budget left;
 ///   * prefill_first (vLLM's scheduler without chunked prefill, Orca): waiting prompts first,
-///     whole, as many as fit; when none is admitted, a decode step of every running sequence;
+///     whole, as many as fit while fewer than max_sequences are running; when none is admitted,
+///     a decode step of every running sequence;
 ///   * static_batch (TensorRT-LLM's gptSessionBenchmark): a batch of up to max_sequences
 ///     prompts is prefilled together and decoded until its last request ends; only then is
 ///     the next batch admitted.

@@ -1,0 +1,123 @@
+// The replica scheduler's batches, iteration by iteration, derived by hand (issue 30 part 3,
+// issue 33 part 4): one instance, a few requests that all arrive at once, and the sequence of
+// (sequences, prefill tokens, decode tokens) each policy must build. The batches come from the
+// session's trace hook, so the run is the one `clustersim run` makes.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/exec/observer.hpp"
+#include "sim/platform/trace_sink.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/serving/serving_workload.hpp"
+
+namespace replica_schedule_test {
+
+using namespace clustersim;
+
+namespace {
+
+struct Batch {
+  int sequences = 0;
+  std::int64_t prefill = 0, decode = 0;
+  bool operator==(const Batch&) const = default;
+};
+
+doctest::String batch_text(const std::vector<Batch>& batches) {
+  std::string text;
+  for (const Batch& b : batches) {
+    text += "(" + std::to_string(b.sequences) + ", " + std::to_string(b.prefill) + ", " + std::to_string(b.decode) + ") ";
+  }
+  return text.c_str();
+}
+
+/// Records every serving iteration's batch, in order.
+class BatchRecorder : public platform::TraceSink {
+ public:
+  exec::ExecutionObserver& watch_graph(const exec::TaskGraph&, std::function<int(int, int)>) override {
+    return ignored_;
+  }
+  void serving_iteration(int, int, engine::TimePs, engine::TimePs, int sequences, std::int64_t prefill_tokens,
+                         std::int64_t decode_tokens) override {
+    batches.push_back({sequences, prefill_tokens, decode_tokens});
+  }
+  void kv_cache(int, int, engine::TimePs, double) override {}
+  void request(const platform::TracedRequest&) override {}
+
+  std::vector<Batch> batches;
+
+ private:
+  exec::ExecutionObserver ignored_;
+};
+
+// One H100, Llama-3-8B on one instance; `count` requests of fixed lengths, all at time 0
+// (offline); the scheduler's limits small enough to count by hand.
+std::string scenario(int count, int input, int output, const std::string& scheduler) {
+  return R"(schema_version: 1
+name: replica-schedule
+include: [systems/dgx-h100.yaml]
+cluster:
+  nodes: 1
+  network: {topology: fat-tree, tiers: 2, radix: 64}
+workload:
+  kind: serving
+  model: llama-3-8b
+  pools:
+    main: {replicas: 1, tp: 1}
+  requests:
+    count: )" + std::to_string(count) + R"(
+    arrival: {process: offline}
+    input: {distribution: fixed, value: )" + std::to_string(input) + R"(}
+    output: {distribution: fixed, value: )" + std::to_string(output) + R"(}
+  scheduler: )" + scheduler + "\n";
+}
+
+std::vector<Batch> batches_of(const std::string& yaml) {
+  BatchRecorder recorder;
+  const auto run = runner::run_scenario(scenario::load_scenario_from_string(yaml, "s.yaml", {}), &recorder);
+  const auto* result = dynamic_cast<const serving::ServingResult*>(run.primary.get());
+  REQUIRE(result != nullptr);
+  CHECK(result->rejected == 0);
+  return recorder.batches;
+}
+
+}  // namespace
+
+TEST_CASE("prefill_first admits new prompts only while fewer than max_sequences are running") {
+  // 4 prompts of 100 tokens, 3 output tokens each (the first with the prefill), at most 2
+  // sequences: A and B are prefilled together; then, with 2 running, nothing more is admitted
+  // (vLLM's SchedulingBudget counts the running sequences), so A and B decode twice and finish;
+  // then C and D. Counting only the batch being built admitted C and D in the second iteration,
+  // before A and B had decoded at all.
+  const auto batches =
+      batches_of(scenario(4, 100, 3, "{policy: prefill_first, chunked_prefill: false, max_sequences: 2, "
+                                     "max_batched_tokens: 1000}"));
+  const std::vector<Batch> expected = {{2, 200, 0}, {2, 0, 2}, {2, 0, 2}, {2, 200, 0}, {2, 0, 2}, {2, 0, 2}};
+  CHECK_MESSAGE(batches == expected, batch_text(batches));
+}
+
+TEST_CASE("decode_first: running decodes, then the started prompt's chunk, then new prompts within the budget") {
+  // 3 prompts of 100 tokens, 2 output tokens each, budget 150 tokens, at most 2 sequences.
+  // 1: A whole (100), B's first 50.  2: A's decode (1), B's last 50; A ends (its 2 tokens).
+  // 3: B's decode (1), C whole (100); B ends.  4: C's decode; C ends.
+  const auto batches =
+      batches_of(scenario(3, 100, 2, "{policy: decode_first, chunked_prefill: true, max_sequences: 2, "
+                                     "max_batched_tokens: 150}"));
+  const std::vector<Batch> expected = {{2, 150, 0}, {2, 50, 1}, {2, 100, 1}, {1, 0, 1}};
+  CHECK_MESSAGE(batches == expected, batch_text(batches));
+}
+
+TEST_CASE("static_batch: the next batch is admitted only when the last one has ended") {
+  // 3 prompts of 100 tokens, 3 output tokens, batches of 2: A and B prefill and decode to their
+  // end; then C alone.
+  const auto batches =
+      batches_of(scenario(3, 100, 3, "{policy: static_batch, chunked_prefill: false, max_sequences: 2, "
+                                     "max_batched_tokens: 1000}"));
+  const std::vector<Batch> expected = {{2, 200, 0}, {2, 0, 2}, {2, 0, 2}, {1, 100, 0}, {1, 0, 1}, {1, 0, 1}};
+  CHECK_MESSAGE(batches == expected, batch_text(batches));
+}
+
+}  // namespace replica_schedule_test
