@@ -67,7 +67,8 @@ struct PlatformSpec {
   /// The kernel stack whose efficiencies the accelerators run with (`simulation.kernel_stack`,
   /// models/data/stacks; applied to the presets by the scenario loader); "preset": the presets'.
   std::string kernel_stack = "preset";
-  /// The accelerator's rows of calibration_path, read by the scenario loader.
+  /// The rows of calibration_path, read by the scenario loader: the cluster's accelerator's and
+  /// any other (a serving pool's); each compute model uses its own accelerator's.
   models::CalibrationTable calibration;
 };
 

@@ -410,16 +410,17 @@ void check_power_limit(const ConfigNode& root, bool accelerator_ok, const platfo
   }
 }
 
-/// simulation.calibration: the accelerator's rows of the file or folder, read here so that a
-/// missing file, a malformed row or a table without this accelerator is an error at the key.
+/// simulation.calibration: the rows of the file or folder, read here so that a missing file, a
+/// malformed row or a table without the cluster's accelerator is an error at the key. Every
+/// accelerator's rows are kept: a serving pool on another accelerator is costed from its own.
 void read_calibration(const ConfigNode& root, platform::PlatformSpec& platform, Problems& problems) {
   const std::string key = "simulation.calibration";
   if (platform.calibration_path.empty() || problems.bad(key)) return;
   const std::string& accelerator = platform.cluster.accelerator.name;
   try {
     const models::CalibrationTable all = models::read_calibration_path(platform.calibration_path);
-    platform.calibration = models::merge_calibration({all}, accelerator);
-    if (platform.calibration.rows.empty()) {
+    platform.calibration = all;
+    if (models::merge_calibration({all}, accelerator).rows.empty()) {
       std::vector<std::string> present;  // in first-appearance order
       for (const models::CalibrationRow& row : all.rows) {
         if (std::find(present.begin(), present.end(), row.accelerator) == present.end()) present.push_back(row.accelerator);

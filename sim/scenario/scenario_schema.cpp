@@ -159,7 +159,8 @@ Declarations<Scenario> simulation_keys() {
               "hipblaslt-rocm-6.3; an accelerator the stack does not cover keeps its preset's (a warning); preset = "
               "each preset's best-shape burst (MAMF), the default for every framework");
   keys.file("calibration", member(&Scenario::platform, &PlatformSpec::calibration_path),
-            "kernel measurements of the scenario's accelerator (a calibration-format CSV, docs/calibration-format.md, "
+            "kernel measurements of the scenario's accelerator, and of a serving pool's own (a calibration-format CSV, "
+            "docs/calibration-format.md, "
             "or a folder of them, e.g. what validation/kernels/run.sh wrote), relative to this file: the compute "
             "model costs GEMMs, attention and bandwidth-bound ops from them (measured table, then a fit, then the "
             "roofline) for every workload; attention rows are taken as the family the workload runs; unset: the "

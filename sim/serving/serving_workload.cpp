@@ -295,7 +295,13 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     pool.accelerator = pool_spec.accelerator.value_or(platform.cluster().accelerator);
     const models::ComputeModel* compute = &platform.compute();
     if (pool_spec.accelerator && pool_spec.accelerator->name != platform.cluster().accelerator.name) {
-      pool.own_compute = std::make_unique<models::ComputeModel>(pool.accelerator);
+      // Its own accelerator's rows of simulation.calibration, as the cluster's accelerator has.
+      const models::CalibrationTable& table = platform.spec().calibration;
+      const bool calibrated = std::any_of(table.rows.begin(), table.rows.end(), [&](const models::CalibrationRow& row) {
+        return row.accelerator == pool.accelerator.name;
+      });
+      pool.own_compute = calibrated ? std::make_unique<models::ComputeModel>(pool.accelerator, table)
+                                    : std::make_unique<models::ComputeModel>(pool.accelerator);
       compute = pool.own_compute.get();
     }
     pool.memory = plan_instance_memory(spec, pool_spec, pool.accelerator);

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -255,6 +257,34 @@ TEST_CASE("serving: disaggregated heterogeneous pools move the KV cache over the
   CHECK(flow.run.fingerprint != analytical.run.fingerprint);
   CHECK(problems_of(edit(kChat, {{"    main: {replicas: 8, tp: 1}", "    p: {role: prefill, replicas: 8}"}}))
             .find("needs prefill and decode pools") != std::string::npos);
+}
+
+TEST_CASE("serving: a pool on another accelerator is costed from that accelerator's calibration rows") {
+  // One table with GEMM rows of both parts (3-4x their rooflines, so that the fit moves every
+  // GEMM). The same h100-sxm instance, once on an H100 cluster and once as the pool of an H200
+  // cluster, must serve the same requests in the same time; without the table it is faster.
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim-pool-calibration-test";
+  std::filesystem::create_directories(dir);
+  const auto table = dir / "gemm.csv";
+  std::ofstream(table) << "accelerator,op,dtype,m,n,k,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,backward,"
+                          "bytes,time_s,spread_s,repeats,source\n"
+                       << "h100-sxm,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.0005,0,5,test\n"
+                       << "h200-sxm,gemm,bf16,4096,4096,4096,1,,,,,,,,,0.0005,0,5,test\n";
+  const std::vector<std::string> settings = {"workload.requests.count=60", "simulation.calibration=" + table.string()};
+  const std::string one = edit(kChat, {{"    main: {replicas: 8, tp: 1}", "    main: {replicas: 1, tp: 1}"}});
+  const std::string on_h200 = edit(one, {{"systems/dgx-h100.yaml", "systems/dgx-h200.yaml"},
+                                         {"    main: {replicas: 1, tp: 1}",
+                                          "    main: {replicas: 1, tp: 1, accelerator: h100-sxm}"}});
+  const Served native = serve(one, settings);
+  const Served pool = serve(on_h200, settings);
+  REQUIRE(pool.result->pools.size() == 1);
+  CHECK(pool.result->pools[0].accelerator == "h100-sxm");
+  CHECK(native.result->completed == 60);
+  CHECK(pool.result->tpot_s.mean == native.result->tpot_s.mean);
+  CHECK(pool.result->ttft_s.mean == native.result->ttft_s.mean);
+  const Served roofline = serve(on_h200, {"workload.requests.count=60"});
+  CHECK(roofline.result->tpot_s.mean < 0.9 * pool.result->tpot_s.mean);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("serving: speculative decoding with good acceptance lowers TPOT") {

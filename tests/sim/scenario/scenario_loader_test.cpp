@@ -1065,9 +1065,10 @@ TEST_CASE("loader: simulation.calibration costs the compute model from the user'
   const auto with = [&](const std::string& path) {
     return edit(kBase, {{"simulation: {seed: 3}", "simulation: {seed: 3, calibration: \"" + path + "\"}"}});
   };
-  // A folder: its CSV files merged, this accelerator's rows kept.
+  // A folder: its CSV files merged, every accelerator's rows kept (a serving pool on another
+  // accelerator uses its own); the compute model takes this accelerator's.
   const Scenario calibrated = load(with(dir.string()));
-  REQUIRE(calibrated.platform.calibration.rows.size() == 1);
+  REQUIRE(calibrated.platform.calibration.rows.size() == 2);
   // The measured shape costs what was measured; the gemm class has a measurement: one notice left.
   const auto platform = runner::build_platform(calibrated);
   const models::OpEstimate measured = platform->compute().gemm({4096, 4096, 4096});
