@@ -88,7 +88,7 @@ void read_jobs(const ConfigNode& root, const WorkloadKinds& kinds, const Workloa
     }
     config::validate(entry.value, job_fields(kinds, *kind, entry.key), path, diagnostics);
     WorkloadReadContext context{root,      entry.value, path,          base.platform, base.platform_ok,
-                                base.simulation, 0,     base.data_dir, base.problems};
+                                base.simulation, 0,     base.data_dir, base.problems, &scenario.resolved};
     auto spec = kind->read(context);
     if (spec) scenario.jobs.push_back({entry.key, std::move(spec)});
   }
@@ -227,7 +227,7 @@ void read_workloads(const ConfigNode& root, const WorkloadKinds& kinds, const st
                               "workload", scenario.platform,
                               platform_ok, scenario.simulation,
                               accelerators, data_dir,
-                              problems};
+                              problems,     &scenario.resolved};
   read_primary(root, kinds, primary, scenario);
 }
 

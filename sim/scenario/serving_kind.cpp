@@ -240,6 +240,28 @@ void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   const serving::SchedulerSpec d = serving::framework_scheduler(w.framework, context);
   serving::SchedulerSpec& s = w.scheduler;
   const auto unset = [&](const char* key) { return !c.has(std::string("scheduler.") + key); };
+  // What the framework chose, under the keys the scenario left unwritten (their declared
+  // defaults are not what runs).
+  const auto record = [&](const char* key, const std::string& text) {
+    if (c.resolved != nullptr && unset(key)) (*c.resolved)[c.key(std::string("scheduler.") + key)] = text;
+  };
+  const auto flag = [](bool on) { return std::string(on ? "true" : "false"); };
+  record("max_sequences", d.kv_sized_sequences ? fmt::format("sized from the KV cache (at most {})", d.max_sequences)
+                                               : std::to_string(d.max_sequences));
+  record("max_batched_tokens", std::to_string(d.max_batched_tokens));
+  record("chunked_prefill", flag(d.chunked_prefill));
+  record("policy", std::string(serving::schedule_policy_names().name(d.policy)));
+  record("block_size", std::to_string(d.block_size));
+  record("memory_utilisation", fmt::format("{:g}", d.memory_utilisation));
+  record("preemption", std::string(serving::preemption_mode_names().name(d.preemption)));
+  record("prefix_caching", flag(d.prefix_caching));
+  record("iteration_overhead", fmt::format("{:g} s", d.iteration_overhead_s));
+  if (unset("iteration_overhead")) {
+    record("iteration_overhead_per_sequence", fmt::format("{:g} s", d.iteration_overhead_per_sequence_s));
+  }
+  record("overlap_host", flag(d.overlap_host));
+  record("reserve_output", flag(d.reserve_output));
+  record("kv_of_free_memory", flag(d.kv_of_free_memory));
   if (unset("max_sequences")) {
     s.max_sequences = d.max_sequences;
     s.kv_sized_sequences = d.kv_sized_sequences;

@@ -8,6 +8,7 @@
 /// the loader, with no change to the loader, the runner or the CLI.
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,11 @@ struct WorkloadReadContext {
   int accelerators = 0;
   const std::filesystem::path& data_dir;   ///< the preset library
   config::Problems& problems;
+  /// The scenario's resolved keys (Scenario::resolved; nullptr: not recorded): a kind that
+  /// fills keys the scenario does not write from other settings (a serving framework's
+  /// scheduler defaults) records the values it used, so `compare` and the run's manifest show
+  /// them instead of the keys' declared defaults.
+  std::map<std::string, std::string>* resolved = nullptr;
   /// `path` + "." + `key`.
   std::string key(std::string_view key) const { return path + "." + std::string(key); }
   /// Position of `path` + "." + `key` if written, else of its closest written ancestor.

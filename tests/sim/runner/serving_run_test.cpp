@@ -287,6 +287,24 @@ TEST_CASE("serving: a pool on another accelerator is costed from that accelerato
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("serving: the resolved keys hold the framework's scheduler values, not the keys' declared defaults") {
+  // vllm-0.8 (the default) on an H100: its scheduler, not the declared 256 / 8192.
+  const scenario::Scenario vllm = load(kChat);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*vllm.workload);
+  CHECK(vllm.resolved.at("workload.scheduler.max_sequences") == std::to_string(spec.scheduler.max_sequences));
+  CHECK(vllm.resolved.at("workload.scheduler.max_batched_tokens") ==
+        std::to_string(spec.scheduler.max_batched_tokens));
+  CHECK(spec.scheduler.max_sequences != 256);
+  CHECK(vllm.resolved.at("workload.scheduler.policy") == "decode_first");
+  // A written key stays as written; SGLang's running-request limit is sized at build time.
+  const scenario::Scenario sglang =
+      load(kChat, {"workload.framework=sglang-0.5", "workload.scheduler.max_batched_tokens=4096"});
+  CHECK(sglang.resolved.at("workload.scheduler.max_batched_tokens") == "4096");
+  CHECK(sglang.resolved.at("workload.scheduler.max_sequences").rfind("sized from the KV cache", 0) == 0);
+  CHECK(sglang.resolved.at("workload.scheduler.overlap_host") == "true");
+  CHECK(sglang.resolved.at("workload.scheduler.policy") == "prefill_first");
+}
+
 TEST_CASE("serving: speculative decoding with good acceptance lowers TPOT") {
   const double plain = serve(kChat, {"workload.requests.count=100"}).result->tpot_s.mean;
   const double speculative = serve(kChat, {"workload.requests.count=100", "workload.speculative.tokens=3",
