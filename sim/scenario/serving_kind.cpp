@@ -162,6 +162,10 @@ Declarations<ServingSpec> declare_serving_keys() {
   slo.quantity("ttft", &serving::SloSpec::ttft_s, Dimension::seconds, "time-to-first-token target; 0: none");
   slo.quantity("tpot", &serving::SloSpec::tpot_s, Dimension::seconds, "time-per-output-token target; 0: none");
   slo.number("percentile", &serving::SloSpec::percentile, "the percentile held to the targets").range(1, 100);
+  slo.quantity("window", &serving::SloSpec::window_s, Dimension::seconds,
+                "how long requests arrive: the run sends arrival.rate x window requests (requests.count is then not "
+                "used), and each `clustersim capacity` trial is judged over this window at its own rate; 0: "
+                "requests.count (a capacity trial then lasts requests.count / arrival.rate)");
   Declarations<models::MoeRuntime> moe;
   moe.number("imbalance", &models::MoeRuntime::imbalance, "busiest expert's tokens / mean tokens per expert").range(1, 1e6);
   Declarations<W> keys;
@@ -465,6 +469,26 @@ void check_token_budget(const WorkloadReadContext& c, const ServingSpec& w) {
 /// (2026-12-06), 383 B a request; rounded up.
 constexpr double kServingBytesPerRequest = 400;
 
+/// slo.window: requests for that long at the arrival rate (processes with one rate), instead
+/// of requests.count; a written count it replaces, or a process without a rate, is said.
+void apply_slo_window(const WorkloadReadContext& c, ServingSpec& w) {
+  if (!(w.slo.window_s > 0) || c.problems.bad(c.key("slo.window"))) return;
+  using P = serving::ArrivalProcess;
+  const P process = w.requests.arrival.process;
+  if (process != P::poisson && process != P::gamma && process != P::constant) {
+    warn_no_effect(c.root, c.problems, c.key("slo.window"),
+                   fmt::format("arrival.process {} has no single rate to send requests at for a window; the run sends "
+                               "requests.count",
+                               serving::arrival_process_names().name(process)));
+    return;
+  }
+  const double rate = w.requests.arrival.rate_per_s;
+  const auto count = std::max<std::int64_t>(1, std::llround(rate * w.slo.window_s));
+  warn_no_effect(c.root, c.problems, c.key("requests.count"),
+                 fmt::format("slo.window sets the requests: arrival.rate {:g}/s x {:g} s = {}", rate, w.slo.window_s, count));
+  w.requests.count = count;
+}
+
 /// requests.count within simulation.limits.memory: a count the run cannot hold (1e9) is refused
 /// at the key with the estimate and the count that fits, rather than run until killed.
 void check_request_count(const WorkloadReadContext& c, const ServingSpec& w) {
@@ -627,6 +651,7 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
                                  {models::OpClass::attention, w.precision.activations, accelerator.attention_kernel}});
     }
   }
+  apply_slo_window(c, w);
   check_requests(c, w);
   check_token_budget(c, w);
   check_request_count(c, w);

@@ -66,6 +66,9 @@ struct SloSpec {
   double ttft_s = 0;
   double tpot_s = 0;
   double percentile = 99;  ///< the percentile capacity planning holds to the targets
+  /// How long requests arrive, the window a capacity trial is judged over: the run sends
+  /// arrival.rate x window requests (requests.count is not used); 0: requests.count.
+  double window_s = 0;
 };
 
 /// The serving workload's settings.

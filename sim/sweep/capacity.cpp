@@ -46,6 +46,12 @@ const serving::ServingSpec& serving_spec(const scenario::Scenario& s) {
   return *spec;
 }
 
+/// The window each trial sends requests for: slo.window, else the scenario's count / rate.
+double trial_window_s(const serving::ServingSpec& spec) {
+  return spec.slo.window_s > 0 ? spec.slo.window_s
+                               : static_cast<double>(spec.requests.count) / spec.requests.arrival.rate_per_s;
+}
+
 /// Runs trials; each thread keeps one platform per pool layout (the hardware does not change
 /// with the rate), so its models' memos carry over from trial to trial.
 class TrialRunner {
@@ -54,9 +60,9 @@ class TrialRunner {
               const serving::ServingSpec& spec)
       : file_(std::move(file)), overrides_(std::move(overrides)) {
     base_nodes_ = base.platform.cluster.network.nodes;
-    // Every trial sends requests for as long as the scenario does (its count / its rate), so a
-    // higher rate is judged over as long a window, not over a shorter burst.
-    window_s_ = static_cast<double>(spec.requests.count) / spec.requests.arrival.rate_per_s;
+    // Every trial sends requests for as long as the scenario does (slo.window, else its count /
+    // its rate), so a higher rate is judged over as long a window, not over a shorter burst.
+    window_s_ = trial_window_s(spec);
     per_node_ = base.platform.cluster.network.accelerators_per_node;
     const int domain = base.platform.cluster.network.scale_up.domain_size;
     node_multiple_ = domain > per_node_ && per_node_ > 0 ? domain / per_node_ : 1;
@@ -276,14 +282,16 @@ CapacityResult find_capacity(const std::filesystem::path& file, const std::vecto
   if (!(options.precision > 0)) throw ConfigError("capacity: --precision must be > 0");
   if (options.target_rate && !(*options.target_rate > 0)) throw ConfigError("capacity: --rate must be > 0");
   TrialRunner runner(file, overrides, base, spec);
-  const double window_s = static_cast<double>(spec.requests.count) / spec.requests.arrival.rate_per_s;
+  const double window_s = trial_window_s(spec);
   if (window_s > kLongTrialWindowS && options.on_warning) {
     const double rate = options.target_rate.value_or(spec.requests.arrival.rate_per_s);
+    const std::string why = spec.slo.window_s > 0 ? "workload.slo.window"
+                                                  : fmt::format("workload.requests.count {} / arrival.rate {:g}/s",
+                                                                spec.requests.count, spec.requests.arrival.rate_per_s);
     options.on_warning(fmt::format(
-        "warning: each trial sends requests for {:.0f} s (workload.requests.count {} / arrival.rate {:g}/s), so a trial "
-        "at {:g} req/s simulates about {:.0f} requests and the search may take long; set workload.requests.count to "
-        "about the rate x 120 s for a faster answer",
-        window_s, spec.requests.count, spec.requests.arrival.rate_per_s, rate, rate * window_s));
+        "warning: each trial sends requests for {:.0f} s ({}), so a trial at {:g} req/s simulates about {:.0f} requests "
+        "and the search may take long; set workload.slo.window (e.g. 120 s) for a faster answer",
+        window_s, why, rate, rate * window_s));
   }
   CapacityResult result;
   result.pools = runner.names();

@@ -305,6 +305,24 @@ TEST_CASE("serving: the resolved keys hold the framework's scheduler values, not
   CHECK(sglang.resolved.at("workload.scheduler.policy") == "prefill_first");
 }
 
+TEST_CASE("serving: slo.window sends arrival.rate x window requests, and says what it replaces") {
+  // kChat: poisson at 40 req/s, requests.count 400 written.
+  const scenario::Scenario s = load(kChat, {"workload.slo.window=2.5 s"});
+  CHECK(dynamic_cast<const serving::ServingSpec&>(*s.workload).requests.count == 100);
+  REQUIRE(s.warnings.size() == 1);
+  CHECK(s.warnings[0].render() ==
+        "s.yaml:13:12: workload.requests.count: 400 has no effect: slo.window sets the requests: arrival.rate 40/s x "
+        "2.5 s = 100");
+  CHECK(serve(kChat, {"workload.slo.window=2.5 s"}).result->completed == 100);
+  // A process without one rate: the window is said to do nothing, the count is kept.
+  const scenario::Scenario offline = load(kChat, {"workload.requests.arrival.process=offline", "workload.slo.window=2 s"});
+  CHECK(dynamic_cast<const serving::ServingSpec&>(*offline.workload).requests.count == 400);
+  bool said = false;
+  for (const auto& w : offline.warnings) said = said || w.render().find("workload.slo.window: 2 s has no effect") != std::string::npos;
+  CHECK(said);
+  CHECK(problems_of(kChat, {"workload.slo.window=-1 s"}).find("workload.slo.window") != std::string::npos);
+}
+
 TEST_CASE("serving: speculative decoding with good acceptance lowers TPOT") {
   const double plain = serve(kChat, {"workload.requests.count=100"}).result->tpot_s.mean;
   const double speculative = serve(kChat, {"workload.requests.count=100", "workload.speculative.tokens=3",

@@ -142,12 +142,21 @@ TEST_CASE("capacity warns before its first trial when the scenario's count / rat
   REQUIRE(warnings.size() == 1);
   CHECK(warnings.front() ==
         "warning: each trial sends requests for 1200 s (workload.requests.count 300 / arrival.rate 0.25/s), so a trial at "
-        "0.25 req/s simulates about 300 requests and the search may take long; set workload.requests.count to about the "
-        "rate x 120 s for a faster answer");
+        "0.25 req/s simulates about 300 requests and the search may take long; set workload.slo.window (e.g. 120 s) for "
+        "a faster answer");
   // The scenario as written (30 s of arrivals): no warning.
   warnings.clear();
   (void)sweep::find_capacity(scenario_file("cs_capacity_short.yaml"), {}, options);
   CHECK(warnings.empty());
+  // A window declared: the trial lasts it whatever the count; a long one is named as such.
+  warnings.clear();
+  (void)sweep::find_capacity(scenario_file("cs_capacity_long.yaml"),
+                             {"workload.requests.arrival.rate=0.25", "workload.slo.window=100 s"}, options);
+  CHECK(warnings.empty());
+  (void)sweep::find_capacity(scenario_file("cs_capacity_short.yaml"), {"workload.slo.window=2000 s"}, options);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings.front().rfind("warning: each trial sends requests for 2000 s (workload.slo.window), so a trial at ", 0) ==
+        0);
 }
 
 }  // namespace capacity_test
