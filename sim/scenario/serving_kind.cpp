@@ -34,13 +34,17 @@ Declarations<serving::LengthSpec> length_keys() {
   using L = serving::LengthSpec;
   Declarations<L> keys;
   keys.enumeration("distribution", &L::kind, serving::length_kind_names(),
-                   "fixed (value), uniform (min..max), normal or lognormal (mean, stddev), empirical (file)");
+                   "fixed (value), uniform (min..max), normal or lognormal (mean, stddev), empirical (file), dataset "
+                   "(a public trace's lengths the library ships: dataset)");
   keys.number("value", &L::value, "tokens, for a fixed length").range(1, 1e9);
   keys.number("min", &L::min, "smallest length; every distribution is clamped to [min, max]").range(1, 1e9);
   keys.number("max", &L::max, "largest length").range(1, 1e9);
   keys.number("mean", &L::mean, "mean tokens (normal, lognormal)").range(0, 1e9);
   keys.number("stddev", &L::stddev, "standard deviation of the tokens (normal, lognormal)").range(0, 1e9);
   keys.file("file", &L::file, "empirical: a CSV of `length[,weight]` rows (a header line is allowed)");
+  keys.string("dataset", &L::dataset,
+              "dataset: the profile, a public trace's lengths (models/data/datasets: azure-conv-2023, azure-code-2023, "
+              "arxiv-summarization-4k)");
   return keys;
 }
 
@@ -415,10 +419,13 @@ void check_requests(const WorkloadReadContext& c, const ServingSpec& w) {
   try {  // reads the trace and length files: their own errors name file, line and column
     (void)serving::RequestGenerator(r, 1);
   } catch (const ConfigError& e) {
-    const char* key = process == P::trace                                ? "requests.trace"
-                      : r.input.kind == serving::LengthKind::empirical  ? "requests.input.file"
-                      : r.output.kind == serving::LengthKind::empirical ? "requests.output.file"
-                                                                        : "requests";
+    using K = serving::LengthKind;
+    const char* key = process == P::trace                ? "requests.trace"
+                      : r.input.kind == K::empirical    ? "requests.input.file"
+                      : r.output.kind == K::empirical   ? "requests.output.file"
+                      : r.input.kind == K::dataset      ? "requests.input.dataset"
+                      : r.output.kind == K::dataset     ? "requests.output.dataset"
+                                                        : "requests";
     problems.add(c.position(key), c.key(key), e.what());
   }
 }
@@ -434,7 +441,7 @@ void check_token_budget(const WorkloadReadContext& c, const ServingSpec& w) {
   }
   using K = serving::LengthKind;
   const serving::LengthSpec& in = r.input;
-  if (in.kind == K::empirical) return;  // its file's lengths are checked by the run (rejections are reported)
+  if (in.kind == K::empirical || in.kind == K::dataset) return;  // checked by the run (rejections are reported)
   const double prefix = static_cast<double>(r.prefix.tokens);
   const double shortest = prefix + (in.kind == K::fixed ? std::clamp(in.value, in.min, in.max) : in.min);
   const double longest = prefix + (in.kind == K::fixed ? std::clamp(in.value, in.min, in.max) : in.max);
@@ -487,6 +494,26 @@ void apply_slo_window(const WorkloadReadContext& c, ServingSpec& w) {
   warn_no_effect(c.root, c.problems, c.key("requests.count"),
                  fmt::format("slo.window sets the requests: arrival.rate {:g}/s x {:g} s = {}", rate, w.slo.window_s, count));
   w.requests.count = count;
+}
+
+/// requests.input / output `distribution: dataset`: the library profile's table for that side.
+void resolve_datasets(const WorkloadReadContext& c, ServingSpec& w) {
+  for (const char* side : {"input", "output"}) {
+    serving::LengthSpec& l = std::string(side) == "input" ? w.requests.input : w.requests.output;
+    const std::string base = std::string("requests.") + side;
+    if (l.kind != serving::LengthKind::dataset || c.problems.bad(c.key(base))) continue;
+    const std::vector<std::string> names = serving::dataset_profiles(c.data_dir);
+    const std::string known = names.empty() ? "none in the library" : fmt::format("{}", fmt::join(names, ", "));
+    if (l.dataset.empty()) {
+      c.problems.add(c.position(base + ".distribution"), c.key(base + ".dataset"),
+                     "a dataset distribution needs dataset: a profile's name", "choices: " + known);
+    } else if (std::find(names.begin(), names.end(), l.dataset) == names.end()) {
+      c.problems.add(c.position(base + ".dataset"), c.key(base + ".dataset"),
+                     "unknown dataset profile '" + l.dataset + "'", "choices: " + known);
+    } else {
+      l.file = serving::dataset_profile_file(c.data_dir, l.dataset, side).string();
+    }
+  }
 }
 
 /// requests.count within simulation.limits.memory: a count the run cannot hold (1e9) is refused
@@ -614,6 +641,7 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
       unused((base + "stddev").c_str(), l.kind == K::normal || l.kind == K::lognormal,
              why + " (stddev is for normal, lognormal)");
       unused((base + "file").c_str(), l.kind == K::empirical, why + " (file is for empirical)");
+      unused((base + "dataset").c_str(), l.kind == K::dataset, why + " (dataset is for dataset)");
       if (l.kind == K::fixed && (l.value > l.max || l.value < l.min) && c.has(base + "value")) {
         const double clamped = std::clamp(l.value, l.min, l.max);
         c.problems.warn(c.position(base + "value"), c.key(base + "value"),
@@ -633,6 +661,7 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
 }
 
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
+  resolve_datasets(c, w);
   std::string model_path, model_name;
   const ConfigNode* model_entry = find_model(c, model_path, model_name);
   if (model_entry != nullptr) w.model = read_model(*model_entry, model_path, model_name, c.problems);

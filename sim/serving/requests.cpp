@@ -83,7 +83,27 @@ const config::NameTable<LengthKind>& length_kind_names() {
                                                                            {"uniform", LengthKind::uniform},
                                                                            {"normal", LengthKind::normal},
                                                                            {"lognormal", LengthKind::lognormal},
-                                                                           {"empirical", LengthKind::empirical}});
+                                                                           {"empirical", LengthKind::empirical},
+                                                                           {"dataset", LengthKind::dataset}});
+  return names;
+}
+
+std::filesystem::path dataset_profile_file(const std::filesystem::path& data_dir, const std::string& name,
+                                           const std::string& side) {
+  return data_dir / "datasets" / (name + "." + side + ".csv");
+}
+
+std::vector<std::string> dataset_profiles(const std::filesystem::path& data_dir) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir / "datasets", error)) {
+    const std::string file = entry.path().filename().string();
+    const std::string suffix = ".input.csv";
+    if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string name = file.substr(0, file.size() - suffix.size());
+    if (std::filesystem::exists(dataset_profile_file(data_dir, name, "output"))) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -196,7 +216,11 @@ LengthSampler::LengthSampler(const LengthSpec& spec) : spec_(spec) {
       lognormal_mu_ = std::log(spec.mean) - lognormal_sigma_ * lognormal_sigma_ / 2;
       break;
     case LengthKind::empirical:
-      if (spec.file.empty()) throw ConfigError("an empirical length distribution needs a file");
+    case LengthKind::dataset:
+      if (spec.file.empty()) {
+        throw ConfigError(spec.kind == LengthKind::dataset ? "a dataset length distribution needs a dataset"
+                                                           : "an empirical length distribution needs a file");
+      }
       table_ = read_length_table(spec.file);
       break;
   }
@@ -216,7 +240,8 @@ std::int64_t LengthSampler::draw(std::mt19937_64& rng) const {
     case LengthKind::lognormal:
       length = std::lognormal_distribution<double>(lognormal_mu_, lognormal_sigma_)(rng);
       break;
-    case LengthKind::empirical: {
+    case LengthKind::empirical:
+    case LengthKind::dataset: {
       const double u = std::uniform_real_distribution<double>(0, table_.cumulative.back())(rng);
       const auto it = std::upper_bound(table_.cumulative.begin(), table_.cumulative.end(), u);
       const auto index = std::min<std::size_t>(static_cast<std::size_t>(it - table_.cumulative.begin()),

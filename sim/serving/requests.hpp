@@ -54,7 +54,9 @@ struct ArrivalSpec {
 };
 
 /// A length distribution (`requests.input` / `requests.output`).
-enum class LengthKind : std::uint8_t { fixed, uniform, normal, lognormal, empirical };
+/// `dataset` is an empirical distribution the library ships (models/data/datasets/NAME.SIDE.csv,
+/// the lengths of a public trace), read like an `empirical` file.
+enum class LengthKind : std::uint8_t { fixed, uniform, normal, lognormal, empirical, dataset };
 const config::NameTable<LengthKind>& length_kind_names();
 
 struct LengthSpec {
@@ -65,7 +67,16 @@ struct LengthSpec {
   double mean = 0;          ///< normal, lognormal: the mean of the lengths
   double stddev = 0;        ///< normal, lognormal: their standard deviation
   std::string file;         ///< empirical: a CSV of `length[,weight]` rows (a header line allowed)
+  /// dataset: the library profile's name; the scenario loader sets `file` to its table.
+  std::string dataset;
 };
+
+/// The library's length profiles (models/data/datasets): the names that have both an input and
+/// an output table, sorted.
+std::vector<std::string> dataset_profiles(const std::filesystem::path& data_dir);
+/// A profile's table for one side ("input" or "output").
+std::filesystem::path dataset_profile_file(const std::filesystem::path& data_dir, const std::string& name,
+                                           const std::string& side);
 
 /// Shared prefixes (`requests.prefix`): system prompts shared by groups of requests, or
 /// multi-turn sessions whose every turn carries the conversation so far.

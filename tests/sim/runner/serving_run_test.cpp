@@ -18,6 +18,7 @@
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/workload_kinds.hpp"
 #include "sim/serving/iteration_cost.hpp"
+#include "sim/serving/requests.hpp"
 #include "sim/serving/serving_workload.hpp"
 
 namespace serving_run_test {
@@ -321,6 +322,41 @@ TEST_CASE("serving: slo.window sends arrival.rate x window requests, and says wh
   for (const auto& w : offline.warnings) said = said || w.render().find("workload.slo.window: 2 s has no effect") != std::string::npos;
   CHECK(said);
   CHECK(problems_of(kChat, {"workload.slo.window=-1 s"}).find("workload.slo.window") != std::string::npos);
+}
+
+TEST_CASE("serving: dataset length profiles draw a public trace's lengths") {
+  // models/data/datasets/azure-conv-2023.*.csv: the 19,366 requests of the Azure 2023
+  // conversation trace (Vidur's copy), input mean 1154.7, output mean 211.1 tokens.
+  const scenario::Scenario s =
+      load(kChat, {"workload.requests.input.distribution=dataset", "workload.requests.input.dataset=azure-conv-2023",
+                   "workload.requests.output.distribution=dataset", "workload.requests.output.dataset=azure-conv-2023"});
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  CHECK(spec.requests.input.file.find("datasets/azure-conv-2023.input.csv") != std::string::npos);
+  CHECK(serving::LengthSampler(spec.requests.input).mean() == doctest::Approx(1154.7).epsilon(0.03));
+  CHECK(serving::LengthSampler(spec.requests.output).mean() == doctest::Approx(211.1).epsilon(0.03));
+  // The table itself holds the published means (Vidur's Arxiv-Summarization-4K: 2588 / 291 tokens).
+  const scenario::Scenario arxiv = load(kChat, {"workload.requests.input.distribution=dataset",
+                                                "workload.requests.input.dataset=arxiv-summarization-4k"});
+  const auto table = serving::read_length_table(dynamic_cast<const serving::ServingSpec&>(*arxiv.workload).requests.input.file);
+  double weighted = 0;
+  for (std::size_t i = 0; i < table.lengths.size(); ++i) {
+    weighted += table.lengths[i] * (table.cumulative[i] - (i == 0 ? 0.0 : table.cumulative[i - 1]));
+  }
+  CHECK(weighted / table.cumulative.back() == doctest::Approx(2588.1).epsilon(0.001));
+  CHECK(serve(kChat, {"workload.requests.count=40", "workload.requests.input.distribution=dataset",
+                      "workload.requests.input.dataset=azure-code-2023"})
+            .result->completed == 40);
+  // Bad input: an unknown name, a missing one, a dataset key beside another distribution.
+  CHECK(problems_of(kChat, {"workload.requests.input.distribution=dataset", "workload.requests.input.dataset=sharegpt"})
+            .find("workload.requests.input.dataset: unknown dataset profile 'sharegpt' (choices: arxiv-summarization-4k, "
+                  "azure-code-2023, azure-conv-2023)") != std::string::npos);
+  CHECK(problems_of(kChat, {"workload.requests.output.distribution=dataset"})
+            .find("workload.requests.output.dataset: a dataset distribution needs dataset") != std::string::npos);
+  bool said = false;
+  for (const auto& w : load(kChat, {"workload.requests.input.dataset=azure-conv-2023"}).warnings) {
+    said = said || w.render().find("requests.input.dataset: azure-conv-2023 has no effect") != std::string::npos;
+  }
+  CHECK(said);
 }
 
 TEST_CASE("serving: speculative decoding with good acceptance lowers TPOT") {
