@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -45,9 +47,13 @@ class BatchRecorder : public platform::TraceSink {
     batches.push_back({sequences, prefill_tokens, decode_tokens});
   }
   void kv_cache(int, int, engine::TimePs, double) override {}
-  void request(const platform::TracedRequest&) override {}
+  void request(const platform::TracedRequest& request) override {
+    if (static_cast<std::size_t>(request.id) >= replica_of.size()) replica_of.resize(static_cast<std::size_t>(request.id) + 1, -1);
+    replica_of[static_cast<std::size_t>(request.id)] = request.replica;
+  }
 
   std::vector<Batch> batches;
+  std::vector<int> replica_of;  ///< by request id: the replica that finished it
 
  private:
   exec::ExecutionObserver ignored_;
@@ -118,6 +124,30 @@ TEST_CASE("static_batch: the next batch is admitted only when the last one has e
                                      "max_batched_tokens: 1000}"));
   const std::vector<Batch> expected = {{2, 200, 0}, {2, 0, 2}, {2, 0, 2}, {1, 100, 0}, {1, 0, 1}, {1, 0, 1}};
   CHECK_MESSAGE(batches == expected, batch_text(batches));
+}
+
+TEST_CASE("the router: round robin in turn; least outstanding and shortest queue by load, ties from the turn") {
+  // Two instances and a trace: A (500 output tokens, seconds of decoding) and B (2 tokens) at 0,
+  // C and D at 0.5 s, when B has long finished and A has not. Round robin: 0 1 0 1. By load: A
+  // and B in turn (both idle); C to instance 1 (0 outstanding against A's 1); D finds both at 1
+  // and keeps the turn's instance, 1. Shortest queue looks at the waiting requests first: C,
+  // arrived in the same instant, still waits at instance 1 while A runs at instance 0, so D
+  // goes to 0.
+  const auto trace = std::filesystem::temp_directory_path() / "clustersim-router-trace.csv";
+  std::ofstream(trace) << "arrival_s,input_tokens,output_tokens\n0,100,500\n0,100,2\n0.5,100,10\n0.5,100,10\n";
+  const auto routed = [&](const std::string& router) {
+    std::string yaml = scenario(4, 100, 2, "{max_sequences: 8}");
+    yaml.replace(yaml.find("main: {replicas: 1, tp: 1}"), 26, "main: {replicas: 2, tp: 1}");
+    yaml.replace(yaml.find("arrival: {process: offline}"), 27, "arrival: {process: trace}\n    trace: " + trace.string());
+    yaml += "  router: " + router + "\n";
+    BatchRecorder recorder;
+    (void)runner::run_scenario(scenario::load_scenario_from_string(yaml, "s.yaml", {}), &recorder);
+    return recorder.replica_of;
+  };
+  CHECK(routed("round_robin") == std::vector<int>{0, 1, 0, 1});
+  CHECK(routed("least_outstanding") == std::vector<int>{0, 1, 1, 1});
+  CHECK(routed("shortest_queue") == std::vector<int>{0, 1, 1, 0});
+  std::filesystem::remove(trace);
 }
 
 }  // namespace replica_schedule_test
