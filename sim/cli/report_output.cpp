@@ -8,6 +8,7 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/report/html_report.hpp"
+#include "sim/report/result_reports.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -27,7 +28,8 @@ std::filesystem::path write_report(const std::filesystem::path& dir, const std::
 std::filesystem::path write_run_report(const std::filesystem::path& dir, const scenario::Scenario& scenario,
                                        const runner::RunResult& run, const report::RunTimeline& timeline) {
   std::optional<std::vector<training::StageProgram>> programs;
-  if (dynamic_cast<const training::TrainingResult*>(run.primary.get()) != nullptr) {
+  const report::ResultReport* hooks = report::result_report(run.primary->kind);
+  if (hooks != nullptr && hooks->wants_stage_programs) {
     programs = runner::stage_programs(scenario);  // the estimator table: each op's provenance
   }
   report::RunReportInputs inputs;

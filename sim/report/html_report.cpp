@@ -11,6 +11,7 @@
 #include "models/accelerator/provenance.hpp"
 #include "sim/config/units.hpp"
 #include "sim/engine/time.hpp"
+#include "sim/report/result_reports.hpp"
 #include "sim/report/scenario_json.hpp"
 #include "sim/report/svg_chart.hpp"
 #include "sim/report/training_report.hpp"
@@ -533,13 +534,18 @@ std::string generic_page(const scenario::Scenario& scenario, const runner::RunRe
 
 std::string run_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
                             const RunReportInputs& inputs) {
-  if (const auto* training = dynamic_cast<const training::TrainingResult*>(run.primary.get())) {
-    return training_page(scenario, run, *training, inputs);
-  }
-  if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
-    return serving_page(scenario, run, *serving);
-  }
-  return generic_page(scenario, run);
+  const ResultReport* hooks = result_report(run.primary->kind);
+  return hooks != nullptr && hooks->html ? hooks->html(scenario, run, inputs) : generic_page(scenario, run);
+}
+
+std::string training_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
+                                 const training::TrainingResult& result, const RunReportInputs& inputs) {
+  return training_page(scenario, run, result, inputs);
+}
+
+std::string serving_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
+                                const serving::ServingResult& result) {
+  return serving_page(scenario, run, result);
 }
 
 std::string sweep_report_html(const SweepReport& sweep) {

@@ -19,7 +19,9 @@
 #include "sim/report/run_timeline.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/serving/serving_workload.hpp"
 #include "sim/training/stage_program.hpp"
+#include "sim/training/training_result.hpp"
 
 namespace clustersim::report {
 
@@ -30,9 +32,16 @@ struct RunReportInputs {
   const std::vector<training::StageProgram>* programs = nullptr;
 };
 
-/// The report of one run: training or serving pages for those kinds, the metrics table for others.
+/// The report of one run: its kind's page (result_reports.hpp), the metrics table for a kind
+/// without one.
 std::string run_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
                             const RunReportInputs& inputs = {});
+
+/// The training and serving pages (the hooks result_reports.cpp registers).
+std::string training_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
+                                 const training::TrainingResult& result, const RunReportInputs& inputs);
+std::string serving_report_html(const scenario::Scenario& scenario, const runner::RunResult& run,
+                                const serving::ServingResult& result);
 
 /// One point of a sweep as the report shows it.
 struct SweepReportPoint {

@@ -4,16 +4,11 @@
 
 #include <algorithm>
 
+#include "sim/report/result_reports.hpp"
 #include "sim/report/scenario_json.hpp"
-#include "sim/report/serving_report.hpp"
-#include "sim/report/training_report.hpp"
 
 namespace clustersim::report {
 namespace {
-
-const training::TrainingResult* as_training(const platform::WorkloadResult* result) {
-  return dynamic_cast<const training::TrainingResult*>(result);
-}
 
 std::string metrics_table(const std::string& title, const platform::WorkloadResult& result) {
   std::string out = title + "\n";
@@ -36,10 +31,8 @@ nlohmann::json workload_result_json(const platform::WorkloadResult& result) {
 
 nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run) {
   nlohmann::json out;
-  if (const auto* training = as_training(run.primary.get())) {
-    out = training_result_json(scenario, *training);
-  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
-    out = serving_result_json(scenario, *serving, run);
+  if (const ResultReport* hooks = result_report(run.primary->kind); hooks != nullptr && hooks->json) {
+    out = hooks->json(scenario, run);
   } else {
     out = {{"schema_version", kResultSchemaVersion},
            {"scenario", scenario_identity_json(scenario)},
@@ -61,10 +54,8 @@ nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner:
 
 std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run) {
   std::string out;
-  if (const auto* training = as_training(run.primary.get())) {
-    out = training_summary_table(scenario, *training);
-  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
-    out = serving_summary_table(scenario, *serving, run);
+  if (const ResultReport* hooks = result_report(run.primary->kind); hooks != nullptr && hooks->table) {
+    out = hooks->table(scenario, run);
   } else {
     out = metrics_table(fmt::format("{} ({})", scenario.name, run.primary->kind), *run.primary);
     out += fmt::format("fingerprint {} ({} events)\n", fingerprint_hex(run.fingerprint), run.events);

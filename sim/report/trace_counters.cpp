@@ -2,13 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "sim/report/result_reports.hpp"
 #include "sim/report/training_report.hpp"
 
 namespace clustersim::report {
 
 int add_run_counters(ChromeTrace& trace, const runner::RunResult& run, const RunTimeline& timeline) {
-  const auto* training = dynamic_cast<const training::TrainingResult*>(run.primary.get());
-  if (training == nullptr) return 0;
+  const ResultReport* hooks = result_report(run.primary->kind);
+  return hooks != nullptr && hooks->counters ? hooks->counters(trace, run, timeline) : 0;
+}
+
+int training_trace_counters(ChromeTrace& trace, const training::TrainingResult& result, const RunTimeline& timeline) {
+  const training::TrainingResult* training = &result;
   int tracks = 0;
   const topologies::TierUtilisationSeries& network = training->network_series;
   for (std::size_t t = 0; t < network.tiers.size(); ++t) {
