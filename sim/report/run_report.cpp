@@ -6,6 +6,7 @@
 
 #include "sim/report/result_reports.hpp"
 #include "sim/report/scenario_json.hpp"
+#include "sim/report/training_report.hpp"  // kResultSchemaVersion, fingerprint_hex
 
 namespace clustersim::report {
 namespace {
