@@ -63,6 +63,7 @@ class TrialRunner {
     // Every trial sends requests for as long as the scenario does (slo.window, else its count /
     // its rate), so a higher rate is judged over as long a window, not over a shorter burst.
     window_s_ = trial_window_s(spec);
+    has_window_ = spec.slo.window_s > 0;
     per_node_ = base.platform.cluster.network.accelerators_per_node;
     const int domain = base.platform.cluster.network.scale_up.domain_size;
     node_multiple_ = domain > per_node_ && per_node_ > 0 ? domain / per_node_ : 1;
@@ -82,8 +83,11 @@ class TrialRunner {
   CapacityTrial run(double rate, const std::vector<int>& replicas) {
     std::vector<std::string> overrides = overrides_;
     overrides.push_back(fmt::format("workload.requests.arrival.rate={}", rate));
-    overrides.push_back(fmt::format("workload.requests.count={}", std::max<std::int64_t>(
-                                                                       kMinRequests, std::llround(rate * window_s_))));
+    const std::int64_t count = std::max<std::int64_t>(kMinRequests, std::llround(rate * window_s_));
+    overrides.push_back(fmt::format("workload.requests.count={}", count));
+    // With slo.window the loader sends rate x window requests, not the count: lengthen the
+    // window where the floor of kMinRequests needs it.
+    if (has_window_) overrides.push_back(fmt::format("workload.slo.window={} s", static_cast<double>(count) / rate));
     for (std::size_t i = 0; i < replicas.size(); ++i) {
       overrides.push_back(fmt::format("workload.pools.{}.replicas={}", names_[i], replicas[i]));
     }
@@ -127,6 +131,7 @@ class TrialRunner {
   std::vector<int> per_instance_;
   int base_nodes_ = 1, per_node_ = 1, node_multiple_ = 1;
   double window_s_ = 0;
+  bool has_window_ = false;  ///< the scenario sets slo.window (the loader then ignores the count)
   tbb::enumerable_thread_specific<std::map<int, std::unique_ptr<platform::Platform>>> platforms_;
 };
 
