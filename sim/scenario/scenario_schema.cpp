@@ -129,7 +129,8 @@ Declarations<platform::ResourceLimits> limits_keys() {
       .range(0, 1e18)
       .optional();
   keys.integer("events", &platform::ResourceLimits::events,
-               "events one run may fire: past it the run stops with the simulated time it reached")
+               "events one run may fire: past it the run stops with the simulated time it reached; a training step "
+               "whose tasks alone need more (each ends in an event) is refused before it runs, with the estimate")
       .range(1, 9.0e18);
   return keys;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/platform/resource_limits.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_variability.hpp"
@@ -167,6 +168,19 @@ void TrainingStep::start(platform::Session& session, std::function<void()> on_do
   step_ = build_step_graph(setup_, programs_, session.comm(), full);
   instances_ = full ? par.tp * par.cp * par.dp : 1;
   engine::Engine& engine = session.engine();
+  // A step that cannot fit in the events left is refused before it runs (with the estimate),
+  // not stopped after simulating most of it: every task of every instance ends in an event.
+  const std::int64_t limit = session.options().limits.events;
+  const auto tasks = static_cast<std::uint64_t>(step_.graph.task_count());
+  const std::uint64_t at_least = tasks * static_cast<std::uint64_t>(instances_);
+  if (limit > 0 && engine.events_fired() + at_least > static_cast<std::uint64_t>(limit)) {
+    throw EventLimitError(platform::event_limit_message(
+        fmt::format("the training step needs at least {} events ({} tasks x {} instances, each ending in one){}", at_least,
+                    tasks, instances_,
+                    engine.events_fired() > 0 ? fmt::format(" after the {} fired before it", engine.events_fired())
+                                              : std::string()),
+        session.options().limits));
+  }
   executor_ = std::make_unique<exec::Executor>(engine, step_.graph, execution_options(),
                                                replication(session.comm(), instances_));
   if (setup_.record_task_times) {

@@ -73,17 +73,29 @@ TEST_CASE("a fat-tree too small for the cluster is refused before anything is bu
 }
 
 TEST_CASE("a run past simulation.limits.events stops with the time it reached and what to do") {
-  const auto scenario = scenario::load_scenario(kDefault, {"simulation.limits.events=1000"});
+  // The default step has 95,532 tasks (one event each at least) and fires 767,623 events: a limit
+  // between the two stops it while it runs.
+  const auto scenario = scenario::load_scenario(kDefault, {"simulation.limits.events=200000"});
   CHECK_THROWS_WITH_AS(runner::run_scenario(scenario),
-                       doctest::Contains("the run reached its limit of 1000 events at simulated time"),
+                       doctest::Contains("the run reached its limit of 200000 events at simulated time"),
                        EventLimitError);
   try {
     (void)runner::run_scenario(scenario);
   } catch (const EventLimitError& e) {
     CHECK(std::string(e.what()).ends_with(
-        "(simulation.limits.events: 1000): simulate less (simulation.mode: symmetric, fewer steps, requests or "
+        "(simulation.limits.events: 200000): simulate less (simulation.mode: symmetric, fewer steps, requests or "
         "nodes) or raise simulation.limits.events"));
   }
+}
+
+TEST_CASE("a training step that cannot fit in simulation.limits.events is refused before it runs, with the estimate") {
+  // Below the step's task count nothing is simulated: the estimate comes first.
+  const auto scenario = scenario::load_scenario(kDefault, {"simulation.limits.events=1000"});
+  CHECK_THROWS_WITH_AS(runner::run_scenario(scenario),
+                       "the training step needs at least 95532 events (95532 tasks x 1 instances, each ending in one) "
+                       "(simulation.limits.events: 1000): simulate less (simulation.mode: symmetric, fewer steps, "
+                       "requests or nodes) or raise simulation.limits.events",
+                       EventLimitError);
 }
 
 }  // namespace resource_limits_test
