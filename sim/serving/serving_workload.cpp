@@ -96,7 +96,8 @@ double device_weight_bytes(const ServingSpec& spec, const PoolSpec& pool) {
 
 /// The longest prompt the requests can have: the distribution's upper end (fixed: the value;
 /// normal and lognormal: mean + 4 standard deviations), within its max, plus a system prompt;
-/// a trace or an empirical file: the model's context (or 32,768 tokens when unknown).
+/// a trace, an empirical file or a dataset profile: the model's context (or 32,768 tokens when
+/// unknown).
 double longest_prompt(const RequestsSpec& requests, std::int64_t context = 0) {
   const LengthSpec& in = requests.input;
   const double fallback = context > 0 ? static_cast<double>(context) : 32768.0;
@@ -114,6 +115,7 @@ double longest_prompt(const RequestsSpec& requests, std::int64_t context = 0) {
         longest = in.mean + 4 * in.stddev;
         break;
       case LengthKind::empirical:
+      case LengthKind::dataset:
         longest = fallback;
         break;
     }
