@@ -247,47 +247,39 @@ void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   if (w.framework == serving::Framework::trtllm_bench) fill_bench_context(c, w, context);
   const serving::SchedulerSpec d = serving::framework_scheduler(w.framework, context);
   serving::SchedulerSpec& s = w.scheduler;
-  const auto unset = [&](const char* key) { return !c.has(std::string("scheduler.") + key); };
-  // What the framework chose, under the keys the scenario left unwritten (their declared
-  // defaults are not what runs).
-  const auto record = [&](const char* key, const std::string& text) {
-    if (c.resolved != nullptr && unset(key)) (*c.resolved)[c.key(std::string("scheduler.") + key)] = text;
+  // Each key the scenario leaves unwritten takes the framework's value, and the resolved keys
+  // record that value (their declared defaults are not what runs).
+  const auto take = [&](const char* key, auto& member, const auto& value, std::string text) {
+    if (c.has(std::string("scheduler.") + key)) return false;
+    member = value;
+    if (c.resolved != nullptr) (*c.resolved)[c.key(std::string("scheduler.") + key)] = std::move(text);
+    return true;
   };
   const auto flag = [](bool on) { return std::string(on ? "true" : "false"); };
-  record("max_sequences", d.kv_sized_sequences ? fmt::format("sized from the KV cache (at most {})", d.max_sequences)
-                                               : std::to_string(d.max_sequences));
-  record("max_batched_tokens", std::to_string(d.max_batched_tokens));
-  record("chunked_prefill", flag(d.chunked_prefill));
-  record("policy", std::string(serving::schedule_policy_names().name(d.policy)));
-  record("block_size", std::to_string(d.block_size));
-  record("memory_utilisation", fmt::format("{:g}", d.memory_utilisation));
-  record("preemption", std::string(serving::preemption_mode_names().name(d.preemption)));
-  record("prefix_caching", flag(d.prefix_caching));
-  record("iteration_overhead", fmt::format("{:g} s", d.iteration_overhead_s));
-  if (unset("iteration_overhead")) {
-    record("iteration_overhead_per_sequence", fmt::format("{:g} s", d.iteration_overhead_per_sequence_s));
-  }
-  record("overlap_host", flag(d.overlap_host));
-  record("reserve_output", flag(d.reserve_output));
-  record("kv_of_free_memory", flag(d.kv_of_free_memory));
-  if (unset("max_sequences")) {
-    s.max_sequences = d.max_sequences;
+  if (take("max_sequences", s.max_sequences, d.max_sequences,
+           d.kv_sized_sequences ? fmt::format("sized from the KV cache (at most {})", d.max_sequences)
+                                : std::to_string(d.max_sequences))) {
     s.kv_sized_sequences = d.kv_sized_sequences;
   }
-  if (unset("max_batched_tokens")) s.max_batched_tokens = d.max_batched_tokens;
-  if (unset("chunked_prefill")) s.chunked_prefill = d.chunked_prefill;
-  if (unset("policy")) s.policy = d.policy;
-  if (unset("block_size")) s.block_size = d.block_size;
-  if (unset("memory_utilisation")) s.memory_utilisation = d.memory_utilisation;
-  if (unset("preemption")) s.preemption = d.preemption;
-  if (unset("prefix_caching")) s.prefix_caching = d.prefix_caching;
-  if (unset("iteration_overhead")) {
-    s.iteration_overhead_s = d.iteration_overhead_s;
+  take("max_batched_tokens", s.max_batched_tokens, d.max_batched_tokens, std::to_string(d.max_batched_tokens));
+  take("chunked_prefill", s.chunked_prefill, d.chunked_prefill, flag(d.chunked_prefill));
+  take("policy", s.policy, d.policy, std::string(serving::schedule_policy_names().name(d.policy)));
+  take("block_size", s.block_size, d.block_size, std::to_string(d.block_size));
+  take("memory_utilisation", s.memory_utilisation, d.memory_utilisation, fmt::format("{:g}", d.memory_utilisation));
+  take("preemption", s.preemption, d.preemption, std::string(serving::preemption_mode_names().name(d.preemption)));
+  take("prefix_caching", s.prefix_caching, d.prefix_caching, flag(d.prefix_caching));
+  // The per-sequence overhead goes with the per-iteration one (the framework's pair).
+  if (take("iteration_overhead", s.iteration_overhead_s, d.iteration_overhead_s,
+           fmt::format("{:g} s", d.iteration_overhead_s))) {
     s.iteration_overhead_per_sequence_s = d.iteration_overhead_per_sequence_s;
+    if (c.resolved != nullptr) {
+      (*c.resolved)[c.key("scheduler.iteration_overhead_per_sequence")] =
+          fmt::format("{:g} s", d.iteration_overhead_per_sequence_s);
+    }
   }
-  if (unset("overlap_host")) s.overlap_host = d.overlap_host;
-  if (unset("reserve_output")) s.reserve_output = d.reserve_output;
-  if (unset("kv_of_free_memory")) s.kv_of_free_memory = d.kv_of_free_memory;
+  take("overlap_host", s.overlap_host, d.overlap_host, flag(d.overlap_host));
+  take("reserve_output", s.reserve_output, d.reserve_output, flag(d.reserve_output));
+  take("kv_of_free_memory", s.kv_of_free_memory, d.kv_of_free_memory, flag(d.kv_of_free_memory));
   if (!c.has("decode_kv_per_query_head")) {
     w.decode_kv_per_query_head = serving::framework_kernels(w.framework).decode_kv_per_query_head;
   }

@@ -322,6 +322,8 @@ TEST_CASE("serving: slo.window sends arrival.rate x window requests, and says wh
   for (const auto& w : offline.warnings) said = said || w.render().find("workload.slo.window: 2 s has no effect") != std::string::npos;
   CHECK(said);
   CHECK(problems_of(kChat, {"workload.slo.window=-1 s"}).find("workload.slo.window") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"slo: {ttft: 500 ms, tpot: 50 ms}", "slo: {ttft: 500 ms, tpot: 50 ms, window: -1 s}"}})) ==
+        "s.yaml:17:44: workload.slo.window: negative time \"-1 s\": must be >= 0");
 }
 
 TEST_CASE("serving: dataset length profiles draw a public trace's lengths") {
@@ -350,6 +352,10 @@ TEST_CASE("serving: dataset length profiles draw a public trace's lengths") {
   CHECK(problems_of(kChat, {"workload.requests.input.distribution=dataset", "workload.requests.input.dataset=sharegpt"})
             .find("workload.requests.input.dataset: unknown dataset profile 'sharegpt' (choices: arxiv-summarization-4k, "
                   "azure-code-2023, azure-conv-2023)") != std::string::npos);
+  CHECK(problems_of(edit(kChat, {{"input: {distribution: lognormal, mean: 600, stddev: 400, max: 4096}",
+                                  "input: {distribution: dataset, dataset: sharegpt}"}})) ==
+        "s.yaml:15:45: workload.requests.input.dataset: unknown dataset profile 'sharegpt' (choices: "
+        "arxiv-summarization-4k, azure-code-2023, azure-conv-2023)");
   CHECK(problems_of(kChat, {"workload.requests.output.distribution=dataset"})
             .find("workload.requests.output.dataset: a dataset distribution needs dataset") != std::string::npos);
   bool said = false;

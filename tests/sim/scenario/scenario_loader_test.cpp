@@ -737,6 +737,8 @@ TEST_CASE("loader: the optimizer state's layout (workload.optimizer)") {
       one_problem(edit(kBase, {{"micro_batch: 2", "micro_batch: 2\n  optimizer: {moments: fp8}"}}));
   CHECK(bad.find("workload.optimizer.moments") != std::string::npos);
   CHECK(bad.find("fp32, bf16") != std::string::npos);
+  CHECK(bad == "t.yaml:29:24: workload.optimizer.moments: invalid value 'fp8' (valid choices: fp32, bf16 | did you "
+               "mean 'fp32'?)");
 }
 
 TEST_CASE("loader: bad memory, power and cost keys are reported") {
