@@ -347,12 +347,6 @@ void warn_ineffective_faults(const WorkloadReadContext& c) {
                    "nothing is drawn (no simulation.variability, no cluster.stragglers.probability): every "
                    "iteration would be the nominal step");
   }
-  if (c.platform_ok && !c.platform.cluster.network.scale_out.faults.empty() &&
-      (c.simulation.iterations > 1 || random)) {
-    c.problems.warn(config::position_of(c.root, "cluster.network.faults"), "cluster.network.faults",
-                    "act on the nominal step only (their times count from its start): the iterations' statistics "
-                    "(simulation.iterations) are drawn without them; the report's link_faults section has their cost");
-  }
   warn_idle_fault_settings(c.root, c.problems, c.simulation, c.platform_ok ? &stragglers : nullptr,
                            "no goodput is computed");
 }
