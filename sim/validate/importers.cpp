@@ -714,6 +714,18 @@ void import_mlperf(const std::filesystem::path& file, const std::map<std::string
     throw ConfigError(fmt::format("{}: no '{}' line (GPT-J's inferred tokens are not imported)", where,
                                   server ? "Completed samples per second" : "Samples per second"));
   }
+  // A Server run's p99 latencies hold at the rate it was scheduled at: rows of their own, whose
+  // scenario states that rate (validate runs Poisson arrivals at it instead of searching).
+  const auto scheduled = server ? number_at("Scheduled samples per second") : std::nullopt;
+  if (scheduled && !fields.contains("scenario")) {
+    row["scenario"] = fmt::format("MLPerf Server at its scheduled rate: request rate {}, {} samples",
+                                  number_text(*scheduled), samples ? number_text(*samples) : std::string("?"));
+    const auto emit_ms = [&](const char* metric, const std::string& key) {
+      if (const auto ns = number_at(key)) append_metric_row(out, row, stem, metric, *ns / 1e6, "ms");
+    };
+    emit_ms("ttft_p99_ms", "99.00 percentile first token latency (ns)");
+    emit_ms("tpot_p99_ms", "99.00 percentile time to output token (ns)");
+  }
 }
 
 void import_vllm(const std::filesystem::path& file, const std::map<std::string, std::string>& fields, ImportedRows& out) {

@@ -150,8 +150,9 @@ StatedArrival stated_arrival(const std::string& text) {
 }
 
 ServingBenchmark row_benchmark(const InferenceRow& row, const std::string& framework) {
-  if (contains(row.scenario, "server")) return ServingBenchmark::server;
   const StatedArrival arrival = stated_arrival(row.scenario);
+  // A server row that states its rate (its latencies at the scheduled rate) runs at that rate.
+  if (contains(row.scenario, "server") && !arrival.rate) return ServingBenchmark::server;
   if (arrival.concurrency) return ServingBenchmark::concurrency;
   if (arrival.rate) return ServingBenchmark::rate;
   if (contains(row.scenario, "latency") && row.batch <= 1) return ServingBenchmark::latency;
@@ -194,14 +195,24 @@ std::optional<RowPrecision> row_precision(const InferenceRow& row, const Inferen
 
 std::string duration_text(double seconds) { return fmt::format("{:.6g} ms", seconds * 1e3); }
 
-/// The `scheduler:` keys of a row: the static batch, the source's stated flags, and with vLLM
-/// multi-step scheduling the framework's host overhead spread over the steps.
+/// The `scheduler:` keys of a row: the static batch, the source's stated flags, the engine limits
+/// the row's notes state, and with vLLM multi-step scheduling the framework's host overhead spread over the steps.
 std::string scheduler_yaml(const InferenceRow& row, const InferenceSource& source, const std::string& framework,
                            ServingBenchmark benchmark) {
   std::vector<std::string> keys;
   if (benchmark == ServingBenchmark::static_batch) keys.push_back(fmt::format("max_sequences: {}", row.batch));
   if (benchmark == ServingBenchmark::latency) keys.emplace_back("max_sequences: 1");
   if (!source.stated_scheduler.empty()) keys.push_back(source.stated_scheduler);
+  // The engine limits one run states (notes "max_sequences=N", "max_batched_tokens=N"), e.g. an
+  // MLPerf harness's gpu_batch_size and max_num_tokens for that system.
+  for (const char* key : {"max_sequences", "max_batched_tokens"}) {
+    const std::regex stated(fmt::format(R"((?:^|[;, ]){}\s*=\s*(\d+))", key));
+    std::smatch match;
+    if (benchmark != ServingBenchmark::static_batch && benchmark != ServingBenchmark::latency &&
+        source.stated_scheduler.find(key) == std::string::npos && std::regex_search(row.notes, match, stated)) {
+      keys.push_back(fmt::format("{}: {}", key, match[1].str()));
+    }
+  }
   if (source.scheduler_steps > 1) {
     const auto profile = serving::framework_scheduler(serving::framework_names().parse(framework), {});
     keys.push_back(fmt::format("iteration_overhead: {}, iteration_overhead_per_sequence: {}",
@@ -238,7 +249,7 @@ std::optional<std::int64_t> row_request_count(const InferenceRow& row, const Inf
       }
       if (source.requests > 0) return source.requests;
       if (const auto stated = stated_request_count(row.scenario)) return *stated;
-      if (benchmark == ServingBenchmark::server || source.name == "mlperf") {
+      if (benchmark == ServingBenchmark::server || source.name.rfind("mlperf", 0) == 0) {
         for (const auto& s : mlperf_servers()) {
           if (preset == s.preset) return s.samples;
         }
@@ -423,6 +434,14 @@ const std::vector<InferenceSource>& inference_sources() {
        .stated_scheduler = "max_sequences: 3000, max_batched_tokens: 131072, chunked_prefill: false, "
                            "memory_utilisation: 0.9",
        .scheduler_steps = 10},
+      {.name = "mlperf41_nvidia",
+       .id_prefix = "mlperf41_",
+       .description =
+           "MLPerf Inference v4.1 closed, NVIDIA's harness (TensorRT-LLM in-flight batching): Offline and Server as "
+           "the mlperf source; fp8 weights and KV cache (closed/NVIDIA/code/*/tensorrt/README.md: quantize.py --qformat "
+           "fp8 --kv_cache_dtype fp8), fp16 activations; each row's engine limits (gpu_batch_size, max_num_tokens of "
+           "configs/<benchmark>/<scenario>/__init__.py) in its notes; output tokens, per system",
+       .tokens_are_output = true, .fp8_kv_cache = "fp8"},
       {.name = "mlperf",
        .id_prefix = "mlperf",
        .description =

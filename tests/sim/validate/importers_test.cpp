@@ -257,8 +257,14 @@ TEST_CASE("an MLPerf LoadGen summary with its system JSON: a Server row with the
   import_files(ImportKind::mlperf, {summary, sample("mlperf/systems/DGX-H100_H100-SXM-80GBx8_TRT.json")},
                {{"precision", "FP8"}}, imported);
   const auto rows = as_csv_rows(imported, "mlperf.csv");
-  REQUIRE(rows.size() == 2);
+  REQUIRE(rows.size() == 4);
   const CsvRow& tokens = row_with(rows, "output_tokens_per_s");
+  // The p99 latencies hold at the scheduled rate: their rows state it.
+  const CsvRow& ttft = row_with(rows, "ttft_p99_ms");
+  CHECK(ttft.get("value") == "461.278089");
+  CHECK(ttft.get("unit") == "ms");
+  CHECK(ttft.get("scenario") == "MLPerf Server at its scheduled rate: request rate 75.1, 24576 samples");
+  CHECK(row_with(rows, "tpot_p99_ms").get("value") == "175.354317");
   CHECK(tokens.get("value") == "21605.79");
   CHECK(tokens.get("model") == "llama-2-70b");  // from the benchmark folder
   CHECK(tokens.get("gpu_type") == "H100-SXM-80GB");
@@ -274,12 +280,21 @@ TEST_CASE("an MLPerf LoadGen summary with its system JSON: a Server row with the
   import_files(ImportKind::mlperf, {summary, sample("mlperf/systems/DGX-H100_H100-SXM-80GBx8_TRT.json")},
                {{"precision", "FP8"}, {"framework", "TensorRT-LLM 0.12.0"}, {"input_len", "870"}, {"output_len", "294"}},
                given);
-  const ServingRowMapping m = map_serving_row(as_csv_rows(given, "given.csv").back());
+  const ServingRowMapping m = map_serving_row(row_with(as_csv_rows(given, "given.csv"), "output_tokens_per_s"));
   REQUIRE(m.scenario_yaml);
   CHECK(m.benchmark == ServingBenchmark::server);
   REQUIRE(m.limits);
   CHECK(m.limits->ttft_s == doctest::Approx(2.0));
   CHECK(m.limits->tpot_s == doctest::Approx(0.2));
+  // Its latency rows run Poisson arrivals at the scheduled rate, with no search.
+  const auto given_rows = as_csv_rows(given, "given.csv");
+  for (const char* metric : {"ttft_p99_ms", "tpot_p99_ms"}) {
+    const ServingRowMapping at_rate = map_serving_row(row_with(given_rows, metric));
+    REQUIRE(at_rate.scenario_yaml);
+    CHECK(at_rate.benchmark == ServingBenchmark::rate);
+    CHECK(at_rate.scenario_yaml->find("arrival: {process: poisson, rate: 75.1}") != std::string::npos);
+    CHECK(at_rate.scenario_yaml->find("count: 24576") != std::string::npos);
+  }
 
   ImportedRows bad;
   CHECK_THROWS_WITH_AS(import_files(ImportKind::mlperf, {written("cs_summary.txt", "Scenario : SingleStream\n")}, {}, bad),

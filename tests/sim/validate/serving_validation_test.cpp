@@ -354,11 +354,11 @@ TEST_CASE("validate --dataset takes the inference CSV: every row compared or ski
   const auto json_run = run_clustersim("validate --dataset " + dataset + " --format json");
   REQUIRE(json_run.exit_code == 0);
   const auto doc = nlohmann::json::parse(json_run.output);
-  CHECK(doc["rows"].size() + doc["skipped"].size() == 99);
-  CHECK(doc["rows"].size() >= 90);
+  CHECK(doc["rows"].size() + doc["skipped"].size() == 115);
+  CHECK(doc["rows"].size() >= 106);
   std::vector<std::string> families;
   for (const auto& f : doc["per_family"]) families.push_back(f["group"].get<std::string>());
-  CHECK(families == std::vector<std::string>{"throughput", "TTFT"});
+  CHECK(families == std::vector<std::string>{"throughput", "TTFT", "TPOT"});
   for (const auto& r : doc["rows"]) CHECK(r["predicted"].get<double>() > 0);
   const auto table = run_clustersim("validate --dataset " + dataset);
   CHECK(table.exit_code == 0);
@@ -368,6 +368,37 @@ TEST_CASE("validate --dataset takes the inference CSV: every row compared or ski
   const auto row = run_clustersim("validate --dataset " + dataset + " --scenario trtllm05_ttft_H100_0");
   REQUIRE(row.exit_code == 0);
   CHECK_NOTHROW(scenario::load_scenario_from_string(row.output, "row.yaml", {}));
+}
+
+TEST_CASE("engine limits a row's notes state become its scheduler keys; a stated rate runs at that rate") {
+  const std::string header =
+      "id,source,model,params_b,gpus,gpu_type,tp,pp,precision,framework,scenario,input_len,output_len,batch,metric,"
+      "value,unit,notes\n";
+  const auto rows = validate::parse_csv(
+      header +
+          "mlperf41_x,s,llama-2-70b,,8,H100-SXM-80GB,2,,FP8,TensorRT-LLM in-flight batching,\"MLPerf Server, 24576 "
+          "samples\",290,290,,output_tokens_per_s,1,tok/s system,ttft_p99_ms=2000; tpot_p99_ms=200; max_sequences=1024; "
+          "max_batched_tokens=4096\n"
+          "mlperf41_y,s,llama-2-70b,,8,H100-SXM-80GB,2,,FP8,TensorRT-LLM in-flight batching,\"MLPerf Server at its "
+          "scheduled rate: request rate 75.1, 24576 samples\",290,290,,ttft_p99_ms,461,ms,max_sequences=1024\n",
+      "limits.csv");
+  const auto server = validate::map_serving_row(rows[0]);
+  REQUIRE(server.scenario_yaml);
+  CHECK(server.benchmark == ServingBenchmark::server);
+  const YAML::Node yaml = yaml_of(server);
+  CHECK(yaml["workload"]["scheduler"]["max_sequences"].as<int>() == 1024);
+  CHECK(yaml["workload"]["scheduler"]["max_batched_tokens"].as<int>() == 4096);
+  // The NVIDIA MLPerf harness's source: fp8 weights and KV cache, 4 instances of tp 2.
+  CHECK(text(yaml["workload"]["precision"]["kv_cache"]) == "fp8");
+  CHECK(yaml["workload"]["pools"]["main"]["replicas"].as<int>() == 4);
+  const auto at_rate = validate::map_serving_row(rows[1]);
+  REQUIRE(at_rate.scenario_yaml);
+  CHECK(at_rate.benchmark == ServingBenchmark::rate);
+  const YAML::Node rate_yaml = yaml_of(at_rate);
+  CHECK(rate_yaml["workload"]["requests"]["arrival"]["rate"].as<double>() == 75.1);
+  CHECK(rate_yaml["workload"]["scheduler"]["max_sequences"].as<int>() == 1024);
+  CHECK_FALSE(rate_yaml["workload"]["scheduler"]["max_batched_tokens"]);
+  CHECK_FALSE(rate_yaml["workload"]["slo"]);
 }
 
 TEST_CASE("a row without tp takes the sizing rule: the smallest tp whose weights take at most half the memory") {
