@@ -301,10 +301,12 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
     root.erase("sweep");
   }
   apply_overrides(root, set_overrides, key_overrides, kinds, diagnostics);
+  // The presets the primary workload and every job name (a job's model need not be the primary's).
   merge_library_presets(root, LibraryKind::accelerators, "accelerators",
-                        "cluster.node.accelerator;workload.pools.*.accelerator", data_dir,
+                        "cluster.node.accelerator;workload.pools.*.accelerator;jobs.*.pools.*.accelerator", data_dir,
                         diagnostics);
-  merge_library_presets(root, LibraryKind::models, "models", "workload.model;workload.speculative.draft_model",
+  merge_library_presets(root, LibraryKind::models, "models",
+                        "workload.model;workload.speculative.draft_model;jobs.*.model;jobs.*.speculative.draft_model",
                         data_dir, diagnostics);
   apply_kernel_stack(root, data_dir, problems);
   const std::vector<Field> fields = schema_fields(root, kinds);

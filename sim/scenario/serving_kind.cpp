@@ -20,6 +20,7 @@
 #include "sim/serving/frameworks.hpp"
 #include "sim/serving/requests.hpp"
 #include "sim/serving/serving_workload.hpp"
+#include "topologies/registry.hpp"
 
 namespace clustersim::scenario {
 namespace {
@@ -572,6 +573,24 @@ void warn_ineffective_faults(const WorkloadReadContext& c, const ServingSpec& w)
   }
 }
 
+/// Whether an instance of the workload spans more than one scale-up domain: its TP, EP or PP
+/// collectives across them then run on the network model (Replica::set_fabric_groups). On
+/// networks without a scale-up switch (torus, custom) every accelerator is its own domain.
+bool instances_span_domains(const WorkloadReadContext& c, const ServingSpec& w) {
+  if (!c.platform_ok) return false;
+  const auto& net = c.platform.cluster.network;
+  const bool direct = topologies::find_direct_builder(net.scale_out.topology) != nullptr;
+  const int domain = std::max(1, net.scale_up.domain_size > 0 ? net.scale_up.domain_size : net.accelerators_per_node);
+  int next = w.placement.count > 0 ? w.placement.first : 0;
+  for (const serving::PoolSpec& pool : w.pools) {
+    const int size = pool.tp * pool.pp;
+    for (int i = 0; i < pool.replicas; ++i, next += size) {
+      if (size > 1 && (direct || next / domain != (next + size - 1) / domain)) return true;
+    }
+  }
+  return false;
+}
+
 /// The run options a serving workload does not read (as the primary workload; beside a training
 /// workload they are the training step's).
 void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec& w) {
@@ -583,17 +602,20 @@ void warn_ineffective_simulation(const WorkloadReadContext& c, const ServingSpec
                  "a serving workload reports its power but never slows its clock by the TDP throttle factor (a "
                  "training step does)");
   warn_ineffective_faults(c, w);
-  if (!w.disaggregated() && !config::has_value(c.root, "jobs")) {
+  const bool spans = instances_span_domains(c, w);
+  if (!w.disaggregated() && !config::has_value(c.root, "jobs") && !spans) {
     warn_no_effect(c.root, c.problems, "simulation.fidelity",
-                   "without prefill and decode pools or other jobs nothing runs on the network model: an instance's "
-                   "TP, PP and EP collectives are costed in closed form at either fidelity");
+                   "without prefill and decode pools, other jobs or an instance spanning scale-up domains nothing "
+                   "runs on the network model: an instance's TP, PP and EP collectives inside its scale-up domain "
+                   "are costed in closed form at either fidelity");
   }
-  const bool on_links = (w.disaggregated() || config::has_value(c.root, "jobs")) &&
+  const bool on_links = (w.disaggregated() || config::has_value(c.root, "jobs") || spans) &&
                         c.simulation.fidelity == platform::Fidelity::flow;
   if (!on_links) {
     warn_no_effect(c.root, c.problems, "cluster.network.faults",
-                   "a serving instance's collectives are costed in closed form; only a disaggregated deployment's "
-                   "KV-cache transfers and other jobs run as flows on links, under simulation.fidelity: flow");
+                   "a serving instance's collectives inside its scale-up domain are costed in closed form; only a "
+                   "disaggregated deployment's KV-cache transfers, collectives of instances spanning scale-up "
+                   "domains and other jobs run as flows on links, under simulation.fidelity: flow");
   }
 }
 

@@ -12,7 +12,20 @@
 namespace clustersim::serving {
 namespace {
 
+void merge_traffic(std::vector<GroupTraffic>& into, const GroupTraffic& part, double repeat) {
+  for (GroupTraffic& t : into) {
+    if (t.kind == part.kind && t.group == part.group) {
+      t.bytes += part.bytes * repeat;
+      t.ops += part.ops * repeat;
+      t.closed_form_s += part.closed_form_s * repeat;
+      return;
+    }
+  }
+  into.push_back({part.kind, part.group, part.bytes * repeat, part.ops * repeat, part.closed_form_s * repeat});
+}
+
 void accumulate(IterationCost& into, const IterationCost& part, double repeat = 1) {
+  for (const GroupTraffic& t : part.traffic) merge_traffic(into.traffic, t, repeat);
   into.time_s += part.time_s * repeat;
   into.compute_bound_s += part.compute_bound_s * repeat;
   into.memory_bound_s += part.memory_bound_s * repeat;
@@ -61,6 +74,28 @@ IterationCostModel::IterationCostModel(const models::ComputeModel& compute, cons
   (void)models::transformer_forward_ops(layout_.model, {{{1, 1}}, models::HeadOutput::next_token}, s, layout_.routing);
 }
 
+std::vector<int> InstanceLayout::group(int id, int first) const {
+  if (accelerators.empty() || id < 0 || id >= groups()) return {};
+  const int offset = first < 0 ? 0 : first - accelerators.front();
+  std::vector<int> out;
+  const auto add = [&](std::size_t i) { out.push_back(accelerators[i] + offset); };
+  const int tp = sharding.tp;
+  if (id == 0 || id == 1) {
+    for (int i = 0; i < (id == 0 ? tp : sharding.ep); ++i) add(static_cast<std::size_t>(i));
+  } else {
+    add(static_cast<std::size_t>((id - 2) * tp));
+    add(static_cast<std::size_t>((id - 1) * tp));
+  }
+  return out;
+}
+
+void IterationCostModel::add_traffic(models::CollectiveKind kind, int group, double bytes, double ops, double seconds,
+                                     IterationCost& into) const {
+  into.time_s += seconds;
+  into.communication_s += seconds;
+  if (layout_.record_traffic) merge_traffic(into.traffic, {kind, group, bytes, ops, seconds}, 1);
+}
+
 double IterationCostModel::kv_bytes_per_token(double kv_element_bytes) const {
   return models::kv_cache_bytes(layout_.model, 1.0, kv_element_bytes, layout_.sharding.tp) / layout_.pp;
 }
@@ -75,29 +110,29 @@ void IterationCostModel::add_ops(const std::vector<models::TransformerOp>& ops, 
       continue;
     }
     if (!op.comm.collective) continue;  // Megatron's f: nothing in the forward pass
-    const std::vector<int>& group = op.comm.point == models::CommPoint::ep_dispatch ||
-                                            op.comm.point == models::CommPoint::ep_combine
-                                        ? ep_group_
-                                        : tp_group_;
+    const bool ep = op.comm.point == models::CommPoint::ep_dispatch || op.comm.point == models::CommPoint::ep_combine;
+    const std::vector<int>& group = ep ? ep_group_ : tp_group_;
     if (group.size() < 2) continue;
     const double t = collectives_->time_s(*op.comm.collective, group, op.comm.bytes) * repeat;
-    into.time_s += t;
-    into.communication_s += t;
+    add_traffic(*op.comm.collective, ep ? 1 : 0, op.comm.bytes * repeat, repeat, t, into);
   }
 }
 
-double IterationCostModel::pipeline_transfer_s(std::int64_t tokens) const {
-  if (layout_.pp <= 1) return 0;
+void IterationCostModel::add_pipeline_transfers(std::int64_t tokens, IterationCost& into) const {
+  if (layout_.pp <= 1) return;
   const int tp = layout_.sharding.tp;
   const double bytes = static_cast<double>(tokens) * static_cast<double>(layout_.model.hidden_size) *
                        models::dtype_bytes(layout_.sharding.activation_dtype);
-  double total = 0;
+  double total = 0;  // summed first, then added: the same rounding as before traffic was listed
   for (int stage = 0; stage + 1 < layout_.pp; ++stage) {
     const int group[] = {layout_.accelerators[static_cast<std::size_t>(stage * tp)],
                          layout_.accelerators[static_cast<std::size_t>((stage + 1) * tp)]};
-    total += collectives_->time_s(models::CollectiveKind::send_recv, group, bytes);
+    const double t = collectives_->time_s(models::CollectiveKind::send_recv, group, bytes);
+    total += t;
+    if (layout_.record_traffic) merge_traffic(into.traffic, {models::CollectiveKind::send_recv, 2 + stage, bytes, 1, t}, 1);
   }
-  return total;
+  into.time_s += total;
+  into.communication_s += total;
 }
 
 IterationCost IterationCostModel::tokens_part(std::int64_t tokens) {
@@ -108,9 +143,7 @@ IterationCost IterationCostModel::tokens_part(std::int64_t tokens) {
   add_ops(ops.embedding, 1, true, part);
   add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), true, part);
   add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), true, part);
-  const double transfer = pipeline_transfer_s(tokens);
-  part.time_s += transfer;
-  part.communication_s += transfer;
+  add_pipeline_transfers(tokens, part);
   tokens_memo_.emplace(tokens, part);
   return part;
 }
@@ -222,9 +255,8 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const
     total.memory_bound_s -= extra;
     total.attention_kernel_s -= extra;
   }
-  const double transfer = pipeline_transfer_s(tokens);
-  total.time_s += transfer + layout_.host_overhead_s;
-  total.communication_s += transfer;
+  add_pipeline_transfers(tokens, total);
+  total.time_s += layout_.host_overhead_s;
   total.hbm_bytes /= layout_.pp;
   total.host_s += layout_.host_overhead_s;
   return total;

@@ -15,6 +15,10 @@
 ///     activations sent between consecutive stages (an instance keeps pp batches in flight:
 ///     serving_workload's virtual engines);
 ///   * a host overhead per iteration (the framework's scheduling, sampling and launches).
+/// With InstanceLayout::record_traffic the cost also lists the iteration's collectives per group
+/// and kind (IterationCost::traffic), for a replica whose groups cross the scale-out fabric to
+/// run them through the platform's CommRuntime (docs/serving.md, "Collectives across scale-up
+/// domains").
 /// cost() memoises the T-dependent part by T, the head by S, prefill attention by (q, kv), and
 /// folds the decode entries into one attention shape of their mean KV length (decode attention
 /// is linear in KV length while it is memory-bound); exact() costs the op list of the exact
@@ -39,6 +43,16 @@ struct BatchEntry {
   bool decode = false;            ///< a decode step (cost() folds these into one shape)
 };
 
+/// One collective kind on one of an instance's groups, summed over an iteration's ops: what a
+/// replica whose group crosses the scale-out fabric runs through the platform's CommRuntime.
+struct GroupTraffic {
+  models::CollectiveKind kind = models::CollectiveKind::all_reduce;
+  int group = 0;             ///< InstanceLayout::group(): 0 TP, 1 EP, 2 + s stage s's send to s + 1
+  double bytes = 0;          ///< summed payload of its ops (nccl-tests convention, per op)
+  double ops = 0;            ///< how many ops
+  double closed_form_s = 0;  ///< their closed-form time, part of time_s and communication_s
+};
+
 /// How a model instance is laid out.
 struct InstanceLayout {
   models::TransformerSpec model;
@@ -48,6 +62,17 @@ struct InstanceLayout {
   /// Accelerators of the instance, stage-major (stage s holds [s tp, (s + 1) tp)); size tp x pp.
   std::vector<int> accelerators;
   double host_overhead_s = 0;  ///< per iteration
+  /// List each iteration's collectives per group and kind (IterationCost::traffic): set when an
+  /// instance's group crosses the scale-out fabric.
+  bool record_traffic = false;
+
+  /// Groups an instance communicates over, by id: 0 the TP group (stage 0's, which times every
+  /// stage's), 1 the EP group (the first ep of it), 2 + s the send from stage s to stage s + 1.
+  /// `first` offsets them to an instance that starts there (this layout's first accelerator
+  /// when negative). Empty for an id the layout does not have.
+  std::vector<int> group(int id, int first = -1) const;
+  /// Number of group ids (2 + pp - 1).
+  int groups() const { return 1 + pp; }
 };
 
 /// What one iteration costs.
@@ -63,6 +88,8 @@ struct IterationCost {
   double gemm_s = 0, attention_kernel_s = 0, elementwise_s = 0;
   double flops = 0;            ///< model FLOPs of the iteration (every stage)
   double hbm_bytes = 0;        ///< HBM bytes one device moves
+  /// The communication by group and kind, when InstanceLayout::record_traffic (else empty).
+  std::vector<GroupTraffic> traffic;
 };
 
 class IterationCostModel {
@@ -91,7 +118,10 @@ class IterationCostModel {
   /// `skip_attention`.
   void add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
                IterationCost& into) const;
-  double pipeline_transfer_s(std::int64_t tokens) const;
+  /// Adds the sends between consecutive stages of `tokens` activations to `into`.
+  void add_pipeline_transfers(std::int64_t tokens, IterationCost& into) const;
+  void add_traffic(models::CollectiveKind kind, int group, double bytes, double ops, double seconds,
+                   IterationCost& into) const;
 
   const models::ComputeModel* compute_;
   const models::CollectiveModel* collectives_;

@@ -400,16 +400,56 @@ void Replica::run_iteration() {
   }
   iteration_duration_s_ = duration;
   if (session_->trace() != nullptr) {
-    iteration_start_ps_ = session_->engine().now();
     iteration_sequences_ = static_cast<int>(batch_.size());
     iteration_prefill_ = iteration_decode_ = 0;
     for (const BatchEntry& e : batch_) (e.decode ? iteration_decode_ : iteration_prefill_) += e.query_tokens;
     trace_kv_cache();
   }
-  iteration_end_ps_ = session_->engine().now() + engine::seconds_to_ps(duration);
-  iteration_end_ = session_->engine().schedule_after(engine::seconds_to_ps(duration),
-                                                     [this](engine::Engine&) { finish_iteration(); },
-                                                     kIterationTag + static_cast<std::uint64_t>(index_));
+  iteration_start_ps_ = session_->engine().now();
+  iteration_end_ps_ = iteration_start_ps_ + engine::seconds_to_ps(duration);
+  const std::uint64_t generation = ++iteration_generation_;
+  // Collectives on groups that cross the scale-out fabric run after the rest, through the
+  // platform's communication runtime: each kind once, its ops' bytes summed.
+  double local_s = duration;
+  fabric_.clear();
+  fabric_next_ = 0;
+  for (const GroupTraffic& t : cost.traffic) {
+    if (static_cast<std::size_t>(t.group) >= fabric_groups_.size() || fabric_groups_[static_cast<std::size_t>(t.group)].empty()) {
+      continue;
+    }
+    fabric_.push_back(t);
+    local_s -= session_->comm().time_s(t.kind, fabric_groups_[static_cast<std::size_t>(t.group)], t.bytes);
+  }
+  if (fabric_.empty()) {
+    iteration_end_ = session_->engine().schedule_after(engine::seconds_to_ps(duration),
+                                                       [this](engine::Engine&) { finish_iteration(); },
+                                                       kIterationTag + static_cast<std::uint64_t>(index_));
+    return;
+  }
+  iteration_end_ = session_->engine().schedule_after(
+      engine::seconds_to_ps(std::max(0.0, local_s)), [this, generation](engine::Engine&) { run_fabric(generation); },
+      kIterationTag + static_cast<std::uint64_t>(index_));
+}
+
+void Replica::run_fabric(std::uint64_t generation) {
+  if (generation != iteration_generation_ || !busy_) return;  // the instance failed meanwhile
+  if (fabric_next_ == fabric_.size()) {
+    // Time the fabric took beyond the closed form (contention): busy, communicating.
+    const double extra = engine::ps_to_seconds(session_->engine().now() - iteration_end_ps_);
+    stats_.busy_s += extra;
+    stats_.communication_s += extra;
+    finish_iteration();
+    return;
+  }
+  const GroupTraffic& t = fabric_[fabric_next_++];
+  const std::vector<int>& group = fabric_groups_[static_cast<std::size_t>(t.group)];
+  exec::Work work = session_->comm().collective(t.kind, std::span<const std::vector<int>>(&group, 1), t.bytes);
+  auto next = [this, generation](engine::Engine&) { run_fabric(generation); };
+  if (work.asynchronous()) {
+    work.start(session_->engine(), std::move(next));
+  } else {
+    session_->engine().schedule_after(work.duration_ps, std::move(next), kIterationTag + static_cast<std::uint64_t>(index_));
+  }
 }
 
 void Replica::finish_iteration() {
@@ -531,7 +571,8 @@ std::vector<RequestRecord*> Replica::fail() {
   if (busy_) {
     // The running iteration never ends: its time is lost, not busy.
     session_->engine().cancel(iteration_end_);
-    const double left_s = engine::ps_to_seconds(iteration_end_ps_ - session_->engine().now());
+    ++iteration_generation_;  // its collectives on the fabric, if any are running, end unheard
+    const double left_s = std::max(0.0, engine::ps_to_seconds(iteration_end_ps_ - session_->engine().now()));
     stats_.busy_s -= left_s;
     stats_.lost_work_s += iteration_duration_s_ - left_s;
     busy_ = false;

@@ -172,6 +172,13 @@ class Replica {
   /// Faults of this scheduler: its variability draws (empty: none) and its speed as a
   /// straggler (1: not one; the lower of it and the speed profile applies).
   void set_faults(std::optional<IterationVariability> variability, double straggler_speed);
+  /// The instance's groups (InstanceLayout::group ids) that cross the scale-out fabric, each
+  /// with its accelerators; an empty entry stays closed-form. An iteration's collectives on such
+  /// a group (IterationCost::traffic, summed per kind) run through the session's CommRuntime
+  /// after the rest of the iteration, so under the flow fidelity they contend with every other
+  /// communication on the platform; the closed form's per-op latency beyond one aggregated
+  /// collective stays in the iteration's own time.
+  void set_fabric_groups(std::vector<std::vector<int>> groups) { fabric_groups_ = std::move(groups); }
   /// Its instance fails: the running iteration is lost and every request queued or running
   /// here loses its KV cache (and the prefix cache is gone). Returns those requests, each
   /// marked to prefill its prompt and the tokens it had generated again, for the router.
@@ -260,8 +267,15 @@ class Replica {
   double straggler_speed_ = 1;
   bool down_ = false;
   engine::EventId iteration_end_;
-  engine::TimePs iteration_end_ps_ = 0;
+  engine::TimePs iteration_end_ps_ = 0;  // planned: the closed-form end
   double iteration_duration_s_ = 0;
+  // Collectives on the scale-out fabric (set_fabric_groups): those of the running iteration,
+  // the next to start, and a generation that a failure advances (late completions are dropped).
+  std::vector<std::vector<int>> fabric_groups_;
+  std::vector<GroupTraffic> fabric_;
+  std::size_t fabric_next_ = 0;
+  std::uint64_t iteration_generation_ = 0;
+  void run_fabric(std::uint64_t generation);
   bool busy_ = false;
   bool held_ = false;
 

@@ -247,6 +247,10 @@ class ServingWorkload final : public platform::Workload {
   void sample();
   void fill_pools(ServingResult& result) const;
   void fill_energy(ServingResult& result) const;
+  /// The groups (InstanceLayout::group ids) of the instance whose first accelerator is `first`
+  /// that span more than one scale-up domain, each with its accelerators (an empty entry for the
+  /// others); empty when none does.
+  std::vector<std::vector<int>> fabric_groups(const InstanceLayout& layout, int first) const;
 
   const ServingSpec& spec_;
   const platform::Platform& platform_;
@@ -324,6 +328,11 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
     layout.host_overhead_s = 0;  // the replica adds the scheduler's host time
     // Every instance of a pool is laid out alike: the first one's groups time the collectives.
     for (int a = 0; a < pool_spec.tp * pool_spec.pp; ++a) layout.accelerators.push_back(next + a);
+    // Instances whose TP, EP or PP groups cross the scale-out fabric run those collectives
+    // through the platform's runtime (Replica::set_fabric_groups); the cost lists them.
+    for (int i = 0; i < pool_spec.replicas && !layout.record_traffic; ++i) {
+      layout.record_traffic = !fabric_groups(layout, next + i * pool_spec.tp * pool_spec.pp).empty();
+    }
     if (spec.draft_model && spec.speculative.tokens > 0) {
       InstanceLayout draft = layout;
       draft.model = *spec.draft_model;
@@ -360,9 +369,30 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
           static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), scheduler,
           spec.speculative, kv_blocks, pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
+      if (pool.cost->layout().record_traffic) {
+        replicas_.back()->set_fabric_groups(
+            fabric_groups(pool.cost->layout(), pool.first_accelerator_of(static_cast<int>(replicas_.size()) - 1)));
+      }
       by_role_[static_cast<std::size_t>(pool.spec->role)].push_back(replicas_.back().get());
     }
   }
+}
+
+std::vector<std::vector<int>> ServingWorkload::fabric_groups(const InstanceLayout& layout, int first) const {
+  const topologies::Topology& topology = platform_.topology();
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(layout.groups()));
+  bool any = false;
+  for (int id = 0; id < layout.groups(); ++id) {
+    std::vector<int> group = layout.group(id, first);
+    const bool crosses = std::any_of(group.begin(), group.end(), [&](int a) {
+      return topology.scale_up_domain_of(a) != topology.scale_up_domain_of(group.front());
+    });
+    if (!crosses) continue;
+    out[static_cast<std::size_t>(id)] = std::move(group);
+    any = true;
+  }
+  if (!any) out.clear();
+  return out;
 }
 
 int Pool::first_accelerator_of(int replica) const {

@@ -87,8 +87,8 @@ TEST_CASE("a serving workload whose instances run no flows warns that link fault
       {"cluster.network.faults.optic.link=gpu0-nvswitch0", "cluster.network.faults.optic.at=1 ms",
        "cluster.network.faults.optic.bandwidth_fraction=0.5"});
   const bool warned = std::any_of(serving.warnings.begin(), serving.warnings.end(), [](const config::Diagnostic& w) {
-    return w.render().find("cluster.network.faults: the mapping has no effect: a serving instance's collectives are "
-                           "costed in closed form") != std::string::npos;
+    return w.render().find("cluster.network.faults: the mapping has no effect: a serving instance's collectives inside "
+                           "its scale-up domain are costed in closed form") != std::string::npos;
   });
   CHECK(warned);
 }

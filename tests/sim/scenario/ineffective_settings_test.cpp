@@ -118,8 +118,8 @@ TEST_CASE("serving: simulation.mode never applies, simulation.fidelity only with
       kServing, "s.yaml", {"simulation.mode=full", "simulation.fidelity=flow", "power.apply_throttling=true"});
   CHECK(warns(options, "--set simulation.mode=full: simulation.mode: full has no effect: a serving workload simulates "
                        "every instance and request"));
-  CHECK(warns(options, "simulation.fidelity: flow has no effect: without prefill and decode pools or other jobs "
-                       "nothing runs on the network model"));
+  CHECK(warns(options, "simulation.fidelity: flow has no effect: without prefill and decode pools, other jobs or an "
+                       "instance spanning scale-up domains nothing runs on the network model"));
   CHECK(warns(options, "power.apply_throttling: true has no effect: a serving workload reports its power but never "
                        "slows its clock"));
   // A disaggregated deployment moves its KV caches over the network: the fidelity matters.
@@ -128,6 +128,19 @@ TEST_CASE("serving: simulation.mode never applies, simulation.fidelity only with
       {"simulation.fidelity=flow", "workload.pools.main.role=prefill", "workload.pools.main.replicas=4",
        "workload.pools.decode={role: decode, replicas: 4}"});
   CHECK_FALSE(warns(disaggregated, "simulation.fidelity"));
+  // An instance across two nodes (tp 16 of 8-GPU domains) runs its collectives on the network,
+  // as does an instance straddling a node boundary; instances inside a node do not.
+  const Scenario across = load_scenario_from_string(
+      kServing, "s.yaml", {"cluster.nodes=2", "simulation.fidelity=flow", "workload.pools.main={replicas: 1, tp: 16}"});
+  CHECK_FALSE(warns(across, "simulation.fidelity"));
+  CHECK_FALSE(warns(across, "cluster.network.faults"));
+  const Scenario straddling = load_scenario_from_string(
+      kServing, "s.yaml", {"cluster.nodes=2", "simulation.fidelity=flow", "workload.pools.main={replicas: 1, tp: 4}",
+                           "workload.pools.other={replicas: 1, tp: 8}"});
+  CHECK_FALSE(warns(straddling, "simulation.fidelity"));
+  const Scenario inside = load_scenario_from_string(
+      kServing, "s.yaml", {"cluster.nodes=2", "simulation.fidelity=flow", "workload.pools.main={replicas: 2, tp: 8}"});
+  CHECK(warns(inside, "simulation.fidelity"));
 }
 
 }  // namespace ineffective_settings_test

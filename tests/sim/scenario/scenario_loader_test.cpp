@@ -12,6 +12,7 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
+#include "sim/serving/serving_workload.hpp"
 
 namespace scenario_loader_test {
 
@@ -1141,6 +1142,38 @@ TEST_CASE("loader: power keys' bad input, each at its position (issue 28 part 4)
         "power.tdp, so there is no power report to limit");
   // Set well, the limit reaches the platform.
   CHECK(load(sane, {"power.accelerator_limit=300W"}).platform.cluster.power.accelerator_limit_w == 300);
+}
+
+TEST_CASE("a job's model and pool accelerators come from the library as the primary's do") {
+  // Until 2026-12-07 only the primary workload's presets were merged: a serving job naming
+  // another model failed with "unknown model 'mixtral-8x7b' ... did you mean 'mixtral-8x7b'?".
+  const std::string yaml = R"(schema_version: 1
+name: two-models
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 2}
+workload:
+  kind: training
+  model: llama-3-8b
+  seq_len: 2048
+  global_batch: 8
+  parallelism: {tp: 8, pp: 1}
+jobs:
+  moe:
+    kind: serving
+    model: mixtral-8x7b
+    accelerators: {first: 8, count: 8}
+    pools:
+      main: {replicas: 1, tp: 4, ep: 4}
+      other: {replicas: 1, tp: 4, accelerator: h200-sxm}
+    requests: {count: 10, arrival: {process: offline}}
+)";
+  const Scenario s = load_scenario_from_string(yaml, "two.yaml");
+  REQUIRE(s.jobs.size() == 1);
+  const auto& job = dynamic_cast<const serving::ServingSpec&>(*s.jobs.front().spec);
+  CHECK(job.model.moe.num_experts == 8);
+  REQUIRE(job.pools.size() == 2);
+  REQUIRE(job.pools[1].accelerator.has_value());
+  CHECK(job.pools[1].accelerator->name == "h200-sxm");
 }
 
 }  // namespace scenario_loader_test
