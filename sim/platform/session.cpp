@@ -23,10 +23,12 @@ Session::Session(const models::CollectiveModel& collectives, SessionOptions opti
   }
 }
 
-Session::Session(const Platform& platform, SessionOptions options) : Session(platform.collectives(), options) {
+Session::Session(const Platform& platform, SessionOptions options, bool intact_baseline)
+    : Session(platform.collectives(), options) {
+  intact_baseline_ = intact_baseline;
   // The analytical fidelity has no links: the loader refuses faults with it (training) or warns
   // that they have no effect (serving).
-  if (options.fidelity == Fidelity::flow) comm_->apply_link_faults(platform.link_faults());
+  if (options.fidelity == Fidelity::flow && !intact_baseline) comm_->apply_link_faults(platform.link_faults());
 }
 
 }  // namespace clustersim::platform

@@ -52,14 +52,18 @@ class Session {
   /// Binds to `collectives` (and its topology), which must outlive the session.
   Session(const models::CollectiveModel& collectives, SessionOptions options);
   /// The platform's collective model; under the flow fidelity, with the platform's link faults
-  /// (Platform::link_faults) applied from time 0.
-  Session(const Platform& platform, SessionOptions options);
+  /// (Platform::link_faults) applied from time 0, unless `intact_baseline`: a second run of the
+  /// same workloads on the intact network, which measures what the faults cost
+  /// (WorkloadResult::compare_with_intact); its workloads report their step alone.
+  Session(const Platform& platform, SessionOptions options, bool intact_baseline = false);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   engine::Engine& engine() { return engine_; }
   CommRuntime& comm() { return *comm_; }
   const SessionOptions& options() const { return options_; }
+  /// True for the intact-network baseline run of a platform with link faults (the constructor).
+  bool intact_baseline() const { return intact_baseline_; }
   /// Where workloads report their timeline (not owned; nullptr: no trace).
   TraceSink* trace() const { return trace_; }
   void set_trace(TraceSink* trace) { trace_ = trace; }
@@ -72,6 +76,7 @@ class Session {
 
  private:
   SessionOptions options_;
+  bool intact_baseline_ = false;
   TraceSink* trace_ = nullptr;
   TaskProgress progress_;
   engine::Engine engine_;

@@ -39,6 +39,10 @@ struct WorkloadResult {
   std::string kind;                ///< the workload kind
   std::vector<Metric> metrics;     ///< its headline numbers, with units
   std::vector<std::string> notes;  ///< assumptions and observations
+  /// On a platform with link faults (flow fidelity) the runner runs every workload again on the
+  /// intact network, the same other jobs beside it (Session::intact_baseline), and hands each
+  /// result its counterpart there: what the faults cost this workload. Default: nothing to say.
+  virtual void compare_with_intact(const WorkloadResult& /*intact*/, const topologies::NetworkFaultPlan& /*plan*/) {}
 };
 
 /// A workload running in a session.

@@ -14,10 +14,11 @@ constexpr std::string_view kDistribution = "mean p50 p90 p99 max count; count: r
 void add_link_fault_section(std::vector<MetricSection>& sections) {
   sections.push_back(
       {"Link faults", "`link_faults` (training with cluster.network.faults, flow fidelity; absent otherwise): the step "
-                      "with the degraded and failed links against the same step alone on the intact network",
+                      "with the degraded and failed links against the same run on the intact network, the scenario's other "
+                      "jobs beside it as in the faulty run",
        {{"link_faults.faults[]", "text", "one line per fault: its name, the cable or switch, when, and its capacity "
                                          "(down and rerouted, or a fraction of the nominal)"},
-        {"link_faults.step_time_without_s", "s", "the same step (mode, seed) with no faults"},
+        {"link_faults.step_time_without_s", "s", "the same step (mode, seed, other jobs) with no faults"},
         {"link_faults.lost_s", "s", "what the faults cost: the step time - step_time_without_s"},
         {"link_faults.lost_share", "fraction", "lost_s / the step time"}}});
 }

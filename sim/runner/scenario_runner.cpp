@@ -38,9 +38,12 @@ std::unique_ptr<platform::Workload> instantiate_at(const scenario::Scenario& sce
 
 }  // namespace
 
-RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
-                       platform::TraceSink* trace, platform::Session::TaskProgress progress) {
-  if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
+namespace {
+
+/// Every workload of `scenario` in one session; `intact_baseline`: on the intact network
+/// (Session::intact_baseline), no trace or progress.
+RunResult run_workloads(const scenario::Scenario& scenario, const platform::Platform& platform,
+                        platform::TraceSink* trace, platform::Session::TaskProgress progress, bool intact_baseline) {
   const platform::Allocation primary_allocation = scenario.primary_allocation();
   // Every workload is checked (memory fit, ...) before anything is simulated.
   auto primary = instantiate_at(scenario, "workload", *scenario.workload, platform, primary_allocation);
@@ -49,7 +52,7 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
     jobs.push_back(instantiate_at(scenario, "jobs." + job.name, *job.spec, platform,
                                   job.spec->pinned().value_or(primary_allocation)));
   }
-  platform::Session session(platform, scenario.simulation);
+  platform::Session session(platform, scenario.simulation, intact_baseline);
   session.set_trace(trace);
   for (auto& job : jobs) job->start(session, {});
   session.set_progress(std::move(progress));  // the primary workload's only (set after the jobs start)
@@ -75,6 +78,9 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     result.jobs.push_back({scenario.jobs[j].name, jobs[j]->finish(session)});
   }
+  result.fingerprint = session.engine().fingerprint();
+  result.events = session.engine().events_fired();
+  if (intact_baseline) return result;
   if (!jobs.empty() && scenario.simulation.fidelity == platform::Fidelity::analytical) {
     std::string names;
     for (const auto& job : scenario.jobs) names += (names.empty() ? "" : ", ") + job.name;
@@ -90,8 +96,27 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
     result.primary->notes.push_back("warning: " + warning.render());
   }
   for (const std::string& notice : scenario.notices) result.primary->notes.push_back("notice: " + notice);
-  result.fingerprint = session.engine().fingerprint();
-  result.events = session.engine().events_fired();
+  return result;
+}
+
+}  // namespace
+
+RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platform& platform,
+                       platform::TraceSink* trace, platform::Session::TaskProgress progress) {
+  if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
+  RunResult result = run_workloads(scenario, platform, trace, std::move(progress), false);
+  if (platform.link_faults().empty() || scenario.simulation.fidelity != platform::Fidelity::flow) return result;
+  // What the faults cost: every workload again on the intact network, beside the same jobs (so
+  // their contention is not counted as the faults'), same mode and seed.
+  const RunResult intact = run_workloads(scenario, platform, nullptr, {}, true);
+  result.primary->compare_with_intact(*intact.primary, platform.link_faults());
+  for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+    result.jobs[j].result->compare_with_intact(*intact.jobs[j].result, platform.link_faults());
+  }
+  if (!scenario.jobs.empty()) {
+    result.primary->notes.push_back("link faults: their cost is measured against the same run on the intact network, "
+                                    "the other jobs beside it as here");
+  }
   return result;
 }
 

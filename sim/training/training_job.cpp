@@ -138,16 +138,17 @@ models::GoodputReport training_goodput(const models::FailureSpec& failures, cons
   return models::goodput_report(failures, components, total, per_rank_max * per_node);
 }
 
-namespace {
-
-/// The step with the faults against `without_s`, the same step on the intact network, and a
-/// note naming the faults and their cost.
-void fill_link_fault_cost(const topologies::NetworkFaultPlan& plan, double without_s, TrainingResult& result) {
-  LinkFaultCost& cost = result.link_faults;
+void TrainingResult::compare_with_intact(const platform::WorkloadResult& intact,
+                                         const topologies::NetworkFaultPlan& plan) {
+  const auto* baseline = dynamic_cast<const TrainingResult*>(&intact);
+  if (baseline == nullptr) throw SimulationError("the intact-network run of a training step is not a training result");
+  const double without_s = baseline->step_time_s;
+  LinkFaultCost& cost = link_faults;
   cost.computed = true;
   cost.step_time_without_s = without_s;
-  cost.lost_s = result.step_time_s - without_s;
-  cost.lost_share = result.step_time_s > 0 ? cost.lost_s / result.step_time_s : 0;
+  cost.lost_s = step_time_s - without_s;
+  cost.lost_share = step_time_s > 0 ? cost.lost_s / step_time_s : 0;
+  cost.faults.clear();
   for (const topologies::LinkFault& fault : plan.faults) {
     std::string what = fault.down() ? fmt::format("down, rerouted {} s later ({})",
                                                   engine::ps_to_seconds(plan.reroute_delay_ps),
@@ -159,12 +160,14 @@ void fill_link_fault_cost(const topologies::NetworkFaultPlan& plan, double witho
   }
   std::string names;
   for (const std::string& line : cost.faults) names += (names.empty() ? "" : "; ") + line;
-  result.notes.push_back(fmt::format("link faults ({}): step {:.6g} s, {:.6g} s on the intact network: they cost "
-                                     "{:.6g} s ({:.2f} % of the step)",
-                                     names, result.step_time_s, without_s, cost.lost_s, 100.0 * cost.lost_share));
+  // Among the run's own notes, before the scenario's warnings and notices the runner appended.
+  const auto before = std::find_if(notes.begin(), notes.end(), [](const std::string& note) {
+    return note.rfind("warning: ", 0) == 0 || note.rfind("notice: ", 0) == 0;
+  });
+  notes.insert(before, fmt::format("link faults ({}): step {:.6g} s, {:.6g} s on the intact network: they cost "
+                                   "{:.6g} s ({:.2f} % of the step)",
+                                   names, step_time_s, without_s, cost.lost_s, 100.0 * cost.lost_share));
 }
-
-}  // namespace
 
 TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platform& platform,
                          const platform::Allocation& allocation, const platform::SessionOptions& options)
@@ -231,9 +234,9 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
   }
   for (const std::string& note : mode_notes_) result->notes.push_back(note);
   fill_power_report(workload_, platform_, setup_.throttle, *result);
-  if (!platform_.link_faults().empty() && session.comm().fidelity() == platform::Fidelity::flow) {
-    fill_link_fault_cost(platform_.link_faults(), simulate_training_step(setup_).step_time_s, *result);
-  }
+  // The faults' cost: the runner runs the scenario again on the intact network and calls
+  // TrainingResult::compare_with_intact. That run reports its step alone.
+  if (session.intact_baseline()) return result;
   if (needs_iterations(iteration_settings_)) {
     result->iterations = simulate_iterations(setup_, iteration_settings_, *step_);
   }

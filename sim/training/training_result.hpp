@@ -160,7 +160,7 @@ struct ProvenanceSeconds {
 /// them, against the same step on the intact network.
 struct LinkFaultCost {
   bool computed = false;
-  double step_time_without_s = 0;  ///< the same step (mode, seed) with no faults
+  double step_time_without_s = 0;  ///< the same step (mode, seed, other jobs) with no faults
   double lost_s = 0;               ///< the reported step time - step_time_without_s
   double lost_share = 0;           ///< lost_s / the reported step time
   std::vector<std::string> faults;  ///< one line per fault: name, element, time, capacity
@@ -199,6 +199,10 @@ struct TrainingResult : platform::WorkloadResult {
   /// Per pipeline stage: its op time per step by estimator (step_seconds_by_provenance).
   std::vector<ProvenanceSeconds> stage_provenance;
   int critical_stage = 0;  ///< the pipeline stage whose last task ended last
+
+  /// Fills link_faults (and a note) from the same step on the intact network, beside the same
+  /// other jobs: what the faults cost.
+  void compare_with_intact(const platform::WorkloadResult& intact, const topologies::NetworkFaultPlan& plan) override;
 };
 
 }  // namespace clustersim::training

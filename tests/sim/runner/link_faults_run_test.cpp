@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -69,6 +70,32 @@ TEST_CASE("a spine switch failure runs in full mode, notes it, and costs step ti
   CHECK(with.step_time_s > without.step_time_s + 1e-3);
   CHECK(with.link_faults.lost_s == doctest::Approx(with.step_time_s - without.step_time_s).epsilon(1e-9));
   CHECK(with.link_faults.lost_share == doctest::Approx(with.link_faults.lost_s / with.step_time_s).epsilon(1e-12));
+}
+
+TEST_CASE("a link fault's cost is measured beside the same other jobs, not against the step alone") {
+  // scenarios/congestion/shared-fabric.yaml: a data-parallel job beside a tenant's all-to-all on
+  // a 4:1 fabric (their contention triples the step), here with one leaf-spine cable at half
+  // bandwidth. The fault-free baseline runs the tenant too, so its contention is not counted as
+  // the fault's.
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/congestion/shared-fabric.yaml";
+  const std::vector<std::string> optic = {"cluster.network.faults.optic.link=leaf0-spine0",
+                                          "cluster.network.faults.optic.at=0 s",
+                                          "cluster.network.faults.optic.bandwidth_fraction=0.5"};
+  const training::TrainingResult with = runner::run_training(scenario::load_scenario(file, optic));
+  REQUIRE(with.link_faults.computed);
+  CHECK(has_note(with, "link faults: their cost is measured against the same run on the intact network, the other "
+                       "jobs beside it as here"));
+  // The same run without the fault, tenant included, in the full mode the fault forced.
+  const training::TrainingResult beside =
+      runner::run_training(scenario::load_scenario(file, {"simulation.mode=full"}));
+  CHECK(with.link_faults.step_time_without_s == beside.step_time_s);
+  CHECK(with.link_faults.lost_s == doctest::Approx(with.step_time_s - beside.step_time_s).epsilon(1e-12));
+  // Against the step alone (the baseline until 2026-12-07) the fault was charged with the
+  // tenant's contention: more than half the step.
+  const training::TrainingResult alone = runner::run_training(scenario::load_scenario(
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/congestion/shared-fabric-alone.yaml", {"simulation.mode=full"}));
+  CHECK(with.step_time_s - alone.step_time_s > 0.5 * with.step_time_s);
+  CHECK(with.link_faults.lost_share < 0.05);
 }
 
 TEST_CASE("link faults with the analytical fidelity are refused at their key") {
