@@ -25,7 +25,6 @@ void merge_traffic(std::vector<GroupTraffic>& into, const GroupTraffic& part, do
 }
 
 void accumulate(IterationCost& into, const IterationCost& part, double repeat = 1) {
-  for (const GroupTraffic& t : part.traffic) merge_traffic(into.traffic, t, repeat);
   into.time_s += part.time_s * repeat;
   into.compute_bound_s += part.compute_bound_s * repeat;
   into.memory_bound_s += part.memory_bound_s * repeat;
@@ -89,19 +88,12 @@ std::vector<int> InstanceLayout::group(int id, int first) const {
   return out;
 }
 
-void IterationCostModel::add_traffic(models::CollectiveKind kind, int group, double bytes, double ops, double seconds,
-                                     IterationCost& into) const {
-  into.time_s += seconds;
-  into.communication_s += seconds;
-  if (layout_.record_traffic) merge_traffic(into.traffic, {kind, group, bytes, ops, seconds}, 1);
-}
-
 double IterationCostModel::kv_bytes_per_token(double kv_element_bytes) const {
   return models::kv_cache_bytes(layout_.model, 1.0, kv_element_bytes, layout_.sharding.tp) / layout_.pp;
 }
 
 void IterationCostModel::add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
-                                 IterationCost& into) const {
+                                 IterationCost& into, std::vector<GroupTraffic>* traffic) const {
   for (const models::TransformerOp& op : ops) {
     if (op.kind == models::TransformerOpKind::attention && skip_attention) continue;
     into.flops += op.flops * repeat;
@@ -114,11 +106,14 @@ void IterationCostModel::add_ops(const std::vector<models::TransformerOp>& ops, 
     const std::vector<int>& group = ep ? ep_group_ : tp_group_;
     if (group.size() < 2) continue;
     const double t = collectives_->time_s(*op.comm.collective, group, op.comm.bytes) * repeat;
-    add_traffic(*op.comm.collective, ep ? 1 : 0, op.comm.bytes * repeat, repeat, t, into);
+    into.time_s += t;
+    into.communication_s += t;
+    if (traffic != nullptr) merge_traffic(*traffic, {*op.comm.collective, ep ? 1 : 0, op.comm.bytes * repeat, repeat, t}, 1);
   }
 }
 
-void IterationCostModel::add_pipeline_transfers(std::int64_t tokens, IterationCost& into) const {
+void IterationCostModel::add_pipeline_transfers(std::int64_t tokens, IterationCost& into,
+                                                std::vector<GroupTraffic>* traffic) const {
   if (layout_.pp <= 1) return;
   const int tp = layout_.sharding.tp;
   const double bytes = static_cast<double>(tokens) * static_cast<double>(layout_.model.hidden_size) *
@@ -129,35 +124,35 @@ void IterationCostModel::add_pipeline_transfers(std::int64_t tokens, IterationCo
                          layout_.accelerators[static_cast<std::size_t>((stage + 1) * tp)]};
     const double t = collectives_->time_s(models::CollectiveKind::send_recv, group, bytes);
     total += t;
-    if (layout_.record_traffic) merge_traffic(into.traffic, {models::CollectiveKind::send_recv, 2 + stage, bytes, 1, t}, 1);
+    if (traffic != nullptr) merge_traffic(*traffic, {models::CollectiveKind::send_recv, 2 + stage, bytes, 1, t}, 1);
   }
   into.time_s += total;
   into.communication_s += total;
 }
 
-IterationCost IterationCostModel::tokens_part(std::int64_t tokens) {
+const IterationCostModel::Part& IterationCostModel::tokens_part(std::int64_t tokens) {
   if (const auto it = tokens_memo_.find(tokens); it != tokens_memo_.end()) return it->second;
   const models::TransformerForwardOps ops = models::transformer_forward_ops(
       layout_.model, {{{tokens, tokens}}, models::HeadOutput::next_token}, layout_.sharding, layout_.routing);
-  IterationCost part;
-  add_ops(ops.embedding, 1, true, part);
-  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), true, part);
-  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), true, part);
-  add_pipeline_transfers(tokens, part);
-  tokens_memo_.emplace(tokens, part);
-  return part;
+  Part part;
+  std::vector<GroupTraffic>* traffic = layout_.record_traffic ? &part.traffic : nullptr;
+  add_ops(ops.embedding, 1, true, part.cost, traffic);
+  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), true, part.cost, traffic);
+  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), true, part.cost, traffic);
+  add_pipeline_transfers(tokens, part.cost, traffic);
+  return tokens_memo_.emplace(tokens, std::move(part)).first->second;
 }
 
-IterationCost IterationCostModel::head_part(std::int64_t sequences) {
+const IterationCostModel::Part& IterationCostModel::head_part(std::int64_t sequences) {
   if (const auto it = head_memo_.find(sequences); it != head_memo_.end()) return it->second;
   const models::TransformerBatch batch{std::vector<models::SequenceWork>(static_cast<std::size_t>(sequences), {1, 1}),
                                        models::HeadOutput::next_token};
-  IterationCost part;
+  Part part;
   // The head alone: built for S one-token sequences (its final norm then covers S tokens, not
   // T: a few microseconds at most, inside the 1 % exact() holds cost() to).
-  add_ops(models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing).head, 1, true, part);
-  head_memo_.emplace(sequences, part);
-  return part;
+  add_ops(models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing).head, 1, true,
+          part.cost, layout_.record_traffic ? &part.traffic : nullptr);
+  return head_memo_.emplace(sequences, std::move(part)).first->second;
 }
 
 double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops,
@@ -185,12 +180,18 @@ double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int
   return it->second.time_s;
 }
 
-IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch) {
+IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::vector<GroupTraffic>* traffic) {
   if (batch.empty()) throw ConfigError("an iteration needs at least one sequence");
   std::int64_t tokens = 0, decodes = 0, decode_kv = 0, decode_q = 1;
   for (const BatchEntry& e : batch) tokens += e.query_tokens;
-  IterationCost total = tokens_part(tokens);
-  accumulate(total, head_part(static_cast<std::int64_t>(batch.size())));
+  const Part& tokens_cost = tokens_part(tokens);
+  const Part& head_cost = head_part(static_cast<std::int64_t>(batch.size()));
+  IterationCost total = tokens_cost.cost;
+  accumulate(total, head_cost.cost);
+  if (traffic != nullptr) {
+    *traffic = tokens_cost.traffic;
+    for (const GroupTraffic& t : head_cost.traffic) merge_traffic(*traffic, t, 1);
+  }
   // Attention: one varlen kernel per layer; its work is the sum over the sequences (decode
   // steps folded into their mean KV length), one launch.
   double attention = 0, flops = 0, bytes = 0, compute_bound_s = 0;
@@ -229,7 +230,7 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch) {
   return total;
 }
 
-IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const {
+IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch, std::vector<GroupTraffic>* traffic) const {
   if (batch.empty()) throw ConfigError("an iteration needs at least one sequence");
   models::TransformerBatch tb;
   tb.head = models::HeadOutput::next_token;
@@ -241,10 +242,12 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const
   const models::TransformerForwardOps ops =
       models::transformer_forward_ops(layout_.model, tb, layout_.sharding, layout_.routing);
   IterationCost total;
-  add_ops(ops.embedding, 1, false, total);
-  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), false, total);
-  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), false, total);
-  add_ops(ops.head, 1, false, total);
+  if (traffic != nullptr) traffic->clear();
+  std::vector<GroupTraffic>* listed = layout_.record_traffic ? traffic : nullptr;
+  add_ops(ops.embedding, 1, false, total, listed);
+  add_ops(ops.dense_layer, static_cast<double>(layout_.model.dense_layer_count()), false, total, listed);
+  add_ops(ops.moe_layer, static_cast<double>(layout_.model.moe_layer_count()), false, total, listed);
+  add_ops(ops.head, 1, false, total, listed);
   // One varlen attention kernel per layer, not one per (q, kv) group: take back the extra launches.
   const auto& layer = ops.dense_layer.empty() ? ops.moe_layer : ops.dense_layer;
   for (const models::TransformerOp& op : layer) {
@@ -255,7 +258,7 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch) const
     total.memory_bound_s -= extra;
     total.attention_kernel_s -= extra;
   }
-  add_pipeline_transfers(tokens, total);
+  add_pipeline_transfers(tokens, total, listed);
   total.time_s += layout_.host_overhead_s;
   total.hbm_bytes /= layout_.pp;
   total.host_s += layout_.host_overhead_s;

@@ -15,8 +15,8 @@
 ///     activations sent between consecutive stages (an instance keeps pp batches in flight:
 ///     serving_workload's virtual engines);
 ///   * a host overhead per iteration (the framework's scheduling, sampling and launches).
-/// With InstanceLayout::record_traffic the cost also lists the iteration's collectives per group
-/// and kind (IterationCost::traffic), for a replica whose groups cross the scale-out fabric to
+/// With InstanceLayout::record_traffic the cost can also list the iteration's collectives per
+/// group and kind (cost()'s `traffic`), for a replica whose groups cross the scale-out fabric to
 /// run them through the platform's CommRuntime (docs/serving.md, "Collectives across scale-up
 /// domains").
 /// cost() memoises the T-dependent part by T, the head by S, prefill attention by (q, kv), and
@@ -62,7 +62,7 @@ struct InstanceLayout {
   /// Accelerators of the instance, stage-major (stage s holds [s tp, (s + 1) tp)); size tp x pp.
   std::vector<int> accelerators;
   double host_overhead_s = 0;  ///< per iteration
-  /// List each iteration's collectives per group and kind (IterationCost::traffic): set when an
+  /// List each iteration's collectives per group and kind (cost()'s `traffic`): set when an
   /// instance's group crosses the scale-out fabric.
   bool record_traffic = false;
 
@@ -88,8 +88,6 @@ struct IterationCost {
   double gemm_s = 0, attention_kernel_s = 0, elementwise_s = 0;
   double flops = 0;            ///< model FLOPs of the iteration (every stage)
   double hbm_bytes = 0;        ///< HBM bytes one device moves
-  /// The communication by group and kind, when InstanceLayout::record_traffic (else empty).
-  std::vector<GroupTraffic> traffic;
 };
 
 class IterationCostModel {
@@ -100,35 +98,39 @@ class IterationCostModel {
   IterationCostModel(const models::ComputeModel& compute, const models::CollectiveModel& collectives,
                      InstanceLayout layout);
 
-  /// Memoised cost of `batch` (non-empty).
-  IterationCost cost(std::span<const BatchEntry> batch);
+  /// Memoised cost of `batch` (non-empty). With InstanceLayout::record_traffic and `traffic`
+  /// set, also its collectives per group and kind (their closed-form time is in the cost).
+  IterationCost cost(std::span<const BatchEntry> batch, std::vector<GroupTraffic>* traffic = nullptr);
   /// The op list of the exact batch, costed op by op (no memo): the reference cost() is held to.
-  IterationCost exact(std::span<const BatchEntry> batch) const;
+  IterationCost exact(std::span<const BatchEntry> batch, std::vector<GroupTraffic>* traffic = nullptr) const;
 
   const InstanceLayout& layout() const { return layout_; }
   /// KV-cache bytes per token on one device of the instance (its stage's layers, its TP share).
   double kv_bytes_per_token(double kv_element_bytes) const;
 
  private:
-  IterationCost tokens_part(std::int64_t tokens);
-  IterationCost head_part(std::int64_t sequences);
+  /// A memoised part and, with record_traffic, its collectives.
+  struct Part {
+    IterationCost cost;
+    std::vector<GroupTraffic> traffic;
+  };
+  const Part& tokens_part(std::int64_t tokens);
+  const Part& head_part(std::int64_t sequences);
   double attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops, double& bytes,
                      bool& compute_bound);
   /// Sums `ops` (communication over the instance's groups); attention ops skipped when
   /// `skip_attention`.
   void add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
-               IterationCost& into) const;
+               IterationCost& into, std::vector<GroupTraffic>* traffic) const;
   /// Adds the sends between consecutive stages of `tokens` activations to `into`.
-  void add_pipeline_transfers(std::int64_t tokens, IterationCost& into) const;
-  void add_traffic(models::CollectiveKind kind, int group, double bytes, double ops, double seconds,
-                   IterationCost& into) const;
+  void add_pipeline_transfers(std::int64_t tokens, IterationCost& into, std::vector<GroupTraffic>* traffic) const;
 
   const models::ComputeModel* compute_;
   const models::CollectiveModel* collectives_;
   InstanceLayout layout_;
   std::vector<int> tp_group_, ep_group_;
   double launch_s_ = 0;
-  std::unordered_map<std::int64_t, IterationCost> tokens_memo_, head_memo_;
+  std::unordered_map<std::int64_t, Part> tokens_memo_, head_memo_;
   std::unordered_map<std::uint64_t, IterationCost> attention_memo_;
 };
 

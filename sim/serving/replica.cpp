@@ -349,7 +349,8 @@ void Replica::run_iteration() {
     if (batch_.empty()) schedule_running(true, false);
   }
   if (batch_.empty()) return;  // nothing fits: wait for an arrival (cannot happen with a running set)
-  IterationCost cost = exact_cost_ ? cost_->exact(batch_) : cost_->cost(batch_);
+  std::vector<GroupTraffic>* traffic = fabric_groups_.empty() ? nullptr : &traffic_;
+  IterationCost cost = exact_cost_ ? cost_->exact(batch_, traffic) : cost_->cost(batch_, traffic);
   // Prefill of KV cache a failure lost: its share of the batch's query tokens.
   std::int64_t redo_tokens = 0, batch_tokens = 0;
   for (Sequence* s : batch_sequences_) {
@@ -413,12 +414,13 @@ void Replica::run_iteration() {
   double local_s = duration;
   fabric_.clear();
   fabric_next_ = 0;
-  for (const GroupTraffic& t : cost.traffic) {
-    if (static_cast<std::size_t>(t.group) >= fabric_groups_.size() || fabric_groups_[static_cast<std::size_t>(t.group)].empty()) {
-      continue;
+  if (traffic != nullptr) {
+    for (const GroupTraffic& t : *traffic) {
+      const auto group = static_cast<std::size_t>(t.group);
+      if (group >= fabric_groups_.size() || fabric_groups_[group].empty()) continue;
+      fabric_.push_back(t);
+      local_s -= session_->comm().time_s(t.kind, fabric_groups_[group], t.bytes);
     }
-    fabric_.push_back(t);
-    local_s -= session_->comm().time_s(t.kind, fabric_groups_[static_cast<std::size_t>(t.group)], t.bytes);
   }
   if (fabric_.empty()) {
     iteration_end_ = session_->engine().schedule_after(engine::seconds_to_ps(duration),

@@ -174,7 +174,7 @@ class Replica {
   void set_faults(std::optional<IterationVariability> variability, double straggler_speed);
   /// The instance's groups (InstanceLayout::group ids) that cross the scale-out fabric, each
   /// with its accelerators; an empty entry stays closed-form. An iteration's collectives on such
-  /// a group (IterationCost::traffic, summed per kind) run through the session's CommRuntime
+  /// a group (the cost model's traffic, summed per kind) run through the session's CommRuntime
   /// after the rest of the iteration, so under the flow fidelity they contend with every other
   /// communication on the platform; the closed form's per-op latency beyond one aggregated
   /// collective stays in the iteration's own time.
@@ -272,6 +272,7 @@ class Replica {
   // Collectives on the scale-out fabric (set_fabric_groups): those of the running iteration,
   // the next to start, and a generation that a failure advances (late completions are dropped).
   std::vector<std::vector<int>> fabric_groups_;
+  std::vector<GroupTraffic> traffic_;  // the iteration's collectives (scratch for the cost model)
   std::vector<GroupTraffic> fabric_;
   std::size_t fabric_next_ = 0;
   std::uint64_t iteration_generation_ = 0;

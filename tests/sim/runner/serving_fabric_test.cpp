@@ -79,21 +79,22 @@ TEST_CASE("an iteration's collectives listed per group and kind: Megatron's all-
   serving::IterationCostModel listed(platform->compute(), platform->collectives(), layout_of(spec, 16, true));
   serving::IterationCostModel plain(platform->compute(), platform->collectives(), layout_of(spec, 16, false));
   const std::vector<serving::BatchEntry> batch = {{512, 512, false}, {1, 900, true}, {1, 300, true}};
-  const serving::IterationCost cost = listed.cost(batch);
-  // Listing changes nothing of the cost itself.
-  CHECK(cost.time_s == plain.cost(batch).time_s);
-  CHECK(plain.cost(batch).traffic.empty());
+  std::vector<serving::GroupTraffic> traffic, none;
+  const serving::IterationCost cost = listed.cost(batch, &traffic);
+  // Listing changes nothing of the cost itself; a layout that does not record lists nothing.
+  CHECK(cost.time_s == plain.cost(batch, &none).time_s);
+  CHECK(none.empty());
   // 514 tokens of hidden size 4096 in bf16, all-reduced after the attention projection and after
   // the MLP of each of the 32 layers (tensor parallelism without sequence parallelism) and once
   // after the vocabulary-parallel embedding: 65 ops; the head gathers the 3 sequences' logits
   // (vocabulary 128,256, bf16) once.
-  REQUIRE(cost.traffic.size() == 2);
-  const serving::GroupTraffic& tp = cost.traffic[0];
+  REQUIRE(traffic.size() == 2);
+  const serving::GroupTraffic& tp = traffic[0];
   CHECK(tp.kind == models::CollectiveKind::all_reduce);
   CHECK(tp.group == 0);
   CHECK(tp.ops == 65);
   CHECK(tp.bytes == 65.0 * 514 * 4096 * 2);
-  const serving::GroupTraffic& logits = cost.traffic[1];
+  const serving::GroupTraffic& logits = traffic[1];
   CHECK(logits.kind == models::CollectiveKind::all_gather);
   CHECK(logits.group == 0);
   CHECK(logits.ops == 1);
@@ -106,11 +107,12 @@ TEST_CASE("an iteration's collectives listed per group and kind: Megatron's all-
   CHECK(logits.closed_form_s == closed.time_s(models::CollectiveKind::all_gather, group, 3.0 * 128256 * 2));
   CHECK(tp.closed_form_s + logits.closed_form_s == doctest::Approx(cost.communication_s).epsilon(1e-12));
   // The exact op-by-op cost lists the same traffic.
-  const serving::IterationCost exact = listed.exact(batch);
-  REQUIRE(exact.traffic.size() == 2);
-  CHECK(exact.traffic[0].ops == tp.ops);
-  CHECK(exact.traffic[0].bytes == tp.bytes);
-  CHECK(exact.traffic[1].bytes == logits.bytes);
+  std::vector<serving::GroupTraffic> exact;
+  (void)listed.exact(batch, &exact);
+  REQUIRE(exact.size() == 2);
+  CHECK(exact[0].ops == tp.ops);
+  CHECK(exact[0].bytes == tp.bytes);
+  CHECK(exact[1].bytes == logits.bytes);
 }
 
 TEST_CASE("an instance across two nodes runs its collectives on the network: alone, as the closed form") {
