@@ -4,10 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/error.hpp"
@@ -883,7 +886,8 @@ const config::NameTable<ImportKind>& import_kind_names() {
        {"trtllm-bench", ImportKind::trtllm_bench},
        {"genai-perf", ImportKind::genai_perf},
        {"mlperf", ImportKind::mlperf},
-       {"nccl-tests", ImportKind::nccl_tests}});
+       {"nccl-tests", ImportKind::nccl_tests},
+       {"megatron-log", ImportKind::megatron_log}});
   return names;
 }
 
@@ -892,6 +896,14 @@ const std::vector<std::string>& inference_columns() {
                                                    "tp",        "pp",        "precision", "framework", "scenario",
                                                    "input_len", "output_len", "batch",  "metric",   "value",  "unit",
                                                    "notes"};
+  return columns;
+}
+
+const std::vector<std::string>& training_columns() {
+  static const std::vector<std::string> columns = {
+      "id",      "source", "model", "params_b", "layers",    "hidden", "heads", "seq_len",     "global_batch",
+      "gpus",    "gpu_type", "tp",  "pp",       "dp",        "cp",     "ep",    "vp",          "precision",
+      "metric",  "value",  "unit",  "notes",    "micro_batch", "recompute", "sequence_parallel", "zero", "framework"};
   return columns;
 }
 
@@ -905,9 +917,141 @@ const std::vector<std::string>& kernel_columns() {
 namespace {
 
 /// The rows' columns for `kind` (the same for every file of one output) and the fields' check.
+/// Megatron-LM's training log: `_print_args`'s block (megatron/training/arguments.py: "  name
+/// ..... value" between its dashed title lines), training_log's iteration lines ("iteration N/
+/// M | ... | elapsed time per iteration (ms): X |", megatron/training/training.py) and
+/// report_memory's lines ("[Rank r] (...) memory (MB) | allocated: ... | max allocated: ... |
+/// reserved: ... | max reserved: ...").
+void import_megatron_log(const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                         ImportedRows& out) {
+  const std::string where = file.string();
+  std::istringstream lines(read_text(file));
+  std::map<std::string, std::string> args;
+  std::vector<double> intervals_ms;
+  std::vector<std::int64_t> iterations;
+  double max_allocated = 0, max_reserved = 0;
+  bool in_args = false, saw_args = false;
+  static const std::regex arg_line(R"(^\s+(\S+) \.+ (.*?)\s*$)");
+  static const std::regex iteration_line(R"(iteration\s+(\d+)/\s*\d+ \|.*elapsed time per iteration \(ms\): ([0-9.eE+-]+))");
+  static const std::regex memory_line(
+      R"(memory \(MB\) \| allocated: [0-9.]+ \| max allocated: ([0-9.]+) \| reserved: [0-9.]+ \| max reserved: ([0-9.]+))");
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    std::smatch m;
+    if (line.find("------------------------ arguments ------------------------") != std::string::npos) {
+      in_args = saw_args = true;
+    } else if (line.find("end of arguments") != std::string::npos) {
+      in_args = false;
+    } else if (in_args && std::regex_match(line, m, arg_line)) {
+      args[m[1].str()] = m[2].str();
+    } else if (std::regex_search(line, m, iteration_line)) {
+      try {
+        iterations.push_back(std::stoll(m[1].str()));
+        intervals_ms.push_back(std::stod(m[2].str()));
+      } catch (const std::exception&) {
+        throw ConfigError(fmt::format("{}:{}: an iteration line whose numbers do not parse: '{}'", where, number, line));
+      }
+    } else if (std::regex_search(line, m, memory_line)) {
+      max_allocated = std::max(max_allocated, std::stod(m[1].str()));
+      max_reserved = std::max(max_reserved, std::stod(m[2].str()));
+    }
+  }
+  if (!saw_args) {
+    throw ConfigError(fmt::format("{}: no '------------------------ arguments ------------------------' block: not a "
+                                  "Megatron-LM training log (rank 0's stdout)",
+                                  where));
+  }
+  const auto integer = [&](const char* key, std::optional<std::int64_t> fallback = std::nullopt) -> std::int64_t {
+    const auto it = args.find(key);
+    if (it == args.end() || it->second == "None") {
+      if (fallback) return *fallback;
+      throw ConfigError(fmt::format("{}: the arguments block has no '{}'", where, key));
+    }
+    try {
+      std::size_t used = 0;
+      const long long value = std::stoll(it->second, &used);
+      if (used == it->second.size()) return value;
+    } catch (const std::exception&) {
+    }
+    throw ConfigError(fmt::format("{}: argument '{}' is '{}', not an integer", where, key, it->second));
+  };
+  const auto flag = [&](const char* key) { return args.contains(key) && args.at(key) == "True"; };
+  if (intervals_ms.size() < 2) {
+    throw ConfigError(fmt::format("{}: {} iteration line(s) with 'elapsed time per iteration (ms)': the first interval "
+                                  "includes start-up, so at least two are needed",
+                                  where, intervals_ms.size()));
+  }
+  const std::int64_t tp = integer("tensor_model_parallel_size", 1), pp = integer("pipeline_model_parallel_size", 1);
+  const std::int64_t cp = integer("context_parallel_size", 1), world = integer("world_size");
+  if (world % (tp * pp * cp) != 0) {
+    throw ConfigError(fmt::format("{}: world_size {} is not a multiple of tp {} x pp {} x cp {}", where, world, tp, pp, cp));
+  }
+  std::map<std::string, std::string> row;
+  row["source"] = fmt::format("Megatron-LM training log {}", where);
+  const bool gated = flag("swiglu");
+  const std::int64_t heads = integer("num_attention_heads");
+  const std::int64_t groups = flag("group_query_attention") ? integer("num_query_groups", heads) : heads;
+  std::vector<std::string> notes = {"clustersim import megatron-log"};
+  if (fields.contains("model")) {
+    row["model"] = fields.at("model");
+  } else if (gated || groups != heads) {
+    // The shape columns build a GPT (GeLU, multi-head attention): not this model. Left empty,
+    // validate skips the row and says why.
+    notes.push_back(fmt::format("the model has {}{} query groups of {} heads: give --field model=<library preset> "
+                                "(the layers, hidden and heads columns would build a GeLU GPT with multi-head "
+                                "attention)",
+                                gated ? "a SwiGLU MLP and " : "", groups, heads));
+  }
+  if (!row.contains("model") && !(gated || groups != heads)) {
+    row["layers"] = std::to_string(integer("num_layers"));
+    row["hidden"] = std::to_string(integer("hidden_size"));
+    row["heads"] = std::to_string(heads);
+  }
+  row["seq_len"] = std::to_string(integer("seq_length"));
+  row["global_batch"] = std::to_string(integer("global_batch_size"));
+  row["micro_batch"] = std::to_string(integer("micro_batch_size", 1));
+  row["gpus"] = std::to_string(world);
+  row["tp"] = std::to_string(tp);
+  row["pp"] = std::to_string(pp);
+  row["cp"] = std::to_string(cp);
+  row["dp"] = std::to_string(world / (tp * pp * cp));
+  row["ep"] = std::to_string(integer("expert_model_parallel_size", 1));
+  if (const std::int64_t vp = integer("virtual_pipeline_model_parallel_size", 0); vp > 1) row["vp"] = std::to_string(vp);
+  const auto fp8 = args.find("fp8");
+  row["precision"] = fp8 != args.end() && fp8->second != "None" ? "fp8" : flag("bf16") ? "bf16" : flag("fp16") ? "fp16" : "fp32";
+  const auto granularity = args.find("recompute_granularity");
+  row["recompute"] = granularity == args.end() || granularity->second == "None" ? "none" : granularity->second;
+  row["sequence_parallel"] = flag("sequence_parallel") ? "true" : "false";
+  row["zero"] = flag("use_distributed_optimizer") ? "1" : "0";
+  row["framework"] = "megatron";
+  for (const auto& [column, value] : fields) row[column] = value;
+  // The first logged interval includes start-up (compilation, allocator warm-up, the first
+  // all-gathers): the step is the median of the others.
+  std::vector<double> steady(intervals_ms.begin() + 1, intervals_ms.end());
+  std::sort(steady.begin(), steady.end());
+  const std::size_t n = steady.size();
+  const double median_ms = n % 2 == 1 ? steady[n / 2] : 0.5 * (steady[n / 2 - 1] + steady[n / 2]);
+  notes.push_back(fmt::format("iteration time: the median of {} logged intervals (iterations {} to {}; the first, "
+                              "to iteration {}, includes start-up)",
+                              n, iterations[1], iterations.back(), iterations.front()));
+  if (!fields.contains("gpu_type")) notes.push_back("the log does not name the GPU: give --field gpu_type=");
+  row["notes"] = fmt::format("{}", fmt::join(notes, "; "));
+  const std::string stem = file.stem().string();
+  append_metric_row(out, row, stem, "iteration_time_s", median_ms / 1e3, "s");
+  if (max_allocated > 0) {
+    row["notes"] += "; memory: the largest 'max allocated' / 'max reserved' of the ranks' reports (MiB)";
+    append_metric_row(out, row, stem, "peak_memory_allocated", max_allocated, "MiB");
+    append_metric_row(out, row, stem, "peak_memory_reserved", max_reserved, "MiB");
+  }
+  out.notes.push_back(fmt::format("{}: {}", where, fmt::join(notes, "; ")));
+}
+
 void prepare_columns(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
                      ImportedRows& out) {
-  const auto& columns = kind == ImportKind::nccl_tests ? kernel_columns() : inference_columns();
+  const auto& columns = kind == ImportKind::nccl_tests     ? kernel_columns()
+                        : kind == ImportKind::megatron_log ? training_columns()
+                                                           : inference_columns();
   if (out.columns.empty()) {
     out.columns = columns;
   } else if (out.columns != columns) {
@@ -946,6 +1090,9 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
       break;
     case ImportKind::nccl_tests:
       import_nccl(file, fields, out);
+      break;
+    case ImportKind::megatron_log:
+      import_megatron_log(file, fields, out);
       break;
   }
 }
@@ -998,6 +1145,9 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
   if (head.find("MLPerf Results Summary") != std::string::npos) return ImportKind::mlperf;
   if (head.find("# nThread") != std::string::npos || head.find("# Collective test starting") != std::string::npos) {
     return ImportKind::nccl_tests;
+  }
+  if (head.find("------------------------ arguments ------------------------") != std::string::npos) {
+    return ImportKind::megatron_log;
   }
   return std::nullopt;
 }

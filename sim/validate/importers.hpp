@@ -24,6 +24,10 @@
 ///   among the files, its accelerator and count.
 /// * `nccl-tests`: the stdout of nccl-tests / rccl-tests (`all_reduce_perf` ...): per message size
 ///   an in-place `busbw` and `time_us` row in the columns of ground_truth_kernels.csv.
+/// * `megatron-log`: a Megatron-LM training log (rank 0's stdout of pretrain_gpt.py): the model
+///   shape and layout from the arguments block it prints, the median iteration time of the logged
+///   intervals after the first, and the largest `max allocated` / `max reserved` of its memory
+///   reports, in the columns of ground_truth_training.csv (and the launch columns it states).
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -36,9 +40,9 @@
 
 namespace clustersim::validate {
 
-enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests };
+enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests, megatron_log };
 
-/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests.
+/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, megatron-log.
 const config::NameTable<ImportKind>& import_kind_names();
 
 /// Rows in the columns of one of the project's datasets.
@@ -51,6 +55,9 @@ struct ImportedRows {
 /// The columns of validation/data/ground_truth_inference.csv and ground_truth_kernels.csv.
 const std::vector<std::string>& inference_columns();
 const std::vector<std::string>& kernel_columns();
+/// The columns of validation/data/ground_truth_training.csv and the optional launch columns a
+/// Megatron-LM log states (micro_batch, recompute, sequence_parallel, zero, framework).
+const std::vector<std::string>& training_columns();
 
 /// Reads `file` as `kind`'s output and appends its rows. `fields` (column -> value) fill or
 /// override columns the file does not state. Throws ConfigError naming the file, line and

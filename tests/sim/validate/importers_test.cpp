@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "sim/engine/error.hpp"
@@ -29,6 +30,11 @@ std::filesystem::path written(const std::string& name, const std::string& text) 
   const auto path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
+}
+
+std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 const CsvRow& row_with(const std::vector<CsvRow>& rows, const std::string& metric) {
@@ -170,7 +176,8 @@ TEST_CASE("malformed tool outputs: errors name the file, line and column") {
       import_file(ImportKind::nccl_tests, sample("nccl-tests-all-reduce-h100x8.txt"), {{"tp", "8"}}, kernels),
       doctest::Contains("--field tp=8: 'tp' is not a column of nccl-tests rows; valid: id, source"), ConfigError);
   CHECK_THROWS_WITH_AS(import_kind_names().parse("genai"),
-                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests"),
+                       doctest::Contains("unknown import kind 'genai'; valid: vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, "
+                                         "megatron-log"),
                        ConfigError);
   // Serving and collective rows have different columns: one file each.
   ImportedRows serving;
@@ -304,6 +311,78 @@ TEST_CASE("an MLPerf LoadGen summary with its system JSON: a Server row with the
                    {written("cs_summary2.txt", "Scenario : Offline\nMode     : PerformanceOnly\nSamples per second: 8x4\n")},
                    {{"model", "llama-2-70b"}}, bad),
       doctest::Contains("cs_summary2.txt:3: 'Samples per second' is '8x4', not a number"), ConfigError);
+}
+
+TEST_CASE("a Megatron-LM training log: shape and layout from its arguments, the steady iteration time, peak memory") {
+  const auto log = sample("megatron-gpt-1.7b-h100x8.log");
+  CHECK(detect_import_kind(log) == ImportKind::megatron_log);
+  ImportedRows imported;
+  import_file(ImportKind::megatron_log, log, {{"gpu_type", "H100-SXM5-80GB"}}, imported);
+  CHECK(imported.columns == training_columns());
+  const auto rows = as_csv_rows(imported, "megatron.csv");
+  REQUIRE(rows.size() == 3);
+  const CsvRow& step = row_with(rows, "iteration_time_s");
+  // The intervals logged at iterations 20, 30, 40 (the first, to iteration 10, has start-up):
+  // 362.1, 358.4 and 365.0 ms, median 362.1 ms.
+  CHECK(step.get("value") == "0.3621");
+  CHECK(step.get("unit") == "s");
+  CHECK(step.get("layers") == "24");
+  CHECK(step.get("hidden") == "2304");
+  CHECK(step.get("heads") == "24");
+  CHECK(step.get("seq_len") == "2048");
+  CHECK(step.get("global_batch") == "64");
+  CHECK(step.get("gpus") == "8");
+  CHECK(step.get("tp") == "2");
+  CHECK(step.get("pp") == "1");
+  CHECK(step.get("dp") == "4");
+  CHECK(step.get("vp").empty());  // None
+  CHECK(step.get("precision") == "bf16");
+  CHECK(step.get("micro_batch") == "4");
+  CHECK(step.get("recompute") == "selective");
+  CHECK(step.get("sequence_parallel") == "true");
+  CHECK(step.get("zero") == "1");
+  CHECK(step.get("framework") == "megatron");
+  CHECK(step.get("gpu_type") == "H100-SXM5-80GB");
+  // The largest of the two ranks' reports.
+  CHECK(row_with(rows, "peak_memory_allocated").get("value") == "21510.4");
+  CHECK(row_with(rows, "peak_memory_reserved").get("value") == "23652");
+  CHECK(row_with(rows, "peak_memory_reserved").get("unit") == "MiB");
+
+  // A SwiGLU model with grouped-query attention: its shape would build a GeLU GPT, so the shape
+  // columns stay empty (validate then skips the row, saying why) unless the model is given.
+  const std::string text = read_text_file(log);
+  const auto set_arg = [](std::string& log_text, const std::string& key, const std::string& value) {
+    const auto at = log_text.find("  " + key + " ");
+    REQUIRE(at != std::string::npos);
+    const auto end = log_text.find('\n', at);
+    const auto dots = log_text.rfind(". ", end);
+    log_text.replace(dots + 2, end - dots - 2, value);
+  };
+  std::string llama = text;
+  set_arg(llama, "swiglu", "True");
+  set_arg(llama, "group_query_attention", "True");
+  set_arg(llama, "num_query_groups", "8");
+  ImportedRows gated;
+  import_file(ImportKind::megatron_log, written("cs_megatron_llama.log", llama), {}, gated);
+  const auto gated_rows = as_csv_rows(gated, "gated.csv");
+  CHECK(row_with(gated_rows, "iteration_time_s").get("layers").empty());
+  CHECK(row_with(gated_rows, "iteration_time_s").get("notes").find("give --field model=<library preset>") !=
+        std::string::npos);
+  ImportedRows named;
+  import_file(ImportKind::megatron_log, written("cs_megatron_llama2.log", llama), {{"model", "llama-3-8b"}}, named);
+  CHECK(row_with(as_csv_rows(named, "named.csv"), "iteration_time_s").get("model") == "llama-3-8b");
+
+  ImportedRows bad;
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::megatron_log, written("cs_megatron_none.log", "iteration 1/ 2 |\n"), {}, bad),
+                       doctest::Contains("cs_megatron_none.log: no '------------------------ arguments"), ConfigError);
+  const std::string one_interval = text.substr(0, text.find(" [2026-11-30 10:00:14"));
+  CHECK_THROWS_WITH_AS(
+      import_file(ImportKind::megatron_log, written("cs_megatron_one.log", one_interval), {}, bad),
+      doctest::Contains("cs_megatron_one.log: 1 iteration line(s) with 'elapsed time per iteration (ms)'"), ConfigError);
+  std::string odd = text;
+  set_arg(odd, "world_size", "9");
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::megatron_log, written("cs_megatron_odd.log", odd), {}, bad),
+                       doctest::Contains("world_size 9 is not a multiple of tp 2 x pp 1 x cp 1"), ConfigError);
 }
 
 TEST_CASE("GenAI-Perf's CSV export reads as its JSON export once the model and load are given") {
