@@ -198,10 +198,11 @@ const std::vector<GpuTypeSystem>& gpu_type_systems() {
   // A100, the one the library has).
   static const std::vector<GpuTypeSystem> systems = {
       {"dgx-a100", {"A100", "A100-SXM", "A100-SXM4-80GB", "A100-80GB", "a100-sxm-80gb"}},
-      {"dgx-h100", {"H100", "H100-SXM", "H100-SXM5", "H100-SXM5-80GB", "h100-sxm"}},
+      // MLPerf's spellings too (H100-SXM-80GB, H200-SXM-141GB, B200-SXM-180GB), as the serving rows read them.
+      {"dgx-h100", {"H100", "H100-SXM", "H100-SXM5", "H100-SXM5-80GB", "H100-SXM-80GB", "h100-sxm"}},
       {"grand-teton-h100", {"H100-SXM-96GB", "h100-sxm-96gb"}},
-      {"dgx-h200", {"H200", "H200-SXM", "H200-SXM5-141GB", "h200-sxm"}},
-      {"dgx-b200", {"B200"}},
+      {"dgx-h200", {"H200", "H200-SXM", "H200-SXM5-141GB", "H200-SXM-141GB", "h200-sxm"}},
+      {"dgx-b200", {"B200", "B200-SXM-180GB"}},
       {"h100-pcie-x8", {"H100-PCIe", "h100-pcie"}},
       {"h100-nvl-x8", {"H100-NVL", "h100-nvl"}},
       {"gh200-nvl32", {"GH200", "GH200-144GB", "gh200-144gb"}},

@@ -121,6 +121,10 @@ TEST_CASE("gpu_type names a system preset, never by a guess") {
   CHECK(system_for_gpu_type("MI300X") == "mi300x-x8");
   CHECK(system_for_gpu_type("H100-PCIe") == "h100-pcie-x8");
   CHECK(system_for_gpu_type("dgx-b200") == "dgx-b200");  // a preset's own name
+  // MLPerf's spellings, as the serving rows (and clustersim import mlperf) write them.
+  CHECK(system_for_gpu_type("H100-SXM-80GB") == "dgx-h100");
+  CHECK(system_for_gpu_type("H200-SXM-141GB") == "dgx-h200");
+  CHECK(system_for_gpu_type("B200-SXM-180GB") == "dgx-b200");
   CHECK_FALSE(system_for_gpu_type("H100 PCIe 2"));
   CHECK_FALSE(system_for_gpu_type("A100-40GB"));  // the library has no 40 GB A100
   CHECK_FALSE(system_for_gpu_type(""));
