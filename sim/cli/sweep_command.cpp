@@ -46,6 +46,21 @@ void add_sweep_commands(CLI::App& app, SweepCli& cli) {
       ->default_str("table");
 }
 
+std::string sweep_start_line(const sweep::SweepStart& start, const std::string& folder, int threads) {
+  const std::string at_once = threads > 0 ? fmt::format("{} at once", threads) : "as many at once as there are cores";
+  std::string line = fmt::format("sweep: {} points; {} to run here{}, {}\n", start.points, start.to_run,
+                                 start.finished > 0 ? fmt::format(" ({} already finished in {})", start.finished, folder)
+                                                    : std::string(),
+                                 at_once);
+  if (start.to_run > 1000) {
+    line += fmt::format(
+        "sweep: {} points each run a whole simulation; on a terminal the progress line says how long is left once the "
+        "first ones finish (--list prints the points without running them; --shard i/N splits them over machines)\n",
+        start.to_run);
+  }
+  return line;
+}
+
 namespace {
 
 sweep::SweepOptions run_options(const SweepCommandOptions& options) {
@@ -56,6 +71,12 @@ sweep::SweepOptions run_options(const SweepCommandOptions& options) {
                     ? std::filesystem::path("sweep-" + std::filesystem::path(options.scenario).stem().string())
                     : std::filesystem::path(options.out_dir);
   run.on_progress = report::terminal_progress();  // stderr, on a terminal only
+  // Before anything runs, what will: on stderr, so the table and JSON on stdout stay as they are.
+  const std::string folder = run.out_dir.string();
+  const int threads = options.threads;
+  run.on_start = [folder, threads](const sweep::SweepStart& start) {
+    std::cerr << sweep_start_line(start, folder, threads) << std::flush;
+  };
   return run;
 }
 

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/sweep/sweep_runner.hpp"
+
 namespace clustersim::cli {
 
 struct SweepCommandOptions {
@@ -35,5 +37,9 @@ struct SweepCli {
 void add_sweep_commands(CLI::App& app, SweepCli& cli);
 int sweep_command(const SweepCommandOptions& options, std::ostream& out);
 int sweep_merge_command(const SweepMergeOptions& options, std::ostream& out);
+/// The lines `sweep` writes to stderr before its first point runs: the points, how many this
+/// call runs (and how many `folder` already holds), how many at once (`threads` 0: every core);
+/// above 1,000 points, where to see the time left and how to split them.
+std::string sweep_start_line(const sweep::SweepStart& start, const std::string& folder, int threads);
 
 }  // namespace clustersim::cli

@@ -297,6 +297,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   }
   std::mutex finished_mutex;  // the runner may hand rows over from several threads
   std::size_t points_done = 0;
+  if (options.on_start) options.on_start({plan.points.size(), todo.size(), outcome.skipped});
   if (options.on_progress) options.on_progress("sweep", "points", 0, todo.size());  // the work starts now
   runner(plan, todo, [&](SweepRow row) {
     json document = row_json(row);

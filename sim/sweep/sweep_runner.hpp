@@ -77,6 +77,13 @@ using PointRunner = std::function<void(const SweepPlan& plan, const std::vector<
 /// The default PointRunner: the points in parallel on `threads` oneTBB threads (0: every core).
 PointRunner tbb_point_runner(int threads);
 
+/// What a sweep is about to run, said before the first point starts (SweepOptions::on_start).
+struct SweepStart {
+  std::size_t points = 0;    ///< points of the sweep
+  std::size_t to_run = 0;    ///< this call's: the shard's points not yet finished in out_dir
+  std::size_t finished = 0;  ///< the shard's points already finished in out_dir (skipped)
+};
+
 struct SweepOptions {
   int threads = 0;       ///< points at once (0: every core); used when `runner` is empty
   Shard shard;           ///< the points this run takes
@@ -84,6 +91,8 @@ struct SweepOptions {
   bool resume = true;    ///< skip points whose points/ID.json already holds this sweep's result
   /// Called as points finish ("sweep", "points", done, points this call runs); may be empty.
   report::ProgressCallback on_progress;
+  /// Called once, before the first point runs, with what the call will run; may be empty.
+  std::function<void(const SweepStart&)> on_start;
   PointRunner runner;    ///< how the points run; empty: tbb_point_runner(threads)
   std::vector<std::string> notes;  ///< added to the outcome's notes (the runner's, FarmMaster::notes)
 };

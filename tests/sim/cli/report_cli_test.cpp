@@ -66,6 +66,8 @@ TEST_CASE("sweep --out writes report.html with every point, failed ones with the
   std::filesystem::remove_all(dir);
   const auto sweep = run_clustersim("sweep " + kData + "sweep.yaml -j 2 --out " + dir.string());
   REQUIRE_MESSAGE(sweep.exit_code == 0, sweep.output);
+  // Before it runs, on stderr: the points and how many at once.
+  CHECK(sweep.output.rfind("sweep: 9 points; 9 to run here, 2 at once\n", 0) == 0);
   CHECK(sweep.output.find("wrote " + (dir / "sweep.csv").string() + " and report.html") != std::string::npos);
   const std::string html = read_text(dir / "report.html");
   CHECK(html.find("id=\"chart-pareto\"") != std::string::npos);

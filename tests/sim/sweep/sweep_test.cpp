@@ -354,9 +354,16 @@ TEST_CASE("shards, resume and merge: the merged shards equal the whole sweep") {
 
   sweep::SweepOptions rest = whole;
   rest.out_dir = first.out_dir;
+  // Before the first point runs, the call says what it will run: 6 points, 3 left, 3 finished.
+  std::vector<sweep::SweepStart> starts;
+  rest.on_start = [&starts](const sweep::SweepStart& start) { starts.push_back(start); };
   const auto resumed = sweep::run_sweep(plan, rest);
   CHECK(resumed.ran == 3);
   CHECK(resumed.skipped == 3);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].points == 6);
+  CHECK(starts[0].to_run == 3);
+  CHECK(starts[0].finished == 3);
   CHECK(read_text(first.out_dir / "sweep.csv") == read_text(whole.out_dir / "sweep.csv"));
 
   // A folder of another sweep is refused, for running and for merging.
