@@ -22,8 +22,7 @@ void add_mesh(NetworkGraph& graph, const ClusterNetworkSpec& spec, std::size_t f
 
 ScaleUpDomains build_scale_up(NetworkGraph& graph, const ClusterNetworkSpec& spec) {
   ScaleUpDomains domains;
-  domains.domain_size = spec.scale_up.domain_size > 0 ? spec.scale_up.domain_size
-                                                      : spec.accelerators_per_node;
+  domains.domain_size = spec.scale_up_domain_size();
   domains.mesh = spec.scale_up.is_mesh() && domains.domain_size > 1;
   const int nodes_per_domain = domains.domain_size / spec.accelerators_per_node;
   const auto accelerators = static_cast<std::size_t>(spec.nodes) *

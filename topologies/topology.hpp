@@ -119,6 +119,9 @@ struct ClusterNetworkSpec {
   int accelerators_per_node = 8;
   ScaleUpSpec scale_up;
   ScaleOutSpec scale_out;
+
+  /// Accelerators per scale-up domain: scale_up.domain_size, or one node when it is 0.
+  int scale_up_domain_size() const { return scale_up.domain_size > 0 ? scale_up.domain_size : accelerators_per_node; }
 };
 
 /// Index of a directed link in Topology::links().

@@ -46,7 +46,7 @@ TopologySize topology_size(const ClusterNetworkSpec& spec) {
     size.links = 2 * dimensions * size.accelerators;
     return size;
   }
-  const std::int64_t domain = spec.scale_up.domain_size > 0 ? spec.scale_up.domain_size : spec.accelerators_per_node;
+  const std::int64_t domain = spec.scale_up_domain_size();
   const std::int64_t domains = size.accelerators / std::max<std::int64_t>(1, domain);
   size.vertices = size.accelerators;
   if (domain > 1 && spec.scale_up.is_mesh()) {

@@ -43,6 +43,9 @@ struct WorkloadResult {
   /// intact network, the same other jobs beside it (Session::intact_baseline), and hands each
   /// result its counterpart there: what the faults cost this workload. Default: nothing to say.
   virtual void compare_with_intact(const WorkloadResult& /*intact*/, const topologies::NetworkFaultPlan& /*plan*/) {}
+  /// Whether compare_with_intact says anything: the runner skips the second run when no result
+  /// of the scenario does.
+  virtual bool compares_with_intact() const { return false; }
 };
 
 /// A workload running in a session.

@@ -106,6 +106,9 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
   if (!scenario.workload) throw ConfigError(fmt::format("scenario '{}' has no workload", scenario.name));
   RunResult result = run_workloads(scenario, platform, trace, std::move(progress), false);
   if (platform.link_faults().empty() || scenario.simulation.fidelity != platform::Fidelity::flow) return result;
+  bool compared = result.primary->compares_with_intact();
+  for (const JobResult& job : result.jobs) compared = compared || job.result->compares_with_intact();
+  if (!compared) return result;  // no result reports a fault cost: nothing to run again for
   // What the faults cost: every workload again on the intact network, beside the same jobs (so
   // their contention is not counted as the faults'), same mode and seed.
   const RunResult intact = run_workloads(scenario, platform, nullptr, {}, true);

@@ -68,7 +68,7 @@ void check_stragglers(const ConfigNode& root, const platform::ClusterSpec& clust
 void complete_scale_up(const ConfigNode& root, bool accelerator_ok, bool whole_network,
                        platform::ClusterSpec& cluster, Problems& problems) {
   topologies::ClusterNetworkSpec& network = cluster.network;
-  const int domain = network.scale_up.domain_size > 0 ? network.scale_up.domain_size : network.accelerators_per_node;
+  const int domain = network.scale_up_domain_size();
   if (!has_value(root, "cluster.node.scale_up.bandwidth")) {
     network.scale_up.bytes_per_s = cluster.accelerator.scale_up_bytes_per_s;
     if (accelerator_ok && network.scale_up.bytes_per_s <= 0 && domain > 1 && !whole_network) {

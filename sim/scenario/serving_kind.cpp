@@ -580,7 +580,7 @@ bool instances_span_domains(const WorkloadReadContext& c, const ServingSpec& w) 
   if (!c.platform_ok) return false;
   const auto& net = c.platform.cluster.network;
   const bool direct = topologies::find_direct_builder(net.scale_out.topology) != nullptr;
-  const int domain = std::max(1, net.scale_up.domain_size > 0 ? net.scale_up.domain_size : net.accelerators_per_node);
+  const int domain = std::max(1, net.scale_up_domain_size());
   int next = w.placement.count > 0 ? w.placement.first : 0;
   for (const serving::PoolSpec& pool : w.pools) {
     const int size = pool.tp * pool.pp;

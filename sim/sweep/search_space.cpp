@@ -56,8 +56,7 @@ const char* recompute_name(training::Recompute recompute) {
 }
 
 int scale_up_domain_size(const scenario::Scenario& scenario) {
-  const auto& net = scenario.platform.cluster.network;
-  return net.scale_up.domain_size > 0 ? net.scale_up.domain_size : net.accelerators_per_node;
+  return scenario.platform.cluster.network.scale_up_domain_size();
 }
 
 int training_accelerators(const scenario::Scenario& scenario) {

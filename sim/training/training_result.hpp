@@ -203,6 +203,7 @@ struct TrainingResult : platform::WorkloadResult {
   /// Fills link_faults (and a note) from the same step on the intact network, beside the same
   /// other jobs: what the faults cost.
   void compare_with_intact(const platform::WorkloadResult& intact, const topologies::NetworkFaultPlan& plan) override;
+  bool compares_with_intact() const override { return true; }
 };
 
 }  // namespace clustersim::training

@@ -205,8 +205,10 @@ std::string scheduler_yaml(const InferenceRow& row, const InferenceSource& sourc
   if (!source.stated_scheduler.empty()) keys.push_back(source.stated_scheduler);
   // The engine limits one run states (notes "max_sequences=N", "max_batched_tokens=N"), e.g. an
   // MLPerf harness's gpu_batch_size and max_num_tokens for that system.
-  for (const char* key : {"max_sequences", "max_batched_tokens"}) {
-    const std::regex stated(fmt::format(R"((?:^|[;, ]){}\s*=\s*(\d+))", key));
+  static const std::pair<const char*, std::regex> limits[] = {
+      {"max_sequences", std::regex(R"((?:^|[;, ])max_sequences\s*=\s*(\d+))")},
+      {"max_batched_tokens", std::regex(R"((?:^|[;, ])max_batched_tokens\s*=\s*(\d+))")}};
+  for (const auto& [key, stated] : limits) {
     std::smatch match;
     if (benchmark != ServingBenchmark::static_batch && benchmark != ServingBenchmark::latency &&
         source.stated_scheduler.find(key) == std::string::npos && std::regex_search(row.notes, match, stated)) {

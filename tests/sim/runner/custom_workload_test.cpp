@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ class TransferLoopSpec final : public platform::WorkloadSpec {
  public:
   int src = 0, dst = 1, rounds = 1;
   double bytes = 0;
+  mutable int starts = 0;  ///< sessions it was started in
   std::string_view kind() const override { return "transfer-loop"; }
   std::optional<platform::Allocation> pinned() const override {
     return platform::Allocation{std::min(src, dst), std::abs(dst - src) + 1};
@@ -39,6 +41,7 @@ class TransferLoop final : public platform::Workload {
  public:
   explicit TransferLoop(const TransferLoopSpec& spec) : spec_(spec) {}
   void start(platform::Session& session, std::function<void()> on_done) override {
+    ++spec_.starts;
     executor_ = std::make_unique<exec::Executor>(session.engine(), graph_);
     const auto stream = graph_.add_stream("transfers");
     for (int r = 0; r < spec_.rounds; ++r) {
@@ -151,6 +154,32 @@ TEST_CASE("a workload kind added through the declarations runs beside a training
                        "custom.yaml:12:16: jobs.ping.kind: unknown workload kind 'transfer-loop' (valid choices: "
                        "serving, collective-loop)",
                        ConfigError);
+}
+
+TEST_CASE("with link faults the runner runs the workloads again on the intact network only for a result that asks") {
+  scenario::WorkloadKinds kinds = scenario::builtin_workload_kinds();
+  kinds.add(transfer_loop_kind());
+  const std::vector<std::string> optic = {"simulation.fidelity=flow", "cluster.network.faults.optic.link=gpu8-nvswitch1",
+                                          "cluster.network.faults.optic.at=0 s",
+                                          "cluster.network.faults.optic.bandwidth_fraction=0.5"};
+  // A training step reports what the faults cost it: every workload runs again, the job too.
+  const auto training = scenario::load_scenario_from_string(kYaml, "custom.yaml", optic, config::library_data_dir(), kinds);
+  const runner::RunResult with_training = runner::run_scenario(training);
+  CHECK(dynamic_cast<const training::TrainingResult&>(*with_training.primary).link_faults.computed);
+  CHECK(dynamic_cast<const TransferLoopSpec&>(*training.jobs[0].spec).starts == 2);
+  // A serving run reports no fault cost: nothing runs twice.
+  std::string serving_yaml = kYaml;
+  const auto workload = serving_yaml.find("workload:");
+  serving_yaml.replace(workload, serving_yaml.find("jobs:") - workload, R"(workload:
+  kind: serving
+  model: llama-3-8b
+  pools:
+    main: {replicas: 8, tp: 1}
+  requests: {count: 20, arrival: {process: offline}}
+)");
+  const auto serving = scenario::load_scenario_from_string(serving_yaml, "custom.yaml", optic, config::library_data_dir(), kinds);
+  (void)runner::run_scenario(serving);
+  CHECK(dynamic_cast<const TransferLoopSpec&>(*serving.jobs[0].spec).starts == 1);
 }
 
 }  // namespace custom_workload_test
