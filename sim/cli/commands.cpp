@@ -26,6 +26,7 @@
 #include "sim/report/metric_glossary.hpp"
 #include "sim/report/output_paths.hpp"
 #include "sim/validate/csv_table.hpp"
+#include "sim/validate/dataset_validation.hpp"
 #include "sim/validate/importers.hpp"
 #include "sim/validate/nccl_validation.hpp"
 #include "sim/validate/power_validation.hpp"
@@ -212,21 +213,6 @@ int describe_command(const std::string& name, std::ostream& out) {
   return 0;
 }
 
-namespace {
-
-/// A validate report as JSON or the table; exit code 1 when no row was compared.
-template <class Report, class Json, class Table>
-int write_validation(const std::string& format, const Report& report, Json json, Table table, std::ostream& out) {
-  if (format == "json") {
-    out << json(report).dump(2) << '\n';
-  } else {
-    out << table(report);
-  }
-  return report.summary.rows > 0 ? 0 : 1;
-}
-
-}  // namespace
-
 int import_command(const ImportOptions& options, std::ostream& out) {
   const validate::ImportKind kind = validate::import_kind_names().parse(options.kind);
   std::map<std::string, std::string> fields;
@@ -252,79 +238,74 @@ int import_command(const ImportOptions& options, std::ostream& out) {
   return rows.rows.empty() ? 1 : 0;
 }
 
-int validate_command(const ValidateOptions& options, std::ostream& out) {
-  // An inference dataset (ground_truth_inference.csv's columns) is validated by the serving
-  // simulator, a training one by the training simulator. A benchmark tool's own output
-  // (validate::detect_import_kind) is imported first.
+namespace {
+
+/// `validate --scenario ID`: the scenario YAML the row maps to (or why it is skipped).
+int print_row_scenario(const ValidateOptions& options, std::ostream& out) {
   const auto rows = validate::read_dataset_rows(options.dataset);
   if (validate::is_power_dataset(rows)) {
-    // Measured power (ground_truth_power.csv's columns): each row with a scenario of its own.
-    if (!options.base.empty() || !options.scenario_row.empty()) {
-      throw ConfigError(fmt::format("--base and --scenario apply to training and inference datasets; {} is a power "
-                                    "dataset (its rows' scenarios are validation/power/<id>.yaml)",
-                                    options.dataset));
-    }
-    const auto report = validate::validate_power_dataset(options.dataset);
-    return write_validation(options.format, report, validate::power_validation_json,
-                            validate::render_power_validation_table, out);
+    throw ConfigError(fmt::format("--scenario applies to training and inference datasets; {} is a power dataset "
+                                  "(its rows' scenarios are validation/power/<id>.yaml)",
+                                  options.dataset));
   }
   const bool inference = validate::is_inference_dataset(rows);
   if (inference && !options.base.empty()) {
     throw ConfigError(fmt::format("--base applies to training datasets; {} is an inference dataset", options.dataset));
   }
-  if (options.threads < 0) {
-    throw ConfigError(fmt::format("--threads must be >= 0 (0: every core), got {}", options.threads));
-  }
   std::optional<validate::BaseCluster> base;
   if (!options.base.empty()) base = validate::load_base_cluster(options.base);
-  if (!options.scenario_row.empty()) {
-    std::vector<std::string> ids;
-    for (const auto& row : rows) {
-      if (row.get("id") != options.scenario_row) {
-        ids.push_back(row.get("id"));
-        continue;
-      }
-      std::optional<std::string> yaml;
-      std::string skip_reason;
-      if (inference) {
-        const auto mapping = validate::map_serving_row(row);
-        yaml = mapping.scenario_yaml;
-        skip_reason = mapping.skip_reason;
-      } else {
-        const auto mapping = validate::map_training_row(row, base ? &*base : nullptr);
-        if (!mapping.problems.empty()) {
-          throw ConfigError(fmt::format("{}:{}: {}", options.dataset, row.line, fmt::join(mapping.problems, "; ")));
-        }
-        yaml = mapping.scenario_yaml;
-        skip_reason = mapping.skip_reason;
-      }
-      if (!yaml) {
-        throw ConfigError(
-            fmt::format("{}: row '{}' is skipped: {}", options.dataset, options.scenario_row, skip_reason));
-      }
-      out << *yaml;
-      return 0;
+  std::vector<std::string> ids;
+  for (const auto& row : rows) {
+    if (row.get("id") != options.scenario_row) {
+      ids.push_back(row.get("id"));
+      continue;
     }
-    throw ConfigError(fmt::format("{}: no row with id '{}' (the file has {} rows{})", options.dataset,
-                                  options.scenario_row, ids.size(),
-                                  ids.empty() ? "" : fmt::format(", e.g. '{}'", ids.front())));
+    std::optional<std::string> yaml;
+    std::string skip_reason;
+    if (inference) {
+      const auto mapping = validate::map_serving_row(row);
+      yaml = mapping.scenario_yaml;
+      skip_reason = mapping.skip_reason;
+    } else {
+      const auto mapping = validate::map_training_row(row, base ? &*base : nullptr);
+      if (!mapping.problems.empty()) {
+        throw ConfigError(fmt::format("{}:{}: {}", options.dataset, row.line, fmt::join(mapping.problems, "; ")));
+      }
+      yaml = mapping.scenario_yaml;
+      skip_reason = mapping.skip_reason;
+    }
+    if (!yaml) {
+      throw ConfigError(
+          fmt::format("{}: row '{}' is skipped: {}", options.dataset, options.scenario_row, skip_reason));
+    }
+    out << *yaml;
+    return 0;
   }
-  if (inference) {
-    const auto report = validate::validate_serving_rows(rows, options.dataset);
-    return write_validation(options.format, report, validate::serving_validation_json,
-                            validate::render_serving_validation_table, out);
-  }
-  validate::TrainingValidationOptions training;
-  training.base = base ? &*base : nullptr;
-  training.threads = options.threads;
+  throw ConfigError(fmt::format("{}: no row with id '{}' (the file has {} rows{})", options.dataset,
+                                options.scenario_row, ids.size(),
+                                ids.empty() ? "" : fmt::format(", e.g. '{}'", ids.front())));
+}
+
+}  // namespace
+
+int validate_command(const ValidateOptions& options, std::ostream& out) {
+  if (!options.scenario_row.empty()) return print_row_scenario(options, out);
+  validate::DatasetValidationOptions validation;
+  validation.base = options.base;
+  validation.threads = options.threads;
   if (report::ProgressCallback progress = report::terminal_progress()) {
     // Progress on a terminal only: a redirected stderr (logs, CI) stays free of it.
-    training.on_progress = [progress](int done_rows, int total_rows) {
+    validation.on_progress = [progress](int done_rows, int total_rows) {
       progress("validate", "rows", static_cast<std::size_t>(done_rows), static_cast<std::size_t>(total_rows));
     };
   }
-  const auto report = validate::validate_training_dataset(options.dataset, training);
-  return write_validation(options.format, report, validate::validation_json, validate::render_validation_table, out);
+  const validate::DatasetValidation report = validate::validate_dataset(options.dataset, validation);
+  if (options.format == "json") {
+    out << report.json.dump(2) << '\n';
+  } else {
+    out << report.table;
+  }
+  return report.compared_rows > 0 ? 0 : 1;
 }
 
 double parse_size_bytes(const std::string& text) {

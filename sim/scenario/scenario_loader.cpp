@@ -352,6 +352,26 @@ Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtu
   return load(std::move(root), std::string(virtual_file_name), set_overrides, {}, data_dir, kinds, diagnostics);
 }
 
+ScenarioSource::ScenarioSource(const std::filesystem::path& file) : name_(file.string()) {}
+
+ScenarioSource ScenarioSource::text(std::string yaml, std::string virtual_file_name) {
+  ScenarioSource source;
+  source.name_ = std::move(virtual_file_name);
+  source.text_ = std::move(yaml);
+  return source;
+}
+
+Scenario ScenarioSource::load(const std::vector<std::string>& set_overrides,
+                              const std::filesystem::path& data_dir) const {
+  return text_ ? load_scenario_from_string(*text_, name_, set_overrides, data_dir)
+               : load_scenario(name_, set_overrides, data_dir);
+}
+
+ConfigNode ScenarioSource::tree(const std::filesystem::path& data_dir, std::vector<Diagnostic>& diagnostics) const {
+  return text_ ? config::load_config_string(*text_, name_, data_dir, diagnostics)
+               : config::load_config_file(name_, data_dir, diagnostics);
+}
+
 Scenario load_scenario_tree(ConfigNode root, const std::string& source_file,
                             const std::vector<std::string>& set_overrides,
                             const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir,

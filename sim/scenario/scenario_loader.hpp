@@ -2,6 +2,7 @@
 /// Loading a scenario: YAML file (+ includes, + --set overrides) -> validated Scenario, and
 /// the catalog behind `clustersim list` / `clustersim describe`.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,34 @@ Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtu
                                    const std::vector<std::string>& set_overrides = {},
                                    const std::filesystem::path& data_dir = config::library_data_dir(),
                                    const WorkloadKinds& kinds = builtin_workload_kinds());
+
+/// Where a scenario's YAML comes from: a file, or text held in memory (the Python module's
+/// `clustersim.load(text)`) with the name its positions carry. What a search, a capacity search
+/// or a sweep reloads with each candidate's overrides.
+class ScenarioSource {
+ public:
+  /// A file (implicit: every path is a source).
+  ScenarioSource(const std::filesystem::path& file);  // NOLINT(google-explicit-constructor)
+  ScenarioSource(const std::string& file) : ScenarioSource(std::filesystem::path(file)) {}  // NOLINT
+  ScenarioSource(const char* file) : ScenarioSource(std::filesystem::path(file)) {}         // NOLINT
+  /// YAML text; `virtual_file_name` is used in positions and its folder (if any) resolves
+  /// relative includes.
+  static ScenarioSource text(std::string yaml, std::string virtual_file_name);
+
+  /// The file's path or the text's virtual name.
+  const std::string& name() const { return name_; }
+  /// load_scenario / load_scenario_from_string of this source.
+  Scenario load(const std::vector<std::string>& set_overrides = {},
+                const std::filesystem::path& data_dir = config::library_data_dir()) const;
+  /// The merged tree (includes and `base:` resolved, nothing validated): load_config_file /
+  /// load_config_string of this source.
+  config::ConfigNode tree(const std::filesystem::path& data_dir, std::vector<config::Diagnostic>& diagnostics) const;
+
+ private:
+  ScenarioSource() = default;
+  std::string name_;
+  std::optional<std::string> text_;  ///< the YAML when it is not read from `name_`
+};
 
 /// One key of a `clustersim describe` listing: its path below the entry's prefix, and its
 /// value (written, with its SI form when that differs), default or "(unset)".

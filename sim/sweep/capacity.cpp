@@ -56,9 +56,9 @@ double trial_window_s(const serving::ServingSpec& spec) {
 /// with the rate), so its models' memos carry over from trial to trial.
 class TrialRunner {
  public:
-  TrialRunner(std::filesystem::path file, std::vector<std::string> overrides, const scenario::Scenario& base,
+  TrialRunner(scenario::ScenarioSource source, std::vector<std::string> overrides, const scenario::Scenario& base,
               const serving::ServingSpec& spec)
-      : file_(std::move(file)), overrides_(std::move(overrides)) {
+      : source_(std::move(source)), overrides_(std::move(overrides)) {
     base_nodes_ = base.platform.cluster.network.nodes;
     // Every trial sends requests for as long as the scenario does (slo.window, else its count /
     // its rate), so a higher rate is judged over as long a window, not over a shorter burst.
@@ -98,7 +98,7 @@ class TrialRunner {
       nodes = (nodes + node_multiple_ - 1) / node_multiple_ * node_multiple_;
     }
     if (nodes != base_nodes_) overrides.push_back(fmt::format("cluster.nodes={}", nodes));
-    const scenario::Scenario s = scenario::load_scenario(file_, overrides);
+    const scenario::Scenario s = source_.load(overrides);
     auto& platforms = platforms_.local();
     auto& platform = platforms[nodes];
     if (!platform) platform = runner::build_platform(s);
@@ -125,7 +125,7 @@ class TrialRunner {
   }
 
  private:
-  std::filesystem::path file_;
+  scenario::ScenarioSource source_;
   std::vector<std::string> overrides_;
   std::vector<std::string> names_;
   std::vector<int> per_instance_;
@@ -280,13 +280,13 @@ std::string replicas_text(const CapacityResult& result, const CapacityTrial& t) 
 
 }  // namespace
 
-CapacityResult find_capacity(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+CapacityResult find_capacity(const scenario::ScenarioSource& source, const std::vector<std::string>& overrides,
                              const CapacityOptions& options) {
-  const scenario::Scenario base = scenario::load_scenario(file, overrides);
+  const scenario::Scenario base = source.load(overrides);
   const serving::ServingSpec& spec = serving_spec(base);
   if (!(options.precision > 0)) throw ConfigError("capacity: --precision must be > 0");
   if (options.target_rate && !(*options.target_rate > 0)) throw ConfigError("capacity: --rate must be > 0");
-  TrialRunner runner(file, overrides, base, spec);
+  TrialRunner runner(source, overrides, base, spec);
   const double window_s = trial_window_s(spec);
   if (window_s > kLongTrialWindowS && options.on_warning) {
     const double rate = options.target_rate.value_or(spec.requests.arrival.rate_per_s);

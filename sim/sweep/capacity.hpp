@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario/scenario_loader.hpp"
+
 namespace clustersim::sweep {
 
 struct CapacityOptions {
@@ -64,7 +66,7 @@ struct CapacityResult {
 /// Runs the search. Throws ConfigError when the scenario is not a serving workload, has no SLO
 /// target, has arrivals without a rate (closed loop, offline, trace), or (sizing) has pools
 /// other than one mixed pool or one prefill and one decode pool.
-CapacityResult find_capacity(const std::filesystem::path& scenario, const std::vector<std::string>& overrides,
+CapacityResult find_capacity(const scenario::ScenarioSource& scenario, const std::vector<std::string>& overrides,
                              const CapacityOptions& options);
 
 /// The trials and the answer as a table.

@@ -173,17 +173,18 @@ std::map<std::string, SweepRow> finished_rows(const fs::path& dir, const std::st
 
 }  // namespace
 
-SweepPlan plan_sweep(const fs::path& file, const std::vector<std::string>& set_overrides, const fs::path& data_dir) {
+SweepPlan plan_sweep(const scenario::ScenarioSource& source, const std::vector<std::string>& set_overrides,
+                     const fs::path& data_dir, const config::ConfigEntry* block) {
   std::vector<config::Diagnostic> diagnostics;
-  config::ConfigNode root = config::load_config_file(file, data_dir, diagnostics);
+  config::ConfigNode root = source.tree(data_dir, diagnostics);
   if (!diagnostics.empty()) throw config::ScenarioError(diagnostics);
-  const config::ConfigEntry* entry = root.is_mapping() ? root.find_entry("sweep") : nullptr;
+  const config::ConfigEntry* entry = block != nullptr ? block : root.is_mapping() ? root.find_entry("sweep") : nullptr;
   if (entry == nullptr) {
     throw ConfigError(fmt::format("{} has no `sweep:` block (docs/sweeps.md); `clustersim run` runs it once",
-                                  file.string()));
+                                  source.name()));
   }
   SweepPlan plan;
-  plan.source_file = file.string();
+  plan.source_file = source.name();
   std::uint64_t base_seed = 1;  // simulation.seed's default
   if (const config::ConfigNode* seed = root.find_path("simulation.seed"); seed != nullptr && seed->is_scalar()) {
     if (const auto value = config::parse_integer(seed->text); value && *value >= 0) {

@@ -19,6 +19,7 @@
 #include "sim/config/config_tree.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace clustersim::sweep {
@@ -37,10 +38,13 @@ struct SweepPlan {
   std::vector<std::string> notes;
 };
 
-/// Reads `file`'s sweep block. Throws config::ScenarioError for a bad block, ConfigError when
-/// the scenario has none.
-SweepPlan plan_sweep(const std::filesystem::path& file, const std::vector<std::string>& set_overrides = {},
-                     const std::filesystem::path& data_dir = config::library_data_dir());
+/// Reads the sweep block of `source` (a file, or text from the Python module). `block`, when
+/// given, is the sweep block to run instead of the scenario's own (which is then ignored;
+/// `clustersim.sweep` passes its axes so). Throws config::ScenarioError for a bad block,
+/// ConfigError when there is none.
+SweepPlan plan_sweep(const scenario::ScenarioSource& source, const std::vector<std::string>& set_overrides = {},
+                     const std::filesystem::path& data_dir = config::library_data_dir(),
+                     const config::ConfigEntry* block = nullptr);
 
 /// One result column.
 struct Metric {

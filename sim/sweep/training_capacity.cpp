@@ -139,13 +139,13 @@ double parse_deadline_s(const std::string& text) {
   return seconds;
 }
 
-TrainingCapacityResult find_training_capacity(const std::filesystem::path& file,
+TrainingCapacityResult find_training_capacity(const scenario::ScenarioSource& source,
                                               const std::vector<std::string>& overrides,
                                               const TrainingCapacityOptions& options) {
   if (!(options.deadline_s > 0)) throw ConfigError("training capacity needs a deadline > 0 (--deadline)");
   if (options.max_nodes < 1) throw ConfigError(fmt::format("--max-nodes must be >= 1, got {}", options.max_nodes));
   if (options.extra_doublings < 0) throw ConfigError("extra doublings must be >= 0");
-  const scenario::Scenario first = scenario::load_scenario(file, overrides);
+  const scenario::Scenario first = source.load(overrides);
   const training::TrainingWorkload& workload = first.training();  // throws for another kind
   TrainingCapacityResult result;
   result.scenario_name = first.name;
@@ -165,7 +165,7 @@ TrainingCapacityResult find_training_capacity(const std::filesystem::path& file,
   for (const std::string& kind : kinds) {
     std::vector<std::string> with_kind = overrides;
     with_kind.push_back("cluster.node.accelerator=" + kind);
-    const scenario::Scenario base = scenario::load_scenario(file, with_kind);
+    const scenario::Scenario base = source.load(with_kind);
     std::optional<double> price = base.platform.cost.accelerator_hour_usd;
     if (const auto it = options.price_per_hour_usd.find(kind); it != options.price_per_hour_usd.end()) {
       price = it->second;

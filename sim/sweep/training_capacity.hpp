@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/search_space.hpp"
 
 namespace clustersim::sweep {
@@ -79,7 +80,7 @@ double parse_deadline_s(const std::string& text);
 
 /// Runs the search. Throws ConfigError for a scenario that is not training, no token budget, a
 /// deadline <= 0, or an unknown accelerator (through the loader, with the closest names).
-TrainingCapacityResult find_training_capacity(const std::filesystem::path& scenario,
+TrainingCapacityResult find_training_capacity(const scenario::ScenarioSource& scenario,
                                               const std::vector<std::string>& overrides,
                                               const TrainingCapacityOptions& options);
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,14 @@ TEST_CASE("capacity: the highest rate within the SLO is bracketed to the precisi
   CHECK(result.answer->ttft_s <= 0.3);
   CHECK(result.answer->tpot_s <= 0.03);
   CHECK(result.trials.size() >= 4);
-  // The same search again gives the same answer (every trial is seeded).
+  // The same search again gives the same answer (every trial is seeded), from the file's text too
+  // (a scenario held in memory: the Python module's clustersim.load(text)).
   CHECK(sweep::find_capacity(scenario_file("cs_capacity.yaml"), {}, options).answer->rate_per_s ==
         result.answer->rate_per_s);
+  std::ifstream file(scenario_file("cs_capacity.yaml"));
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const auto from_text = sweep::find_capacity(scenario::ScenarioSource::text(text, "<text>"), {}, options);
+  CHECK(sweep::capacity_json(from_text) == sweep::capacity_json(result));
   CHECK(sweep::capacity_table(result).find("highest rate within the SLO") != std::string::npos);
   CHECK(sweep::capacity_json(result)["answer"]["met"] == true);
 }

@@ -399,4 +399,42 @@ TEST_CASE("a scenario without a sweep block is refused; `run` warns that the blo
   CHECK(scenario.training().global_batch == 8);
 }
 
+TEST_CASE("a sweep of YAML text with a block given apart runs the same points as the file's block") {
+  // What clustersim.sweep does: the scenario as text (ScenarioSource::text) and its axes as a
+  // block of their own, which replaces the text's block.
+  const auto from_file = sweep::plan_sweep(kData + "tiny_sweep.yaml");
+  std::vector<config::Diagnostic> diagnostics;
+  const config::ConfigNode block = config::parse_config(R"(sweep:
+  grid:
+    workload.global_batch: [8, 16]
+  zip:
+    - workload.parallelism.tp: [1, 2, 3]
+      workload.parallelism.dp: [4, 2, 1]
+)",
+                                                        "axes", diagnostics);
+  REQUIRE(diagnostics.empty());
+  // The text includes the base file by its absolute path; its own sweep block differs.
+  const std::string text = "include: [" + kData + "tiny_base.yaml]\nname: tiny-sweep\nsimulation: {seed: 7}\n"
+                           "sweep: {grid: {workload.global_batch: [32]}}\n";
+  const auto from_text = sweep::plan_sweep(scenario::ScenarioSource::text(text, "<text>"), {},
+                                           config::library_data_dir(), block.find_entry("sweep"));
+  CHECK(from_text.source_file == "<text>");
+  REQUIRE(from_text.points.size() == from_file.points.size());
+  for (std::size_t i = 0; i < from_text.points.size(); ++i) {
+    CHECK(from_text.points[i].id == from_file.points[i].id);
+    CHECK(from_text.points[i].seed == from_file.points[i].seed);
+  }
+  const auto row_text = sweep::run_point(from_text, from_text.points[1]);
+  const auto row_file = sweep::run_point(from_file, from_file.points[1]);
+  REQUIRE(row_text.ok);
+  REQUIRE(row_file.ok);
+  REQUIRE(row_text.metrics.size() == row_file.metrics.size());
+  for (std::size_t i = 0; i < row_text.metrics.size(); ++i) {
+    CHECK(row_text.metrics[i].column == row_file.metrics[i].column);
+    CHECK(row_text.metrics[i].value == row_file.metrics[i].value);
+  }
+  // Without a block given apart, the text's own block is the sweep.
+  CHECK(sweep::plan_sweep(scenario::ScenarioSource::text(text, "<text>")).points.size() == 1);
+}
+
 }  // namespace sweep_test
