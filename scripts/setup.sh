@@ -10,7 +10,8 @@ packages=(build-essential cmake ninja-build pkg-config
           libboost-graph-dev libeigen3-dev libyaml-cpp-dev libtbb-dev
           libbenchmark-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
           libopenmpi-dev openmpi-bin   # `clustersim sweep --mpi` and its mpirun test
-          python3-dev pybind11-dev)    # the Python module, `import clustersim` (docs/python.md)
+          python3-dev pybind11-dev     # the Python module, `import clustersim` (docs/python.md)
+          libprotobuf-dev protobuf-compiler)  # Chakra execution traces (docs/chakra.md)
 # The browser test of report.html (tests/browser) needs Chromium and Python; only `test` runs
 # it, and it must be installed before cmake configures (which looks for it).
 [[ "${1:-}" == test ]] && packages+=(chromium python3)
@@ -26,9 +27,10 @@ if ((${#missing[@]})); then
 fi
 
 jobs=${CLUSTERSIM_JOBS:-2}
-# With MPI, so that CI builds `sweep --mpi` and runs its mpirun test, and with the Python module
-# and its tests (a build without OpenMPI or pybind11 leaves them OFF: `cmake --preset release`).
-cmake --preset release -DCLUSTERSIM_WITH_MPI=ON -DCLUSTERSIM_BUILD_PYTHON=ON >/dev/null
+# With MPI, so that CI builds `sweep --mpi` and runs its mpirun test, with the Python module and
+# its tests, and with Chakra traces (a build without OpenMPI, pybind11 or protobuf leaves them
+# OFF: `cmake --preset release`).
+cmake --preset release -DCLUSTERSIM_WITH_MPI=ON -DCLUSTERSIM_BUILD_PYTHON=ON -DCLUSTERSIM_WITH_CHAKRA=ON >/dev/null
 cmake --build --preset release -j "$jobs"
 
 # The CUDA kernel suite (validation/kernels) is compiled, never run, where nvcc exists, so CI
@@ -49,7 +51,7 @@ build_kernels() {
 # the release suite only. Before the release suite, so that ctest's closing summary is the
 # whole suite's.
 test_asan() {
-  cmake --preset asan >/dev/null
+  cmake --preset asan -DCLUSTERSIM_WITH_CHAKRA=ON >/dev/null
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan -j "$jobs"
 }

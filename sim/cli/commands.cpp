@@ -69,6 +69,11 @@ int run_command(const RunOptions& options, std::ostream& out) {
   }
   // --out wins over the scenario's output.dir. Output paths are checked before the run: a long
   // simulation must not end in "cannot write".
+  if (!options.export_chakra.empty()) {
+    const training::ChakraExport written = runner::export_chakra(scenario, options.export_chakra);
+    std::cerr << fmt::format("wrote the step as {} Chakra traces ({} nodes) and {} to {}\n", written.files.size(),
+                             written.nodes, written.groups_file.filename().string(), options.export_chakra);
+  }
   const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
   const char* out_option = !options.out_dir.empty() ? "--out" : "output.dir";
   if (!out_dir.empty()) report::prepare_output_dir(out_dir, out_option);

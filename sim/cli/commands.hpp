@@ -18,6 +18,7 @@ struct RunOptions {
   std::string trace;                   ///< when set, the Chrome trace JSON is written there
   std::string trace_ranks;             ///< "0-7,12": accelerators the trace keeps (empty: all)
   std::string trace_window;            ///< "0:5ms": the time window the trace keeps (empty: all)
+  std::string export_chakra;           ///< a folder: the training step as Chakra traces, one per rank
 };
 
 /// `clustersim import KIND FILE...`: benchmark tools' outputs as validation CSV rows.

@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace", run.trace, "write the run's timeline as Chrome trace JSON (Perfetto) to this file");
   run_cmd->add_option("--trace-ranks", run.trace_ranks, "trace only these accelerators: 0-7 or 0-3,8");
   run_cmd->add_option("--trace-window", run.trace_window, "trace only events overlapping FROM:TO, e.g. 0:5ms");
+  run_cmd->add_option("--export-chakra", run.export_chakra,
+                      "training: also write the step as Chakra execution traces into this folder, one file per rank "
+                      "(docs/chakra.md)");
 
   std::string list_kind;
   auto* list_cmd = app.add_subcommand("list", "list what the registries hold");

@@ -282,6 +282,19 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"jobs[].metrics.busy_time", "s", "first round's start to last round's end"},
         {"jobs[].metrics.mean_round_time", "s", "busy time / rounds"},
         {"jobs[].metrics.algorithm_bandwidth", "B/s", "rounds x bytes per round / busy time"}}});
+  sections.push_back(
+      {"Trace workload", "`workload` of a Chakra trace run (`kind: trace`, docs/chakra.md): its metrics as "
+                         "`{value, unit}`",
+       {{"workload.kind", "text", "the workload kind (`trace`)"},
+        {"workload.notes[]", "text", "the trace, its ranks and how its compute nodes were costed"},
+        {"workload.metrics.step_time", "s", "the trace's makespan: first node's start to last node's end"},
+        {"workload.metrics.ranks", "count", "ranks the trace ran on"},
+        {"workload.metrics.compute_nodes", "count", "compute nodes (COMP_NODE) of all ranks"},
+        {"workload.metrics.collectives", "count", "collectives run (one per group and index, not per rank)"},
+        {"workload.metrics.transfers", "count", "send/receive pairs run"},
+        {"workload.metrics.communicated_bytes", "B",
+         "bytes of the collectives (nccl-tests convention) and transfers"},
+        {"workload.metrics.busiest_rank_compute_time", "s", "the largest sum of one rank's compute node times"}}});
 }
 
 /// The sweep's columns: always the last section.
@@ -290,7 +303,13 @@ void add_sweep_section(std::vector<MetricSection>& sections) {
       {"Sweep columns", "`sweep.csv` and `sweep.json` of `clustersim sweep` (docs/sweeps.md): one row per point, the "
                         "unit in the column name",
        {{"gpus", "count", "accelerators of the primary workload"},
-        {"step_time_s", "s", "training: training.step_time_s"},
+        {"step_time_s", "s", "training: training.step_time_s; a trace: workload.metrics.step_time"},
+        {"ranks", "count", "a trace: workload.metrics.ranks"},
+        {"compute_nodes", "count", "a trace: workload.metrics.compute_nodes"},
+        {"collectives", "count", "a trace: workload.metrics.collectives"},
+        {"transfers", "count", "a trace: workload.metrics.transfers"},
+        {"communicated_bytes_B", "B", "a trace: workload.metrics.communicated_bytes"},
+        {"busiest_rank_compute_time_s", "s", "a trace: workload.metrics.busiest_rank_compute_time"},
         {"tokens_per_s", "tokens/s", "training: training.tokens_per_s"},
         {"mfu_fraction", "fraction", "training: training.mfu"},
         {"hfu_fraction", "fraction", "training: training.hfu"},
@@ -366,7 +385,8 @@ bool covers_field(std::string_view fields, std::string_view field) {
 
 void collect_paths(const nlohmann::json& value, const std::string& path,
                    std::vector<std::pair<std::string, std::string>>& out) {
-  const bool job_metric = path.rfind("jobs[].metrics.", 0) == 0;
+  // A job's metrics and a generic primary workload's (workload_result_json: {value, unit}).
+  const bool job_metric = path.rfind("jobs[].metrics.", 0) == 0 || path.rfind("workload.metrics.", 0) == 0;
   if (job_metric && value.is_object() && value.contains("value") && value.contains("unit")) {
     out.emplace_back(path, value.at("unit").get<std::string>());
   } else if (value.is_object()) {

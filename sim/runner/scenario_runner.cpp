@@ -1,5 +1,7 @@
 #include "sim/runner/scenario_runner.hpp"
 
+#include "sim/training/training_step.hpp"
+
 #include <fmt/format.h>
 
 #include "models/memory/memory_footprint.hpp"
@@ -134,6 +136,19 @@ training::TrainingResult run_training(const scenario::Scenario& scenario) {
   auto* training = dynamic_cast<training::TrainingResult*>(run.primary.get());
   if (training == nullptr) throw SimulationError("the training workload produced no training result");
   return std::move(*training);
+}
+
+training::ChakraExport export_chakra(const scenario::Scenario& scenario, const std::filesystem::path& dir) {
+  const auto platform = build_platform(scenario);
+  const training::TrainingWorkload& workload = scenario.training();
+  training::TrainingSetup setup =
+      training::training_setup(workload, *platform, scenario.primary_allocation(), scenario.simulation);
+  // The full-mode template: every collective and send knows its group (GroupCollective).
+  setup.mode = platform::SimulationMode::full;
+  platform::Session session(*platform, scenario.simulation);  // before the step: it outlives the step's executor
+  training::TrainingStep step(setup);
+  step.start(session, {});  // builds the graph; the engine is never run
+  return training::export_chakra(step.step_graph(), setup, dir, "step");
 }
 
 std::vector<training::StageProgram> stage_programs(const scenario::Scenario& scenario) {

@@ -5,6 +5,7 @@
 /// workload completes (then asks the others to stop and lets their work in flight finish), and
 /// collects every workload's result. Knows no workload kind: kinds come from the scenario.
 /// Used by the CLI, `validate` and the goldens.
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "sim/platform/trace_sink.hpp"
 #include "sim/platform/workload.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/training/chakra_export.hpp"
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_result.hpp"
 
@@ -48,6 +50,11 @@ RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* 
 /// run_scenario's primary result as a training result; throws ConfigError when the primary
 /// workload is not training.
 training::TrainingResult run_training(const scenario::Scenario& scenario);
+
+/// Builds the scenario's training step as `run` would (not running it) and writes it as Chakra
+/// traces into `dir`: step.R.et per rank R of the job and step.groups.json
+/// (training::export_chakra). Throws ConfigError for a scenario that is not training.
+training::ChakraExport export_chakra(const scenario::Scenario& scenario, const std::filesystem::path& dir);
 
 /// The costed per-micro-batch program of every pipeline stage of the scenario's training
 /// workload (what `clustersim ops` prints).

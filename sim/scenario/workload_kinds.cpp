@@ -91,6 +91,7 @@ const WorkloadKinds& builtin_workload_kinds() {
     built.add(training_workload_kind());
     built.add(serving_workload_kind());
     built.add(collective_loop_workload_kind());
+    built.add(trace_workload_kind());
     return built;
   }();
   return kinds;

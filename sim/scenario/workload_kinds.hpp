@@ -149,7 +149,9 @@ WorkloadKind training_workload_kind();
 WorkloadKind collective_loop_workload_kind();
 /// The serving workload kind (serving_kind.cpp).
 WorkloadKind serving_workload_kind();
-/// training, serving and collective-loop.
+/// The `trace` kind (trace_kind.cpp): a Chakra execution trace.
+WorkloadKind trace_workload_kind();
+/// training, serving, collective-loop and trace.
 const WorkloadKinds& builtin_workload_kinds();
 
 }  // namespace clustersim::scenario

@@ -44,4 +44,14 @@ class RankLayout {
   std::vector<int> placement_;
 };
 
+/// Full mode: instance i is the (tp, cp, dp) replica t = i mod tp, c = (i / tp) mod cp,
+/// d = i / (tp cp), running every pipeline stage of the template (stage p on rank (t, c, d, p)).
+struct ReplicaIndex {
+  int t = 0, c = 0, d = 0;
+};
+
+inline ReplicaIndex replica_of(const ParallelismConfig& par, int instance) {
+  return {instance % par.tp, (instance / par.tp) % par.cp, instance / (par.tp * par.cp)};
+}
+
 }  // namespace clustersim::training

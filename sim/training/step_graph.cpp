@@ -719,6 +719,40 @@ class StepBuilder {
 
 }  // namespace
 
+std::vector<int> group_members(const ParallelismConfig& par, const RankLayout& layout, const GroupCollective& info,
+                               int instance) {
+  const ReplicaIndex r = replica_of(par, instance);
+  const int stage = info.stage;
+  const int gradient_index = r.c + par.cp * r.d;
+  std::vector<int> members;
+  switch (info.dimension) {
+    case GroupDimension::tensor:
+      for (int j = 0; j < par.tp; ++j) members.push_back(layout.rank(j, r.c, r.d, stage));
+      break;
+    case GroupDimension::context:
+      for (int j = 0; j < par.cp; ++j) members.push_back(layout.rank(r.t, j, r.d, stage));
+      break;
+    case GroupDimension::expert: {
+      const int block = gradient_index / par.ep;
+      for (int j = 0; j < par.ep; ++j) members.push_back(layout.gradient_rank(r.t, block * par.ep + j, stage));
+      break;
+    }
+    case GroupDimension::data:
+      for (int j = 0; j < par.dp * par.cp; ++j) members.push_back(layout.gradient_rank(r.t, j, stage));
+      break;
+    case GroupDimension::expert_data:
+      for (int j = gradient_index % par.ep; j < par.dp * par.cp; j += par.ep) {
+        members.push_back(layout.gradient_rank(r.t, j, stage));
+      }
+      break;
+    case GroupDimension::pipeline:
+      members = {layout.rank(r.t, r.c, r.d, stage), layout.rank(r.t, r.c, r.d, info.to_stage)};
+      break;
+    case GroupDimension::none: break;
+  }
+  return members;
+}
+
 StepGraph build_step_graph(const TrainingSetup& setup, const std::vector<StageProgram>& programs,
                            platform::CommRuntime& comm, bool full) {
   StepBuilder builder(setup, programs, comm, full);

@@ -11,6 +11,7 @@
 #include "models/comm/collective_kind.hpp"
 #include "sim/exec/task_graph.hpp"
 #include "sim/platform/comm_runtime.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/training/stage_program.hpp"
 
 namespace clustersim::training {
@@ -59,6 +60,12 @@ struct StepGraph {
     return t < kernel_classes.size() ? kernel_classes[t] : KernelClass::elementwise;
   }
 };
+
+/// The accelerators of a template task's group collective `info` for full-mode instance
+/// `instance` (replica_of): its tensor, context, expert, data or expert-data group on
+/// info.stage, or the pipeline pair (stage, to_stage); none for dimension none.
+std::vector<int> group_members(const ParallelismConfig& par, const RankLayout& layout, const GroupCollective& info,
+                               int instance);
 
 /// Builds one step's graph from the stages' programs. Symmetric mode (`full` false): every
 /// communication task runs as `comm` answers for the representative's group and every other

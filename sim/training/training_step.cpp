@@ -14,16 +14,6 @@
 namespace clustersim::training {
 namespace {
 
-/// Full mode: instance i is the (tp, cp, dp) replica t = i mod tp, c = (i / tp) mod cp,
-/// d = i / (tp cp), running every pipeline stage of the template (stage p on rank (t, c, d, p)).
-struct ReplicaIndex {
-  int t = 0, c = 0, d = 0;
-};
-
-ReplicaIndex replica_of(const ParallelismConfig& par, int instance) {
-  return {instance % par.tp, (instance / par.tp) % par.cp, instance / (par.tp * par.cp)};
-}
-
 /// The group key and size of a template task's collective for `instance`.
 exec::GroupMembership group_membership(const ParallelismConfig& par, const GroupCollective& info, exec::TaskId task,
                                        int instance) {
@@ -47,41 +37,6 @@ exec::GroupMembership group_membership(const ParallelismConfig& par, const Group
     case GroupDimension::none: coordinate = static_cast<std::uint64_t>(instance); break;
   }
   return exec::GroupMembership{(static_cast<std::uint64_t>(task) << 32U) | coordinate, size};
-}
-
-/// The accelerators of a template task's group collective, for the replica `first` belongs to.
-std::vector<int> group_members(const ParallelismConfig& par, const RankLayout& layout, const GroupCollective& info,
-                               int first) {
-  const ReplicaIndex r = replica_of(par, first);
-  const int stage = info.stage;
-  const int gradient_index = r.c + par.cp * r.d;
-  std::vector<int> members;
-  switch (info.dimension) {
-    case GroupDimension::tensor:
-      for (int j = 0; j < par.tp; ++j) members.push_back(layout.rank(j, r.c, r.d, stage));
-      break;
-    case GroupDimension::context:
-      for (int j = 0; j < par.cp; ++j) members.push_back(layout.rank(r.t, j, r.d, stage));
-      break;
-    case GroupDimension::expert: {
-      const int block = gradient_index / par.ep;
-      for (int j = 0; j < par.ep; ++j) members.push_back(layout.gradient_rank(r.t, block * par.ep + j, stage));
-      break;
-    }
-    case GroupDimension::data:
-      for (int j = 0; j < par.dp * par.cp; ++j) members.push_back(layout.gradient_rank(r.t, j, stage));
-      break;
-    case GroupDimension::expert_data:
-      for (int j = gradient_index % par.ep; j < par.dp * par.cp; j += par.ep) {
-        members.push_back(layout.gradient_rank(r.t, j, stage));
-      }
-      break;
-    case GroupDimension::pipeline:
-      members = {layout.rank(r.t, r.c, r.d, stage), layout.rank(r.t, r.c, r.d, info.to_stage)};
-      break;
-    case GroupDimension::none: break;
-  }
-  return members;
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include "sim/report/metric_glossary.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -17,6 +19,7 @@
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/sweep/sweep_runner.hpp"
+#include "sim/trace/chakra_trace.hpp"
 
 namespace metric_glossary_test {
 
@@ -31,8 +34,7 @@ struct Emitted {
   std::vector<std::string> sweep_columns;
 };
 
-void run_and_collect(const std::string& file, const std::vector<std::string>& overrides, Emitted& emitted) {
-  const scenario::Scenario scenario = scenario::load_scenario(source_path(file), overrides);
+void collect(const scenario::Scenario& scenario, Emitted& emitted) {
   const runner::RunResult run = runner::run_scenario(scenario);
   for (auto& path : report::result_metric_paths(report::run_result_json(scenario, run))) {
     emitted.result_paths.push_back(std::move(path));
@@ -44,6 +46,44 @@ void run_and_collect(const std::string& file, const std::vector<std::string>& ov
     column = report::generic_metric_path(column);  // per-tier columns: tier_<N>
     emitted.sweep_columns.push_back(column);
   }
+}
+
+void run_and_collect(const std::string& file, const std::vector<std::string>& overrides, Emitted& emitted) {
+  collect(scenario::load_scenario(source_path(file), overrides), emitted);
+}
+
+/// A Chakra trace of two ranks (compute, an all-reduce, a send): the trace kind's metrics.
+void run_trace_and_collect(Emitted& emitted) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("clustersim-glossary-trace-" + std::to_string(getpid()));
+  for (int rank = 0; rank < 2; ++rank) {
+    trace::ChakraTrace t;
+    trace::ChakraNode gemm, reduce, p2p;
+    gemm.id = 1;
+    gemm.name = "gemm";
+    gemm.type = trace::ChakraNodeType::compute;
+    gemm.num_ops = 1'000'000'000;
+    reduce.id = 2;
+    reduce.name = "all-reduce";
+    reduce.type = trace::ChakraNodeType::collective;
+    reduce.data_deps = {1};
+    reduce.comm_type = trace::ChakraCollective::all_reduce;
+    reduce.comm_size = 1 << 20;
+    p2p.id = 3;
+    p2p.name = "p2p";
+    p2p.type = rank == 0 ? trace::ChakraNodeType::send : trace::ChakraNodeType::recv;
+    p2p.data_deps = {2};
+    (rank == 0 ? p2p.comm_dst : p2p.comm_src) = 1 - rank;
+    p2p.comm_size = 1 << 20;
+    t.nodes = {gemm, reduce, p2p};
+    trace::write_chakra_file(dir / ("step." + std::to_string(rank) + ".et"), t);
+  }
+  collect(scenario::load_scenario_from_string("schema_version: 1\nname: trace\ninclude: [systems/dgx-h100.yaml]\n"
+                                              "cluster: {nodes: 1}\n"
+                                              "workload: {kind: trace, trace: " + (dir / "step").string() + "}\n",
+                                              "trace.yaml"),
+          emitted);
+  std::filesystem::remove_all(dir);
 }
 
 const Emitted& emitted_by_the_runs() {
@@ -68,6 +108,7 @@ const Emitted& emitted_by_the_runs() {
                      "cluster.stragglers.probability=0.5", "cluster.stragglers.compute_speed=0.8",
                      "simulation.failures.enabled=true"},
                     e);
+    if (trace::chakra_supported()) run_trace_and_collect(e);  // a build with -DCLUSTERSIM_WITH_CHAKRA=ON
     return e;
   }();
   return emitted;
@@ -83,7 +124,7 @@ TEST_CASE("every metric a training, a serving and a job run emit is declared in 
     INFO("emitted but not declared in sim/report/metric_glossary.cpp: ", path);
     const report::MetricDeclaration* declared = report::find_metric(declarations, path);
     REQUIRE(declared != nullptr);
-    if (path.rfind("jobs[].metrics.", 0) == 0) {
+    if (path.rfind("jobs[].metrics.", 0) == 0 || path.rfind("workload.metrics.", 0) == 0) {
       // A job metric carries its own unit ("" for a count).
       CHECK(declared->unit == (unit.empty() ? std::string("count") : unit));
     }
@@ -96,6 +137,8 @@ TEST_CASE("every declared metric is emitted by one of the runs") {
   std::set<const report::MetricDeclaration*> seen;
   for (const auto& [path, unit] : emitted.result_paths) seen.insert(report::find_metric(declarations, path));
   for (const report::MetricDeclaration* metric : declarations) {
+    // Without Chakra support no trace runs: its section is checked only in builds that have it.
+    if (!trace::chakra_supported() && metric->path.rfind("workload.", 0) == 0) continue;
     INFO("declared but no run emits it: ", metric->path);
     CHECK(seen.count(metric) == 1);
   }

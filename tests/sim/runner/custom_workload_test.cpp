@@ -152,7 +152,7 @@ TEST_CASE("a workload kind added through the declarations runs beside a training
                        ConfigError);
   CHECK_THROWS_WITH_AS(scenario::load_scenario_from_string(kYaml, "custom.yaml"),
                        "custom.yaml:12:16: jobs.ping.kind: unknown workload kind 'transfer-loop' (valid choices: "
-                       "serving, collective-loop)",
+                       "serving, collective-loop, trace)",
                        ConfigError);
 }
 

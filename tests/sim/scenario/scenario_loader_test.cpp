@@ -449,7 +449,7 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
 
 TEST_CASE("loader: bad input, unsupported features") {
   CHECK(one_problem(edit(kBase, {{"model: tiny", "kind: inference\n  model: tiny"}})) ==
-        "t.yaml:25:9: workload.kind: invalid value 'inference' (valid choices: training, serving)");
+        "t.yaml:25:9: workload.kind: invalid value 'inference' (valid choices: training, serving, trace)");
   // The flow fidelity and the placement key are accepted (issue 3).
   CHECK(load(edit(kBase, {{"{seed: 3}", "{seed: 3, fidelity: flow}"}})).simulation.fidelity == platform::Fidelity::flow);
   CHECK(load(kBase).platform.cluster.placement == platform::Placement::packed);

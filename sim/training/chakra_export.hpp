@@ -1,0 +1,36 @@
+#pragma once
+/// A training step written out as MLCommons Chakra execution traces, one file per rank
+/// (`clustersim run --export-chakra DIR`; docs/chakra.md): each rank's kernels, host dispatch,
+/// collectives and pipeline sends with their dependencies, so that ASTRA-sim (or ClusterSim's
+/// own trace workload) can run the same step.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/training/step_graph.hpp"
+#include "sim/training/training_simulation.hpp"
+
+namespace clustersim::training {
+
+/// What was written.
+struct ChakraExport {
+  std::vector<std::filesystem::path> files;           ///< PREFIX.r.et, r = the job's accelerator index
+  std::filesystem::path groups_file;                  ///< PREFIX.groups.json: pg_name -> ranks
+  std::map<std::string, std::vector<int>> groups;     ///< the same
+  std::size_t nodes = 0;                              ///< over every file
+};
+
+/// Writes `step` (built for `setup`, either mode: the stages' streams, kernels with their
+/// durations, FLOPs and bytes, and every collective's group from GroupCollective) as one
+/// Chakra file per rank of the job into `dir` (created), named `name`.r.et, and the process
+/// groups as `name`.groups.json (ASTRA-sim's communicator-group format: {"pg_name": [ranks]}).
+/// Rank r is the job's accelerator r (the placement applied). A stream's order becomes control
+/// dependencies; a pipeline send becomes a send on its stage's ranks and a receive on the next
+/// stage's, which the receiving stage's ops depend on; host dispatch (release times) becomes a
+/// chain of host nodes of host_op_time each. Throws ConfigError for what Chakra cannot say
+/// here (offloading transfers).
+ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, const std::filesystem::path& dir,
+                           const std::string& name);
+
+}  // namespace clustersim::training
