@@ -85,6 +85,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
   const auto task_count = static_cast<std::uint64_t>(step.graph.task_count());
   const double slowdown = 1.0 / setup.throttle;  // kernels take 1 / throttle as long (apply_speeds)
   ChakraExport out;
+  std::map<std::string, std::size_t> group_ids;  // "tp:0/8" (dimension, lowest rank, size) -> its number
   const int instances = par.tp * par.cp * par.dp;
   for (int instance = 0; instance < instances; ++instance) {
     const ReplicaIndex replica = replica_of(par, instance);
@@ -147,9 +148,13 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
                                      ? info.bytes / static_cast<double>(members.size())
                                      : info.bytes;
             node.comm_size = static_cast<std::int64_t>(std::llround(bytes));
-            node.pg_name = fmt::format("{}:{}/{}", dimension_name(info.dimension),
-                                       *std::min_element(members.begin(), members.end()), members.size());
-            out.groups.try_emplace(node.pg_name, members);
+            // PyTorch names process groups by number, and ASTRA-sim reads them so ("0": every
+            // rank): groups are numbered from 1 in the order ranks first meet them.
+            const std::string key = fmt::format("{}:{}/{}", dimension_name(info.dimension),
+                                                *std::min_element(members.begin(), members.end()), members.size());
+            auto [id, fresh] = group_ids.try_emplace(key, group_ids.size() + 1);
+            node.pg_name = std::to_string(id->second);
+            if (fresh) out.groups.emplace(node.pg_name, members);
           } else if (t.traits.kind == exec::TaskKind::compute || t.traits.kind == exec::TaskKind::host ||
                      t.traits.kind == exec::TaskKind::idle) {
             node.type = ChakraNodeType::compute;

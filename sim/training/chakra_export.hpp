@@ -17,7 +17,7 @@ namespace clustersim::training {
 struct ChakraExport {
   std::vector<std::filesystem::path> files;           ///< PREFIX.r.et, r = the job's accelerator index
   std::filesystem::path groups_file;                  ///< PREFIX.groups.json: pg_name -> ranks
-  std::map<std::string, std::vector<int>> groups;     ///< the same
+  std::map<std::string, std::vector<int>> groups;     ///< the same; pg_names are numbers from "1"
   std::size_t nodes = 0;                              ///< over every file
 };
 
