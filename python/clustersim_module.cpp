@@ -518,6 +518,23 @@ Report validate_dataset(const std::filesystem::path& dataset, const py::object& 
   return Report::over(shared(std::move(document)), "rows");
 }
 
+py::dict export_chakra(const py::object& scenario_arg, const std::filesystem::path& dir) {
+  const PyScenario scenario = as_scenario(scenario_arg);
+  training::ChakraExport written;
+  {
+    py::gil_scoped_release release;
+    written = runner::export_chakra(scenario.scenario(), dir);
+  }
+  py::dict out;
+  std::vector<std::string> files;
+  for (const auto& file : written.files) files.push_back(file.string());
+  out["files"] = files;
+  out["groups_file"] = written.groups_file.string();
+  out["groups"] = written.groups;
+  out["nodes"] = written.nodes;
+  return out;
+}
+
 py::object presets(const py::object& kind) {
   const std::vector<std::pair<std::string, scenario::LibraryKind>> kinds = {
       {"accelerators", scenario::LibraryKind::accelerators},
@@ -729,6 +746,9 @@ PYBIND11_MODULE(clustersim, m) {
         py::arg("threads") = 0,
         "Validates a measured dataset (training, inference or power CSV, or a benchmark tool's output) as "
         "`clustersim validate`; a Report, one row per compared metric, with summary and skipped.");
+  m.def("export_chakra", &export_chakra, py::arg("scenario"), py::arg("dir"),
+        "Writes a training scenario's step as Chakra execution traces, one file per rank, and its process groups "
+        "(as `clustersim run --export-chakra DIR`; docs/chakra.md): {files, groups_file, groups, nodes}.");
   m.def("presets", &presets, py::arg("kind") = py::none(),
         "Preset names: {kind: [names]}, or one kind's (accelerators, models, systems, stacks, topologies).");
   m.def("describe", &describe, py::arg("name"),

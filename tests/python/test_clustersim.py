@@ -239,6 +239,22 @@ class Studies(unittest.TestCase):
         self.assertEqual(len(report), report.summary.rows)
 
 
+class Chakra(unittest.TestCase):
+    def test_an_exported_step_runs_again_as_a_trace(self):
+        with tempfile.TemporaryDirectory() as folder:
+            try:
+                written = clustersim.export_chakra(clustersim.load(TINY), folder)
+            except clustersim.ConfigError as error:  # a build without -DCLUSTERSIM_WITH_CHAKRA=ON
+                self.assertIn("CLUSTERSIM_WITH_CHAKRA", str(error))
+                return
+            self.assertEqual(len(written["files"]), 4)
+            replay = TINY.read_text().split("workload:")[0].replace("name: tiny-base", "name: replay") + (
+                f"workload:\n  kind: trace\n  trace: {folder}/step\n  groups_file: {written['groups_file']}\n"
+                "  compute: recorded\n")
+            step = clustersim.run(clustersim.load(replay)).workload.metrics.step_time.value
+        self.assertAlmostEqual(step / clustersim.run(TINY).training.step_time_s, 1.0, delta=0.01)
+
+
 class Parallel(unittest.TestCase):
     def test_runs_from_a_thread_pool_give_the_serial_answers(self):
         scenarios = [clustersim.load(TINY, {"workload.global_batch": batch}) for batch in (8, 16, 32, 64)]
