@@ -11,11 +11,9 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -405,31 +403,10 @@ Report sweep(const py::object& scenario_arg, const py::object& grid, const py::o
     const sweep::SweepPlan plan =
         sweep::plan_sweep(scenario.source(), scenario.overrides(), config::library_data_dir(),
                           block_root ? block_root->find_entry("sweep") : nullptr);
-    sweep::SweepOutcome outcome;
-    if (out_dir) {
-      sweep::SweepOptions options;
-      options.threads = jobs;
-      options.out_dir = *out_dir;
-      outcome = sweep::run_sweep(plan, options);
-    } else {
-      // No folder: the points run as run_sweep runs them, their rows kept in memory.
-      outcome.name = plan.name;
-      outcome.fingerprint = plan.fingerprint;
-      outcome.notes = plan.notes;
-      outcome.pareto = plan.spec.pareto;
-      std::vector<const sweep::SweepPoint*> points;
-      for (const sweep::SweepPoint& point : plan.points) points.push_back(&point);
-      std::mutex mutex;
-      sweep::tbb_point_runner(jobs)(plan, points, [&](sweep::SweepRow row) {
-        const std::lock_guard lock(mutex);
-        outcome.rows.push_back(std::move(row));
-      });
-      std::sort(outcome.rows.begin(), outcome.rows.end(),
-                [](const sweep::SweepRow& a, const sweep::SweepRow& b) { return a.index < b.index; });
-      outcome.ran = outcome.rows.size();
-      const auto notes = sweep::mark_pareto(outcome.rows, outcome.pareto);
-      outcome.notes.insert(outcome.notes.end(), notes.begin(), notes.end());
-    }
+    sweep::SweepOptions options;
+    options.threads = jobs;
+    if (out_dir) options.out_dir = *out_dir;  // none: the rows in memory only
+    const sweep::SweepOutcome outcome = sweep::run_sweep(plan, options);
     document = sweep::sweep_json(outcome);
   }
   json rows = json::array();
@@ -536,26 +513,21 @@ py::dict export_chakra(const py::object& scenario_arg, const std::filesystem::pa
 }
 
 py::object presets(const py::object& kind) {
-  const std::vector<std::pair<std::string, scenario::LibraryKind>> kinds = {
-      {"accelerators", scenario::LibraryKind::accelerators},
-      {"models", scenario::LibraryKind::models},
-      {"systems", scenario::LibraryKind::systems},
-      {"stacks", scenario::LibraryKind::stacks}};
   std::vector<std::string> topologies;
   for (const auto& topology : topologies::topology_kinds()) topologies.push_back(topology.name);
+  const config::NameTable<scenario::LibraryKind>& kinds = scenario::library_kind_names();
   if (kind.is_none()) {
     py::dict all;
-    for (const auto& [name, library] : kinds) all[py::str(name)] = py::cast(scenario::library_names(library));
+    for (const std::string& name : kinds.names()) all[py::str(name)] = py::cast(scenario::library_names(kinds.parse(name)));
     all["topologies"] = py::cast(topologies);
     return all;
   }
   const std::string wanted = kind.cast<std::string>();
   if (wanted == "topologies") return py::cast(topologies);
-  for (const auto& [name, library] : kinds) {
-    if (name == wanted) return py::cast(scenario::library_names(library));
+  if (!kinds.find(wanted)) {
+    throw py::value_error(fmt::format("unknown preset kind '{}' (valid: {}, topologies)", wanted, kinds.joined_names()));
   }
-  throw py::value_error(fmt::format("unknown preset kind '{}' (valid: accelerators, models, systems, stacks, topologies)",
-                                    wanted));
+  return py::cast(scenario::library_names(*kinds.find(wanted)));
 }
 
 py::dict describe(const std::string& name) {

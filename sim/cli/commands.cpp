@@ -205,11 +205,7 @@ int list_command(const std::string& kind, std::ostream& out) {
     }
     return 0;
   }
-  const auto library_kind = kind == "accelerators" ? scenario::LibraryKind::accelerators
-                            : kind == "models"     ? scenario::LibraryKind::models
-                            : kind == "stacks"     ? scenario::LibraryKind::stacks
-                                                   : scenario::LibraryKind::systems;
-  for (const auto& name : scenario::library_names(library_kind)) out << name << '\n';
+  for (const auto& name : scenario::library_names(scenario::library_kind_names().parse(kind))) out << name << '\n';
   return 0;
 }
 

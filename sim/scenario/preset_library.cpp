@@ -148,6 +148,15 @@ void resolve_base(ConfigNode& map, const std::string& name, std::vector<std::str
 
 }  // namespace
 
+const config::NameTable<LibraryKind>& library_kind_names() {
+  static const config::NameTable<LibraryKind> names{"preset kind",
+                                                    {{"accelerators", LibraryKind::accelerators},
+                                                     {"models", LibraryKind::models},
+                                                     {"systems", LibraryKind::systems},
+                                                     {"stacks", LibraryKind::stacks}}};
+  return names;
+}
+
 std::string_view library_folder(LibraryKind kind) {
   switch (kind) {
     case LibraryKind::accelerators: return "accelerators";

@@ -9,11 +9,16 @@
 
 #include "sim/config/config_tree.hpp"
 #include "sim/config/diagnostics.hpp"
+#include "sim/config/name_table.hpp"
 
 namespace clustersim::scenario {
 
 /// The kinds of library files (folders of the data dir: accelerators, llms, systems, stacks).
 enum class LibraryKind { accelerators, models, systems, stacks };
+
+/// The kinds by the names `clustersim list` and `clustersim.presets()` take: accelerators, models,
+/// systems, stacks.
+const config::NameTable<LibraryKind>& library_kind_names();
 
 /// The data-dir folder of `kind`: "accelerators", "llms", "systems", "stacks".
 std::string_view library_folder(LibraryKind kind);

@@ -267,20 +267,23 @@ PointRunner tbb_point_runner(int threads) {
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   const PointRunner runner = options.runner ? options.runner : tbb_point_runner(options.threads);
   const fs::path dir = options.out_dir;
-  report::prepare_output_dir(dir, "the sweep's output folder");  // before any point runs
-  if (const auto manifest = read_json(dir / kManifest)) {
-    const std::string existing = manifest->value("fingerprint", "");
-    if (existing != plan.fingerprint) {
-      throw ConfigError(fmt::format(
-          "{} holds the points of another sweep (fingerprint {}, this one {}: the scenario, its --set overrides or "
-          "its sweep block changed); use another --out folder",
-          dir.string(), existing, plan.fingerprint));
+  const bool files = !dir.empty();  // no folder: the rows in memory only (the Python module's sweep)
+  if (files) {
+    report::prepare_output_dir(dir, "the sweep's output folder");  // before any point runs
+    if (const auto manifest = read_json(dir / kManifest)) {
+      const std::string existing = manifest->value("fingerprint", "");
+      if (existing != plan.fingerprint) {
+        throw ConfigError(fmt::format(
+            "{} holds the points of another sweep (fingerprint {}, this one {}: the scenario, its --set overrides "
+            "or its sweep block changed); use another --out folder",
+            dir.string(), existing, plan.fingerprint));
+      }
+    } else {
+      write_text(dir / kManifest, manifest_json(plan).dump(2) + "\n");
     }
-  } else {
-    write_text(dir / kManifest, manifest_json(plan).dump(2) + "\n");
   }
   std::map<std::string, SweepRow> finished =
-      options.resume ? finished_rows(dir, plan.fingerprint) : std::map<std::string, SweepRow>{};
+      files && options.resume ? finished_rows(dir, plan.fingerprint) : std::map<std::string, SweepRow>{};
   SweepOutcome outcome;
   outcome.name = plan.name;
   outcome.fingerprint = plan.fingerprint;
@@ -301,9 +304,11 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
   if (options.on_start) options.on_start({plan.points.size(), todo.size(), outcome.skipped});
   if (options.on_progress) options.on_progress("sweep", "points", 0, todo.size());  // the work starts now
   runner(plan, todo, [&](SweepRow row) {
-    json document = row_json(row);
-    document["fingerprint"] = plan.fingerprint;
-    write_text(dir / "points" / (row.id + ".json"), document.dump(2) + "\n");
+    if (files) {
+      json document = row_json(row);
+      document["fingerprint"] = plan.fingerprint;
+      write_text(dir / "points" / (row.id + ".json"), document.dump(2) + "\n");
+    }
     const std::lock_guard lock(finished_mutex);
     ++outcome.ran;
     finished[row.id] = std::move(row);
@@ -323,7 +328,11 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options) {
     outcome.notes.push_back(fmt::format("{} of {} points have no result in {} yet (other shards, or not run)",
                                         outcome.missing, plan.points.size(), dir.string()));
   }
-  write_outputs(dir, outcome);
+  if (files) {
+    write_outputs(dir, outcome);
+  } else {
+    for (std::string& note : mark_pareto(outcome.rows, outcome.pareto)) outcome.notes.push_back(std::move(note));
+  }
   return outcome;
 }
 

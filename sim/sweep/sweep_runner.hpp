@@ -91,7 +91,9 @@ struct SweepStart {
 struct SweepOptions {
   int threads = 0;       ///< points at once (0: every core); used when `runner` is empty
   Shard shard;           ///< the points this run takes
-  std::filesystem::path out_dir;  ///< where points/ID.json, sweep.csv and sweep.json go
+  /// Where points/ID.json, sweep.csv and sweep.json go; empty: nowhere (the rows are returned
+  /// only, nothing is resumed).
+  std::filesystem::path out_dir;
   bool resume = true;    ///< skip points whose points/ID.json already holds this sweep's result
   /// Called as points finish ("sweep", "points", done, points this call runs); may be empty.
   report::ProgressCallback on_progress;

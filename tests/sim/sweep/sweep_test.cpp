@@ -437,4 +437,19 @@ TEST_CASE("a sweep of YAML text with a block given apart runs the same points as
   CHECK(sweep::plan_sweep(scenario::ScenarioSource::text(text, "<text>")).points.size() == 1);
 }
 
+TEST_CASE("a sweep without an output folder returns the rows a folder's run writes, and writes nothing") {
+  const auto plan = sweep::plan_sweep(kData + "tiny_sweep.yaml");
+  sweep::SweepOptions in_memory;
+  in_memory.threads = 2;
+  const auto memory = sweep::run_sweep(plan, in_memory);
+  sweep::SweepOptions to_folder = in_memory;
+  to_folder.out_dir = fresh_dir("memory-vs-folder");
+  const auto folder = sweep::run_sweep(plan, to_folder);
+  CHECK(memory.ran == plan.points.size());
+  CHECK(memory.missing == 0);
+  CHECK(sweep::sweep_json(memory) == sweep::sweep_json(folder));  // Pareto marks included
+  CHECK_FALSE(fs::exists(fs::current_path() / "points"));
+  CHECK_FALSE(fs::exists(fs::current_path() / "sweep.csv"));
+}
+
 }  // namespace sweep_test

@@ -252,7 +252,25 @@ TEST_CASE("a trace the simulator cannot run is refused, naming the file and node
             "has 9 ranks, more than the workload's 8 accelerators") != std::string::npos);
   CHECK(run_error(scenario_of("/nonexistent/trace")).find("no such file, and no /nonexistent/trace.0.et") !=
         std::string::npos);
+  // Groups from a file: JSON {"pg": [ranks]}, each rank one of the trace's.
+  const fs::path groups = folders.fresh("groups");
+  fs::create_directories(groups);
+  const std::string pair = write_ranks("groupsfile", {grouped, grouped});
+  const auto with_groups = [&](const std::string& json) {
+    std::ofstream(groups / "g.json") << json;
+    return run_error(scenario_of(pair, "compute: recorded\n  groups_file: " + (groups / "g.json").string()));
+  };
+  CHECK(with_groups(R"({"tp": [0, 1]})") == "");
+  CHECK(with_groups("[0, 1]") == (groups / "g.json").string() + R"(: expected a JSON object {"pg_name": [ranks]})");
+  CHECK(with_groups(R"({"tp": "all"})") == (groups / "g.json").string() + ": group 'tp' must be a list of integer ranks");
+  CHECK(with_groups(R"({"tp": [0, 5]})") == "groups.tp: rank 5 is not one of the trace's ranks 0-1");
+  CHECK(run_error(scenario_of(pair, "compute: recorded\n  groups: {tp: {ranks: [0, 1]}}\n  groups_file: " +
+                                        (groups / "g.json").string()))
+            .find("group 'tp' is also given in groups") != std::string::npos);
   // A bad key is reported at load with its position and the valid choices.
+  CHECK_THROWS_WITH_AS(scenario_of("x.et", "ranks: 9"),
+                       "trace.yaml:9:10: workload.ranks: ranks 9 is more than the workload's 8 accelerators",
+                       ConfigError);
   CHECK_THROWS_WITH_AS(scenario_of("x.et", "compute: measured"), doctest::Contains("trace.yaml:9:12: workload.compute: invalid value 'measured' (valid choices: model, recorded)"), ConfigError);
 }
 
