@@ -24,7 +24,7 @@ namespace clustersim::training {
 
 /// Estimates one step; the breakdown is that of the critical stage (compute, exposed TP/CP,
 /// pipeline p2p, bubble, exposed DP, optimizer). Fingerprint and events are 0 (no engine).
-/// Throws as simulate_training_step does for invalid setups.
+/// Throws as TrainingStep does for invalid setups.
 TrainingResult estimate_training_step(const TrainingSetup& setup);
 
 }  // namespace clustersim::training

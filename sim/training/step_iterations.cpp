@@ -120,7 +120,8 @@ StepRunner full_runner(const TrainingSetup& setup, const IterationSettings& sett
     } else {
       drawn.accelerator_speed.clear();
     }
-    return simulate_training_step_time(drawn, &settings.faults);
+    const std::unique_ptr<platform::Session> session = settings.session();
+    return run_step_time(drawn, *session);
   };
 }
 
@@ -136,6 +137,7 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
     throw ConfigError(fmt::format("simulation.iterations must be at least 1, got {}", settings.iterations));
   }
   const bool full = setup.mode == platform::SimulationMode::full;
+  if (full && !settings.session) throw SimulationError("full-mode iterations need a session to run each step in");
   const StepRunner run = full ? full_runner(setup, settings) : replay_runner(setup, settings, nominal);
   StepStatistics stats;
   stats.computed = true;
@@ -182,24 +184,6 @@ StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSe
     stats.causes.push_back({configurations[c].name, mean, mean - stats.nominal_s, (mean - stats.nominal_s) / stats.step_s.mean});
   }
   return stats;
-}
-
-StepStatistics simulate_training_iterations(const TrainingSetup& setup, const IterationSettings& settings) {
-  TrainingSetup recorded = setup;
-  recorded.record_task_times = setup.mode == platform::SimulationMode::symmetric;
-  platform::SessionOptions options;
-  options.fidelity = recorded.fidelity;
-  options.mode = recorded.mode;
-  options.seed = recorded.seed;
-  platform::Session session(recorded.collectives, options);
-  if (!settings.faults.faults.empty() && recorded.fidelity == platform::Fidelity::flow) {
-    session.comm().apply_link_faults(settings.faults);
-  }
-  TrainingStep step(recorded);
-  step.start(session, {});
-  session.engine().run();
-  (void)step.result(session);  // checks that the step completed
-  return simulate_iterations(recorded, settings, step);
 }
 
 }  // namespace clustersim::training

@@ -20,7 +20,6 @@
 #include "sim/training/training_result.hpp"
 #include "sim/training/training_simulation.hpp"
 #include "sim/training/training_step.hpp"
-#include "topologies/link_faults.hpp"
 
 namespace clustersim::training {
 
@@ -31,22 +30,19 @@ struct IterationSettings {
   platform::Stragglers stragglers;  ///< probabilistic (and listed) straggler nodes
   int nodes = 1;                    ///< of the platform
   int per_node = 1;                 ///< accelerators per node
-  /// The network's degraded and failed links (flow fidelity): every iteration runs with them,
-  /// from its start, as the step does.
-  topologies::NetworkFaultPlan faults;
+  /// Full mode: a fresh session for each iteration, as the job's step had (its fidelity, the
+  /// platform's link faults from the start, the run's limits). Unused in symmetric mode.
+  SessionFactory session;
 };
 
 /// True when `settings` ask for more than the single nominal step.
 bool needs_iterations(const IterationSettings& settings);
 
 /// Runs the iterations. Symmetric mode replays `nominal`, which must have run with
-/// setup.record_task_times; full mode simulates each iteration anew (`nominal` unused).
-/// Throws ConfigError for fewer than one iteration.
+/// setup.record_task_times; full mode simulates each iteration anew on a session of
+/// settings.session (`nominal` unused). Throws ConfigError for fewer than one iteration,
+/// SimulationError for full mode without settings.session.
 StepStatistics simulate_iterations(const TrainingSetup& setup, const IterationSettings& settings,
                                    const TrainingStep& nominal);
-
-/// The nominal step of `setup` in a session of its own (as simulate_training_step), then its
-/// iterations: for tests and benchmarks of a job alone on its platform.
-StepStatistics simulate_training_iterations(const TrainingSetup& setup, const IterationSettings& settings);
 
 }  // namespace clustersim::training

@@ -176,6 +176,7 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
       inputs_(footprint_inputs(workload)),
       footprint_(models::training_footprint(inputs_)),
       setup_(training_setup(workload, platform, allocation, options)),
+      options_(options),
       failures_(options.failures) {
   if (!platform.link_faults().empty() && options.fidelity == platform::Fidelity::flow &&
       setup_.mode == platform::SimulationMode::symmetric) {
@@ -191,7 +192,10 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
   iteration_settings_.stragglers = platform.cluster().stragglers;
   iteration_settings_.nodes = platform.cluster().network.nodes;
   iteration_settings_.per_node = platform.cluster().network.accelerators_per_node;
-  if (options.fidelity == platform::Fidelity::flow) iteration_settings_.faults = platform.link_faults();
+  // Full mode's iterations and the throttle calibration run the step alone on the platform
+  // (its link faults under flow), with the run's fidelity and limits.
+  const SessionFactory session = [this] { return std::make_unique<platform::Session>(platform_, options_); };
+  iteration_settings_.session = session;
   // Symmetric mode's iterations replay the step's graph at the times its tasks took.
   setup_.record_task_times =
       needs_iterations(iteration_settings_) && setup_.mode == platform::SimulationMode::symmetric;
@@ -203,10 +207,10 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
   }
   if (platform.spec().apply_throttling && platform::has_power_data(platform)) {
     // The clock the power limit allows is set by the power the step draws at full clock: the
-    // step is simulated once alone at full clock to find it, then runs (beside the platform's
-    // other workloads) with every accelerator at that clock, so compute stretches in the
-    // timeline and the overlaps around it react.
-    const TrainingResult full_clock = simulate_training_step(setup_);
+    // step is simulated once alone at full clock (on the platform's network, faults included)
+    // to find it, then runs (beside the platform's other workloads) with every accelerator at
+    // that clock, so compute stretches in the timeline and the overlaps around it react.
+    const TrainingResult full_clock = run_step(setup_, *session());
     setup_.throttle = std::min(1.0, step_energy(workload, platform, full_clock).throttle_factor);
   }
   step_ = std::make_unique<TrainingStep>(setup_);

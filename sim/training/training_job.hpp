@@ -59,6 +59,7 @@ class TrainingJob final : public platform::Workload {
   models::FootprintInputs inputs_;
   models::TrainingFootprint footprint_;
   TrainingSetup setup_;
+  platform::SessionOptions options_;
   IterationSettings iteration_settings_;
   models::FailureSpec failures_;
   std::unique_ptr<TrainingStep> step_;

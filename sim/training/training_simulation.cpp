@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "sim/engine/error.hpp"
 #include "sim/training/gradient_buckets.hpp"
 #include "sim/training/rank_layout.hpp"
-#include "sim/training/training_step.hpp"
 
 namespace clustersim::training {
 namespace {
@@ -392,7 +390,6 @@ std::vector<int> placement_map(platform::Placement placement, int nodes, int per
 TrainingSetup training_setup(const TrainingWorkload& workload, const platform::Platform& platform,
                              const platform::Allocation& allocation, const platform::SessionOptions& options) {
   TrainingSetup setup{workload, platform.compute(), platform.collectives(), platform.topology(), options.seed};
-  setup.fidelity = options.fidelity;
   setup.mode = options.mode;
   setup.accelerators = allocation.count;
   setup.compute_rate_while_communicating = platform.compute_rate_while_communicating();
@@ -411,41 +408,6 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
   // The round-robin stays inside the job's nodes.
   setup.placement = placement_map(placement, allocation.count / per_node, per_node);
   return setup;
-}
-
-namespace {
-
-/// Runs `setup` (with step_time_only = `time_only`) alone in a session with the network's
-/// `faults` (flow fidelity; may be null), then reads it with `read(step, session)`.
-template <class Read>
-auto run_step_alone(const TrainingSetup& setup, bool time_only, const topologies::NetworkFaultPlan* faults, Read read) {
-  TrainingSetup alone = setup;
-  alone.step_time_only = time_only;
-  platform::SessionOptions options;
-  options.fidelity = alone.fidelity;
-  options.mode = alone.mode;
-  options.seed = alone.seed;
-  platform::Session session(alone.collectives, options);
-  if (time_only) session.comm().stop_recording_utilisation();
-  if (faults && !faults->faults.empty() && alone.fidelity == platform::Fidelity::flow) {
-    session.comm().apply_link_faults(*faults);
-  }
-  TrainingStep step(alone);
-  step.start(session, {});
-  session.engine().run();
-  return read(step, session);
-}
-
-}  // namespace
-
-TrainingResult simulate_training_step(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
-  return run_step_alone(setup, false, faults,
-                        [](TrainingStep& step, platform::Session& session) { return step.result(session); });
-}
-
-double simulate_training_step_time(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults) {
-  return run_step_alone(setup, true, faults,
-                        [](TrainingStep& step, platform::Session&) { return step.step_time_s(); });
 }
 
 }  // namespace clustersim::training

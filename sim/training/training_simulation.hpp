@@ -27,9 +27,6 @@ struct TrainingSetup {
   const models::CollectiveModel& collectives;
   const topologies::Topology& topology;
   std::uint64_t seed = 1;
-  /// `flow`: collectives run as flows on one shared network (platform::FlowComm);
-  /// `analytical`: closed-form durations.
-  platform::Fidelity fidelity = platform::Fidelity::analytical;
   /// placement[r] = accelerator of global rank r (RankLayout); empty: rank r on accelerator r.
   std::vector<int> placement{};
   /// Accelerators of the job (the first ones of the platform); 0: all of the topology's.
@@ -39,7 +36,7 @@ struct TrainingSetup {
   /// 1 - communication SMs / compute units. 1: no slowdown.
   double compute_rate_while_communicating = 1.0;
   /// `symmetric`: one representative rank per pipeline stage; `full`: every rank (see
-  /// simulate_training_step).
+  /// TrainingStep). The fidelity is the session's (SessionOptions::fidelity).
   platform::SimulationMode mode = platform::SimulationMode::symmetric;
   /// Per accelerator: compute speed over time relative to nominal (a constant 0.9: a straggler
   /// 10 % slow); empty: all nominal. Needs full mode.
@@ -64,8 +61,7 @@ struct TrainingSetup {
   int job_accelerators() const { return accelerators > 0 ? accelerators : topology.accelerator_count(); }
 };
 
-/// The setup of `workload` on `platform` within `allocation`, with `options`' fidelity, mode
-/// and seed: the platform's models, compute sharing and accelerator speeds, and the placement
+/// The setup of `workload` on `platform` within `allocation`, with `options`' mode and seed: the platform's models, compute sharing and accelerator speeds, and the placement
 /// (a scattered placement stays inside the allocation's nodes). Throws ConfigError for a
 /// scattered placement of an allocation of partial nodes.
 TrainingSetup training_setup(const TrainingWorkload& workload, const platform::Platform& platform,
@@ -76,28 +72,6 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
 /// r -> (r mod nodes) x per_node + floor(r / nodes). Throws ConfigError for nodes or
 /// per_node < 1.
 std::vector<int> placement_map(platform::Placement placement, int nodes, int per_node);
-
-/// Simulates one optimizer step in a session of its own (the job alone on the platform; the
-/// runner runs it beside other workloads through TrainingJob). Full mode runs every (tp, cp, dp)
-/// replica of the pipeline as
-/// an instance of the same task graph (exec::Replication): every rank has its own streams and
-/// each collective starts when all its member ranks reach it, so a straggler holds up its
-/// groups; on a homogeneous cluster it reproduces symmetric mode. Symmetric mode (the
-/// description below) simulates one representative rank per pipeline stage;
-/// collectives are costed on the real rank groups). With the flow fidelity, every collective
-/// of the representative ranks is started together with the same collective of every other
-/// replica group (so the network carries the whole job's traffic), except replica groups
-/// that stay inside one scale-up domain: each GPU has its own NVLink ports, so those use
-/// links disjoint from the representative's and are skipped. The result then carries a
-/// per-tier link utilisation summary. Throws ConfigError when the split does
-/// not divide the model or batch, SimulationError when the task graph cannot complete.
-/// `faults` (flow fidelity; not owned, may be null): the network's degraded and failed links,
-/// from the step's start (Session::apply_link_faults).
-TrainingResult simulate_training_step(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults = nullptr);
-
-/// The step time alone of simulate_training_step(setup with step_time_only, faults): what
-/// each iteration of a tail study reads.
-double simulate_training_step_time(const TrainingSetup& setup, const topologies::NetworkFaultPlan* faults = nullptr);
 
 /// Checks the split against the model, batch and topology; throws ConfigError naming the
 /// values (SimulationError for features not implemented yet).

@@ -250,4 +250,21 @@ TrainingResult TrainingStep::result(platform::Session& session) {
   return result;
 }
 
+TrainingResult run_step(const TrainingSetup& setup, platform::Session& session) {
+  TrainingStep step(setup);
+  step.start(session, {});
+  session.engine().run();
+  return step.result(session);
+}
+
+double run_step_time(const TrainingSetup& setup, platform::Session& session) {
+  TrainingSetup time_only = setup;
+  time_only.step_time_only = true;
+  session.comm().stop_recording_utilisation();
+  TrainingStep step(time_only);
+  step.start(session, {});
+  session.engine().run();
+  return step.step_time_s();
+}
+
 }  // namespace clustersim::training

@@ -18,7 +18,17 @@
 
 namespace clustersim::training {
 
-/// A platform::Workload of one optimizer step (see simulate_training_step for the modes).
+/// A platform::Workload of one optimizer step. Full mode runs every (tp, cp, dp) replica of the
+/// pipeline as an instance of the same task graph (exec::Replication): every rank has its own
+/// streams and each collective starts when all its member ranks reach it, so a straggler holds
+/// up its groups; on a homogeneous cluster it reproduces symmetric mode. Symmetric mode
+/// simulates one representative rank per pipeline stage (collectives costed on the real rank
+/// groups). Under the session's flow fidelity every collective of the representative ranks is
+/// started together with the same collective of every other replica group (so the network
+/// carries the whole job's traffic), except replica groups that stay inside one scale-up
+/// domain: each GPU has its own NVLink ports, so those use links disjoint from the
+/// representative's and are skipped; the result then carries a per-tier link utilisation
+/// summary.
 class TrainingStep final : public platform::Workload {
  public:
   /// Validates the setup and costs the stages' programs. The setup's references must outlive
@@ -62,5 +72,19 @@ class TrainingStep final : public platform::Workload {
   std::optional<topologies::LinkTraffic> step_traffic_;
   int instances_ = 1;
 };
+
+/// Makes a fresh session for a step that runs alone (the throttle calibration, full mode's
+/// iterations): TrainingJob's makes one on its platform with the run's options (fidelity, link
+/// faults, limits).
+using SessionFactory = std::function<std::unique_ptr<platform::Session>()>;
+
+/// Runs `setup`'s step on `session` (on which nothing else runs) until the engine drains and
+/// returns its result. Throws ConfigError for an invalid setup, SimulationError when the task
+/// graph cannot complete, EventLimitError past the session's limits.
+TrainingResult run_step(const TrainingSetup& setup, platform::Session& session);
+
+/// The step time alone of run_step (the setup with step_time_only; the session records no link
+/// utilisation): what each iteration of a tail study reads.
+double run_step_time(const TrainingSetup& setup, platform::Session& session);
 
 }  // namespace clustersim::training

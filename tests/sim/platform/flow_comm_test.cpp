@@ -63,9 +63,8 @@ double wire_per_payload(const Bench& bench, models::CollectiveKind kind, std::ve
 
 TrainingResult simulate(const Bench& bench, platform::Fidelity fidelity, std::vector<int> placement = {}) {
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-  setup.fidelity = fidelity;
   setup.placement = std::move(placement);
-  return simulate_training_step(setup);
+  return run_alone(setup, fidelity);
 }
 
 // Data-parallel-only reduction at the end of the step (no overlap, plain all-reduce).
@@ -288,7 +287,7 @@ TEST_CASE("a job sharing the NICs halves the training job's cross-node bandwidth
   const Bench quiet(cluster, exposed_all_reduce(workload(small_gpt(), 1, 1, 3, 6)), test_comm());
   TrainingSetup alone{quiet.workload, quiet.compute, quiet.collectives, quiet.topology, 1};
   alone.accelerators = 3;
-  CHECK(flow.step_time_s - simulate_training_step(alone).step_time_s == doctest::Approx(alone_s).epsilon(1e-6));
+  CHECK(flow.step_time_s - run_alone(alone).step_time_s == doctest::Approx(alone_s).epsilon(1e-6));
   bool noted = false;
   for (const auto& n : analytical.notes) noted = noted || n.find("does not slow the ones already running") != std::string::npos;
   CHECK(noted);

@@ -4,6 +4,7 @@
 #include "tests/relative_approx.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "models/memory/memory_footprint.hpp"
@@ -145,6 +146,41 @@ TEST_CASE("throttling is reported by default and applied in the timeline on requ
   CHECK(applied.tokens_per_s == doctest::Approx(32.0 * 2048 / applied.step_time_s));
   // At that clock the busy phase draws no more than the limit.
   CHECK(applied.power.device_peak_w <= 150.0 + 1e-6);
+}
+
+TEST_CASE("the throttle calibration runs the step on the platform's network, its link faults included") {
+  // gpu0's NIC at 0.2 % of its bandwidth: the pipeline sends crossing it stretch the step, so at
+  // full clock the device waits longer and draws less on average. The clock is calibrated on
+  // that step (the one the scenario runs), not on the step of an intact network.
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  scenario.platform.cluster.power.accelerator_limit_w = 150;
+  const double intact_factor = runner::run_training(scenario).power.throttle_factor;
+  scenario = scenario::load_scenario_from_string(R"(schema_version: 1
+name: throttle-faults
+include: [systems/dgx-a100.yaml]
+cluster:
+  nodes: 2
+  network:
+    faults:
+      slow: {link: gpu0-leaf0, at: 0 s, bandwidth_fraction: 0.002}
+workload:
+  kind: training
+  model: megatron-gpt-1.7b
+  seq_len: 2048
+  global_batch: 32
+  parallelism: {tp: 8, pp: 2, dp: 1}
+power: {accelerator_limit: 150 W}
+)",
+                                                  "throttle-faults.yaml");
+  const auto reported = runner::run_training(scenario);
+  REQUIRE(reported.link_faults.computed);
+  CHECK(reported.link_faults.lost_share > 0.3);
+  const double faulty_factor = reported.power.throttle_factor;
+  CHECK(std::abs(faulty_factor - intact_factor) > 1e-4);
+  scenario.platform.apply_throttling = true;
+  const auto applied = runner::run_training(scenario);
+  CHECK(applied.power.throttling_applied);
+  CHECK(applied.power.throttle_factor == doctest::Approx(faulty_factor).epsilon(1e-12));
 }
 
 TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard") {

@@ -13,6 +13,7 @@ namespace analytical_step_test {
 
 using namespace clustersim;
 using namespace clustersim::training;
+using training::testing::run_alone;
 
 namespace {
 
@@ -27,7 +28,7 @@ TrainingSetup setup_of(const training::testing::Bench& bench) {
 TEST_CASE("closed form equals the event simulation exactly without a pipeline or data parallelism") {
   auto w = training::testing::workload(training::testing::small_gpt(), 1, 1, 1, 8, 1024);
   const training::testing::Bench bench(training::testing::test_cluster(1, 1), w);
-  const auto simulated = simulate_training_step(setup_of(bench));
+  const auto simulated = run_alone(setup_of(bench));
   const auto estimated = estimate_training_step(setup_of(bench));
   CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
   CHECK(estimated.breakdown.compute_s == doctest::Approx(simulated.breakdown.compute_s).epsilon(1e-9));
@@ -43,7 +44,7 @@ TEST_CASE("closed form equals the event simulation with the host issuing the ops
     auto w = training::testing::workload(training::testing::small_gpt(), 1, 1, 1, 8, 1024);
     w.host_op_time = host_s;
     const training::testing::Bench bench(training::testing::test_cluster(1, 1), w);
-    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto simulated = run_alone(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(1e-9));
     CHECK(estimated.breakdown.exposed_host_s == doctest::Approx(simulated.breakdown.exposed_host_s).epsilon(1e-9));
@@ -55,7 +56,7 @@ TEST_CASE("closed form equals the event simulation with the host issuing the ops
     auto w = training::testing::workload(training::testing::small_gpt(8), 1, 4, 4, 64, 1024);
     w.host_op_time = host_s;
     const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
-    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto simulated = run_alone(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     CHECK(simulated.breakdown.exposed_host_s > 0);
     CHECK(relative_difference(estimated.step_time_s, simulated.step_time_s) < 0.03);
@@ -86,7 +87,7 @@ TEST_CASE("closed form tracks the event simulation within 3 % across splits") {
       w.model.linear_bias = true;
     }
     const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
-    const auto simulated = simulate_training_step(setup_of(bench));
+    const auto simulated = run_alone(setup_of(bench));
     const auto estimated = estimate_training_step(setup_of(bench));
     // ZeRO-3: the parameter gathers run on their own stream beside the compute stream's TP and
     // DP collectives; the event simulation's analytical backend slows a communication that
@@ -122,7 +123,7 @@ TEST_CASE("closed form tracks the event simulation for MoE: expert parallelism a
         w.parallelism.zero = zero;
         w.overlap_grad_reduce = overlap;
         const training::testing::Bench bench(training::testing::test_cluster(2, 8), w);
-        const auto simulated = simulate_training_step(setup_of(bench));
+        const auto simulated = run_alone(setup_of(bench));
         const auto estimated = estimate_training_step(setup_of(bench));
         // The experts' reduction (and with ZeRO 2-3 their gathers and reduce-scatters) meet
         // the dense part's and the all-to-all on the NICs: the event simulation slows the one

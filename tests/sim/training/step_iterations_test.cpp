@@ -36,9 +36,8 @@ TEST_CASE("replaying the nominal step with nothing drawn reproduces it to the pi
   const Bench bench(test_cluster(1, 8), w);
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
   for (const auto fidelity : {platform::Fidelity::analytical, platform::Fidelity::flow}) {
-    setup.fidelity = fidelity;
-    const double nominal = simulate_training_step(setup).step_time_s;
-    const StepStatistics stats = simulate_training_iterations(setup, settings(3, 1, 8));
+    const double nominal = run_alone(setup, fidelity).step_time_s;
+    const StepStatistics stats = iterations_alone(setup, settings(3, 1, 8), fidelity);
     for (const double t : {stats.nominal_s, stats.step_s.max, stats.step_s.p50}) {
       CHECK(t == doctest::Approx(nominal).scale(0).epsilon(1e-12));
     }
@@ -54,14 +53,14 @@ TEST_CASE("a straggler on one data-parallel ring: the ring waits for it, by hand
   w.overlap_grad_reduce = false;
   const Bench bench(test_cluster(4, 1), w);
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 3};
-  const TrainingResult nominal = simulate_training_step(setup);
+  const TrainingResult nominal = run_alone(setup);
   const double speed = 0.8;
   const double slowed = nominal.step_time_s +
                         (nominal.breakdown.compute_s + nominal.breakdown.optimizer_s) * (1 / speed - 1);
   IterationSettings listed = settings(1, 4, 1);
   listed.stragglers = {{2}, speed, 0};
   setup.mode = platform::SimulationMode::full;
-  const StepStatistics one = simulate_training_iterations(setup, listed);
+  const StepStatistics one = iterations_alone(setup, listed);
   CHECK(one.step_s.max == doctest::Approx(slowed).scale(0).epsilon(1e-6));
   REQUIRE(one.causes.size() == 1);
   CHECK(one.causes[0].cause == "stragglers");
@@ -72,7 +71,7 @@ TEST_CASE("a straggler on one data-parallel ring: the ring waits for it, by hand
   IterationSettings random = settings(200, 4, 1);
   random.stragglers = {{}, speed, 0.3};
   setup.mode = platform::SimulationMode::symmetric;
-  const StepStatistics fast = simulate_training_iterations(setup, random);
+  const StepStatistics fast = iterations_alone(setup, random);
   int slow_steps = 0;
   for (const double t : fast.step_times_s) {
     const bool is_slow = std::abs(t - slowed) < 1e-6 * slowed;
@@ -82,7 +81,7 @@ TEST_CASE("a straggler on one data-parallel ring: the ring waits for it, by hand
   CHECK(slow_steps / 200.0 == doctest::Approx(1 - std::pow(0.7, 4)).scale(0).epsilon(0.07));
   random.iterations = 40;
   setup.mode = platform::SimulationMode::full;
-  const StepStatistics full = simulate_training_iterations(setup, random);
+  const StepStatistics full = iterations_alone(setup, random);
   for (int k = 0; k < 40; ++k) {
     CHECK(full.step_times_s[static_cast<std::size_t>(k)] ==
           doctest::Approx(fast.step_times_s[static_cast<std::size_t>(k)]).scale(0).epsilon(1e-6));
@@ -106,7 +105,7 @@ TEST_CASE("iterations that a cause leaves unchanged are not simulated again") {
   }
   REQUIRE(fast > 0);
   REQUIRE(fast < 8);
-  const StepStatistics stats = simulate_training_iterations(setup, s);
+  const StepStatistics stats = iterations_alone(setup, s);
   // The nominal step, every iteration with all causes, then jitter alone and stragglers alone
   // only where a node is slow.
   CHECK(stats.simulated_steps == 1 + 8 + 2 * (8 - fast));
@@ -121,7 +120,7 @@ TEST_CASE("symmetric segments end at the collectives a TP group synchronises on"
   const Bench bench(test_cluster(1, 8), w);
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
   platform::SessionOptions options;
-  options.fidelity = setup.fidelity;
+  options.fidelity = platform::Fidelity::analytical;
   platform::Session session(setup.collectives, options);
   TrainingStep step(setup);
   step.start(session, {});
@@ -160,9 +159,9 @@ TEST_CASE("kernel jitter: the symmetric fast path's p50 and p99 agree with full 
   s.variability.attention_cv = 0.1;
   s.variability.elementwise_cv = 0.2;
   s.variability.network_cv = 0.05;
-  const StepStatistics fast = simulate_training_iterations(setup, s);
+  const StepStatistics fast = iterations_alone(setup, s);
   setup.mode = platform::SimulationMode::full;
-  const StepStatistics full = simulate_training_iterations(setup, s);
+  const StepStatistics full = iterations_alone(setup, s);
   MESSAGE("nominal ", fast.nominal_s, " fast p50 ", fast.step_s.p50, " p99 ", fast.step_s.p99, " full p50 ",
           full.step_s.p50, " p99 ", full.step_s.p99);
   CHECK(fast.nominal_s == doctest::Approx(full.nominal_s).epsilon(0.01));
@@ -183,7 +182,7 @@ TEST_CASE("host noise and several causes: each cause's loss measured alone") {
   s.variability.gemm_cv = 0.05;
   s.variability.host_noise_rate_per_s = 200;
   s.variability.host_noise_delay_s = 1e-3;
-  const StepStatistics stats = simulate_training_iterations(setup, s);
+  const StepStatistics stats = iterations_alone(setup, s);
   REQUIRE(stats.causes.size() == 2);
   CHECK(stats.causes[0].cause == "jitter");
   CHECK(stats.causes[1].cause == "host_noise");
@@ -195,7 +194,7 @@ TEST_CASE("host noise and several causes: each cause's loss measured alone") {
   CHECK(stats.step_s.max >= stats.step_s.p99);
   IterationSettings none = s;
   none.iterations = 0;
-  CHECK_THROWS_WITH_AS(simulate_training_iterations(setup, none), "simulation.iterations must be at least 1, got 0",
+  CHECK_THROWS_WITH_AS(iterations_alone(setup, none), "simulation.iterations must be at least 1, got 0",
                        ConfigError);
 }
 

@@ -502,13 +502,12 @@ TEST_CASE("TP-communication overlap runs as Transformer Engine's ring exchange, 
   // None of these transfers takes SMs from the compute beside it: a lower sharing rate for
   // NCCL-style kernels leaves the step unchanged, in both the event and the closed-form model.
   setup.compute_rate_while_communicating = 0.7;
-  CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-9));
+  CHECK(run_alone(setup).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-9));
   const double estimated = estimate_training_step(setup).step_time_s;
   setup.compute_rate_while_communicating = 1.0;
   CHECK(estimated == doctest::Approx(estimate_training_step(setup).step_time_s).epsilon(1e-9));
   // The flow fidelity runs the same overlapped structure: uncontended, the same step.
-  setup.fidelity = platform::Fidelity::flow;
-  CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-6));
+  CHECK(run_alone(setup, platform::Fidelity::flow).step_time_s == doctest::Approx(b.step_time_s).epsilon(1e-6));
 }
 
 TEST_CASE("Transformer Engine's overlap gathers fp8 under an fp8 recipe") {
@@ -547,9 +546,9 @@ TEST_CASE("overlapped communication slows the compute it shares the GPU with") {
   w.micro_batch = 4;
   const Bench bench(test_cluster(2, 8), w);
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-  const auto full_speed = simulate_training_step(setup);
+  const auto full_speed = run_alone(setup);
   setup.compute_rate_while_communicating = 0.8;
-  const auto shared = simulate_training_step(setup);
+  const auto shared = run_alone(setup);
   CHECK(shared.breakdown.compute_s > full_speed.breakdown.compute_s);
   CHECK(shared.step_time_s > full_speed.step_time_s);
   // At most every overlapped DP second stretched compute by 1/0.8 - 1 = 25 %.
@@ -572,7 +571,7 @@ TEST_CASE("ZeRO 2 reduces every micro-batch and ZeRO 3 also gathers every layer 
     w.parallelism.zero = zero;
     const Bench bench(test_cluster(2, 8), w);
     TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-    results.push_back(simulate_training_step(setup));
+    results.push_back(run_alone(setup));
     CHECK(breakdown_sum(results.back().breakdown) == doctest::Approx(results.back().step_time_s).epsilon(1e-9));
   }
   CHECK(results[1].step_time_s >= results[0].step_time_s * (1 - 1e-9));
@@ -670,7 +669,7 @@ TEST_CASE("interleaved with an uneven split: per-stage or per-virtual-stage coun
     CHECK(result.breakdown.bubble_s < one_f_one_b.breakdown.bubble_s);
     CHECK(result.step_time_s < one_f_one_b.step_time_s);
     setup.mode = platform::SimulationMode::full;
-    const auto full = simulate_training_step(setup);
+    const auto full = run_alone(setup);
     CHECK(full.step_time_s == doctest::Approx(result.step_time_s).epsilon(0.01));
   }
   SUBCASE("a per-stage count that does not split over the chunks, or a wrong length, is an error") {
@@ -728,9 +727,7 @@ TEST_CASE("MoE layers: router, dispatch, grouped experts sized by the busiest ra
   CHECK(slower.step_time_s > balanced.step_time_s);
   CHECK(slower.model_flops_per_step == doctest::Approx(balanced.model_flops_per_step).epsilon(1e-9));
   // Flow fidelity runs the same all-to-alls as flows; the closed form agrees too.
-  setup.fidelity = platform::Fidelity::flow;
-  CHECK(simulate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.02));
-  setup.fidelity = platform::Fidelity::analytical;
+  CHECK(run_alone(setup, platform::Fidelity::flow).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.02));
   CHECK(estimate_training_step(setup).step_time_s == doctest::Approx(balanced.step_time_s).epsilon(0.03));
   // EP needs an MoE model and must divide the experts.
   auto dense = workload(small_gpt(), 1, 1, 8, 16, 1024);
@@ -749,7 +746,7 @@ TEST_CASE("the notes say what the run did: its mode, how TP communication sits b
   w.tp_comm_overlap = true;
   const Bench overlapped(test_cluster(1, 8), w);
   TrainingSetup setup{overlapped.workload, overlapped.compute, overlapped.collectives, overlapped.topology, 1};
-  const TrainingResult symmetric = simulate_training_step(setup);
+  const TrainingResult symmetric = run_alone(setup);
   REQUIRE_FALSE(symmetric.notes.empty());
   CHECK(symmetric.notes.front().rfind("symmetric mode: one representative rank per pipeline stage", 0) == 0);
   CHECK_FALSE(has(symmetric.notes, "no TP-comm overlap"));
@@ -757,7 +754,7 @@ TEST_CASE("the notes say what the run did: its mode, how TP communication sits b
                              "ring exchanges on the copy engines beside the GEMM they feed, forward reduce-scatters "
                              "pipelined with their GEMM in 4 splits (the last split exposed)"));
   setup.mode = platform::SimulationMode::full;
-  const TrainingResult full = simulate_training_step(setup);
+  const TrainingResult full = run_alone(setup);
   CHECK_FALSE(has(full.notes, "symmetric mode"));
   CHECK(full.notes.front() ==
         "full mode: all 8 (tp, cp, dp) replicas of the 1-stage pipeline simulated (8 ranks); collectives start when "
@@ -824,10 +821,9 @@ TEST_CASE("full mode simulates every rank and reproduces symmetric mode on a hom
   for (const auto fidelity : {platform::Fidelity::analytical, platform::Fidelity::flow}) {
     CAPTURE(static_cast<int>(fidelity));
     TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
-    setup.fidelity = fidelity;
-    const auto symmetric = simulate_training_step(setup);
+    const auto symmetric = run_alone(setup, fidelity);
     setup.mode = platform::SimulationMode::full;
-    const auto full = simulate_training_step(setup);
+    const auto full = run_alone(setup, fidelity);
     CHECK(symmetric.mode == "symmetric");
     CHECK(full.mode == "full");
     CHECK(full.step_time_s == doctest::Approx(symmetric.step_time_s).epsilon(0.01));
@@ -843,13 +839,13 @@ TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot s
     const Bench bench(test_cluster(2, 8), w);
     TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
     setup.mode = platform::SimulationMode::full;
-    const auto nominal = simulate_training_step(setup);
+    const auto nominal = run_alone(setup);
     // One accelerator of the last stage at 80 % speed: its TP group waits on it every layer,
     // its pipeline peers wait on its sends and its DP groups wait at the gradient reduction,
     // so the step goes at the straggler's pace: its compute is 1/0.8 of nominal.
     setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
     setup.accelerator_speed[15] = engine::Profile::constant(0.8);
-    const auto slowed = simulate_training_step(setup);
+    const auto slowed = run_alone(setup);
     const double extra_compute = nominal.breakdown.compute_s * (1 / 0.8 - 1);
     CHECK(slowed.step_time_s - nominal.step_time_s > 0.9 * extra_compute);
     CHECK(slowed.step_time_s < nominal.step_time_s / 0.8 * 1.001);
@@ -858,21 +854,21 @@ TEST_CASE("a straggler holds up its groups in full mode; symmetric mode cannot s
     // heavier one (it holds the LM head), but never speeds it up.
     setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
     setup.accelerator_speed[0] = engine::Profile::constant(0.8);
-    CHECK(simulate_training_step(setup).step_time_s > nominal.step_time_s);
+    CHECK(run_alone(setup).step_time_s > nominal.step_time_s);
   }
   // Speeds need full mode, one entry per accelerator, each in (0, 1].
   const Bench bench(test_cluster(2, 8), workload(small_gpt(), 2, 2, 4, 16));
   TrainingSetup setup{bench.workload, bench.compute, bench.collectives, bench.topology, 1};
   setup.accelerator_speed.assign(16, engine::Profile::constant(1.0));
   setup.accelerator_speed[3] = engine::Profile::constant(0.9);
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup),
+  CHECK_THROWS_WITH_AS(run_alone(setup),
                        doctest::Contains("need simulation mode 'full'"), ConfigError);
   setup.mode = platform::SimulationMode::full;
   setup.accelerator_speed.assign(3, engine::Profile::constant(1.0));
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator_speed lists 3 accelerators, the topology has 16",
+  CHECK_THROWS_WITH_AS(run_alone(setup), "accelerator_speed lists 3 accelerators, the topology has 16",
                        ConfigError);
   setup.accelerator_speed.assign(16, engine::Profile::constant(1.5));
-  CHECK_THROWS_WITH_AS(simulate_training_step(setup), "accelerator compute speed must be in (0, 1], got 1.5",
+  CHECK_THROWS_WITH_AS(run_alone(setup), "accelerator compute speed must be in (0, 1], got 1.5",
                        ConfigError);
 }
 

@@ -5,7 +5,10 @@
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
 #include "sim/platform/platform_spec.hpp"
+#include "sim/platform/session.hpp"
+#include "sim/training/step_iterations.hpp"
 #include "sim/training/training_simulation.hpp"
+#include "sim/training/training_step.hpp"
 #include "topologies/topology.hpp"
 
 namespace clustersim::training::testing {
@@ -87,6 +90,45 @@ inline models::CommConfig latency_free_comm() {
   return config;
 }
 
+/// Sessions of `fidelity` on `setup`'s collective model alone (the step by itself on its
+/// network), with the network's `faults` under flow (not owned; may be null).
+inline SessionFactory sessions_alone(const TrainingSetup& setup,
+                                     platform::Fidelity fidelity = platform::Fidelity::analytical,
+                                     const topologies::NetworkFaultPlan* faults = nullptr) {
+  return [&setup, fidelity, faults] {
+    platform::SessionOptions options;
+    options.fidelity = fidelity;
+    options.mode = setup.mode;
+    options.seed = setup.seed;
+    auto session = std::make_unique<platform::Session>(setup.collectives, options);
+    if (faults != nullptr && fidelity == platform::Fidelity::flow) session->comm().apply_link_faults(*faults);
+    return session;
+  };
+}
+
+/// `setup`'s step alone on a session of sessions_alone.
+inline TrainingResult run_alone(const TrainingSetup& setup, platform::Fidelity fidelity = platform::Fidelity::analytical,
+                                const topologies::NetworkFaultPlan* faults = nullptr) {
+  return run_step(setup, *sessions_alone(setup, fidelity, faults)());
+}
+
+/// The nominal step of `setup` alone (recording its task times in symmetric mode), then its
+/// iterations, every session from sessions_alone: a job alone on its network, as TrainingJob
+/// runs them.
+inline StepStatistics iterations_alone(const TrainingSetup& setup, IterationSettings settings,
+                                       platform::Fidelity fidelity = platform::Fidelity::analytical,
+                                       const topologies::NetworkFaultPlan* faults = nullptr) {
+  TrainingSetup recorded = setup;
+  recorded.record_task_times = setup.mode == platform::SimulationMode::symmetric;
+  settings.session = sessions_alone(recorded, fidelity, faults);
+  const auto session = settings.session();
+  TrainingStep step(recorded);
+  step.start(*session, {});
+  session->engine().run();
+  (void)step.result(*session);  // checks that the step completed
+  return simulate_iterations(recorded, settings, step);
+}
+
 /// Owns everything a TrainingSetup refers to.
 struct Bench {
   Bench(const topologies::ClusterNetworkSpec& cluster, TrainingWorkload w, bool free_network = false)
@@ -101,7 +143,7 @@ struct Bench {
         collectives(topology, std::move(comm), models::CollectiveHardware{}) {}
 
   TrainingResult run(std::uint64_t seed = 1) const {
-    return simulate_training_step(TrainingSetup{workload, compute, collectives, topology, seed});
+    return run_alone(TrainingSetup{workload, compute, collectives, topology, seed});
   }
 
   TrainingWorkload workload;
