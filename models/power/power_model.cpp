@@ -73,11 +73,15 @@ DeviceEnergy device_energy(const ActivityPower& power, const DeviceActivity& act
   // part, each cut in proportion when the limit caps it.
   const double above_idle = e.unthrottled_kernel_power_w - power.idle_w;
   const double kept = above_idle > 0 ? (e.kernel_power_w - power.idle_w) / above_idle : 1.0;
+  // The limit caps the board's draw in every state, not only while kernels run: a collective
+  // or a wait that would draw more at full clock runs at the limit.
+  const double wait_w = std::min(power.wait_w, power.limit_w);
+  const double communication_w = std::min(power.communication_w, power.limit_w);
   e.static_j = power.idle_w * activity.period_s;
-  e.wait_j = (power.wait_w - power.idle_w) * wait_s;
+  e.wait_j = (wait_w - power.idle_w) * wait_s;
   e.memory_j = (power.memory_w - power.idle_w) * activity.kernel_s * kept;
   e.compute_j = (power.compute_w - power.memory_w) * share * activity.kernel_s * kept;
-  e.communication_j = (power.communication_w - power.idle_w) * activity.communication_s;
+  e.communication_j = (communication_w - power.idle_w) * activity.communication_s;
   e.total_j = e.static_j + e.wait_j + e.memory_j + e.compute_j + e.communication_j;
   e.average_power_w = e.total_j / activity.period_s;
   return e;

@@ -2,7 +2,8 @@
 /// Power of accelerators, nodes and the network from what the devices did: the time a device
 /// ran kernels (at a power between its memory-bound and its best-GEMM level, by the share of
 /// that time its matrix units would need at their best rate), ran only collectives, or waited
-/// between kernels; a board power limit caps the kernels' draw and throttles the clock. One
+/// between kernels; a board power limit caps the draw in each of them (the kernels' by
+/// throttling the clock). One
 /// function for training steps and serving windows alike. Defaults and sources: docs/models.md
 /// ("Power").
 #include <map>

@@ -81,6 +81,26 @@ TEST_CASE("the power limit caps the kernels' draw and sets the throttle factor")
   CHECK(device_energy(levels(), activity(2, 2, 0, 5000e12)).unthrottled_kernel_power_w == doctest::Approx(900));
 }
 
+TEST_CASE("a limit below the communication and wait levels caps them too: the average never exceeds it") {
+  // Limit 200 W (MaxQ-like, far below the 900 W GEMM): 10 s with 4 s of bandwidth-bound kernels,
+  // 2 s of collectives (300 W at full clock) and 4 s waiting (150 W, under the limit). Kernels:
+  // 400 W capped at 200; collectives capped at 200 W.
+  ActivityPower low = levels();
+  low.limit_w = 200;
+  const DeviceEnergy e = device_energy(low, activity(10, 4, 2, 0));
+  CHECK(e.kernel_power_w == doctest::Approx(200));
+  CHECK(e.throttle_factor == doctest::Approx((200.0 - 100) / (400 - 100)));
+  CHECK(e.memory_j == doctest::Approx(100.0 * 4));        // (200 - 100) W x 4 s
+  CHECK(e.communication_j == doctest::Approx(100.0 * 2)); // (200 - 100) W x 2 s, not (300 - 100)
+  CHECK(e.wait_j == doctest::Approx(50.0 * 4));           // (150 - 100) W x 4 s, under the limit
+  CHECK(e.total_j == doctest::Approx(1000 + 400 + 200 + 200));
+  CHECK(e.average_power_w == doctest::Approx(180));
+  // Below the wait level as well: every state at the limit, the average is the limit.
+  low.limit_w = 120;
+  const DeviceEnergy all = device_energy(low, activity(10, 4, 2, 0));
+  CHECK(all.average_power_w == doctest::Approx(120));
+}
+
 TEST_CASE("levels derived from TDP and idle with the measured fractions") {
   AcceleratorSpec chip;
   chip.name = "chip";
