@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/training/training_simulation.hpp"

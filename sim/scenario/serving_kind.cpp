@@ -10,7 +10,7 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/transformer_keys.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/config/units.hpp"
 #include "sim/platform/resource_limits.hpp"

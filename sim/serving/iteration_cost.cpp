@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 
 namespace clustersim::serving {

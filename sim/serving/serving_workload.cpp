@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/llm/parallel_rules.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 #include "models/power/cost_model.hpp"
 #include "models/power/power_model.hpp"

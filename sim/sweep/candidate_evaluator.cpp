@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
 #include "sim/training/analytical_step.hpp"

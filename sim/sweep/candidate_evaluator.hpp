@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/objective.hpp"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/config/units.hpp"
 #include "sim/report/training_report.hpp"
 

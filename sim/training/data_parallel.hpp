@@ -5,7 +5,7 @@
 /// collectives, and the memory footprint shards by the same models::ZeroSharding.
 #include <vector>
 
-#include "models/memory/zero_sharding.hpp"
+#include "models/llm/zero_sharding.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_config.hpp"

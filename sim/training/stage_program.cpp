@@ -69,7 +69,7 @@
 #include <iterator>
 
 #include "models/llm/pipeline_split.hpp"
-#include "models/memory/zero_sharding.hpp"
+#include "models/llm/zero_sharding.hpp"
 #include "models/llm/transformer_ops.hpp"
 #include "sim/engine/error.hpp"
 

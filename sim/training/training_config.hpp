@@ -9,7 +9,7 @@
 #include "models/accelerator/dtype.hpp"
 #include "models/llm/moe_runtime.hpp"
 #include "models/llm/transformer_spec.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/config/name_table.hpp"
 #include "sim/platform/workload.hpp"
 
@@ -94,7 +94,7 @@ struct OptimizerState {
 };
 
 /// Memory options of a training job (`workload.offload`, `workload.memory`); the defaults are
-/// the memory model's (models/memory/memory_footprint.hpp).
+/// the memory model's (models/llm/memory_footprint.hpp).
 struct MemoryOptions {
   bool offload_optimizer = false;    ///< optimizer state in host memory, streamed each step
   bool offload_activations = false;  ///< stored activations in host memory

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "models/memory/fit_remedy.hpp"
+#include "models/llm/fit_remedy.hpp"
 #include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"

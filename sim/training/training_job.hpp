@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/platform/energy.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/workload.hpp"

@@ -38,7 +38,7 @@ struct StageMemory {
   double activations_bytes = 0;  ///< with the embedding/logits and recompute buffers
 };
 
-/// Device memory of the largest pipeline stage (models/memory/memory_footprint.hpp), bytes,
+/// Device memory of the largest pipeline stage (models/llm/memory_footprint.hpp), bytes,
 /// and the main terms of every stage.
 struct MemoryReport {
   bool computed = false;

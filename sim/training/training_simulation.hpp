@@ -5,7 +5,7 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "models/memory/memory_hierarchy.hpp"
 #include "sim/engine/profile.hpp"
 #include "sim/platform/platform.hpp"

@@ -15,7 +15,7 @@
 #include <tbb/task_arena.h>
 
 #include "models/llm/flop_count.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "models/llm/transformer_spec.hpp"
 #include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"

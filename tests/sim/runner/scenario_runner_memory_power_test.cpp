@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/report/training_report.hpp"
 #include "sim/runner/scenario_runner.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/config/diagnostics.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/report/run_report.hpp"

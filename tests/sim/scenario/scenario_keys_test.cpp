@@ -9,7 +9,7 @@
 
 #include "models/accelerator/accelerator_keys.hpp"
 #include "models/llm/transformer_keys.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/scenario/training_kind.hpp"

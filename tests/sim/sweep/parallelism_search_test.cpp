@@ -9,7 +9,7 @@
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/comm/collective_model.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"

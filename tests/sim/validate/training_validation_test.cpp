@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/llm/flop_count.hpp"
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"

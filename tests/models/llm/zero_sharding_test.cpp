@@ -1,4 +1,4 @@
-#include "models/memory/zero_sharding.hpp"
+#include "models/llm/zero_sharding.hpp"
 
 #include <doctest/doctest.h>
 

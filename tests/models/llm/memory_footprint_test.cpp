@@ -1,4 +1,4 @@
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 
 #include <doctest/doctest.h>
 

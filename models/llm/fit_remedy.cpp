@@ -1,4 +1,4 @@
-#include "models/memory/fit_remedy.hpp"
+#include "models/llm/fit_remedy.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 
 namespace clustersim::models {
 

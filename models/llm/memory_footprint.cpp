@@ -1,14 +1,14 @@
 // Footprint formulas. Symbols as in Korthikanti et al., "Reducing Activation Recomputation in
 // Large Transformer Models" (arXiv:2205.05198): s sequence (per CP rank), b micro-batch, h
 // hidden, a heads, t tensor-parallel degree, L layers, p pipeline stages, v vocabulary.
-#include "models/memory/memory_footprint.hpp"
+#include "models/llm/memory_footprint.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 #include "models/llm/parallel_rules.hpp"
 #include "models/llm/pipeline_split.hpp"
-#include "models/memory/zero_sharding.hpp"
+#include "models/llm/zero_sharding.hpp"
 #include "sim/config/units.hpp"
 
 namespace clustersim::models {
