@@ -60,10 +60,10 @@ models::AcceleratorSpec library_accelerator(const std::string& name) {
     throw ConfigError(fmt::format("unknown accelerator '{}'; library accelerators: {}", name,
                                   fmt::join(names, ", ")));
   }
-  // The scenario loader is the one reader of presets (units, schema); a one-device probe
-  // scenario resolves the accelerator exactly as a user's scenario would. A one-chip torus is a
-  // whole network of its own, which every accelerator may run on whatever its scale-up fabric
-  // (an NVSwitch, a mesh or ICI); no overlapped communication, so chips with few compute units
+  // The scenario loader is the one reader of presets (units, schema): a one-device platform
+  // resolves the accelerator exactly as a user's scenario would. A one-chip torus is a whole
+  // network of its own, which every accelerator may run on whatever its scale-up fabric (an
+  // NVSwitch, a mesh or ICI); no overlapped communication, so chips with few compute units
   // (TPU) are not refused for it.
   const std::string yaml = fmt::format(R"(schema_version: 1
 name: accelerator-probe-{0}
@@ -73,17 +73,9 @@ cluster:
   network: {{topology: torus, dims: [1], link: {{bandwidth: 1 GB/s}}}}
 simulation:
   comm: {{overlap_sms: 0}}
-workload:
-  kind: training
-  model: llama-3-8b
-  seq_len: 128
-  global_batch: 1
-  micro_batch: 1
-  precision: bf16
-  parallelism: {{tp: 1, pp: 1, dp: 1}}
 )",
                                        name);
-  return scenario::load_scenario_from_string(yaml, "accelerator-probe.yaml").platform.cluster.accelerator;
+  return scenario::load_platform(scenario::ScenarioSource::text(yaml, "accelerator-probe.yaml")).platform.cluster.accelerator;
 }
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out) {

@@ -348,7 +348,8 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   request.factor = options.factor;
   models::sweep_sizes(request.min_bytes, request.max_bytes, request.factor);  // reject a bad range first
 
-  const auto scenario = scenario::load_scenario(options.scenario, options.overrides);
+  // The hardware only: a system file without a workload sweeps as well as a whole scenario.
+  const auto scenario = scenario::load_platform(options.scenario, options.overrides);
   // --fidelity, or the scenario's own (simulation.fidelity, flow by default) as `run` would use.
   request.fidelity = options.fidelity.empty() ? scenario.simulation.fidelity : models::parse_comm_fidelity(options.fidelity);
   const std::string fidelity(models::comm_fidelity_name(request.fidelity));

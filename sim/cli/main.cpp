@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   cli::CollectiveOptions collective;
   auto* collective_cmd =
       app.add_subcommand("collective", "nccl-tests-style collective sweep on a scenario's cluster");
-  collective_cmd->add_option("scenario", collective.scenario, "scenario YAML file");
+  collective_cmd->add_option("scenario", collective.scenario, "scenario YAML file; its workload, if any, is not read (a cluster alone will do)");
   collective_cmd->add_option("--set", collective.overrides, "override a scenario key");
   collective_cmd->add_option("--op", collective.op,
                              "all-reduce | all-gather | reduce-scatter | all-to-all | broadcast | reduce | send-recv")

@@ -281,8 +281,11 @@ void add_job_defaults(const ConfigNode& root, const WorkloadKinds& kinds, std::m
   }
 }
 
+/// `platform_only` (load_platform): `workload` and `jobs` are not required, and not read when
+/// written (a notice says so).
 Scenario load(ConfigNode root, const std::string& source_file, const std::vector<std::string>& set_overrides,
-              const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics) {
+              const std::vector<KeyOverride>& key_overrides, const std::filesystem::path& data_dir, const WorkloadKinds& kinds, std::vector<Diagnostic>& diagnostics,
+              bool platform_only = false) {
   // Problems reading the files (YAML syntax, a binary file, an include cycle or a missing
   // include) come alone: the tree lacks what could not be read, so its keys would be reported
   // missing as a consequence.
@@ -301,6 +304,13 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
     root.erase("sweep");
   }
   apply_overrides(root, set_overrides, key_overrides, kinds, diagnostics);
+  if (platform_only) {
+    for (const char* top : {"workload", "jobs"}) {
+      if (root.find(top) == nullptr) continue;
+      problems.notice(fmt::format("{}: not read: only the platform (cluster, power, cost, simulation) is used here", top));
+      root.erase(top);
+    }
+  }
   // The presets the primary workload and every job name (a job's model need not be the primary's).
   merge_library_presets(root, LibraryKind::accelerators, "accelerators",
                         "cluster.node.accelerator;workload.pools.*.accelerator;jobs.*.pools.*.accelerator", data_dir,
@@ -309,7 +319,10 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
                         "workload.model;workload.speculative.draft_model;jobs.*.model;jobs.*.speculative.draft_model",
                         data_dir, diagnostics);
   apply_kernel_stack(root, data_dir, problems);
-  const std::vector<Field> fields = schema_fields(root, kinds);
+  std::vector<Field> fields = schema_fields(root, kinds);
+  if (platform_only) {
+    for (Field& field : fields) field.required = field.required && field.key != "workload";
+  }
   config::validate(root, fields, "", diagnostics);
 
   Scenario scenario;
@@ -321,7 +334,7 @@ Scenario load(ConfigNode root, const std::string& source_file, const std::vector
   scenario_keys(kinds, kind_name(root.find("workload"), kinds)).read(root, "", scenario, problems);
   const bool accelerator_ok = complete_platform(root, data_dir, scenario.platform, scenario.simulation.limits, problems);
   const bool platform_ok = accelerator_ok && !problems.bad("cluster");
-  read_workloads(root, kinds, data_dir, platform_ok, diagnostics, problems, scenario);
+  if (!platform_only) read_workloads(root, kinds, data_dir, platform_ok, diagnostics, problems, scenario);
   if (!diagnostics.empty()) throw ScenarioError(diagnostics);
   scenario.warnings = problems.warnings();
   config::sort_diagnostics(scenario.warnings);
@@ -350,6 +363,13 @@ Scenario load_scenario_from_string(std::string_view yaml, std::string_view virtu
   std::vector<Diagnostic> diagnostics;
   ConfigNode root = config::load_config_string(yaml, virtual_file_name, data_dir, diagnostics);
   return load(std::move(root), std::string(virtual_file_name), set_overrides, {}, data_dir, kinds, diagnostics);
+}
+
+Scenario load_platform(const ScenarioSource& source, const std::vector<std::string>& set_overrides,
+                       const std::filesystem::path& data_dir) {
+  std::vector<Diagnostic> diagnostics;
+  ConfigNode root = source.tree(data_dir, diagnostics);
+  return load(std::move(root), source.name(), set_overrides, {}, data_dir, builtin_workload_kinds(), diagnostics, true);
 }
 
 ScenarioSource::ScenarioSource(const std::filesystem::path& file) : name_(file.string()) {}

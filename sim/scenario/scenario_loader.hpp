@@ -62,6 +62,16 @@ class ScenarioSource {
   std::optional<std::string> text_;  ///< the YAML when it is not read from `name_`
 };
 
+/// The platform of `source` without a workload: its `cluster`, `power`, `cost` and `simulation`
+/// (presets, includes, `base:` and `--set` overrides) read and checked as load_scenario does,
+/// `workload` and `jobs` optional and, when written, not read (a notice in the result's
+/// `notices`). The result has no workload. For commands that need only the hardware (a
+/// collective sweep, an accelerator preset, the nccl-tests comparison); build its Platform with
+/// runner::build_platform or platform::Platform(result.platform). Throws
+/// config::ScenarioError as load_scenario does.
+Scenario load_platform(const ScenarioSource& source, const std::vector<std::string>& set_overrides = {},
+                       const std::filesystem::path& data_dir = config::library_data_dir());
+
 /// One key of a `clustersim describe` listing: its path below the entry's prefix, and its
 /// value (written, with its SI form when that differs), default or "(unset)".
 struct DescribedKey {

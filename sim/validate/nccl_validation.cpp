@@ -39,16 +39,8 @@ description: "one {0} scale-up domain for the nccl-tests comparison"
 include: [systems/{0}.yaml]
 cluster:
   nodes: {1}
-workload:
-  kind: training
-  model: llama-3-8b
-  seq_len: 2048
-  global_batch: {2}
-  micro_batch: 1
-  precision: bf16
-  parallelism: {{tp: 8, pp: 1, dp: {1}, cp: 1}}
-)", system, nodes, 8 * nodes);
-  return scenario::load_scenario_from_string(yaml, "nccl-" + system + ".yaml");
+)", system, nodes);
+  return scenario::load_platform(scenario::ScenarioSource::text(yaml, "nccl-" + system + ".yaml"));
 }
 
 }  // namespace

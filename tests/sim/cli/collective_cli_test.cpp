@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +143,25 @@ TEST_CASE("collective errors: unknown algorithm, NVLS without NVSwitch support, 
   CHECK(range.output.find("0 < min <= max") != std::string::npos);
   const auto size = clustersim("collective " + scenario_path() + " --min 8Q");
   CHECK(size.output.find("size '8Q'") != std::string::npos);
+}
+
+}  // namespace collective_cli_test
+
+namespace collective_cli_test {
+
+TEST_CASE("collective sweeps a platform without a workload (scenario::load_platform)") {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "clustersim-collective-platform.yaml";
+  {
+    std::ofstream out(file);
+    out << "schema_version: 1\nname: two-nodes\ninclude: [systems/dgx-h100.yaml]\ncluster: {nodes: 2}\n";
+  }
+  const auto run = clustersim("collective " + file.string() + " --ranks 16 --min 1M --max 1M --format json");
+  std::filesystem::remove(file);
+  REQUIRE(run.exit_code == 0);
+  const auto doc = nlohmann::json::parse(run.output);
+  CHECK(doc["ranks"] == 16);
+  CHECK(doc["scenario"] == "two-nodes");
+  REQUIRE(doc["points"].size() == 1);
 }
 
 }  // namespace collective_cli_test

@@ -1177,3 +1177,44 @@ jobs:
 }
 
 }  // namespace scenario_loader_test
+
+namespace scenario_loader_test {
+
+TEST_CASE("load_platform: the hardware without a workload; a written workload is not read, and said so") {
+  const std::string platform_only = R"(schema_version: 1
+name: two-nodes
+include: [systems/dgx-h100.yaml]
+cluster: {nodes: 2}
+)";
+  const Scenario platform = load_platform(ScenarioSource::text(platform_only, "p.yaml"));
+  CHECK(platform.workload == nullptr);
+  CHECK(platform.platform.cluster.network.nodes == 2);
+  CHECK(platform.platform.cluster.accelerator.name == "h100-sxm");
+  CHECK(platform.notices.empty());
+  // load_scenario still needs the workload.
+  try {
+    (void)load_scenario_from_string(platform_only, "p.yaml");
+    FAIL("expected ScenarioError");
+  } catch (const ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics()[0].render().find("missing required key 'workload'") != std::string::npos);
+  }
+  // A workload (even one with a mistake) is not read: only the platform is used.
+  const Scenario ignored = load_platform(
+      ScenarioSource::text(platform_only + "workload: {kind: training, model: no-such-model}\n", "p.yaml"),
+      {"cluster.nodes=4"});
+  CHECK(ignored.platform.cluster.network.nodes == 4);
+  REQUIRE(ignored.notices.size() == 1);
+  CHECK(ignored.notices[0] ==
+        "workload: not read: only the platform (cluster, power, cost, simulation) is used here");
+  // The platform's own mistakes are reported as load_scenario reports them.
+  try {
+    (void)load_platform(ScenarioSource::text(platform_only + "simulation: {fidelty: flow}\n", "p.yaml"));
+    FAIL("expected ScenarioError");
+  } catch (const ScenarioError& e) {
+    REQUIRE(e.diagnostics().size() == 1);
+    CHECK(e.diagnostics()[0].render().rfind("p.yaml:5:14: simulation.fidelty: unknown key 'fidelty'", 0) == 0);
+  }
+}
+
+}  // namespace scenario_loader_test
