@@ -6,22 +6,68 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/time.hpp"
 #include "sim/exec/observer.hpp"
 
 namespace clustersim::platform {
 
-/// A served request's life, in engine picoseconds (-1: did not happen).
-struct TracedRequest {
-  std::int64_t id = 0;
-  int replica = -1;
-  int accelerator = -1;  ///< the first accelerator of the replica that finished it
-  engine::TimePs arrival_ps = 0, scheduled_ps = -1, first_token_ps = -1, finish_ps = -1;
-  std::int64_t input_tokens = 0, output_tokens = 0;
-  bool rejected = false;
+/// A row of a workload's own activity on an accelerator's track, beside the streams of its
+/// graphs (a serving replica's iterations): `key` tells a workload's rows apart (the replica's
+/// index), `name` labels the row.
+struct TraceLane {
+  int accelerator = -1;
+  int key = 0;
+  std::string name;
 };
 
+/// A traced event's integer arguments, by name, in the order shown.
+using TraceArgs = std::vector<std::pair<std::string, std::int64_t>>;
+
+/// Something a workload did over [start_ps, end_ps) on a lane (a serving iteration).
+struct TraceSpan {
+  TraceLane lane;
+  std::string name;
+  std::string category;
+  engine::TimePs start_ps = 0;
+  engine::TimePs end_ps = 0;
+  TraceArgs args;
+};
+
+/// A quantity a workload holds on its accelerator's track from `time_ps` on, in whole `unit`s
+/// (a replica's KV cache in bytes). A sample that repeats its counter's last value adds nothing.
+struct TraceSample {
+  int accelerator = -1;
+  std::string counter;
+  std::string unit;
+  engine::TimePs time_ps = 0;
+  double value = 0;
+};
+
+/// One part of an item's life (a request's queueing, prefill or decode).
+struct TracePhase {
+  std::string name;
+  engine::TimePs start_ps = 0;
+  engine::TimePs end_ps = 0;
+};
+
+/// An item a workload handled over [start_ps, end_ps) on a lane, and its phases within that
+/// interval (a request: queued, prefill, decode).
+struct TraceItem {
+  TraceLane lane;
+  std::int64_t id = 0;
+  std::string name;
+  std::string category;
+  engine::TimePs start_ps = 0;
+  engine::TimePs end_ps = 0;
+  TraceArgs args;
+  std::vector<TracePhase> phases;
+};
+
+/// Knows no workload kind: graphs are watched as graphs, and a workload that runs outside the
+/// executor reports spans, samples and items in these general terms.
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
@@ -31,14 +77,9 @@ class TraceSink {
   /// `instance` runs on. The graph's streams must all exist; tasks may be added later.
   virtual exec::ExecutionObserver& watch_graph(const exec::TaskGraph& graph,
                                                std::function<int(int instance, int device)> accelerator_of) = 0;
-  /// A serving replica whose first accelerator is `accelerator` ran one iteration.
-  virtual void serving_iteration(int replica, int accelerator, engine::TimePs start_ps, engine::TimePs end_ps,
-                                 int sequences, std::int64_t prefill_tokens, std::int64_t decode_tokens) = 0;
-  /// Serving replica `replica` (first accelerator `accelerator`) holds `used_bytes` of KV cache
-  /// in HBM from `time_ps` on.
-  virtual void kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) = 0;
-  /// A request finished (or was rejected).
-  virtual void request(const TracedRequest& request) = 0;
+  virtual void span(const TraceSpan& span) = 0;
+  virtual void sample(const TraceSample& sample) = 0;
+  virtual void item(const TraceItem& item) = 0;
 };
 
 }  // namespace clustersim::platform

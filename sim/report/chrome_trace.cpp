@@ -190,53 +190,55 @@ exec::ExecutionObserver& ChromeTrace::watch_graph(const exec::TaskGraph& graph,
   return *observers_.back();
 }
 
-void ChromeTrace::serving_iteration(int replica, int accelerator, engine::TimePs start_ps, engine::TimePs end_ps,
-                                    int sequences, std::int64_t prefill_tokens, std::int64_t decode_tokens) {
-  if (!filter_.keeps_rank(accelerator) || !filter_.keeps_span(start_ps, end_ps)) return;
-  const auto [it, added] = replica_tids_.try_emplace(replica, next_tid_);
-  if (added) ++next_tid_;
-  name_process(accelerator, fmt::format("GPU {}", accelerator));
-  name_thread(accelerator, it->second, fmt::format("replica {} iterations", replica));
-  const char* name = prefill_tokens > 0 && decode_tokens > 0 ? "mixed" : prefill_tokens > 0 ? "prefill" : "decode";
-  emit(fmt::format(
-      R"({{"ph":"X","name":"{}","cat":"iteration","ts":{},"dur":{},"pid":{},"tid":{},"args":{{"sequences":{},"prefill_tokens":{},"decode_tokens":{}}}}})",
-      name, trace_microseconds(start_ps), trace_microseconds(end_ps - start_ps), accelerator, it->second, sequences,
-      prefill_tokens, decode_tokens));
+namespace {
+
+/// `args` as the members of a JSON object: "a":1,"b":2.
+std::string args_text(const platform::TraceArgs& args) {
+  std::string text;
+  for (const auto& [name, value] : args) text += fmt::format("{}{}:{}", text.empty() ? "" : ",", quoted(name), value);
+  return text;
 }
 
-void ChromeTrace::kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) {
-  if (!filter_.keeps_rank(accelerator) || !filter_.keeps_span(time_ps, time_ps)) return;
-  const auto [last, added] = last_kv_bytes_.try_emplace(replica, used_bytes);
-  if (!added && last->second == used_bytes) return;  // a counter holds its value until the next sample
-  last->second = used_bytes;
-  name_process(accelerator, fmt::format("GPU {}", accelerator));
-  emit(fmt::format(R"j({{"ph":"C","name":"KV cache (replica {})","ts":{},"pid":{},"args":{{"HBM bytes":{:.0f}}}}})j",
-                   replica, trace_microseconds(time_ps), accelerator, used_bytes));
+}  // namespace
+
+int ChromeTrace::lane_tid(const platform::TraceLane& lane) {
+  const auto [it, added] = lane_tids_.try_emplace(lane.key, next_tid_);
+  if (added) ++next_tid_;
+  name_process(lane.accelerator, fmt::format("GPU {}", lane.accelerator));
+  name_thread(lane.accelerator, it->second, lane.name);
+  return it->second;
 }
 
-void ChromeTrace::request(const platform::TracedRequest& r) {
-  if (r.finish_ps < 0 || !filter_.keeps_rank(r.accelerator) || !filter_.keeps_span(r.arrival_ps, r.finish_ps)) return;
-  const auto [it, added] = replica_tids_.try_emplace(r.replica, next_tid_);
-  if (added) ++next_tid_;
-  const auto tid = it->second;  // the lambda below cannot capture a structured binding (clang < 16)
-  name_process(r.accelerator, fmt::format("GPU {}", r.accelerator));
-  name_thread(r.accelerator, tid, fmt::format("replica {} iterations", r.replica));
+void ChromeTrace::span(const platform::TraceSpan& span) {
+  if (!filter_.keeps_rank(span.lane.accelerator) || !filter_.keeps_span(span.start_ps, span.end_ps)) return;
+  const int tid = lane_tid(span.lane);
+  emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
+                   quoted(span.name), quoted(span.category), trace_microseconds(span.start_ps),
+                   trace_microseconds(span.end_ps - span.start_ps), span.lane.accelerator, tid, args_text(span.args)));
+}
+
+void ChromeTrace::sample(const platform::TraceSample& sample) {
+  if (!filter_.keeps_rank(sample.accelerator) || !filter_.keeps_span(sample.time_ps, sample.time_ps)) return;
+  const auto [last, added] = last_samples_.try_emplace(sample.counter, sample.value);
+  if (!added && last->second == sample.value) return;  // a counter holds its value until the next sample
+  last->second = sample.value;
+  name_process(sample.accelerator, fmt::format("GPU {}", sample.accelerator));
+  emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.0f}}}}})", quoted(sample.counter),
+                   trace_microseconds(sample.time_ps), sample.accelerator, quoted(sample.unit), sample.value));
+}
+
+void ChromeTrace::item(const platform::TraceItem& item) {
+  if (!filter_.keeps_rank(item.lane.accelerator) || !filter_.keeps_span(item.start_ps, item.end_ps)) return;
+  const int tid = lane_tid(item.lane);
   const auto slice = [&](const std::string& name, engine::TimePs from, engine::TimePs to, const std::string& args) {
-    emit(fmt::format(R"({{"ph":"b","cat":"request","id":{},"name":"{}","ts":{},"pid":{},"tid":{}{}}})", r.id, name,
-                     trace_microseconds(from), r.accelerator, tid, args));
-    emit(fmt::format(R"({{"ph":"e","cat":"request","id":{},"name":"{}","ts":{},"pid":{},"tid":{}}})", r.id, name,
-                     trace_microseconds(to), r.accelerator, tid));
+    emit(fmt::format(R"({{"ph":"b","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}{}}})", quoted(item.category),
+                     item.id, quoted(name), trace_microseconds(from), item.lane.accelerator, tid, args));
+    emit(fmt::format(R"({{"ph":"e","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}}})", quoted(item.category),
+                     item.id, quoted(name), trace_microseconds(to), item.lane.accelerator, tid));
   };
-  // The whole request, then its phases nested in it (same category and id).
-  slice(fmt::format("request {}{}", r.id, r.rejected ? " rejected" : ""), r.arrival_ps, r.finish_ps,
-        fmt::format(R"(,"args":{{"input_tokens":{},"output_tokens":{},"replica":{}}})", r.input_tokens,
-                    r.output_tokens, r.replica));
-  if (r.rejected || r.scheduled_ps < 0) return;
-  slice("queued", r.arrival_ps, r.scheduled_ps, "");
-  if (r.first_token_ps >= 0) {
-    slice("prefill", r.scheduled_ps, r.first_token_ps, "");
-    slice("decode", r.first_token_ps, r.finish_ps, "");
-  }
+  // The whole item, then its phases nested in it (same category and id).
+  slice(item.name, item.start_ps, item.end_ps, item.args.empty() ? "" : ",\"args\":{" + args_text(item.args) + "}");
+  for (const platform::TracePhase& phase : item.phases) slice(phase.name, phase.start_ps, phase.end_ps, "");
 }
 
 void ChromeTrace::counter(int pid, bool accelerator, const std::string& process_name, const std::string& name,

@@ -55,10 +55,12 @@ class ChromeTrace final : public platform::TraceSink {
 
   exec::ExecutionObserver& watch_graph(const exec::TaskGraph& graph,
                                        std::function<int(int instance, int device)> accelerator_of) override;
-  void serving_iteration(int replica, int accelerator, engine::TimePs start_ps, engine::TimePs end_ps, int sequences,
-                         std::int64_t prefill_tokens, std::int64_t decode_tokens) override;
-  void kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) override;
-  void request(const platform::TracedRequest& request) override;
+  /// A complete slice ("ph":"X") on the lane's thread of its accelerator's process.
+  void span(const platform::TraceSpan& span) override;
+  /// A counter sample ("ph":"C") on the accelerator's process.
+  void sample(const platform::TraceSample& sample) override;
+  /// Nested async slices ("ph":"b"/"e", the item's id): the whole item, then its phases.
+  void item(const platform::TraceItem& item) override;
 
   /// A counter track ("ph":"C") named `name` on process `pid` (named `process_name` unless
   /// named already): `values[i]` (in `unit`, the counter's series) holds from times_ps[i] until
@@ -87,8 +89,10 @@ class ChromeTrace final : public platform::TraceSink {
   bool finished_ = false;
   std::unordered_map<int, std::string> process_names_;
   std::vector<std::pair<std::pair<int, int>, std::string>> thread_names_;
-  std::unordered_map<int, int> replica_tids_;
-  std::unordered_map<int, double> last_kv_bytes_;  ///< per replica: its last KV-cache sample written
+  int lane_tid(const platform::TraceLane& lane);
+
+  std::unordered_map<int, int> lane_tids_;                   ///< by TraceLane::key
+  std::unordered_map<std::string, double> last_samples_;  ///< per counter: its last sample written
   std::vector<std::unique_ptr<GraphObserver>> observers_;
 };
 

@@ -168,20 +168,19 @@ exec::ExecutionObserver& TraceTee::watch_graph(const exec::TaskGraph& graph,
   return *observers_.back();
 }
 
-void TraceTee::serving_iteration(int replica, int accelerator, engine::TimePs start_ps, engine::TimePs end_ps,
-                                 int sequences, std::int64_t prefill_tokens, std::int64_t decode_tokens) {
-  first_.serving_iteration(replica, accelerator, start_ps, end_ps, sequences, prefill_tokens, decode_tokens);
-  second_.serving_iteration(replica, accelerator, start_ps, end_ps, sequences, prefill_tokens, decode_tokens);
+void TraceTee::span(const platform::TraceSpan& span) {
+  first_.span(span);
+  second_.span(span);
 }
 
-void TraceTee::kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) {
-  first_.kv_cache(replica, accelerator, time_ps, used_bytes);
-  second_.kv_cache(replica, accelerator, time_ps, used_bytes);
+void TraceTee::sample(const platform::TraceSample& sample) {
+  first_.sample(sample);
+  second_.sample(sample);
 }
 
-void TraceTee::request(const platform::TracedRequest& request) {
-  first_.request(request);
-  second_.request(request);
+void TraceTee::item(const platform::TraceItem& item) {
+  first_.item(item);
+  second_.item(item);
 }
 
 }  // namespace clustersim::report

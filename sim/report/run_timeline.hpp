@@ -60,9 +60,10 @@ class RunTimeline final : public platform::TraceSink {
 
   exec::ExecutionObserver& watch_graph(const exec::TaskGraph& graph,
                                        std::function<int(int instance, int device)> accelerator_of) override;
-  void serving_iteration(int, int, engine::TimePs, engine::TimePs, int, std::int64_t, std::int64_t) override {}
-  void kv_cache(int, int, engine::TimePs, double) override {}
-  void request(const platform::TracedRequest&) override {}
+  /// The report's timeline draws graphs only.
+  void span(const platform::TraceSpan&) override {}
+  void sample(const platform::TraceSample&) override {}
+  void item(const platform::TraceItem&) override {}
 
   /// Rows in the order their graphs were watched, then by stream; only rows with a slice.
   const std::vector<TimelineRow>& rows() const { return rows_; }
@@ -102,10 +103,9 @@ class TraceTee final : public platform::TraceSink {
   TraceTee& operator=(const TraceTee&) = delete;
   exec::ExecutionObserver& watch_graph(const exec::TaskGraph& graph,
                                        std::function<int(int instance, int device)> accelerator_of) override;
-  void serving_iteration(int replica, int accelerator, engine::TimePs start_ps, engine::TimePs end_ps, int sequences,
-                         std::int64_t prefill_tokens, std::int64_t decode_tokens) override;
-  void kv_cache(int replica, int accelerator, engine::TimePs time_ps, double used_bytes) override;
-  void request(const platform::TracedRequest& request) override;
+  void span(const platform::TraceSpan& span) override;
+  void sample(const platform::TraceSample& sample) override;
+  void item(const platform::TraceItem& item) override;
 
  private:
   class PairObserver;

@@ -517,8 +517,16 @@ void Replica::finish_iteration() {
     std::erase_if(running_, [](const std::unique_ptr<Sequence>& s) { return !s || s->record == nullptr; });
   }
   if (platform::TraceSink* trace = session_->trace()) {
-    trace->serving_iteration(index_, first_accelerator_, iteration_start_ps_, session_->engine().now(),
-                             iteration_sequences_, iteration_prefill_, iteration_decode_);
+    platform::TraceSpan span;
+    span.lane = replica_trace_lane(index_, first_accelerator_);
+    span.name = iteration_prefill_ > 0 && iteration_decode_ > 0 ? "mixed" : iteration_prefill_ > 0 ? "prefill" : "decode";
+    span.category = "iteration";
+    span.start_ps = iteration_start_ps_;
+    span.end_ps = session_->engine().now();
+    span.args = {{"sequences", iteration_sequences_},
+                 {"prefill_tokens", iteration_prefill_},
+                 {"decode_tokens", iteration_decode_}};
+    trace->span(span);
     trace_kv_cache();
   }
   maybe_schedule();
@@ -609,8 +617,13 @@ void Replica::recover() {
 }
 
 void Replica::trace_kv_cache() const {
-  session_->trace()->kv_cache(index_, first_accelerator_, session_->engine().now(),
-                              static_cast<double>(used_blocks_ * scheduler_.block_size) * kv_bytes_per_token_);
+  session_->trace()->sample({first_accelerator_, fmt::format("KV cache (replica {})", index_), "HBM bytes",
+                             session_->engine().now(),
+                             static_cast<double>(used_blocks_ * scheduler_.block_size) * kv_bytes_per_token_});
+}
+
+platform::TraceLane replica_trace_lane(int replica, int accelerator) {
+  return {accelerator, replica, fmt::format("replica {} iterations", replica)};
 }
 
 void Replica::transfer_done(RequestRecord& record) {

@@ -149,6 +149,9 @@ struct ReplicaStats {
 enum class ReplicaRole : std::uint8_t { mixed, prefill, decode };
 const config::NameTable<ReplicaRole>& replica_role_names();
 
+/// The trace row of replica `replica`'s iterations and requests, on its first accelerator.
+platform::TraceLane replica_trace_lane(int replica, int accelerator);
+
 class Replica {
  public:
   /// `kv_blocks` blocks of the KV cache (> 0); `host_bytes_per_s` the host link for swaps.

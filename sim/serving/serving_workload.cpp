@@ -577,23 +577,30 @@ void ServingWorkload::on_finished(RequestRecord& record) {
   if (session_->progress() && spec_.requests.count > 0) {
     session_->progress()("requests", static_cast<std::size_t>(finished_), static_cast<std::size_t>(spec_.requests.count));
   }
-  if (platform::TraceSink* trace = session_->trace()) {
-    const auto ps = [](double s) { return s < 0 ? engine::TimePs{-1} : engine::seconds_to_ps(s); };
-    platform::TracedRequest traced;
-    traced.id = record.request.id;
-    traced.replica = record.replica;
-    traced.accelerator =
+  if (platform::TraceSink* trace = session_->trace(); trace != nullptr && record.finish_s >= 0) {
+    const auto ps = [](double s) { return engine::seconds_to_ps(s); };
+    const int accelerator =
         record.replica < 0
             ? -1
             : pools_[pool_of_[static_cast<std::size_t>(record.replica)]].first_accelerator_of(record.replica);
-    traced.arrival_ps = ps(record.request.arrival_s);
-    traced.scheduled_ps = ps(record.scheduled_s);
-    traced.first_token_ps = ps(record.first_token_s);
-    traced.finish_ps = ps(record.finish_s);
-    traced.input_tokens = record.request.input_tokens;
-    traced.output_tokens = record.request.output_tokens;
-    traced.rejected = record.rejected;
-    trace->request(traced);
+    platform::TraceItem item;
+    item.lane = replica_trace_lane(record.replica, accelerator);
+    item.id = record.request.id;
+    item.name = fmt::format("request {}{}", record.request.id, record.rejected ? " rejected" : "");
+    item.category = "request";
+    item.start_ps = ps(record.request.arrival_s);
+    item.end_ps = ps(record.finish_s);
+    item.args = {{"input_tokens", record.request.input_tokens},
+                 {"output_tokens", record.request.output_tokens},
+                 {"replica", record.replica}};
+    if (!record.rejected && record.scheduled_s >= 0) {
+      item.phases.push_back({"queued", item.start_ps, ps(record.scheduled_s)});
+      if (record.first_token_s >= 0) {
+        item.phases.push_back({"prefill", ps(record.scheduled_s), ps(record.first_token_s)});
+        item.phases.push_back({"decode", ps(record.first_token_s), item.end_ps});
+      }
+    }
+    trace->item(item);
   }
   if (!record.rejected) {
     last_finish_s_ = std::max(last_finish_s_, record.finish_s);

@@ -145,22 +145,23 @@ TEST_CASE("the rank and window filters cut slices and the arrows whose ends they
   CHECK(events_of(none, "M").empty());
 }
 
-TEST_CASE("serving: iterations are slices, the KV cache a counter, requests nested async slices") {
+TEST_CASE("spans are slices, samples a counter, items nested async slices (a serving replica's)") {
   std::ostringstream out;
   report::ChromeTrace trace(out, {});
-  trace.serving_iteration(1, 2, 0, 3 * kUs, 2, 100, 0);
-  trace.kv_cache(1, 2, 0, 4096);
-  trace.kv_cache(1, 2, 3 * kUs, 4096);  // unchanged: no sample
-  trace.kv_cache(1, 2, 5 * kUs, 8192);
-  clustersim::platform::TracedRequest r;
+  const clustersim::platform::TraceLane lane{2, 1, "replica 1 iterations"};
+  trace.span({lane, "prefill", "iteration", 0, 3 * kUs, {{"sequences", 2}, {"prefill_tokens", 100}, {"decode_tokens", 0}}});
+  trace.sample({2, "KV cache (replica 1)", "HBM bytes", 0, 4096});
+  trace.sample({2, "KV cache (replica 1)", "HBM bytes", 3 * kUs, 4096});  // unchanged: no sample
+  trace.sample({2, "KV cache (replica 1)", "HBM bytes", 5 * kUs, 8192});
+  clustersim::platform::TraceItem r;
+  r.lane = lane;
   r.id = 7;
-  r.replica = 1;
-  r.accelerator = 2;
-  r.arrival_ps = 0;
-  r.scheduled_ps = 1 * kUs;
-  r.first_token_ps = 3 * kUs;
-  r.finish_ps = 9 * kUs;
-  trace.request(r);
+  r.name = "request 7";
+  r.category = "request";
+  r.start_ps = 0;
+  r.end_ps = 9 * kUs;
+  r.phases = {{"queued", 0, 1 * kUs}, {"prefill", 1 * kUs, 3 * kUs}, {"decode", 3 * kUs, 9 * kUs}};
+  trace.item(r);
   trace.finish();
   const auto doc = nlohmann::json::parse(out.str());
   const auto slices = events_of(doc, "X");

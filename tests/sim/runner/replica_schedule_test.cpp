@@ -42,14 +42,14 @@ class BatchRecorder : public platform::TraceSink {
   exec::ExecutionObserver& watch_graph(const exec::TaskGraph&, std::function<int(int, int)>) override {
     return ignored_;
   }
-  void serving_iteration(int, int, engine::TimePs, engine::TimePs, int sequences, std::int64_t prefill_tokens,
-                         std::int64_t decode_tokens) override {
-    batches.push_back({sequences, prefill_tokens, decode_tokens});
+  void span(const platform::TraceSpan& span) override {
+    REQUIRE(span.args.size() == 3);  // sequences, prefill_tokens, decode_tokens
+    batches.push_back({static_cast<int>(span.args[0].second), span.args[1].second, span.args[2].second});
   }
-  void kv_cache(int, int, engine::TimePs, double) override {}
-  void request(const platform::TracedRequest& request) override {
+  void sample(const platform::TraceSample&) override {}
+  void item(const platform::TraceItem& request) override {
     if (static_cast<std::size_t>(request.id) >= replica_of.size()) replica_of.resize(static_cast<std::size_t>(request.id) + 1, -1);
-    replica_of[static_cast<std::size_t>(request.id)] = request.replica;
+    replica_of[static_cast<std::size_t>(request.id)] = request.lane.key;
   }
 
   std::vector<Batch> batches;
