@@ -36,6 +36,9 @@ const ResultReport* result_report(std::string_view kind) {
     training.counters = [](ChromeTrace& trace, const runner::RunResult& run, const RunTimeline& timeline) {
       return training_trace_counters(trace, training_of(run), timeline);
     };
+    training.columns = [](const runner::RunResult& run, std::vector<MetricColumn>& out) {
+      training_columns(training_of(run), out);
+    };
     training.wants_stage_programs = true;
     ResultReport& serving = built["serving"];
     serving.json = [](const scenario::Scenario& s, const runner::RunResult& run) {
@@ -46,6 +49,9 @@ const ResultReport* result_report(std::string_view kind) {
     };
     serving.html = [](const scenario::Scenario& s, const runner::RunResult& run, const RunReportInputs&) {
       return serving_report_html(s, run, serving_of(run));
+    };
+    serving.columns = [](const runner::RunResult& run, std::vector<MetricColumn>& out) {
+      serving_columns(serving_of(run), out);
     };
     return built;
   }();

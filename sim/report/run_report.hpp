@@ -34,6 +34,13 @@ std::string run_summary_csv(const scenario::Scenario& scenario, const runner::Ru
 /// by side.
 std::vector<std::pair<std::string, std::string>> summary_metrics(const nlohmann::json& result);
 
+/// One summary metric as a column of a sweep's rows: its name with its unit (step_time_s,
+/// memory_per_gpu_B, mfu_fraction) and its value.
+struct MetricColumn {
+  std::string column;
+  double value = 0;
+};
+
 /// A workload metric's column name: its name with its unit appended ("busy_time", "s" ->
 /// "busy_time_s"; "1/s" -> "per_s", "/" -> "_"), unless the name already ends in it or it has
 /// none. Sweep rows and summary_metrics name job metrics so.

@@ -209,4 +209,29 @@ std::string serving_summary_table(const scenario::Scenario& scenario, const serv
   return out;
 }
 
+void serving_columns(const serving::ServingResult& r, std::vector<MetricColumn>& out) {
+  out.push_back({"requests_per_s", r.requests_per_s});
+  out.push_back({"goodput_requests_per_s", r.goodput_requests_per_s});
+  out.push_back({"output_tokens_per_s", r.output_tokens_per_s});
+  out.push_back({"throughput_tokens_per_s", r.throughput_tokens_per_s});
+  out.push_back({"completed_requests", static_cast<double>(r.completed)});
+  out.push_back({"rejected_requests", static_cast<double>(r.rejected)});
+  out.push_back({"ttft_p50_s", r.ttft_s.p50});
+  out.push_back({"ttft_p99_s", r.ttft_s.p99});
+  out.push_back({"tpot_p50_s", r.tpot_s.p50});
+  out.push_back({"tpot_p99_s", r.tpot_s.p99});
+  out.push_back({"e2e_p99_s", r.e2e_s.p99});
+  out.push_back({"slo_met_bool", r.slo_met ? 1.0 : 0.0});
+  out.push_back({"kv_utilisation_peak_fraction", r.kv_utilisation_peak});
+  out.push_back({"gpu_utilisation_fraction", r.gpu_utilisation});
+  out.push_back({"cluster_power_average_W", r.average_power_w});
+  if (r.energy_per_token_j) out.push_back({"energy_per_token_J", *r.energy_per_token_j});
+  if (r.cost_per_million_tokens) out.push_back({"cost_per_million_tokens_USD", *r.cost_per_million_tokens});
+  if (r.faults.modelled) {
+    out.push_back({"availability_fraction", r.faults.availability});
+    out.push_back({"instance_failures", static_cast<double>(r.faults.failures)});
+    out.push_back({"requeued_requests", static_cast<double>(r.faults.requeued_requests)});
+  }
+}
+
 }  // namespace clustersim::report

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/run_report.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/serving/serving_workload.hpp"
@@ -35,5 +36,9 @@ nlohmann::json serving_result_json(const scenario::Scenario& scenario, const ser
 /// The summary table.
 std::string serving_summary_table(const scenario::Scenario& scenario, const serving::ServingResult& result,
                                   const runner::RunResult& run);
+
+/// The run's summary metrics as sweep columns (rates, latencies, utilisation, power and cost;
+/// availability when faults are modelled).
+void serving_columns(const serving::ServingResult& r, std::vector<MetricColumn>& out);
 
 }  // namespace clustersim::report

@@ -399,4 +399,40 @@ nlohmann::json training_result_json(const scenario::Scenario& scenario,
   return document;
 }
 
+void training_columns(const training::TrainingResult& r, std::vector<MetricColumn>& out) {
+  out.push_back({"step_time_s", r.step_time_s});
+  out.push_back({"tokens_per_s", r.tokens_per_s});
+  out.push_back({"mfu_fraction", r.mfu});
+  out.push_back({"hfu_fraction", r.hfu});
+  out.push_back({"model_tflops_per_gpu_TFLOP_per_s", r.model_tflops_per_gpu});
+  out.push_back({"microbatches_per_pipeline", static_cast<double>(r.microbatches)});
+  out.push_back({"compute_time_s", r.breakdown.compute_s});
+  const auto& b = r.breakdown;
+  out.push_back({"exposed_comm_time_s", b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s +
+                                            b.exposed_dp_s});
+  out.push_back({"pipeline_bubble_time_s", r.breakdown.bubble_s});
+  if (r.memory.computed) {
+    out.push_back({"memory_per_gpu_B", r.memory.total_bytes});
+    out.push_back({"memory_capacity_per_gpu_B", r.memory.capacity_bytes});
+  }
+  if (const auto& p = r.power; p.computed) {
+    out.push_back({"device_power_average_W", p.device_average_w});
+    out.push_back({"cluster_power_average_W", p.cluster_average_w});
+    out.push_back({"cluster_power_peak_W", p.cluster_peak_w});
+    out.push_back({"energy_per_step_J", p.energy_per_step_j});
+    out.push_back({"energy_per_token_J", p.energy_per_token_j});
+    if (p.cost_computed) {
+      out.push_back({"cost_per_step_USD", p.cost_per_step_usd});
+      out.push_back({"cost_per_million_tokens_USD", p.usd_per_million_tokens});
+    }
+  }
+  if (const auto& run = r.run; run.computed) {
+    out.push_back({"train_time_s", run.time_s});
+    out.push_back({"train_steps", static_cast<double>(run.steps)});
+    out.push_back({"train_gpu_hours_h", run.gpu_hours});
+    out.push_back({"train_energy_J", run.energy_j});
+    if (run.cost_computed) out.push_back({"train_cost_USD", run.cost_usd});
+  }
+}
+
 }  // namespace clustersim::report

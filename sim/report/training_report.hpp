@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/run_report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/stage_program.hpp"
 #include "sim/training/training_result.hpp"
@@ -51,5 +52,9 @@ std::string_view network_tier_name(int tier);
 
 /// 16 lower-case hex digits, the form every report prints a fingerprint in.
 std::string fingerprint_hex(std::uint64_t fingerprint);
+
+/// The step's summary metrics as sweep columns (step time, throughput, MFU, breakdown; memory,
+/// power, cost and the whole run when computed).
+void training_columns(const training::TrainingResult& r, std::vector<MetricColumn>& out);
 
 }  // namespace clustersim::report

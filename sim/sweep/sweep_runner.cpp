@@ -16,11 +16,10 @@
 
 #include "sim/config/schema.hpp"
 #include "sim/engine/error.hpp"
+#include "sim/report/result_reports.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/output_paths.hpp"
 #include "sim/scenario/scenario_tree_loader.hpp"
-#include "sim/serving/serving_workload.hpp"
-#include "sim/training/training_result.hpp"
 
 namespace clustersim::sweep {
 namespace {
@@ -51,67 +50,6 @@ std::optional<json> read_json(const fs::path& path) {
     return json::parse(file);
   } catch (const json::exception&) {
     return std::nullopt;  // a file cut short: the point runs again
-  }
-}
-
-void training_metrics(const training::TrainingResult& r, std::vector<Metric>& out) {
-  out.push_back({"step_time_s", r.step_time_s});
-  out.push_back({"tokens_per_s", r.tokens_per_s});
-  out.push_back({"mfu_fraction", r.mfu});
-  out.push_back({"hfu_fraction", r.hfu});
-  out.push_back({"model_tflops_per_gpu_TFLOP_per_s", r.model_tflops_per_gpu});
-  out.push_back({"microbatches_per_pipeline", static_cast<double>(r.microbatches)});
-  out.push_back({"compute_time_s", r.breakdown.compute_s});
-  const auto& b = r.breakdown;
-  out.push_back({"exposed_comm_time_s", b.exposed_tp_s + b.exposed_cp_s + b.exposed_ep_s + b.exposed_pp_s +
-                                            b.exposed_dp_s});
-  out.push_back({"pipeline_bubble_time_s", r.breakdown.bubble_s});
-  if (r.memory.computed) {
-    out.push_back({"memory_per_gpu_B", r.memory.total_bytes});
-    out.push_back({"memory_capacity_per_gpu_B", r.memory.capacity_bytes});
-  }
-  if (const auto& p = r.power; p.computed) {
-    out.push_back({"device_power_average_W", p.device_average_w});
-    out.push_back({"cluster_power_average_W", p.cluster_average_w});
-    out.push_back({"cluster_power_peak_W", p.cluster_peak_w});
-    out.push_back({"energy_per_step_J", p.energy_per_step_j});
-    out.push_back({"energy_per_token_J", p.energy_per_token_j});
-    if (p.cost_computed) {
-      out.push_back({"cost_per_step_USD", p.cost_per_step_usd});
-      out.push_back({"cost_per_million_tokens_USD", p.usd_per_million_tokens});
-    }
-  }
-  if (const auto& run = r.run; run.computed) {
-    out.push_back({"train_time_s", run.time_s});
-    out.push_back({"train_steps", static_cast<double>(run.steps)});
-    out.push_back({"train_gpu_hours_h", run.gpu_hours});
-    out.push_back({"train_energy_J", run.energy_j});
-    if (run.cost_computed) out.push_back({"train_cost_USD", run.cost_usd});
-  }
-}
-
-void serving_metrics(const serving::ServingResult& r, std::vector<Metric>& out) {
-  out.push_back({"requests_per_s", r.requests_per_s});
-  out.push_back({"goodput_requests_per_s", r.goodput_requests_per_s});
-  out.push_back({"output_tokens_per_s", r.output_tokens_per_s});
-  out.push_back({"throughput_tokens_per_s", r.throughput_tokens_per_s});
-  out.push_back({"completed_requests", static_cast<double>(r.completed)});
-  out.push_back({"rejected_requests", static_cast<double>(r.rejected)});
-  out.push_back({"ttft_p50_s", r.ttft_s.p50});
-  out.push_back({"ttft_p99_s", r.ttft_s.p99});
-  out.push_back({"tpot_p50_s", r.tpot_s.p50});
-  out.push_back({"tpot_p99_s", r.tpot_s.p99});
-  out.push_back({"e2e_p99_s", r.e2e_s.p99});
-  out.push_back({"slo_met_bool", r.slo_met ? 1.0 : 0.0});
-  out.push_back({"kv_utilisation_peak_fraction", r.kv_utilisation_peak});
-  out.push_back({"gpu_utilisation_fraction", r.gpu_utilisation});
-  out.push_back({"cluster_power_average_W", r.average_power_w});
-  if (r.energy_per_token_j) out.push_back({"energy_per_token_J", *r.energy_per_token_j});
-  if (r.cost_per_million_tokens) out.push_back({"cost_per_million_tokens_USD", *r.cost_per_million_tokens});
-  if (r.faults.modelled) {
-    out.push_back({"availability_fraction", r.faults.availability});
-    out.push_back({"instance_failures", static_cast<double>(r.faults.failures)});
-    out.push_back({"requeued_requests", static_cast<double>(r.faults.requeued_requests)});
   }
 }
 
@@ -213,10 +151,8 @@ SweepPlan plan_sweep(const scenario::ScenarioSource& source, const std::vector<s
 std::vector<Metric> summary_metrics(const scenario::Scenario& scenario, const runner::RunResult& run) {
   std::vector<Metric> out;
   out.push_back({"gpus", static_cast<double>(scenario.primary_allocation().count)});
-  if (const auto* training = dynamic_cast<const training::TrainingResult*>(run.primary.get())) {
-    training_metrics(*training, out);
-  } else if (const auto* serving = dynamic_cast<const serving::ServingResult*>(run.primary.get())) {
-    serving_metrics(*serving, out);
+  if (const report::ResultReport* hooks = report::result_report(run.primary->kind); hooks != nullptr && hooks->columns) {
+    hooks->columns(run, out);
   } else {
     for (const platform::Metric& metric : run.primary->metrics) {
       out.push_back({report::metric_column(metric.name, metric.unit), metric.value});

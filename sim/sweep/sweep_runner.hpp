@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/report/progress.hpp"
+#include "sim/report/run_report.hpp"
 #include "sim/config/config_tree.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -46,11 +47,8 @@ SweepPlan plan_sweep(const scenario::ScenarioSource& source, const std::vector<s
                      const std::filesystem::path& data_dir = config::library_data_dir(),
                      const config::ConfigEntry* block = nullptr);
 
-/// One result column.
-struct Metric {
-  std::string column;  ///< name with its unit, e.g. step_time_s, memory_per_gpu_B, mfu_fraction
-  double value = 0;
-};
+/// One result column (name with its unit, e.g. step_time_s, memory_per_gpu_B, mfu_fraction).
+using Metric = report::MetricColumn;
 
 /// Every summary metric of a run, one column each (primary workload; a job's prefixed
 /// `job.NAME.`), in a fixed order.
