@@ -4,6 +4,8 @@
 // session's trace hook, so the run is the one `clustersim run` makes.
 #include <doctest/doctest.h>
 
+#include "tests/relative_approx.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -14,10 +16,12 @@
 #include "sim/platform/trace_sink.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/serving/replica.hpp"
 #include "sim/serving/serving_workload.hpp"
 
 namespace replica_schedule_test {
 
+using ::clustersim::tolerance::relative_approx;
 using namespace clustersim;
 
 namespace {
@@ -148,6 +152,90 @@ TEST_CASE("the router: round robin in turn; least outstanding and shortest queue
   CHECK(routed("least_outstanding") == std::vector<int>{0, 1, 1, 1});
   CHECK(routed("shortest_queue") == std::vector<int>{0, 1, 1, 0});
   std::filesystem::remove(trace);
+}
+
+}  // namespace replica_schedule_test
+
+namespace replica_schedule_test {
+
+namespace {
+
+/// One Replica built by hand on a 6-block KV cache of 4-token blocks (24 tokens), Llama-3-8B's
+/// cost on one H100 (only the order of the batches matters here), 1,000 bytes per token of KV
+/// and a 1 GB/s host link for swaps. Requests A (id 0) and B (id 1), 8 tokens in and 8 out,
+/// arrive together.
+struct KvRun {
+  std::vector<Batch> batches;
+  std::vector<serving::RequestRecord> records;
+  serving::ReplicaStats stats;
+};
+
+KvRun run_kv(serving::PreemptionMode preemption) {
+  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
+  const auto platform = runner::build_platform(s);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  serving::InstanceLayout layout;
+  layout.model = spec.model;
+  layout.accelerators = {0};
+  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
+  serving::SchedulerSpec scheduler;
+  scheduler.block_size = 4;
+  scheduler.max_sequences = 8;
+  scheduler.max_batched_tokens = 100;
+  scheduler.preemption = preemption;
+  serving::Replica replica(0, serving::ReplicaRole::mixed, cost, nullptr, scheduler, {}, 6, 1000.0, 1e9, false);
+  platform::Session session(*platform, s.simulation);
+  BatchRecorder recorder;
+  session.set_trace(&recorder);
+  KvRun run;
+  run.records.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    run.records[static_cast<std::size_t>(i)].request.id = i;
+    run.records[static_cast<std::size_t>(i)].request.input_tokens = 8;
+    run.records[static_cast<std::size_t>(i)].request.output_tokens = 8;
+  }
+  int finished = 0;
+  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}}, 0);
+  replica.hold();
+  for (serving::RequestRecord& record : run.records) replica.submit(record);
+  replica.release();
+  session.engine().run();
+  CHECK(finished == 2);
+  CHECK(replica.used_blocks() == 0);
+  run.batches = recorder.batches;
+  run.stats = replica.stats();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the KV cache full: the last admitted sequence is preempted, recomputed or swapped, by hand") {
+  // Both prompts prefill together (2 blocks each, 4 of 6 used) and give their first token.
+  // Decodes 2-5: each sequence reaches 12 tokens of KV in 3 blocks (6 used). Decode 6: A needs a
+  // 4th block for its 13th token and none is free, so B, the last admitted, is preempted (its
+  // 3 blocks freed); A runs alone while B waits, since B needs 3 blocks and 2 are free, until A
+  // finishes after decode 8 (8 tokens out).
+  // Recompute: B had 5 tokens out, so it prefills its 8 + 4 tokens again (the 5th token's KV is
+  // made by its next decode), which yields its 6th token; two decodes give the 7th and 8th.
+  const KvRun recompute = run_kv(serving::PreemptionMode::recompute);
+  const std::vector<Batch> prefill_again = {{2, 16, 0}, {2, 0, 2}, {2, 0, 2}, {2, 0, 2}, {2, 0, 2}, {1, 0, 1},
+                                            {1, 0, 1}, {1, 0, 1}, {1, 12, 0}, {1, 0, 1}, {1, 0, 1}};
+  CHECK_MESSAGE(recompute.batches == prefill_again, batch_text(recompute.batches));
+  CHECK(recompute.records[0].preemptions == 0);
+  CHECK(recompute.records[1].preemptions == 1);
+  CHECK(recompute.stats.preemptions == 1);
+  CHECK(recompute.stats.prefill_tokens == 16 + 12);
+  CHECK(recompute.stats.swap_s == 0);
+  CHECK(recompute.stats.peak_blocks == 6);
+  // Swap: B's 12 tokens of KV go to host memory and come back when 3 blocks are free; it goes
+  // on decoding (tokens 6, 7, 8) with no prefill. Each way moves 12 x 1,000 bytes at 1 GB/s.
+  const KvRun swap = run_kv(serving::PreemptionMode::swap);
+  const std::vector<Batch> swapped_back = {{2, 16, 0}, {2, 0, 2}, {2, 0, 2}, {2, 0, 2}, {2, 0, 2}, {1, 0, 1},
+                                           {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}};
+  CHECK_MESSAGE(swap.batches == swapped_back, batch_text(swap.batches));
+  CHECK(swap.records[1].preemptions == 1);
+  CHECK(swap.stats.prefill_tokens == 16);
+  CHECK(swap.stats.swap_s == relative_approx(2 * 12 * 1000.0 / 1e9));
 }
 
 }  // namespace replica_schedule_test
