@@ -142,6 +142,9 @@ const Declarations<AcceleratorSpec>& accelerator_keys() {
                       "vendor", {{"nvidia", "nvidia"}, {"amd", "amd"}, {"google", "google"}, {"intel", "intel"}}),
                   "chip vendor");
     k.string("source", &A::source, "where the figures come from");
+    k.string("projected", &A::projected,
+             "not a shipping part: what is projected and from which announcement (a feasibility preset, derived "
+             "with `base:` from a calibrated one); a run on it says so in its notes");
     k.object("peak", peak_keys(), "dense matrix-unit peaks per numeric format").need();
     k.quantity("vector_fp32", &A::vector_flops_per_s, Dimension::flops_per_s, "non-matrix (CUDA-core) fp32 peak")
         .positive()

@@ -18,6 +18,9 @@ struct AcceleratorSpec {
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
   std::string vendor;        ///< "nvidia", "amd", "google", "intel"
   std::string source;        ///< where the figures come from
+  /// Not a shipping part: what is projected and from which announcement (empty: a part whose
+  /// figures are datasheets and measurements). A run on it says so in its notes.
+  std::string projected;
 
   std::map<Dtype, double> peak_flops_per_s;  ///< dense matrix-unit peak per format
   double vector_flops_per_s = 0;             ///< non-matrix (CUDA-core fp32) peak

@@ -45,6 +45,10 @@ bool read_accelerator_section(const ConfigNode& root, const std::filesystem::pat
   }
   if (entry == nullptr) return false;
   set_accelerator(read_accelerator(*entry, "accelerators." + name, name, problems), cluster);
+  if (!cluster.accelerator.projected.empty()) {
+    problems.notice(fmt::format("cluster.node.accelerator: '{}' is a projected part, not a shipping one: {}", name,
+                                cluster.accelerator.projected));
+  }
   return !problems.bad("accelerators." + name);
 }
 

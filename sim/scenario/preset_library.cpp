@@ -247,8 +247,10 @@ void merge_library_presets(ConfigNode& root, LibraryKind kind, std::string_view 
 /// include, a --set, or a derived preset of the scenario)?
 bool written_by_scenario(const config::ConfigNode& value, const std::filesystem::path& data_dir, LibraryKind kind) {
   const std::filesystem::path folder = std::filesystem::path(value.position.file).parent_path().lexically_normal();
-  // A kernel stack (simulation.kernel_stack) writes accelerator settings from its library file.
-  if (kind == LibraryKind::accelerators && folder == (data_dir / library_folder(LibraryKind::stacks)).lexically_normal()) {
+  // A kernel stack (simulation.kernel_stack) and a feasibility preset write accelerator settings
+  // from their library files.
+  if (kind == LibraryKind::accelerators && (folder == (data_dir / library_folder(LibraryKind::stacks)).lexically_normal() ||
+                                            folder == (data_dir / kProjectedFolder).lexically_normal())) {
     return false;
   }
   return folder != (data_dir / library_folder(kind)).lexically_normal();

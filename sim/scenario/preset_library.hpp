@@ -22,6 +22,11 @@ const config::NameTable<LibraryKind>& library_kind_names();
 
 /// The data-dir folder of `kind`: "accelerators", "llms", "systems", "stacks".
 std::string_view library_folder(LibraryKind kind);
+/// The library folder of feasibility presets (models/data/projected): parts and settings not
+/// shipping yet, derived with `base:` from calibrated presets, which a scenario includes
+/// (`include: [projected/rubin.yaml]`). Their accelerator settings are the library's, not the
+/// scenario's.
+inline constexpr std::string_view kProjectedFolder = "projected";
 
 /// Preset names of `kind` (file stems in the data dir), sorted.
 std::vector<std::string> library_names(LibraryKind kind,

@@ -149,3 +149,49 @@ cluster: {nodes: 2}
 }
 
 }  // namespace derived_presets_test
+
+namespace derived_presets_test {
+
+TEST_CASE("a projected part (models/data/projected): its statements, the base's calibration, and a notice") {
+  const std::string example = std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/feasibility/rubin-70b-training.yaml";
+  const Scenario rubin = load_scenario(example);
+  const models::AcceleratorSpec& chip = rubin.platform.cluster.accelerator;
+  const Scenario gb300 = load_scenario(example, {"cluster.node.accelerator=gb300", "cluster.node.scale_up.bandwidth=900 GB/s"});
+  const models::AcceleratorSpec& base = gb300.platform.cluster.accelerator;
+  // What NVIDIA stated, per package ...
+  CHECK(chip.peak_flops_per_s.at(models::Dtype::fp4) == doctest::Approx(50e15).epsilon(1e-12));
+  CHECK(chip.peak_flops_per_s.at(models::Dtype::fp8) == doctest::Approx(16.667e15).epsilon(1e-12));
+  CHECK(chip.hbm_capacity_bytes == doctest::Approx(288e9).epsilon(1e-12));
+  CHECK(chip.hbm_bytes_per_s == doctest::Approx(13e12).epsilon(1e-12));
+  CHECK(rubin.platform.cluster.network.scale_up.bytes_per_s == doctest::Approx(1800e9).epsilon(1e-12));
+  // ... and GB300's figures for the rest.
+  CHECK(chip.matmul_efficiency == base.matmul_efficiency);
+  CHECK(chip.memory_efficiency == base.memory_efficiency);
+  CHECK(chip.compute_units == base.compute_units);
+  CHECK(chip.tdp_w == base.tdp_w);
+  CHECK(chip.vector_flops_per_s == base.vector_flops_per_s);
+  // Said once, as a notice with the preset's own statement; nothing warned.
+  CHECK(base.projected.empty());
+  REQUIRE_FALSE(chip.projected.empty());
+  int said = 0;
+  for (const std::string& notice : rubin.notices) {
+    said += notice.rfind("cluster.node.accelerator: 'rubin-projected' is a projected part, not a shipping one: "
+                         "NVIDIA's GTC 2025",
+                         0) == 0
+                ? 1
+                : 0;
+  }
+  CHECK(said == 1);
+  for (const config::Diagnostic& warning : rubin.warnings) CHECK_MESSAGE(false, warning.render());
+  for (const std::string& notice : gb300.notices) CHECK(notice.find("projected") == std::string::npos);
+  // A part derived from a projected one stays projected; `projected` must be text.
+  std::string derived = with_accelerator(
+      "rubin-22tb", "accelerators: {rubin-22tb: {base: rubin-projected, memory: {hbm_bandwidth: \"22 TB/s\"}}}\n");
+  derived.replace(derived.find("include: [systems/dgx-h100.yaml]"), 32,
+                  "include: [systems/dgx-h100.yaml, projected/rubin.yaml]");
+  CHECK(load_scenario_from_string(derived, "t.yaml").platform.cluster.accelerator.projected == chip.projected);
+  const auto bad = problems(with_accelerator("h100-x", "accelerators: {h100-x: {base: h100-sxm, projected: [a, b]}}\n"));
+  CHECK(at(bad, "accelerators.h100-x.projected").render().rfind("t.yaml:6:52: accelerators.h100-x.projected: expected a string, got a list", 0) == 0);
+}
+
+}  // namespace derived_presets_test
