@@ -195,3 +195,32 @@ TEST_CASE("a projected part (models/data/projected): its statements, the base's 
 }
 
 }  // namespace derived_presets_test
+
+namespace derived_presets_test {
+
+TEST_CASE("a projected rack: Rubin Ultra NVL576's 144-package NVLink domain, beyond every shipping bound, said once") {
+  std::string yaml = with_accelerator("gb300");
+  yaml.replace(yaml.find("include: [systems/dgx-h100.yaml]"), 32,
+               "include: [systems/gb300-nvl72.yaml, projected/rubin-ultra-nvl576.yaml]");
+  yaml.replace(yaml.find("node: {accelerator: gb300}"), 26, "node: {accelerator: rubin-ultra-projected}");
+  const Scenario ultra = load_scenario_from_string(yaml, "t.yaml", {"cluster.nodes=18", "workload.global_batch=18"});
+  const models::AcceleratorSpec& chip = ultra.platform.cluster.accelerator;
+  CHECK(chip.name == "rubin-ultra-projected");
+  CHECK(chip.peak_flops_per_s.at(models::Dtype::fp4) == doctest::Approx(104.167e15).epsilon(1e-12));
+  CHECK(chip.hbm_capacity_bytes == doctest::Approx(1e12).epsilon(1e-12));
+  CHECK(ultra.platform.cluster.network.scale_up.domain_size == 144);
+  CHECK(ultra.platform.cluster.network.scale_up.bytes_per_s == doctest::Approx(5.2e12).epsilon(1e-12));
+  // 104 PFLOP/s is above the 100 PFLOP/s plausibility bound of shipping parts: a projected part
+  // is not warned about it, its notice says what is projected.
+  for (const config::Diagnostic& warning : ultra.warnings) CHECK_MESSAGE(false, warning.render());
+  REQUIRE(ultra.notices.size() >= 1);
+  CHECK(ultra.notices[0].rfind("cluster.node.accelerator: 'rubin-ultra-projected' is a projected part", 0) == 0);
+  // The same peak on a part not marked projected is warned about.
+  const Scenario unmarked = load_scenario_from_string(
+      with_accelerator("h100-fast", "accelerators: {h100-fast: {base: h100-sxm, peak: {fp8: \"104167 TFLOP/s\"}}}\n"),
+      "t.yaml");
+  REQUIRE(unmarked.warnings.size() == 1);
+  CHECK(unmarked.warnings[0].render().find("is implausible: above 100 PFLOP/s") != std::string::npos);
+}
+
+}  // namespace derived_presets_test
