@@ -40,7 +40,7 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
   const ScaleUpSpec& up = spec.scale_up;
   if (!ScaleUpSpec::known_fabric(up.fabric)) {
     problems.push_back(fmt::format(
-        "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, xgmi-mesh; got '{}'", up.fabric));
+        "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, ualink, xgmi-mesh; got '{}'", up.fabric));
   }
   // A mesh has no switch for shared NICs to hang off: every accelerator needs its own NIC.
   if (up.is_mesh() && !direct && spec.nodes > 1 && out.nics_per_node != spec.accelerators_per_node) {

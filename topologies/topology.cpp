@@ -166,6 +166,10 @@ void Topology::Impl::name_vertices() const {
     if (tier == 2) return spec.scale_out.tiers == 3 ? "agg" : "spine";
     return "core";
   };
+  // A scale-up domain's switch: pciN, ualinkN or nvswitchN.
+  const auto scale_up_switch_label = [](const std::string& up_fabric) -> std::string {
+    return up_fabric == "pcie" ? "pci" : up_fabric == "ualink" ? "ualink" : "nvswitch";
+  };
   std::map<std::string, int> next_index;  // per label, in vertex order
   std::size_t next_custom_switch = 0;
   for (int v = 0; v < count; ++v) {
@@ -177,7 +181,7 @@ void Topology::Impl::name_vertices() const {
       continue;
     }
     std::string label = vertex.kind == VertexKind::nic ? "nic"
-                        : vertex.kind == VertexKind::scale_up_switch ? (spec.scale_up.fabric == "pcie" ? "pci" : "nvswitch")
+                        : vertex.kind == VertexKind::scale_up_switch ? scale_up_switch_label(spec.scale_up.fabric)
                                                                      : fabric_label(vertex.tier);
     name = fmt::format("{}{}", label, next_index[label]++);
   }

@@ -21,7 +21,7 @@ enum class VertexKind { accelerator, scale_up_switch, switch_, nic };
 /// point-to-point links (AMD Infinity Fabric xGMI, Gaudi's integrated RoCE ports).
 /// The defaults are the scenario's (`cluster.node.scale_up`, declared in topology_keys.cpp).
 struct ScaleUpSpec {
-  /// "nvswitch" or "pcie" (one switch per domain), "xgmi-mesh" or "ethernet-mesh" (one
+  /// "nvswitch", "ualink" or "pcie" (one switch per domain), "xgmi-mesh" or "ethernet-mesh" (one
   /// point-to-point cable between every pair of the domain's accelerators).
   std::string fabric = "nvswitch";
   /// Per accelerator, one direction, over all its scale-up links. On a mesh of D accelerators
@@ -40,7 +40,7 @@ struct ScaleUpSpec {
   bool is_mesh() const { return is_mesh_fabric(fabric); }
   /// True for any fabric name this library builds.
   static bool known_fabric(std::string_view name) {
-    return name == "nvswitch" || name == "pcie" || is_mesh_fabric(name);
+    return name == "nvswitch" || name == "pcie" || name == "ualink" || is_mesh_fabric(name);
   }
   static bool is_mesh_fabric(std::string_view name) { return name == "xgmi-mesh" || name == "ethernet-mesh"; }
 };

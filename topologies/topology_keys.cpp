@@ -54,7 +54,7 @@ const Declarations<LinkFaultSpec>& link_fault_keys() {
     Declarations<LinkFaultSpec> k;
     k.string("link", &LinkFaultSpec::link,
              "the cable, by its two ends as the topology names them: `leaf0-spine1` (fat-tree: gpuN, nicE, leafI, "
-             "spineI or aggI, coreI; nvswitchD; switch0; routerI; a custom network's names); every parallel cable "
+             "spineI or aggI, coreI; nvswitchD (ualinkD, pciD); switch0; routerI; a custom network's names); every parallel cable "
              "between them; one of link and switch");
     k.string("switch", &LinkFaultSpec::switch_name,
              "a switch whose every cable goes down (e.g. `spine0`); one of link and switch");
@@ -211,10 +211,11 @@ const Declarations<ScaleUpSpec>& scale_up_keys() {
                   NameTable<std::string>("scale-up fabric", {{"ethernet-mesh", "ethernet-mesh"},
                                                              {"nvswitch", "nvswitch"},
                                                              {"pcie", "pcie"},
+                                                             {"ualink", "ualink"},
                                                              {"xgmi-mesh", "xgmi-mesh"}}),
                   "scale-up fabric, the one the accelerator has (its scale_up_fabric): nvswitch = NVSwitch or "
-                  "NVLink switch trays (NVLS where the chip supports it); pcie = the PCIe switch tree as one "
-                  "switch; xgmi-mesh = AMD Infinity Fabric full mesh, ethernet-mesh = Gaudi's all-to-all RoCE "
+                  "NVLink switch trays (NVLS where the chip supports it); ualink = UALink switches (a switch per "
+                  "domain, no in-switch reduction); pcie = the PCIe switch tree as one switch; xgmi-mesh = AMD Infinity Fabric full mesh, ethernet-mesh = Gaudi's all-to-all RoCE "
                   "ports: one point-to-point link per pair at bandwidth / (domain_size - 1), rings on n - 1 "
                   "disjoint Hamiltonian cycles, no NVLS; not for torus/custom (they are the whole network)");
     k.quantity("bandwidth", &ScaleUpSpec::bytes_per_s, Dimension::bytes_per_s,

@@ -175,6 +175,7 @@ const Declarations<AcceleratorSpec>& accelerator_keys() {
                                                                      {"ici-torus", "ici-torus"},
                                                                      {"nvswitch", "nvswitch"},
                                                                      {"pcie", "pcie"},
+                                                                     {"ualink", "ualink"},
                                                                      {"xgmi-mesh", "xgmi-mesh"}}),
                   "the scale-up fabric the chip is built into; a cluster must use it (cluster.node.scale_up.fabric, "
                   "or cluster.network.topology torus for ici-torus); unset: any")

@@ -99,7 +99,7 @@ struct AcceleratorSpec {
   /// Scale-up (NVLink / Infinity Fabric / ICI) bandwidth per accelerator, one direction.
   double scale_up_bytes_per_s = 0;
   /// The scale-up fabric this chip is built into (preset `scale_up_fabric`): "nvswitch",
-  /// "pcie", "xgmi-mesh", "ethernet-mesh" (cluster.node.scale_up.fabric must be it) or
+  /// "pcie", "ualink", "xgmi-mesh", "ethernet-mesh" (cluster.node.scale_up.fabric must be it) or
   /// "ici-torus" (cluster.network.topology must be torus); empty: not stated, any fabric.
   std::string scale_up_fabric;
 

@@ -101,6 +101,7 @@ void complete_scale_up(const ConfigNode& root, bool accelerator_ok, bool whole_n
 std::string fabric_description(const std::string& fabric) {
   if (fabric == "nvswitch") return "NVSwitch / NVLink switch";
   if (fabric == "pcie") return "PCIe switch";
+  if (fabric == "ualink") return "UALink switch";
   if (fabric == "xgmi-mesh") return "AMD Infinity Fabric (xGMI) full mesh";
   if (fabric == "ethernet-mesh") return "all-to-all RoCE Ethernet mesh";
   if (fabric == "ici-torus") return "ICI torus";

@@ -75,7 +75,7 @@ TEST_CASE("scale-up spec errors name the field and range") {
                        clustersim::ConfigError);
   spec = cluster(1, 8, 8);
   spec.scale_up.fabric = "nvlink";
-  CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, xgmi-mesh; got 'nvlink'",
+  CHECK_THROWS_WITH_AS(Topology::build(spec), "scale_up.fabric must be one of: ethernet-mesh, nvswitch, pcie, ualink, xgmi-mesh; got 'nvlink'",
                        clustersim::ConfigError);
 }
 

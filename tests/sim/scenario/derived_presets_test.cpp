@@ -224,3 +224,34 @@ TEST_CASE("a projected rack: Rubin Ultra NVL576's 144-package NVLink domain, bey
 }
 
 }  // namespace derived_presets_test
+
+namespace derived_presets_test {
+
+TEST_CASE("a projected AMD rack on UALink: the ualink fabric, its 72-GPU domain, and a part held to it") {
+  const std::string example = std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/feasibility/helios-70b-training.yaml";
+  const Scenario helios = load_scenario(example);
+  const auto& network = helios.platform.cluster.network;
+  CHECK(helios.platform.cluster.accelerator.name == "mi455x-projected");
+  CHECK(helios.platform.cluster.accelerator.peak_flops_per_s.at(models::Dtype::fp4) == doctest::Approx(40e15).epsilon(1e-12));
+  CHECK(helios.platform.cluster.accelerator.hbm_bytes_per_s == doctest::Approx(19.6e12).epsilon(1e-12));
+  CHECK(network.scale_up.fabric == "ualink");
+  CHECK(network.scale_up.domain_size == 72);
+  CHECK(network.scale_out.nic_bytes_per_s == doctest::Approx(300e9).epsilon(1e-12));
+  for (const config::Diagnostic& warning : helios.warnings) CHECK_MESSAGE(false, warning.render());
+  // A switch per domain, named as the fabric is (ualinkN), 72 GPUs on each: a TP group of 8 and
+  // a ring over 72 stay inside it; no NVLS (no in-switch reduction on UALink).
+  const auto platform = runner::build_platform(helios);
+  const topologies::Topology& topology = platform->topology();
+  CHECK(topology.path(0, 71).links.size() == 2);  // gpu -> ualink switch -> gpu
+  CHECK(topology.path(0, 72).links.size() > 2);   // the next domain: over the NICs
+  CHECK(topology.find_vertex("ualink0").has_value());
+  CHECK_FALSE(topology.find_vertex("nvswitch0").has_value());
+  // The part is built into UALink: another fabric is refused at its key.
+  const auto refused = problems(std::string("schema_version: 1\nname: h\ninclude: [projected/helios-mi455x.yaml]\n") +
+                                "cluster: {nodes: 18, node: {scale_up: {fabric: nvswitch}}}\n" +
+                                "workload: {model: llama-3-8b, seq_len: 4096, global_batch: 72, micro_batch: 1, "
+                                "parallelism: {tp: 1, dp: 72}}\n");
+  CHECK(at(refused, "cluster.node.scale_up.fabric").render().find("UALink switch") != std::string::npos);
+}
+
+}  // namespace derived_presets_test

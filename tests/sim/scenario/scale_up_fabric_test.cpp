@@ -143,7 +143,7 @@ TEST_CASE("a chip on a fabric it cannot have is an error naming the fabric it ha
   // An unknown fabric lists the valid choices.
   const auto unknown = problems(on_system("mi300x-x8", 1), {"cluster.node.scale_up.fabric=infinity"});
   REQUIRE(unknown.size() >= 1);
-  CHECK(unknown[0].hint.find("ethernet-mesh, nvswitch, pcie, xgmi-mesh") != std::string::npos);
+  CHECK(unknown[0].hint.find("ethernet-mesh, nvswitch, pcie, ualink, xgmi-mesh") != std::string::npos);
 }
 
 TEST_CASE("a scale-up fabric on a torus has no effect and says so") {
