@@ -43,7 +43,7 @@ struct ClusterSpec {
   /// Memory levels of one accelerator (from the preset's `memory` block); HBM always present.
   std::vector<models::MemoryLevel> memory_levels;
   models::HostLink host_link = models::HostLink::pcie;
-  /// Accelerator power (preset `power`) plus NIC/switch power and per-bit link energies
+  /// Accelerator power (preset `power`) plus the power limit and the NIC, switch and node power
   /// (scenario `power`). tdp_w == 0 means unknown: no power report.
   models::PowerSpec power;
   Placement placement = Placement::packed;  ///< `cluster.placement`

@@ -260,7 +260,8 @@ Declarations<Scenario> scenario_keys(const WorkloadKinds& kinds, std::string_vie
                                       "and that kind's keys (checked against them), and is pinned to its accelerators"));
   keys.object("simulation", simulation_keys(), "simulation options");
   keys.object("power", &Scenario::platform, power_keys(),
-              "power of the network gear and per-bit link energies (defaults: estimates, docs/models.md)");
+              "the accelerators' power limit, and the power of the NICs, switches and nodes beyond the "
+              "accelerators (defaults: estimates, docs/models.md)");
   keys.object("cost", member(&Scenario::platform, &PlatformSpec::cost), models::cost_keys(),
               "prices for the cost report (unset: no cost)");
   keys.object("output", &Scenario::output, output_keys(), "outputs");
