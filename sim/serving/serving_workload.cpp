@@ -578,7 +578,6 @@ void ServingWorkload::on_finished(RequestRecord& record) {
     session_->progress()("requests", static_cast<std::size_t>(finished_), static_cast<std::size_t>(spec_.requests.count));
   }
   if (platform::TraceSink* trace = session_->trace(); trace != nullptr && record.finish_s >= 0) {
-    const auto ps = [](double s) { return engine::seconds_to_ps(s); };
     const int accelerator =
         record.replica < 0
             ? -1
@@ -588,16 +587,18 @@ void ServingWorkload::on_finished(RequestRecord& record) {
     item.id = record.request.id;
     item.name = fmt::format("request {}{}", record.request.id, record.rejected ? " rejected" : "");
     item.category = "request";
-    item.start_ps = ps(record.request.arrival_s);
-    item.end_ps = ps(record.finish_s);
+    item.start_ps = engine::seconds_to_ps(record.request.arrival_s);
+    item.end_ps = engine::seconds_to_ps(record.finish_s);
     item.args = {{"input_tokens", record.request.input_tokens},
                  {"output_tokens", record.request.output_tokens},
                  {"replica", record.replica}};
     if (!record.rejected && record.scheduled_s >= 0) {
-      item.phases.push_back({"queued", item.start_ps, ps(record.scheduled_s)});
+      const engine::TimePs scheduled_ps = engine::seconds_to_ps(record.scheduled_s);
+      item.phases.push_back({"queued", item.start_ps, scheduled_ps});
       if (record.first_token_s >= 0) {
-        item.phases.push_back({"prefill", ps(record.scheduled_s), ps(record.first_token_s)});
-        item.phases.push_back({"decode", ps(record.first_token_s), item.end_ps});
+        const engine::TimePs first_token_ps = engine::seconds_to_ps(record.first_token_s);
+        item.phases.push_back({"prefill", scheduled_ps, first_token_ps});
+        item.phases.push_back({"decode", first_token_ps, item.end_ps});
       }
     }
     trace->item(item);

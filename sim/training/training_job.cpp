@@ -176,8 +176,7 @@ TrainingJob::TrainingJob(const TrainingWorkload& workload, const platform::Platf
       inputs_(footprint_inputs(workload)),
       footprint_(models::training_footprint(inputs_)),
       setup_(training_setup(workload, platform, allocation, options)),
-      options_(options),
-      failures_(options.failures) {
+      options_(options) {
   if (!platform.link_faults().empty() && options.fidelity == platform::Fidelity::flow &&
       setup_.mode == platform::SimulationMode::symmetric) {
     // A fault slows the flows that cross it only: the replicas of a collective or a pipeline
@@ -244,9 +243,9 @@ std::unique_ptr<platform::WorkloadResult> TrainingJob::finish(platform::Session&
   if (needs_iterations(iteration_settings_)) {
     result->iterations = simulate_iterations(setup_, iteration_settings_, *step_);
   }
-  if (failures_.enabled) {
+  if (options_.failures.enabled) {
     result->goodput_computed = true;
-    result->goodput = training_goodput(failures_, workload_, footprint_, iteration_settings_.per_node,
+    result->goodput = training_goodput(options_.failures, workload_, footprint_, iteration_settings_.per_node,
                                        platform_.cluster().network.scale_out.nics_per_node);
   }
   fill_run_report(workload_.train_tokens, *result);

@@ -59,9 +59,8 @@ class TrainingJob final : public platform::Workload {
   models::FootprintInputs inputs_;
   models::TrainingFootprint footprint_;
   TrainingSetup setup_;
-  platform::SessionOptions options_;
+  platform::SessionOptions options_;  ///< the run's: its failures, and the sessions a step runs alone in
   IterationSettings iteration_settings_;
-  models::FailureSpec failures_;
   std::unique_ptr<TrainingStep> step_;
   std::vector<std::string> mode_notes_;  ///< why the mode differs from simulation.mode
 };
