@@ -54,6 +54,15 @@ Declarations<AcceleratorSpec> memory_keys() {
       .positive()
       .optional();
   keys.quantity("cxl_latency", &A::cxl_latency_s, Dimension::seconds, "CXL transfer setup latency");
+  keys.quantity("ssd_capacity", &A::ssd_capacity_bytes, Dimension::bytes,
+                "local NVMe per accelerator (the node's drives over its accelerators), a KV-cache tier")
+      .positive()
+      .optional();
+  keys.quantity("ssd_bandwidth", &A::ssd_bytes_per_s, Dimension::bytes_per_s,
+                "local NVMe read bandwidth per accelerator; unset: no SSD tier")
+      .positive()
+      .optional();
+  keys.quantity("ssd_latency", &A::ssd_latency_s, Dimension::seconds, "local NVMe read latency");
   return keys;
 }
 

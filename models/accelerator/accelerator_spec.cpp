@@ -43,6 +43,9 @@ std::vector<MemoryLevel> AcceleratorSpec::memory_levels() const {
     levels.push_back(
         {MemoryLevelKind::cxl, cxl_capacity_bytes, cxl_bytes_per_s, cxl_latency_s});
   }
+  if (ssd_capacity_bytes > 0 && ssd_bytes_per_s > 0) {
+    levels.push_back({MemoryLevelKind::ssd, ssd_capacity_bytes, ssd_bytes_per_s, ssd_latency_s});
+  }
   return levels;
 }
 

@@ -46,6 +46,10 @@ struct AcceleratorSpec {
   double cxl_capacity_bytes = 0;        ///< pooled CXL memory per accelerator
   double cxl_bytes_per_s = 0;           ///< CXL bandwidth per accelerator
   double cxl_latency_s = 3e-6;          ///< CXL transfer setup latency
+  /// Local NVMe per accelerator (the node's drives over its accelerators): a KV-cache tier.
+  double ssd_capacity_bytes = 0;
+  double ssd_bytes_per_s = 0;           ///< read bandwidth per accelerator (0: no SSD tier)
+  double ssd_latency_s = 100 * 1e-6;    ///< NVMe read latency (a 4 KiB read, ~100 us)
   double tdp_w = 0;   ///< board power limit (0: unknown, no power report)
   double idle_w = 0;  ///< idle power (0: unknown)
   /// Board power by activity class at full clock, W (0: derived from tdp and idle with the
@@ -115,7 +119,7 @@ struct AcceleratorSpec {
   /// Best-GEMM fraction of peak in `dtype`: matmul_efficiency_by_dtype, else matmul_efficiency.
   double matmul_efficiency_for(Dtype dtype) const;
   /// The memory levels of one accelerator, nearest-last as the loader has always listed them:
-  /// HBM, then L2, SRAM, host and CXL where both their capacity and bandwidth are known.
+  /// HBM, then L2, SRAM, host, CXL and SSD where both their capacity and bandwidth are known.
   std::vector<MemoryLevel> memory_levels() const;
 };
 

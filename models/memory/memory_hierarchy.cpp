@@ -14,6 +14,7 @@ std::string_view memory_level_name(MemoryLevelKind kind) {
     case MemoryLevelKind::hbm: return "hbm";
     case MemoryLevelKind::host: return "host";
     case MemoryLevelKind::cxl: return "cxl";
+    case MemoryLevelKind::ssd: return "ssd";
   }
   return "?";
 }
@@ -68,8 +69,8 @@ double MemoryHierarchy::effective_read_bytes_per_s(double working_set_bytes) con
 
 double MemoryHierarchy::offload_transfer_time_s(double bytes, MemoryLevelKind far_level) const {
   if (bytes < 0) throw ConfigError("offload transfer: negative byte count");
-  if (far_level != MemoryLevelKind::host && far_level != MemoryLevelKind::cxl) {
-    throw ConfigError("offload transfer: target must be 'host' or 'cxl', not '" +
+  if (far_level != MemoryLevelKind::host && far_level != MemoryLevelKind::cxl && far_level != MemoryLevelKind::ssd) {
+    throw ConfigError("offload transfer: target must be 'host', 'cxl' or 'ssd', not '" +
                       std::string(memory_level_name(far_level)) + "'");
   }
   if (!has(far_level)) {

@@ -1,5 +1,5 @@
 #pragma once
-/// The memory levels of one accelerator (SRAM, L2, HBM, host DRAM, pooled CXL) and the
+/// The memory levels of one accelerator (SRAM, L2, HBM, host DRAM, pooled CXL, local NVMe) and the
 /// bandwidth an op sees for a given working set.
 #include <optional>
 #include <string_view>
@@ -10,9 +10,9 @@
 namespace clustersim::models {
 
 /// A level of the hierarchy, nearest to the math units first.
-enum class MemoryLevelKind { sram, l2, hbm, host, cxl };
+enum class MemoryLevelKind { sram, l2, hbm, host, cxl, ssd };
 
-/// "sram", "l2", "hbm", "host", "cxl".
+/// "sram", "l2", "hbm", "host", "cxl", "ssd".
 std::string_view memory_level_name(MemoryLevelKind kind);
 
 /// How host DRAM is attached: PCIe (x86 hosts) or a coherent chip-to-chip link (Grace C2C).
@@ -29,7 +29,7 @@ struct MemoryLevel {
 };
 
 /// The levels of one accelerator. SRAM and L2 are optional (omit when unknown), HBM is
-/// required, host and CXL are optional. Construct with `MemoryHierarchy(levels, link)`.
+/// required, host, CXL and SSD are optional. Construct with `MemoryHierarchy(levels, link)`.
 class MemoryHierarchy {
  public:
   /// Throws ConfigError if there is no HBM level, a level appears twice, a capacity or
@@ -51,7 +51,8 @@ class MemoryHierarchy {
   /// working set is L2-resident (reuse), else HBM bandwidth.
   double effective_read_bytes_per_s(double working_set_bytes) const;
 
-  /// Time to move `bytes` between HBM and host memory (`host`) or the CXL pool (`cxl`),
+  /// Time to move `bytes` between HBM and host memory (`host`), the CXL pool (`cxl`) or local
+  /// NVMe (`ssd`),
   /// seconds: latency + bytes / link bandwidth. Throws ConfigError if that level is absent
   /// (naming the missing preset field) or bytes is negative.
   double offload_transfer_time_s(double bytes, MemoryLevelKind far_level) const;

@@ -220,7 +220,8 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"serving.preemptions", "count", "times a running request was evicted for lack of KV blocks"},
         {"serving.kv_cache_utilisation", "fraction", "used / all KV blocks: time-weighted mean, peak of any instance",
          "mean peak"},
-        {"serving.prefix_hit_rate", "fraction", "prompt tokens served from the prefix cache / prompt tokens"},
+        {"serving.prefix_hit_rate", "fraction",
+         "prompt tokens served from the prefix cache (HBM, or a KV-cache tier with kv_offload) / prompt tokens"},
         {"serving.gpu_utilisation", "fraction", "busy accelerator time / (accelerators x duration)"},
         {"serving.accelerators", "count", "accelerators of all pools"},
         {"serving.average_power_w", "W", "mean power of the devices, nodes, NICs, switches and power supplies"},
@@ -253,6 +254,26 @@ void add_serving_and_job_sections(std::vector<MetricSection>& sections) {
         {"serving.time_series.queued[]", "count", "requests waiting at each sample"},
         {"serving.time_series.kv_cache_utilisation[]", "fraction", "KV blocks in use at each sample"},
         {"serving.time_series.output_tokens_per_s[]", "tokens/s", "output tokens generated in each second"}}});
+  sections.push_back(
+      {"Serving KV-cache tiers",
+       "`serving.kv_offload` (serving runs with workload.kv_offload.tiers; absent otherwise): docs/serving.md, KV-cache "
+       "tiers",
+       {{"serving.kv_offload.write", "text", "when a prefix is copied to the first tier: write_through or write_back"},
+        {"serving.kv_offload.load", "text", "how a hit comes back: async (the request waits) or blocking (its batch waits)"},
+        {"serving.kv_offload.hbm_hit_rate", "fraction", "prompt tokens served from HBM's prefix cache / prompt tokens"},
+        {"serving.kv_offload.tier_wait_share", "fraction", "blocking loads' share of the iterations' busy time"},
+        {"serving.kv_offload.tiers[].tier", "text", "host, cxl or ssd, nearest first"},
+        {"serving.kv_offload.tiers[].capacity_bytes", "B", "per accelerator, given to the KV cache"},
+        {"serving.kv_offload.tiers[].hits", "count", "requests that loaded part of their prompt from it"},
+        {"serving.kv_offload.tiers[].hit_tokens", "tokens", "prompt tokens loaded from it"},
+        {"serving.kv_offload.tiers[].hit_rate", "fraction", "prompt tokens loaded from it / prompt tokens"},
+        {"serving.kv_offload.tiers[].bytes", "B", "moved, over all of an instance's accelerators: copied in (from HBM "
+         "or the tier above), loaded back to HBM, let go (to the next tier or dropped)", "stored loaded evicted"},
+        {"serving.kv_offload.tiers[].load_s", "s", "transfer time of its loads (latency + bytes / link, per accelerator)"},
+        {"serving.kv_offload.tiers[].prefill_avoided_s", "s",
+         "estimate: the prefill its hits' tokens would have cost, each alone less a one-token prefill"},
+        {"serving.kv_offload.tiers[].saved_s", "s",
+         "estimate: prefill_avoided_s - load_s (negative: recomputing was faster than loading)"}}});
   sections.push_back(
       {"Serving faults",
        "`serving.faults` (serving runs with simulation.variability, cluster.stragglers or simulation.failures; absent "

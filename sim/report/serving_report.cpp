@@ -98,6 +98,25 @@ nlohmann::json serving_json(const serving::ServingResult& r) {
           {"limiter", r.limiter},
           {"pools", pools},
           {"time_series", series}};
+  if (!r.kv_tiers.empty()) {  // only with kv_offload: a run without it writes what it always wrote
+    nlohmann::json tiers = nlohmann::json::array();
+    for (const serving::KvTierResult& t : r.kv_tiers) {
+      tiers.push_back({{"tier", t.tier},
+                       {"capacity_bytes", t.capacity_bytes},
+                       {"hits", t.hits},
+                       {"hit_tokens", t.hit_tokens},
+                       {"hit_rate", t.hit_rate},
+                       {"bytes", {{"stored", t.stored_bytes}, {"loaded", t.loaded_bytes}, {"evicted", t.evicted_bytes}}},
+                       {"load_s", t.load_s},
+                       {"prefill_avoided_s", t.prefill_avoided_s},
+                       {"saved_s", t.prefill_avoided_s - t.load_s}});
+    }
+    out["kv_offload"] = {{"write", serving::tier_write_names().name(r.kv_write)},
+                         {"load", serving::tier_load_names().name(r.kv_load)},
+                         {"hbm_hit_rate", r.hbm_hit_rate},
+                         {"tier_wait_share", r.tier_wait_share},
+                         {"tiers", std::move(tiers)}};
+  }
   if (r.faults.modelled) {  // only then: a run without fault keys writes what it always wrote
     const serving::ServingFaults& f = r.faults;
     out["faults"] = {{"instances", f.instances},
@@ -176,6 +195,12 @@ std::string serving_summary_table(const scenario::Scenario& scenario, const serv
   }
   out += fmt::format("  KV cache                {:.1f} % mean, {:.1f} % peak; prefix hit rate {:.1f} %\n",
                      r.kv_utilisation_mean * 100, r.kv_utilisation_peak * 100, r.prefix_hit_rate * 100);
+  for (const serving::KvTierResult& t : r.kv_tiers) {
+    out += fmt::format("  KV tier {:<15} hit rate {:.1f} % ({} requests), {:.1f} GiB stored, {:.1f} GiB loaded in {:.3f} s; "
+                       "prefill avoided ~{:.3f} s\n",
+                       t.tier, t.hit_rate * 100, t.hits, t.stored_bytes / (1024.0 * 1024 * 1024),
+                       t.loaded_bytes / (1024.0 * 1024 * 1024), t.load_s, t.prefill_avoided_s);
+  }
   out += fmt::format("  accelerators            {} busy {:.1f} % of the time; limited by {}\n", r.accelerators,
                      r.gpu_utilisation * 100, r.limiter);
   if (r.energy_per_token_j) {

@@ -121,6 +121,30 @@ Declarations<serving::SchedulerSpec> scheduler_keys() {
   return keys;
 }
 
+Declarations<serving::KvOffloadSpec> kv_offload_keys() {
+  using K = serving::KvOffloadSpec;
+  Declarations<K> keys;
+  keys.string_list("tiers", &K::tiers, "a KV-cache tier",
+                   "KV-cache tiers below HBM, nearest first: host, cxl, ssd (each needs the accelerator's "
+                   "memory.<tier>_capacity and memory.<tier>_bandwidth; prefix caching on)");
+  const auto capacity = [&keys](const char* key, double K::*member, const char* tier) {
+    keys.quantity(key, member, Dimension::bytes,
+                  fmt::format("{} per accelerator given to the KV cache; unset: the accelerator's memory.{}", tier, key))
+        .positive()
+        .optional();
+  };
+  capacity("host_capacity", &K::host_capacity_bytes, "host DRAM");
+  capacity("cxl_capacity", &K::cxl_capacity_bytes, "CXL memory");
+  capacity("ssd_capacity", &K::ssd_capacity_bytes, "local NVMe");
+  keys.enumeration("write", &K::write, serving::tier_write_names(),
+                   "write_through: a request's reusable context is copied to the first tier when it ends (vLLM's "
+                   "OffloadingConnector, Dynamo KVBM, LMCache); write_back: only when HBM evicts it");
+  keys.enumeration("load", &K::load, serving::tier_load_names(),
+                   "async: a request waits for its prefix's copy while the batch runs on (vLLM, KVBM); blocking: "
+                   "the iteration that admits it waits (LMCache without its layer-wise mode)");
+  return keys;
+}
+
 const Declarations<serving::PoolSpec>& pool_keys() {
   static const Declarations<serving::PoolSpec> keys = [] {
     Declarations<serving::PoolSpec> pool;
@@ -187,6 +211,8 @@ Declarations<ServingSpec> declare_serving_keys() {
   keys.declare(config::map_field("pools", pool_keys().fields(), "pools of model instances, by name (accelerators in name order)"))
       .need();
   keys.object("scheduler", &W::scheduler, scheduler_keys(), "continuous batching and the KV cache");
+  keys.object("kv_offload", &W::kv_offload, kv_offload_keys(),
+              "KV-cache tiers below HBM: prefixes HBM lets go kept in host DRAM, a CXL pool or local NVMe");
   keys.object("speculative", &W::speculative, speculative, "speculative decoding");
   keys.enumeration("router", &W::router, serving::router_policy_names(), "how requests are spread over instances");
   keys.object("requests", &W::requests, requests_keys(), "the request stream").need();
@@ -674,6 +700,85 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   warn_ineffective_simulation(c, w);
 }
 
+/// `kv_offload`: known tiers, nearest first, each present on every pool's accelerator and no
+/// larger than it; prefix caching on; capacities and policies that no tier reads warned.
+void check_kv_offload(const WorkloadReadContext& c, const ServingSpec& w) {
+  const serving::KvOffloadSpec& offload = w.kv_offload;
+  const std::string list = c.key("kv_offload.tiers");
+  if (!offload.on()) {
+    for (const char* key : {"kv_offload.host_capacity", "kv_offload.cxl_capacity", "kv_offload.ssd_capacity",
+                            "kv_offload.write", "kv_offload.load"}) {
+      c.warn_unless(false, key, "kv_offload.tiers lists no tier");
+    }
+    return;
+  }
+  const ConfigNode* node = c.root.find_path(list);
+  std::vector<models::MemoryLevelKind> levels;
+  std::vector<config::Position> written;  // where each of `levels` is written
+  for (std::size_t i = 0; i < offload.tiers.size(); ++i) {
+    const config::Position at =
+        node != nullptr && node->is_sequence() && i < node->items.size() ? node->items[i].position : c.position("kv_offload.tiers");
+    const auto level = serving::kv_tier_level_names().find(offload.tiers[i]);
+    if (!level) {
+      c.problems.add(at, list, "unknown KV-cache tier '" + offload.tiers[i] + "'",
+                     "valid: " + fmt::format("{}", fmt::join(serving::kv_tier_level_names().names(), ", ")));
+      continue;
+    }
+    if (!levels.empty() && *level <= levels.back()) {
+      c.problems.add(at, list, "tier '" + offload.tiers[i] + "' " + (*level == levels.back() ? "is listed twice" : "is out of order"),
+                     "list the tiers nearest first: host, cxl, ssd");
+      continue;
+    }
+    levels.push_back(*level);
+    written.push_back(at);
+  }
+  if (!w.scheduler.prefix_caching) {
+    c.problems.add(c.position("kv_offload.tiers"), list,
+                   "KV-cache tiers keep the prefix cache's blocks, and prefix caching is off (" +
+                       (c.has("scheduler.prefix_caching") ? std::string("scheduler.prefix_caching: false")
+                                                          : std::string(serving::framework_names().name(w.framework)) +
+                                                                "'s default") +
+                       ")",
+                   "set scheduler.prefix_caching: true");
+  }
+  const auto capacity_of = [&](models::MemoryLevelKind level) {
+    return level == models::MemoryLevelKind::host  ? offload.host_capacity_bytes
+           : level == models::MemoryLevelKind::cxl ? offload.cxl_capacity_bytes
+                                                   : offload.ssd_capacity_bytes;
+  };
+  for (const models::MemoryLevelKind level : {models::MemoryLevelKind::host, models::MemoryLevelKind::cxl,
+                                              models::MemoryLevelKind::ssd}) {
+    const std::string name(models::memory_level_name(level));
+    const auto listed = std::find(levels.begin(), levels.end(), level);
+    c.warn_unless(listed != levels.end(), "kv_offload." + name + "_capacity", "kv_offload.tiers does not list " + name);
+    if (listed == levels.end() || !c.platform_ok) continue;
+    const config::Position at = written[static_cast<std::size_t>(listed - levels.begin())];
+    for (const serving::PoolSpec& pool : w.pools) {
+      const models::AcceleratorSpec& accelerator = pool.accelerator ? *pool.accelerator : c.platform.cluster.accelerator;
+      const std::vector<models::MemoryLevel> present = accelerator.memory_levels();
+      const auto found = std::find_if(present.begin(), present.end(), [level](const models::MemoryLevel& l) { return l.kind == level; });
+      if (found == present.end()) {
+        c.problems.add(at, list,
+                       fmt::format("tier '{}' needs memory.{}_capacity and memory.{}_bandwidth on accelerator '{}' (pool "
+                                   "'{}'), which has neither or one",
+                                   name, name, name, accelerator.name, pool.name),
+                       fmt::format("set them under accelerators.{}.memory, or drop the tier", accelerator.name));
+      } else if (capacity_of(level) > found->capacity_bytes) {
+        const std::string key = c.key("kv_offload." + name + "_capacity");
+        c.problems.add(c.position("kv_offload." + name + "_capacity"), key,
+                       fmt::format("{:.1f} GiB per accelerator exceeds {}'s memory.{}_capacity, {:.1f} GiB",
+                                   capacity_of(level) / config::kGiB, accelerator.name, name, found->capacity_bytes / config::kGiB),
+                       "set at most the accelerator's capacity");
+      }
+    }
+  }
+  const bool shares = w.requests.arrival.process == serving::ArrivalProcess::trace || w.requests.prefix.groups > 0 ||
+                      w.requests.prefix.turns > 1;
+  c.warn_unless(shares, "kv_offload.tiers",
+                "no request shares a prefix (requests.prefix sets no groups and no turns), so nothing is read back "
+                "from a tier");
+}
+
 void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   resolve_datasets(c, w);
   std::string model_path, model_name;
@@ -699,6 +804,7 @@ void complete_serving(const WorkloadReadContext& c, ServingSpec& w) {
   check_token_budget(c, w);
   check_request_count(c, w);
   read_draft_model(c, w, model_ok);
+  check_kv_offload(c, w);
   warn_ineffective(c, w);
   if (c.has("moe") && model_ok && !w.model.is_moe()) {
     c.problems.add(c.position("moe"), c.key("moe"),

@@ -32,6 +32,8 @@ const config::NameTable<ReplicaRole>& replica_role_names() {
 
 /// Fingerprint tag of an iteration's end (plus the replica index).
 constexpr std::uint64_t kIterationTag = 0x5e41'0000'0000;
+/// Fingerprint tag of an async KV-tier load's arrival (plus the replica index).
+constexpr std::uint64_t kTierLoadTag = 0x5e41'2000'0000;
 
 /// A request inside a replica.
 struct Replica::Sequence {
@@ -45,6 +47,10 @@ struct Replica::Sequence {
   double last_token_s = -1;
   std::int64_t chunk = 0;      // query tokens scheduled this iteration
   bool swapped = false;
+  std::int64_t tier_tokens = 0;  // prompt tokens loaded from a KV-cache tier
+  int tier = -1;                 // ... from this one
+  bool tier_unpaid = false;      // a blocking load the admitting iteration has still to carry
+  engine::TimePs ready_ps = -1;  // an async tier load's copy arrives then (-1: none pending)
   RequestRecord* transfer_of = nullptr;  // prefill pool: its KV cache is being sent
   std::int64_t redo = 0;       // prompt tokens still to prefill again after a failure lost them
   bool decoding() const { return computed >= prompt; }
@@ -90,7 +96,16 @@ std::int64_t Replica::blocks_for(std::int64_t tokens) const {
 
 std::int64_t Replica::cached_prefix_tokens(std::int64_t prefix_id) const {
   const auto it = prefixes_.find(prefix_id);
-  return it == prefixes_.end() ? 0 : it->second.tokens;
+  const std::int64_t hbm = it == prefixes_.end() ? 0 : it->second.tokens;
+  return tiers_ ? std::max(hbm, tiers_->find(prefix_id).tokens) : hbm;
+}
+
+void Replica::set_kv_tiers(KvTierStore tiers, TierWrite write, TierLoad load) {
+  if (!scheduler_.prefix_caching) throw ConfigError("KV-cache tiers need scheduler.prefix_caching: true");
+  tier_link_free_s_.assign(tiers.size(), 0.0);
+  tiers_.emplace(std::move(tiers));
+  tier_write_ = write;
+  tier_load_ = load;
 }
 
 bool Replica::evict_prefix(std::int64_t needed) {
@@ -101,6 +116,7 @@ bool Replica::evict_prefix(std::int64_t needed) {
       continue;
     }
     const std::int64_t blocks = entry.tokens / scheduler_.block_size;
+    if (tiers_ && tier_write_ == TierWrite::write_back) tiers_->store(*it, entry.tokens);
     used_blocks_ -= blocks;
     cached_blocks_ -= blocks;
     needed -= blocks;
@@ -140,6 +156,7 @@ void Replica::release(Sequence& s, bool keep_prefix) {
       s.blocks -= moved;
     }
     prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
+    if (tiers_ && tier_write_ == TierWrite::write_through) tiers_->store(r.request.prefix_id, it->second.tokens);
   }
   if (s.hit_blocks > 0) {
     if (auto it = prefixes_.find(r.request.prefix_id); it != prefixes_.end()) --it->second.users;
@@ -218,8 +235,56 @@ void Replica::preempt_last() {
     s.prompt = s.record->request.input_tokens + std::max<std::int64_t>(0, s.generated - 1);
     s.computed = 0;
     s.kv = 0;
+    s.tier_tokens = 0;
+    s.tier = -1;
   }
   waiting_.push_front(std::move(victim));
+}
+
+void Replica::undo_lookup(Sequence& s) {
+  if (s.computed == 0) return;
+  release(s, false);
+  s.computed = s.kv = s.tier_tokens = 0;
+  s.tier = -1;
+  s.tier_unpaid = false;
+}
+
+bool Replica::load_from_tier(Sequence& s) {
+  const Request& r = s.record->request;
+  const KvTierStore::Hit held = tiers_->find(r.prefix_id);
+  const std::int64_t bs = scheduler_.block_size;
+  const std::int64_t usable = std::min({held.tokens, r.prefix_tokens / bs * bs, (s.prompt - 1) / bs * bs});
+  if (usable <= s.computed) return true;  // HBM gave it as much
+  const std::int64_t extra = usable - s.computed;
+  if (tier_load_ == TierLoad::async && !grow(s, usable)) return false;  // the copy's blocks, now
+  s.computed = s.kv = usable;
+  s.redo = std::max<std::int64_t>(0, s.redo - extra);
+  s.tier_tokens = extra;
+  s.tier = held.tier;
+  if (tier_load_ == TierLoad::blocking) {  // loaded with its first chunk
+    s.tier_unpaid = true;
+    return true;
+  }
+  auto& link_free = tier_link_free_s_[static_cast<std::size_t>(held.tier)];
+  link_free = std::max(now_s(), link_free) + tiers_->load(held.tier, r.prefix_id, extra);
+  // In picoseconds, as the engine keeps time: the wake-up and the check below agree exactly.
+  s.ready_ps = engine::seconds_to_ps(link_free);
+  count_prefill_avoided(held.tier, extra);
+  wake_at(s.ready_ps);
+  return true;
+}
+
+void Replica::count_prefill_avoided(int tier, std::int64_t tokens) {
+  // The prefill these tokens would have cost: a prompt of them alone, less a one-token one (the
+  // weights a batch reads anyway). An estimate: in a batch the marginal cost differs.
+  const BatchEntry alone{tokens, tokens, false}, minimal{1, 1, false};
+  const double avoided = cost_->cost(std::span(&alone, 1)).time_s - cost_->cost(std::span(&minimal, 1)).time_s;
+  tiers_->add_prefill_avoided(tier, std::max(0.0, avoided));
+}
+
+void Replica::wake_at(engine::TimePs ready_ps) {
+  session_->engine().schedule_at(ready_ps, [this](engine::Engine&) { maybe_schedule(); },
+                                 kTierLoadTag + static_cast<std::uint64_t>(index_));
 }
 
 bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch) {
@@ -250,6 +315,14 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
         prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
       }
     }
+    if (tiers_ && !load_from_tier(s)) {
+      undo_lookup(s);
+      return false;
+    }
+  }
+  if (s.ready_ps >= 0) {  // an async tier load
+    if (s.ready_ps > session_->engine().now()) return false;  // its copy is on the way
+    s.ready_ps = -1;
   }
   const std::int64_t remaining = s.prompt - s.computed;
   const std::int64_t chunk = scheduler_.chunked_prefill ? std::min(remaining, budget) : remaining;
@@ -257,16 +330,19 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
   const std::int64_t reserve =
       scheduler_.reserve_output ? s.prompt + r.output_tokens - std::max<std::int64_t>(0, s.generated - 1) : s.kv + chunk;
   if (chunk < 1 || chunk > budget || !grow(s, std::max(reserve, s.kv + chunk))) {
-    if (s.hit_blocks > 0 && s.blocks == 0) {  // undo the lookup: it is retried next iteration
-      release(s, false);
-      s.computed = s.kv = 0;
-    }
+    if (s.blocks == 0) undo_lookup(s);  // it is retried next iteration
     return false;
+  }
+  if (s.tier_unpaid) {
+    iteration_load_s_ += tiers_->load(s.tier, r.prefix_id, s.tier_tokens);
+    count_prefill_avoided(s.tier, s.tier_tokens);
+    s.tier_unpaid = false;
   }
   if (s.record->scheduled_s < 0) {
     s.record->scheduled_s = now_s();
     s.record->prefix_hit_tokens = s.computed;
     stats_.prefix_hit_tokens += s.computed;
+    stats_.tier_hit_tokens += s.tier_tokens;
     stats_.prompt_tokens += r.input_tokens;
   }
   s.chunk = chunk;
@@ -283,10 +359,29 @@ void Replica::release() {
   maybe_schedule();
 }
 
+void Replica::admit_waiting(std::int64_t& budget) {
+  const engine::TimePs now = session_->engine().now();
+  for (std::size_t i = 0; i < waiting_.size() && budget > 0 && static_cast<int>(batch_.size()) < scheduler_.max_sequences &&
+                          static_cast<int>(running_.size()) < scheduler_.max_sequences;) {
+    Sequence& s = *waiting_[i];
+    if (!admit(s, budget, batch_)) {
+      if (s.ready_ps > now) {  // its tier copy is on the way: the next one may go
+        ++i;
+        continue;
+      }
+      break;
+    }
+    budget -= s.chunk;
+    batch_sequences_.push_back(&s);
+    running_.push_back(std::move(waiting_[i]));
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 void Replica::run_iteration() {
   batch_.clear();
   batch_sequences_.clear();
-  iteration_swap_s_ = 0;
+  iteration_swap_s_ = iteration_load_s_ = 0;
   const double now = now_s();
   stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
   last_change_s_ = now;
@@ -319,33 +414,18 @@ void Replica::run_iteration() {
       batch_sequences_.push_back(&s);
     }
   };
-  // New sequences join while fewer than max_sequences are running, whether or not the running
-  // ones are in this iteration's batch (vLLM's SchedulingBudget counts the running sequences,
-  // V1 its running requests): under prefill_first the decoding sequences are not in a batch of
-  // prompts, and counting only the batch admitted every waiting prompt at once.
-  const auto admit_waiting = [&] {
-    while (!waiting_.empty() && budget > 0 && static_cast<int>(batch_.size()) < scheduler_.max_sequences &&
-           static_cast<int>(running_.size()) < scheduler_.max_sequences) {
-      Sequence& s = *waiting_.front();
-      if (!admit(s, budget, batch_)) break;
-      budget -= s.chunk;
-      batch_sequences_.push_back(&s);
-      running_.push_back(std::move(waiting_.front()));
-      waiting_.pop_front();
-    }
-  };
   if (scheduler_.policy == SchedulePolicy::decode_first) {
     schedule_running(true, true);
-    admit_waiting();
+    admit_waiting(budget);
   } else if (scheduler_.policy == SchedulePolicy::static_batch) {
     if (running_.empty()) {
-      admit_waiting();
+      admit_waiting(budget);
     } else {
       schedule_running(true, true);
     }
   } else {
     schedule_running(false, true);  // chunks of prompts already started
-    admit_waiting();
+    admit_waiting(budget);
     if (batch_.empty()) schedule_running(true, false);
   }
   if (batch_.empty()) return;  // nothing fits: wait for an arrival (cannot happen with a running set)
@@ -383,8 +463,9 @@ void Replica::run_iteration() {
   const double exposed = scheduler_.overlap_host ? std::max(0.0, host - cost.time_s) : host;
   cost.time_s += exposed;
   cost.host_s += exposed;
-  cost.time_s += iteration_swap_s_;
+  cost.time_s += iteration_swap_s_ + iteration_load_s_;
   stats_.swap_s += iteration_swap_s_;
+  stats_.tier_wait_s += iteration_load_s_;
   const double duration = apply_faults(cost, drawn, now);
   stats_.compute_bound_s += cost.compute_bound_s;
   stats_.memory_bound_s += cost.memory_bound_s;
@@ -605,6 +686,10 @@ std::vector<RequestRecord*> Replica::fail() {
   batch_sequences_.clear();
   prefixes_.clear();
   prefix_lru_.clear();
+  if (tiers_) {
+    tiers_->clear();
+    tier_link_free_s_.assign(tiers_->size(), 0.0);
+  }
   used_blocks_ = cached_blocks_ = outstanding_ = 0;
   down_ = true;
   return lost;

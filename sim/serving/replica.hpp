@@ -22,7 +22,9 @@
 /// (the copy's time is added to the iteration) and brings them back before it runs again.
 /// Prefix caching: the full blocks of a shared prefix stay cached after their request ends
 /// (referenced while used, evicted least recently used when blocks run out); a later request
-/// with the same prefix skips the cached tokens' prefill.
+/// with the same prefix skips the cached tokens' prefill. KV-cache tiers below HBM
+/// (kv_tiers.hpp, set_kv_tiers) keep prefixes HBM let go; a request finding more of its prefix
+/// in a tier than in HBM loads the rest over the tier's link instead of prefilling it.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,6 +38,7 @@
 #include "sim/platform/session.hpp"
 #include "sim/serving/faults.hpp"
 #include "sim/serving/iteration_cost.hpp"
+#include "sim/serving/kv_tiers.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/requests.hpp"
 
@@ -130,10 +133,12 @@ struct ReplicaStats {
   std::int64_t iterations = 0;
   double busy_s = 0;
   double compute_bound_s = 0, memory_bound_s = 0, communication_s = 0, host_s = 0, swap_s = 0;
+  double tier_wait_s = 0;  ///< blocking tier loads: time added to iterations
   double flops = 0, hbm_bytes = 0;
   std::int64_t prefill_tokens = 0, decode_tokens = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefix_hit_tokens = 0, prompt_tokens = 0;
+  std::int64_t tier_hit_tokens = 0;  ///< of the prefix hits, those loaded from a KV-cache tier
   std::int64_t peak_blocks = 0;
   double block_seconds = 0;  ///< integral of used blocks over time
   // Faults (faults.hpp): what each cause added to the iterations, seconds.
@@ -182,6 +187,11 @@ class Replica {
   /// communication on the platform; the closed form's per-op latency beyond one aggregated
   /// collective stays in the iteration's own time.
   void set_fabric_groups(std::vector<std::vector<int>> groups) { fabric_groups_ = std::move(groups); }
+  /// KV-cache tiers below HBM (needs prefix caching): `write` when a prefix is copied to the
+  /// first tier, `load` how a hit comes back (kv_tiers.hpp).
+  void set_kv_tiers(KvTierStore tiers, TierWrite write, TierLoad load);
+  /// The tiers (nullptr: none).
+  const KvTierStore* kv_tiers() const { return tiers_ ? &*tiers_ : nullptr; }
   /// Its instance fails: the running iteration is lost and every request queued or running
   /// here loses its KV cache (and the prefix cache is gone). Returns those requests, each
   /// marked to prefill its prompt and the tokens it had generated again, for the router.
@@ -210,7 +220,7 @@ class Replica {
   std::int64_t queued() const { return static_cast<std::int64_t>(waiting_.size()); }
   /// Is an iteration running?
   bool busy() const { return busy_; }
-  /// Tokens of `prefix_id` cached here (prefix-aware routing).
+  /// Tokens of `prefix_id` cached here, in HBM or a tier (prefix-aware routing).
   std::int64_t cached_prefix_tokens(std::int64_t prefix_id) const;
   std::int64_t kv_blocks() const { return kv_blocks_; }
   std::int64_t used_blocks() const { return used_blocks_; }
@@ -235,6 +245,23 @@ class Replica {
   double apply_faults(IterationCost& cost, const DrawnIteration& drawn, double now);
   void finish_iteration();
   bool admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch);
+  /// New sequences join while fewer than max_sequences are running, whether or not the running
+  /// ones are in this iteration's batch (vLLM's SchedulingBudget counts the running sequences,
+  /// V1 its running requests): under prefill_first the decoding sequences are not in a batch of
+  /// prompts, and counting only the batch admitted every waiting prompt at once. FCFS: the first
+  /// that does not fit ends the admissions, except one waiting for an async tier load, which is
+  /// passed over (vLLM V1 skips a request whose KV is still arriving).
+  void admit_waiting(std::int64_t& budget);
+  /// A new sequence's prefix in a tier beyond what HBM gave it: loaded now (blocking: its time
+  /// joins this iteration) or started (async: it waits for the copy). False when the blocks
+  /// for it are not free (the lookup is undone by the caller).
+  bool load_from_tier(Sequence& s);
+  /// An async load's copy arrives at `ready_ps`: schedule a look at the waiting queue then.
+  void wake_at(engine::TimePs ready_ps);
+  /// Adds an estimate of the prefill time `tokens` loaded from `tier` avoided.
+  void count_prefill_avoided(int tier, std::int64_t tokens);
+  /// Undoes a new sequence's cache lookup (HBM hit and tier load): it found no room.
+  void undo_lookup(Sequence& s);
   bool grow(Sequence& s, std::int64_t kv_after);
   /// Preempts the most recently admitted running sequence (vLLM's victim).
   void preempt_last();
@@ -289,6 +316,11 @@ class Replica {
   std::vector<BatchEntry> batch_;
   std::vector<Sequence*> batch_sequences_;
   double iteration_swap_s_ = 0;
+  double iteration_load_s_ = 0;  // blocking tier loads of this iteration
+  std::optional<KvTierStore> tiers_;
+  TierWrite tier_write_ = TierWrite::write_through;
+  TierLoad tier_load_ = TierLoad::async;
+  std::vector<double> tier_link_free_s_;  // async: when each tier's link finishes its queued loads
   std::int64_t used_blocks_ = 0, cached_blocks_ = 0, outstanding_ = 0;
   double last_change_s_ = 0;
   std::unordered_map<std::int64_t, CachedPrefix> prefixes_;

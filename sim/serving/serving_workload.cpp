@@ -208,6 +208,7 @@ namespace {
 
 struct Pool {
   const PoolSpec* spec = nullptr;
+  std::size_t index = 0;
   models::AcceleratorSpec accelerator;
   std::unique_ptr<models::ComputeModel> own_compute;  // when the pool's accelerator is not the cluster's
   std::unique_ptr<IterationCostModel> cost;
@@ -270,6 +271,9 @@ class ServingWorkload final : public platform::Workload {
   double first_arrival_s_ = -1, last_arrival_s_ = 0, last_finish_s_ = 0;
   std::int64_t tokens_at_last_sample_ = 0, output_tokens_ = 0;
   std::vector<ServingSample> series_;
+  /// KV-cache tiers (kv_offload): the store of each scheduler of `pool` (`engines` per instance).
+  KvTierStore kv_tier_store(const Pool& pool, int engines) const;
+  void fill_kv_tiers(ServingResult& result) const;
   /// A model instance under simulation.failures: its pp schedulers fail and recover together.
   struct Instance {
     std::vector<int> replicas;
@@ -298,6 +302,7 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
   for (const PoolSpec& pool_spec : spec.pools) {
     Pool& pool = pools_.emplace_back();
     pool.spec = &pool_spec;
+    pool.index = pools_.size() - 1;
     pool.accelerator = pool_spec.accelerator.value_or(platform.cluster().accelerator);
     const models::ComputeModel* compute = &platform.compute();
     if (pool_spec.accelerator && pool_spec.accelerator->name != platform.cluster().accelerator.name) {
@@ -369,6 +374,9 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
           static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), scheduler,
           spec.speculative, kv_blocks, pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
+      if (spec.kv_offload.on()) {
+        replicas_.back()->set_kv_tiers(kv_tier_store(pool, engines), spec.kv_offload.write, spec.kv_offload.load);
+      }
       if (pool.cost->layout().record_traffic) {
         replicas_.back()->set_fabric_groups(
             fabric_groups(pool.cost->layout(), pool.first_accelerator_of(static_cast<int>(replicas_.size()) - 1)));
@@ -731,6 +739,67 @@ void ServingWorkload::sample() {
   session_->engine().schedule_after(engine::seconds_to_ps(1.0), [this](engine::Engine&) { sample(); });
 }
 
+KvTierStore ServingWorkload::kv_tier_store(const Pool& pool, int engines) const {
+  const KvOffloadSpec& offload = spec_.kv_offload;
+  const double block_bytes = pool.memory.kv_bytes_per_token * spec_.scheduler.block_size;
+  const std::vector<models::MemoryLevel> levels = pool.accelerator.memory_levels();
+  std::vector<KvTier> tiers;
+  for (const std::string& name : offload.tiers) {
+    const models::MemoryLevelKind kind = kv_tier_level_names().parse(name);
+    const auto level = std::find_if(levels.begin(), levels.end(), [kind](const models::MemoryLevel& l) { return l.kind == kind; });
+    if (level == levels.end()) {
+      throw ConfigError(fmt::format("pool '{}': KV-cache tier '{}' needs {}'s memory.{}_capacity and memory.{}_bandwidth",
+                                    pool.spec->name, name, pool.accelerator.name, name, name));
+    }
+    const double set = kind == models::MemoryLevelKind::host  ? offload.host_capacity_bytes
+                       : kind == models::MemoryLevelKind::cxl ? offload.cxl_capacity_bytes
+                                                              : offload.ssd_capacity_bytes;
+    const double capacity = set > 0 ? set : level->capacity_bytes;
+    tiers.push_back({kind, static_cast<std::int64_t>(std::floor(capacity / engines / block_bytes)), level->bytes_per_s,
+                     level->latency_s});
+  }
+  return KvTierStore(std::move(tiers), spec_.scheduler.block_size, pool.memory.kv_bytes_per_token);
+}
+
+void ServingWorkload::fill_kv_tiers(ServingResult& r) const {
+  if (!spec_.kv_offload.on()) return;
+  std::int64_t prompts = 0, hits = 0, tier_hits = 0;
+  double busy = 0, waited = 0;
+  for (const std::string& name : spec_.kv_offload.tiers) r.kv_tiers.push_back({name});
+  r.kv_write = spec_.kv_offload.write;
+  r.kv_load = spec_.kv_offload.load;
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& replica = *replicas_[i];
+    prompts += replica.stats().prompt_tokens;
+    hits += replica.stats().prefix_hit_tokens;
+    tier_hits += replica.stats().tier_hit_tokens;
+    busy += replica.stats().busy_s;
+    waited += replica.stats().tier_wait_s;
+    const Pool& pool = pools_[pool_of_[i]];
+    // Bytes of a token over all of an instance's accelerators.
+    const double token_bytes = pool.memory.kv_bytes_per_token * pool.spec->tp * pool.spec->pp;
+    const KvTierStore& store = *replica.kv_tiers();
+    for (std::size_t t = 0; t < store.size(); ++t) {
+      const KvTierStats& s = store.stats(static_cast<int>(t));
+      KvTierResult& out = r.kv_tiers[t];
+      out.capacity_bytes = static_cast<double>(store.tier(static_cast<int>(t)).blocks) * pool.spec->pp *
+                           spec_.scheduler.block_size * pool.memory.kv_bytes_per_token;
+      out.hits += s.hits;
+      out.hit_tokens += s.loaded_tokens;
+      out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;
+      out.loaded_bytes += static_cast<double>(s.loaded_tokens) * token_bytes;
+      out.evicted_bytes += static_cast<double>(s.evicted_tokens) * token_bytes;
+      out.load_s += s.load_s;
+      out.prefill_avoided_s += s.prefill_avoided_s;
+    }
+  }
+  for (KvTierResult& t : r.kv_tiers) {
+    t.hit_rate = prompts > 0 ? static_cast<double>(t.hit_tokens) / static_cast<double>(prompts) : 0.0;
+  }
+  r.hbm_hit_rate = prompts > 0 ? static_cast<double>(hits - tier_hits) / static_cast<double>(prompts) : 0.0;
+  r.tier_wait_share = busy > 0 ? waited / busy : 0.0;
+}
+
 std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Session& /*session*/) {
   if (!done_) {
     std::int64_t waiting = 0;
@@ -805,6 +874,8 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
     prompts += replica->stats().prompt_tokens;
   }
   r.prefix_hit_rate = prompts > 0 ? static_cast<double>(hits) / static_cast<double>(prompts) : 0.0;
+  r.hbm_hit_rate = r.prefix_hit_rate;
+  fill_kv_tiers(r);
   r.accelerators = spec_.accelerators();
   fill_pools(r);
   fill_energy(r);

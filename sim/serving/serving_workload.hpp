@@ -79,6 +79,7 @@ class ServingSpec final : public platform::WorkloadSpec {
   ServingPrecision precision;
   std::vector<PoolSpec> pools;  ///< in name order; accelerators assigned pool by pool
   SchedulerSpec scheduler;
+  KvOffloadSpec kv_offload;  ///< KV-cache tiers below HBM (kv_tiers.hpp)
   SpeculativeSpec speculative;
   RouterPolicy router = RouterPolicy::least_outstanding;
   RequestsSpec requests;
@@ -137,6 +138,18 @@ struct PoolResult {
   double compute_share = 0, memory_share = 0, communication_share = 0, host_share = 0;
 };
 
+/// One KV-cache tier's figures in the result (`kv_offload.tiers`), summed over the schedulers.
+struct KvTierResult {
+  std::string tier;                ///< "host", "cxl", "ssd"
+  double capacity_bytes = 0;       ///< per accelerator, for the KV cache
+  std::int64_t hits = 0;           ///< requests that loaded part of their prompt from it
+  std::int64_t hit_tokens = 0;     ///< prompt tokens loaded from it
+  double hit_rate = 0;             ///< hit tokens / prompt tokens
+  double stored_bytes = 0, loaded_bytes = 0, evicted_bytes = 0;  ///< all of an instance's accelerators
+  double load_s = 0;               ///< transfer time of its loads
+  double prefill_avoided_s = 0;    ///< estimate: prefill time its hits' tokens would have cost
+};
+
 /// A point of the time series (per second of simulated time).
 struct ServingSample {
   double time_s = 0;
@@ -176,7 +189,12 @@ struct ServingResult final : public platform::WorkloadResult {
   double goodput_requests_per_s = 0;  ///< completed requests meeting every SLO target
   Distribution ttft_s, tpot_s, itl_s, e2e_s, queue_s;
   double kv_utilisation_mean = 0, kv_utilisation_peak = 0;
-  double prefix_hit_rate = 0;   ///< prompt tokens served from the prefix cache / prompt tokens
+  double prefix_hit_rate = 0;   ///< prompt tokens served from the prefix cache (HBM or a tier) / prompt tokens
+  double hbm_hit_rate = 0;      ///< the share of those HBM served
+  std::vector<KvTierResult> kv_tiers;  ///< empty without kv_offload
+  TierWrite kv_write = TierWrite::write_through;
+  TierLoad kv_load = TierLoad::async;
+  double tier_wait_share = 0;   ///< blocking tier loads' share of the iterations' time
   double gpu_utilisation = 0;   ///< busy accelerator time / (accelerators x duration)
   std::optional<double> energy_per_token_j;
   std::optional<double> device_energy_per_token_j;  ///< the accelerators' energy alone

@@ -55,7 +55,7 @@ TEST_CASE("offload transfers cost latency plus bytes over the host link") {
   CHECK(memory.offload_transfer_time_s(0, MemoryLevelKind::host) == 0);
   CHECK_THROWS_WITH(memory.offload_transfer_time_s(1, MemoryLevelKind::cxl),
                     doctest::Contains("needs the accelerator preset's memory.cxl_bandwidth"));
-  CHECK_THROWS_WITH(memory.offload_transfer_time_s(1, MemoryLevelKind::l2), doctest::Contains("must be 'host' or 'cxl'"));
+  CHECK_THROWS_WITH(memory.offload_transfer_time_s(1, MemoryLevelKind::l2), doctest::Contains("must be 'host', 'cxl' or 'ssd'"));
   CHECK_THROWS_WITH(memory.offload_transfer_time_s(-1, MemoryLevelKind::host), doctest::Contains("negative byte count"));
 }
 

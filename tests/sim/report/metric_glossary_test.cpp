@@ -108,6 +108,9 @@ const Emitted& emitted_by_the_runs() {
                      "cluster.stragglers.probability=0.5", "cluster.stragglers.compute_speed=0.8",
                      "simulation.failures.enabled=true"},
                     e);
+    // Multi-turn chat with a host KV-cache tier: the kv_offload block.
+    run_and_collect("scenarios/serving/multi-turn-prefix-aware.yaml",
+                    {"workload.requests.count=300", "workload.kv_offload={tiers: [host]}"}, e);
     if (trace::chakra_supported()) run_trace_and_collect(e);  // a build with -DCLUSTERSIM_WITH_CHAKRA=ON
     return e;
   }();

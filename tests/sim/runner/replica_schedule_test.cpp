@@ -1,6 +1,7 @@
 // The replica scheduler's batches, iteration by iteration, derived by hand (issue 30 part 3,
 // issue 33 part 4): one instance, a few requests that all arrive at once, and the sequence of
-// (sequences, prefill tokens, decode tokens) each policy must build. The batches come from the
+// (sequences, prefill tokens, decode tokens) each policy must build; and (issue 34 part 1) a
+// prefix loaded back from a KV-cache tier. The batches come from the
 // session's trace hook, so the run is the one `clustersim run` makes.
 #include <doctest/doctest.h>
 
@@ -236,6 +237,119 @@ TEST_CASE("the KV cache full: the last admitted sequence is preempted, recompute
   CHECK(swap.records[1].preemptions == 1);
   CHECK(swap.stats.prefill_tokens == 16);
   CHECK(swap.stats.swap_s == relative_approx(2 * 12 * 1000.0 / 1e9));
+}
+
+}  // namespace replica_schedule_test
+
+namespace replica_schedule_test {
+
+namespace {
+
+struct TierRun {
+  std::vector<Batch> batches;
+  std::vector<serving::RequestRecord> records;
+  serving::ReplicaStats stats;
+  serving::KvTierStats host;
+};
+
+/// One replica of 6 blocks of 4 tokens (1,000 bytes per token) with prefix caching, and a host
+/// tier of 4 blocks at 1 GB/s after 1 us (none when `tiers` is false). A (prefix 1, 8 tokens,
+/// all reusable) at 0 s, B (20 tokens, no prefix) at 1 s, C (12 tokens whose first 8 are
+/// prefix 1) at 2 s; one output token each.
+TierRun run_tiers(bool tiers, serving::TierWrite write, serving::TierLoad load, double tier_bytes_per_s = 1e9) {
+  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
+  const auto platform = runner::build_platform(s);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  serving::InstanceLayout layout;
+  layout.model = spec.model;
+  layout.accelerators = {0};
+  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
+  serving::SchedulerSpec scheduler;
+  scheduler.block_size = 4;
+  scheduler.max_sequences = 8;
+  scheduler.max_batched_tokens = 100;
+  scheduler.prefix_caching = true;
+  serving::Replica replica(0, serving::ReplicaRole::mixed, cost, nullptr, scheduler, {}, 6, 1000.0, 1e9, false);
+  if (tiers) {
+    replica.set_kv_tiers(serving::KvTierStore({{models::MemoryLevelKind::host, 4, tier_bytes_per_s, 1e-6}}, 4, 1000.0), write, load);
+  }
+  platform::Session session(*platform, s.simulation);
+  BatchRecorder recorder;
+  session.set_trace(&recorder);
+  TierRun run;
+  run.records.resize(3);
+  const std::int64_t inputs[] = {8, 20, 12};
+  for (std::size_t i = 0; i < 3; ++i) {
+    serving::Request& r = run.records[i].request;
+    r.id = static_cast<std::int64_t>(i);
+    r.arrival_s = static_cast<double>(i);
+    r.input_tokens = inputs[i];
+    r.output_tokens = 1;
+    if (i != 1) {
+      r.prefix_id = 1;
+      r.prefix_tokens = r.reusable_tokens = 8;
+    }
+  }
+  int finished = 0;
+  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}}, 0);
+  for (serving::RequestRecord& record : run.records) {
+    session.engine().schedule_at(engine::seconds_to_ps(record.request.arrival_s),
+                                 [&replica, &record](engine::Engine&) { replica.submit(record); });
+  }
+  session.engine().run();
+  CHECK(finished == 3);
+  run.batches = recorder.batches;
+  run.stats = replica.stats();
+  if (tiers) run.host = replica.kv_tiers()->stats(0);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a prefix HBM let go comes back from the host tier: its transfer by hand, async or blocking") {
+  // A prefills 8 tokens; its 2 blocks stay cached (write-through: copied to the host as A
+  // ends). B needs 5 of the 6 blocks, so A's prefix leaves HBM. C finds nothing in HBM and
+  // its 8 prefix tokens in the host tier: it loads them, 8 x 1,000 B at 1 GB/s after 1 us,
+  // 9 us, and prefills only its last 4 tokens. Without the tier it prefills all 12.
+  const TierRun none = run_tiers(false, serving::TierWrite::write_through, serving::TierLoad::async);
+  const std::vector<Batch> recomputed = {{1, 8, 0}, {1, 20, 0}, {1, 12, 0}};
+  CHECK_MESSAGE(none.batches == recomputed, batch_text(none.batches));
+  CHECK(none.stats.prefix_hit_tokens == 0);
+
+  const std::vector<Batch> loaded = {{1, 8, 0}, {1, 20, 0}, {1, 4, 0}};
+  const TierRun async = run_tiers(true, serving::TierWrite::write_through, serving::TierLoad::async);
+  CHECK_MESSAGE(async.batches == loaded, batch_text(async.batches));
+  CHECK(async.host.hits == 1);
+  CHECK(async.host.loaded_tokens == 8);
+  CHECK(async.host.stored_tokens == 8);  // A's prefix; C's is the same 8 tokens, already there
+  CHECK(async.host.load_s == relative_approx(9e-6));
+  CHECK(async.stats.prompt_tokens == 40);
+  CHECK(async.stats.prefix_hit_tokens == 8);
+  CHECK(async.stats.tier_hit_tokens == 8);  // hit rate 8 / 40
+  CHECK(async.stats.tier_wait_s == 0);
+  // Async: C is admitted when its copy has arrived; blocking: at once, its iteration 9 us longer.
+  CHECK(async.records[2].scheduled_s == relative_approx(2 + 9e-6));
+  const TierRun blocking = run_tiers(true, serving::TierWrite::write_through, serving::TierLoad::blocking);
+  CHECK_MESSAGE(blocking.batches == loaded, batch_text(blocking.batches));
+  CHECK(blocking.records[2].scheduled_s == relative_approx(2.0));
+  CHECK(blocking.stats.tier_wait_s == relative_approx(9e-6));
+  CHECK(blocking.records[2].first_token_s == relative_approx(async.records[2].first_token_s));
+  CHECK(blocking.records[2].first_token_s < none.records[2].first_token_s);
+
+  // A copy whose arrival is no whole number of picoseconds in seconds still lets C in when it
+  // arrives (the wake-up and the check agree in the engine's picoseconds).
+  for (const double bytes_per_s : {3e9, 7e9, 0.9e9}) {
+    const TierRun odd = run_tiers(true, serving::TierWrite::write_through, serving::TierLoad::async, bytes_per_s);
+    CHECK_MESSAGE(odd.batches == loaded, batch_text(odd.batches));
+    CHECK(odd.records[2].scheduled_s == relative_approx(2 + 1e-6 + 8000 / bytes_per_s));
+  }
+
+  // Write-back: nothing is copied when A ends; B's admission evicts A's prefix, which goes to
+  // the host then. C loads it alike.
+  const TierRun back = run_tiers(true, serving::TierWrite::write_back, serving::TierLoad::async);
+  CHECK_MESSAGE(back.batches == loaded, batch_text(back.batches));
+  CHECK(back.host.stored_tokens == 8);
+  CHECK(back.host.hits == 1);
 }
 
 }  // namespace replica_schedule_test

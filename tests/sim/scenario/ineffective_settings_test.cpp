@@ -144,3 +144,25 @@ TEST_CASE("serving: simulation.mode never applies, simulation.fidelity only with
 }
 
 }  // namespace ineffective_settings_test
+
+namespace ineffective_settings_test {
+
+TEST_CASE("serving: kv_offload settings no tier reads, and tiers no request can hit, warn") {
+  const Scenario idle = load_scenario_from_string(
+      kServing, "s.yaml", {"workload.kv_offload={write: write_back, host_capacity: 64 GiB}"});
+  CHECK(warns(idle, "workload.kv_offload.write: write_back has no effect: kv_offload.tiers lists no tier"));
+  CHECK(warns(idle, "workload.kv_offload.host_capacity: 64 GiB has no effect: kv_offload.tiers lists no tier"));
+  const Scenario unlisted = load_scenario_from_string(
+      kServing, "s.yaml",
+      {"workload.scheduler.prefix_caching=true", "workload.kv_offload={tiers: [host], cxl_capacity: 64 GiB}"});
+  CHECK(warns(unlisted, "workload.kv_offload.cxl_capacity: 64 GiB has no effect: kv_offload.tiers does not list cxl"));
+  // The requests share no prefix: nothing is ever read back.
+  CHECK(warns(unlisted, "workload.kv_offload.tiers: the list has no effect: no request shares a prefix"));
+  const Scenario sessions = load_scenario_from_string(
+      kServing, "s.yaml",
+      {"workload.scheduler.prefix_caching=true", "workload.kv_offload={tiers: [host]}",
+       "workload.requests.prefix={groups: 2, tokens: 512}"});
+  CHECK(sessions.warnings.empty());
+}
+
+}  // namespace ineffective_settings_test
