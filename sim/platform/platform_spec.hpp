@@ -36,6 +36,21 @@ struct Stragglers {
   double probability = 0;
 };
 
+/// Memory pools shared by groups of accelerators (`cluster.memory_pool`): a CXL memory box
+/// behind a switch, or a Grace CPU's LPDDR5X shared by its GPUs over NVLink-C2C. One pool per
+/// `accelerators` consecutive accelerators (global, node-major index). An accelerator reaches
+/// its pool over its own link; the pool's port carries every transfer of its accelerators, so
+/// they contend (memory_pool.hpp).
+struct MemoryPoolSpec {
+  int accelerators = 0;         ///< accelerators sharing one pool; 0: no pools
+  double capacity_bytes = 0;    ///< of one pool
+  double bytes_per_s = 0;       ///< the pool's port (its memory or its links together), each direction
+  double link_bytes_per_s = 0;  ///< one accelerator's link to it, each direction
+  double latency_s = 1e-6;      ///< setup of one transfer
+  bool on() const { return accelerators > 0; }
+  int pool_of(int accelerator) const { return accelerator / accelerators; }
+};
+
 /// The hardware (`cluster`).
 struct ClusterSpec {
   models::AcceleratorSpec accelerator;     ///< resolved library preset (+ overrides)
@@ -48,6 +63,7 @@ struct ClusterSpec {
   models::PowerSpec power;
   Placement placement = Placement::packed;  ///< `cluster.placement`
   Stragglers stragglers;                    ///< `cluster.stragglers` (no nodes: none)
+  MemoryPoolSpec memory_pool;               ///< `cluster.memory_pool` (off: none)
   int accelerator_count() const { return network.nodes * network.accelerators_per_node; }
 };
 

@@ -14,6 +14,7 @@
 #include "sim/config/units.hpp"
 #include "sim/scenario/preset_library.hpp"
 #include "sim/scenario/preset_readers.hpp"
+#include "sim/scenario/workload_kinds.hpp"
 #include "topologies/link_faults.hpp"
 #include "topologies/topology_keys.hpp"
 
@@ -65,6 +66,39 @@ void check_stragglers(const ConfigNode& root, const platform::ClusterSpec& clust
                    "straggler node must be an integer in [0, " + std::to_string(nodes - 1) + "], got " +
                        item.describe());
     }
+  }
+}
+
+/// `cluster.memory_pool`: a pool lies within one node (its size divides per_node) or spans whole
+/// nodes (a multiple of per_node that divides the cluster's accelerators).
+void check_memory_pool(const ConfigNode& root, const platform::ClusterSpec& cluster, Problems& problems) {
+  const platform::MemoryPoolSpec& pool = cluster.memory_pool;
+  const std::string key = "cluster.memory_pool.accelerators";
+  if (!pool.on()) {
+    for (const char* other : {"capacity", "bandwidth", "link_bandwidth", "latency"}) {
+      warn_no_effect(root, problems, std::string("cluster.memory_pool.") + other,
+                               "cluster.memory_pool.accelerators is 0 (no pool)");
+    }
+    return;
+  }
+  for (const auto& [name, value] : {std::pair<const char*, double>{"capacity", pool.capacity_bytes},
+                                    {"bandwidth", pool.bytes_per_s}, {"link_bandwidth", pool.link_bytes_per_s}}) {
+    if (!(value > 0) && !problems.bad(std::string("cluster.memory_pool.") + name)) {
+      problems.add(position_of(root, "cluster.memory_pool"), std::string("cluster.memory_pool.") + name,
+                   std::string("a memory pool needs its ") + name, "set cluster.memory_pool." + std::string(name));
+    }
+  }
+  if (problems.bad(key) || problems.bad("cluster.nodes") || problems.bad("cluster.node.per_node")) return;
+  const int per_node = cluster.network.accelerators_per_node;
+  const int total = cluster.accelerator_count();
+  const bool inside = per_node % pool.accelerators == 0;
+  const bool whole_nodes = pool.accelerators % per_node == 0 && total % pool.accelerators == 0;
+  if (!inside && !whole_nodes) {
+    problems.add(position_of(root, key), key,
+                 fmt::format("{} accelerators per pool neither divide a node's {} nor group whole nodes of the "
+                             "cluster's {} accelerators",
+                             pool.accelerators, per_node, total),
+                 fmt::format("a divisor of {} (a pool inside each node) or a multiple of it dividing {}", per_node, total));
   }
 }
 
@@ -486,6 +520,7 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   const bool accelerator_ok = read_accelerator_section(root, data_dir, cluster, problems);
   const topologies::TopologyKind* kind = topologies::find_topology_kind(cluster.network.scale_out.topology);
   check_stragglers(root, cluster, problems);
+  check_memory_pool(root, cluster, problems);
   complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
   check_accelerator_fabric(root, accelerator_ok, *kind, cluster, problems);
   check_system_generation(root, data_dir, accelerator_ok && !problems.bad("cluster.node.scale_up.fabric"),

@@ -39,6 +39,27 @@ Declarations<platform::Stragglers> straggler_keys() {
   return keys;
 }
 
+Declarations<platform::MemoryPoolSpec> memory_pool_keys() {
+  using M = platform::MemoryPoolSpec;
+  Declarations<M> keys;
+  keys.integer("accelerators", &M::accelerators,
+               "accelerators sharing one pool, consecutive (node-major): one pool per this many; within a node it "
+               "divides per_node, across nodes it is a multiple of it; 0: no pool (capacity, bandwidth and "
+               "link_bandwidth are then needed)")
+      .range(0, 1e7);
+  keys.quantity("capacity", &M::capacity_bytes, Dimension::bytes, "memory of one pool").positive().optional();
+  keys.quantity("bandwidth", &M::bytes_per_s, Dimension::bytes_per_s,
+                "the pool's port, each direction: its memory or its links together, shared by its accelerators")
+      .positive()
+      .optional();
+  keys.quantity("link_bandwidth", &M::link_bytes_per_s, Dimension::bytes_per_s,
+                "one accelerator's link to the pool, each direction")
+      .positive()
+      .optional();
+  keys.quantity("latency", &M::latency_s, Dimension::seconds, "setup of one transfer");
+  return keys;
+}
+
 Declarations<platform::VariabilitySpec> variability_keys() {
   using V = platform::VariabilitySpec;
   Declarations<V> keys;
@@ -212,6 +233,9 @@ const Declarations<ClusterSpec>& cluster_keys() {
     k.enumeration("placement", &ClusterSpec::placement, platform::placement_names(),
                   "rank to accelerator mapping: packed = rank r on accelerator r; scattered = round-robin over "
                   "nodes, rank r on node (r mod nodes), slot floor(r / nodes)");
+    k.object("memory_pool", &ClusterSpec::memory_pool, memory_pool_keys(),
+             "memory pools shared by groups of accelerators (a CXL memory box, a Grace CPU's LPDDR): KV-cache tier "
+             "`pool` of a serving workload, `memory.offload_target: pool` of training");
     k.object("stragglers", &ClusterSpec::stragglers, straggler_keys(),
              "slow nodes: listed ones (training: needs simulation.mode: full) or random ones per step (serving: per "
              "run) with probability");

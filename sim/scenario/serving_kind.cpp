@@ -3,6 +3,7 @@
 // lookups, the framework's defaults for unwritten scheduler keys, and the checks between the
 // pools, the model, the requests and the platform.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -715,22 +716,44 @@ void check_kv_offload(const WorkloadReadContext& c, const ServingSpec& w) {
   const ConfigNode* node = c.root.find_path(list);
   std::vector<models::MemoryLevelKind> levels;
   std::vector<config::Position> written;  // where each of `levels` is written
+  std::vector<std::string> valid = serving::kv_tier_level_names().names();
+  valid.emplace_back(serving::kPoolTier);
+  std::optional<config::Position> pool_at;
   for (std::size_t i = 0; i < offload.tiers.size(); ++i) {
     const config::Position at =
         node != nullptr && node->is_sequence() && i < node->items.size() ? node->items[i].position : c.position("kv_offload.tiers");
     const auto level = serving::kv_tier_level_names().find(offload.tiers[i]);
+    if (pool_at) {
+      c.problems.add(at, list, "tier '" + offload.tiers[i] + "' follows the shared pool",
+                     "list the tiers nearest first, the shared pool last: " + fmt::format("{}", fmt::join(valid, ", ")));
+      continue;
+    }
+    if (offload.tiers[i] == serving::kPoolTier) {
+      pool_at = at;
+      continue;
+    }
     if (!level) {
       c.problems.add(at, list, "unknown KV-cache tier '" + offload.tiers[i] + "'",
-                     "valid: " + fmt::format("{}", fmt::join(serving::kv_tier_level_names().names(), ", ")));
+                     "valid: " + fmt::format("{}", fmt::join(valid, ", ")));
       continue;
     }
     if (!levels.empty() && *level <= levels.back()) {
       c.problems.add(at, list, "tier '" + offload.tiers[i] + "' " + (*level == levels.back() ? "is listed twice" : "is out of order"),
-                     "list the tiers nearest first: host, cxl, ssd");
+                     "list the tiers nearest first, the shared pool last: " + fmt::format("{}", fmt::join(valid, ", ")));
       continue;
     }
     levels.push_back(*level);
     written.push_back(at);
+  }
+  if (pool_at && c.platform_ok && !c.platform.cluster.memory_pool.on()) {
+    c.problems.add(*pool_at, list, "tier 'pool' needs a memory pool, and cluster.memory_pool sets none",
+                   "set cluster.memory_pool {accelerators, capacity, bandwidth, link_bandwidth}");
+  }
+  if (pool_at && offload.load == serving::TierLoad::blocking) {
+    c.problems.add(c.position("kv_offload.load"), c.key("kv_offload.load"),
+                   "a shared pool's loads are flows on its links, whose time is known only when they arrive: the "
+                   "request waits for them",
+                   "load: async");
   }
   if (!w.scheduler.prefix_caching) {
     c.problems.add(c.position("kv_offload.tiers"), list,

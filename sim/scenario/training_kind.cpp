@@ -77,6 +77,10 @@ Declarations<TrainingWorkload> memory_keys() {
                   "optimizer state in host memory, streamed over the host link");
   offload.boolean("activations", member(&TrainingWorkload::memory, &MemoryOptions::offload_activations),
                   "stored activations in host memory");
+  offload.enumeration("target", member(&TrainingWorkload::memory, &MemoryOptions::offload_target),
+                      training::offload_target_names(),
+                      "where the state goes: host (the accelerator's memory.host_*), or pool (cluster.memory_pool, its "
+                      "port shared by the job's accelerators attached to it)");
   Declarations<OptimizerState> optimizer;
   optimizer.enumeration("master_weights", &OptimizerState::master_bytes,
                         config::NameTable<double>("master weights", {{"fp32", 4.0}, {"remainders", 2.0}, {"none", 0.0}}),
@@ -306,7 +310,14 @@ void check_platform(const WorkloadReadContext& c, const TrainingWorkload& w) {
   const auto& levels = c.platform.cluster.memory_levels;
   const bool has_host = std::any_of(levels.begin(), levels.end(),
                                     [](const models::MemoryLevel& l) { return l.kind == models::MemoryLevelKind::host; });
-  if (offloads && !has_host) {
+  const bool to_pool = w.memory.offload_target == training::OffloadTarget::pool;
+  c.warn_unless(offloads, "offload.target", "neither offload.optimizer nor offload.activations is on");
+  if (offloads && to_pool && !c.platform.cluster.memory_pool.on()) {
+    problems.add(c.position("offload.target"), c.key("offload.target"),
+                 "offload.target: pool needs a memory pool, and cluster.memory_pool sets none",
+                 "set cluster.memory_pool {accelerators, capacity, bandwidth, link_bandwidth}, or target: host");
+  }
+  if (offloads && !to_pool && !has_host) {
     const char* key = w.memory.offload_optimizer ? "offload.optimizer" : "offload.activations";
     problems.add(c.position(key), c.key(key),
                  "offloading needs host memory, but accelerator '" + accelerator.name +

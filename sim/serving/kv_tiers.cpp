@@ -25,13 +25,14 @@ const config::NameTable<models::MemoryLevelKind>& kv_tier_level_names() {
   return names;
 }
 
-KvTierStore::KvTierStore(std::vector<KvTier> tiers, int block_size, double device_bytes_per_token)
-    : block_size_(block_size), device_bytes_per_token_(device_bytes_per_token) {
+KvTierStore::KvTierStore(std::vector<KvTier> tiers, int block_size, double device_bytes_per_token,
+                         std::shared_ptr<KvTierStore> shared)
+    : block_size_(block_size), device_bytes_per_token_(device_bytes_per_token), shared_(std::move(shared)) {
   if (block_size < 1 || !(device_bytes_per_token > 0)) {
     throw ConfigError("KV-cache tiers need a block size >= 1 and positive bytes per token");
   }
   for (KvTier& tier : tiers) {
-    const std::string name(models::memory_level_name(tier.level));
+    const std::string& name = tier.name;
     if (tier.blocks < 1) {
       throw ConfigError(fmt::format("KV-cache tier '{}' holds no block of {} tokens", name, block_size));
     }
@@ -50,8 +51,24 @@ void KvTierStore::erase(Level& level, std::int64_t prefix) {
   level.entries.erase(it);
 }
 
+const KvTierStore::Level& KvTierStore::level(int index) const {
+  if (static_cast<std::size_t>(index) < tiers_.size()) return tiers_[static_cast<std::size_t>(index)];
+  if (shared(index)) return shared_->tiers_.front();
+  throw SimulationError(fmt::format("KV-cache tier {} of {}", index, size()));
+}
+
+const KvTier& KvTierStore::tier(int index) const { return level(index).spec; }
+const KvTierStats& KvTierStore::stats(int index) const { return level(index).stats; }
+std::int64_t KvTierStore::used_blocks(int index) const { return level(index).used; }
+
 void KvTierStore::put(std::size_t index, std::int64_t prefix, std::int64_t tokens) {
-  if (index >= tiers_.size()) return;  // below the last tier: dropped
+  if (index >= tiers_.size()) {
+    if (!shared_) return;  // below the last tier: dropped
+    const Hit held = shared_->find(prefix);
+    shared_->put(0, prefix, tokens);
+    if (on_shared_write_ && tokens > held.tokens) on_shared_write_(tokens - held.tokens);
+    return;
+  }
   Level& level = tiers_[index];
   const std::int64_t blocks = tokens / block_size_;
   if (blocks > level.spec.blocks) {  // larger than the whole tier: the next one may hold it
@@ -88,14 +105,19 @@ void KvTierStore::put(std::size_t index, std::int64_t prefix, std::int64_t token
 
 void KvTierStore::store(std::int64_t prefix, std::int64_t tokens) {
   tokens = tokens / block_size_ * block_size_;
-  if (tokens <= 0 || tiers_.empty()) return;
+  if (tokens <= 0 || size() == 0) return;
   const Hit held = find(prefix);
   if (held.tokens >= tokens) {  // a tier has it all already: renew its recency
+    if (shared(held.tier)) {
+      shared_->store(prefix, tokens);
+      return;
+    }
     Level& level = tiers_[static_cast<std::size_t>(held.tier)];
     level.lru.splice(level.lru.end(), level.lru, level.entries.at(prefix).lru);
     return;
   }
-  // The first tier takes the whole prefix; a shorter copy further down is superseded.
+  // The first tier takes the whole prefix; a shorter copy further down is superseded (a shared
+  // pool's is left to the others who may read it).
   for (std::size_t i = 1; i < tiers_.size(); ++i) erase(tiers_[i], prefix);
   put(0, prefix, tokens);
 }
@@ -106,29 +128,51 @@ KvTierStore::Hit KvTierStore::find(std::int64_t prefix) const {
     const auto it = tiers_[i].entries.find(prefix);
     if (it != tiers_[i].entries.end() && it->second.tokens > hit.tokens) hit = {static_cast<int>(i), it->second.tokens};
   }
+  if (shared_) {
+    const Hit pooled = shared_->find(prefix);
+    if (pooled.tokens > hit.tokens) hit = {static_cast<int>(tiers_.size()), pooled.tokens};
+  }
   return hit;
 }
 
 double KvTierStore::transfer_s(int tier, std::int64_t tokens) const {
+  if (shared(tier)) return shared_->transfer_s(0, tokens);
   const KvTier& spec = tiers_.at(static_cast<std::size_t>(tier)).spec;
   if (tokens <= 0) return 0;
   return spec.latency_s + static_cast<double>(tokens) * device_bytes_per_token_ / spec.bytes_per_s;
 }
 
-double KvTierStore::load(int tier, std::int64_t prefix, std::int64_t tokens) {
+double KvTierStore::load(int tier, std::int64_t prefix, std::int64_t tokens, bool timed) {
+  if (shared(tier)) return shared_->load(0, prefix, tokens, timed);
   Level& level = tiers_.at(static_cast<std::size_t>(tier));
   const auto it = level.entries.find(prefix);
   if (it == level.entries.end() || it->second.tokens < tokens) {
     throw SimulationError(fmt::format("KV-cache tier '{}' holds {} tokens of prefix {}, not the {} being loaded",
-                                      models::memory_level_name(level.spec.level),
+                                      level.spec.name,
                                       it == level.entries.end() ? 0 : it->second.tokens, prefix, tokens));
   }
   level.lru.splice(level.lru.end(), level.lru, it->second.lru);
   const double seconds = transfer_s(tier, tokens);
   level.stats.loaded_tokens += tokens;
   ++level.stats.hits;
-  level.stats.load_s += seconds;
+  if (timed) level.stats.load_s += seconds;
   return seconds;
+}
+
+void KvTierStore::add_load_time(int tier, double seconds) {
+  if (shared(tier)) {
+    shared_->add_load_time(0, seconds);
+    return;
+  }
+  tiers_.at(static_cast<std::size_t>(tier)).stats.load_s += seconds;
+}
+
+void KvTierStore::add_prefill_avoided(int tier, double seconds) {
+  if (shared(tier)) {
+    shared_->add_prefill_avoided(0, seconds);
+    return;
+  }
+  tiers_.at(static_cast<std::size_t>(tier)).stats.prefill_avoided_s += seconds;
 }
 
 void KvTierStore::clear() {

@@ -19,8 +19,13 @@
 /// the difference: `load: async` keeps it out of the batch until the copy has arrived (loads of
 /// one tier go one after another over its link), `blocking` adds the copy to the iteration
 /// that admits it. A tier holds a prefix once (exclusive below the first); loads leave it there.
+/// The last tier may be `pool`: a memory pool shared by the instances whose accelerators attach
+/// to it (cluster.memory_pool): one store for them all, so an instance finds the prefixes
+/// another stored, and its loads and copies are flows on the pool's links (MemoryPoolRuntime).
 #include <cstdint>
+#include <functional>
 #include <list>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,12 +39,14 @@ enum class TierWrite : std::uint8_t { write_through, write_back };
 const config::NameTable<TierWrite>& tier_write_names();
 enum class TierLoad : std::uint8_t { async, blocking };
 const config::NameTable<TierLoad>& tier_load_names();
-/// The levels a tier may be: "host", "cxl", "ssd".
+/// The accelerator's levels a tier may be: "host", "cxl", "ssd" (and "pool", no level of its own).
 const config::NameTable<models::MemoryLevelKind>& kv_tier_level_names();
+/// The tier name of a shared memory pool (cluster.memory_pool).
+inline constexpr const char* kPoolTier = "pool";
 
 /// `workload.kv_offload`.
 struct KvOffloadSpec {
-  /// Tier names, nearest first ("host", "cxl", "ssd"); empty: no tiers.
+  /// Tier names, nearest first ("host", "cxl", "ssd", "pool" last); empty: no tiers.
   std::vector<std::string> tiers;
   /// Capacity per accelerator of each tier for the KV cache; 0: the accelerator's memory level.
   double host_capacity_bytes = 0, cxl_capacity_bytes = 0, ssd_capacity_bytes = 0;
@@ -50,7 +57,7 @@ struct KvOffloadSpec {
 
 /// One tier as a scheduler sees it.
 struct KvTier {
-  models::MemoryLevelKind level = models::MemoryLevelKind::host;
+  std::string name;          ///< "host", "cxl", "ssd", "pool"
   std::int64_t blocks = 0;   ///< capacity in KV blocks of this scheduler (> 0)
   double bytes_per_s = 0;    ///< the link to it, per accelerator, one direction (> 0)
   double latency_s = 0;      ///< setup of one transfer
@@ -70,8 +77,11 @@ struct KvTierStats {
 class KvTierStore {
  public:
   /// `tiers` nearest first; `block_size` tokens per block; `device_bytes_per_token` the KV bytes
-  /// of one token on one accelerator (what crosses each accelerator's link).
-  KvTierStore(std::vector<KvTier> tiers, int block_size, double device_bytes_per_token);
+  /// of one token on one accelerator (what crosses each accelerator's link). `shared`: a store
+  /// of one tier after these, shared with other schedulers (a memory pool); what goes down into
+  /// it is reported to `on_shared_write` (tokens).
+  KvTierStore(std::vector<KvTier> tiers, int block_size, double device_bytes_per_token,
+              std::shared_ptr<KvTierStore> shared = nullptr);
 
   /// `prefix` has `tokens` cached (whole blocks): the first tier takes what it lacks (a copy
   /// from HBM). A prefix larger than a tier skips it.
@@ -83,20 +93,30 @@ class KvTierStore {
   /// The tier holding the most tokens of `prefix` (the nearest on a tie).
   Hit find(std::int64_t prefix) const;
   /// Brings `tokens` of `prefix` from `tier` to HBM (counted, its recency renewed); returns the
-  /// transfer time, seconds: latency + tokens x device bytes per token / bandwidth.
-  double load(int tier, std::int64_t prefix, std::int64_t tokens);
+  /// transfer time, seconds: latency + tokens x device bytes per token / bandwidth, which joins
+  /// the tier's load time unless `timed` is false (the caller times it: add_load_time).
+  double load(int tier, std::int64_t prefix, std::int64_t tokens, bool timed = true);
+  /// Adds a load's time as the caller measured it (a shared pool's flows).
+  void add_load_time(int tier, double seconds);
   /// The transfer time of `tokens` from `tier`, seconds (nothing counted).
   double transfer_s(int tier, std::int64_t tokens) const;
   /// Adds an estimate of the prefill time a hit on `tier` avoided.
-  void add_prefill_avoided(int tier, double seconds) { tiers_[static_cast<std::size_t>(tier)].stats.prefill_avoided_s += seconds; }
-  /// Everything is gone (the instance failed: its offload buffers lived in the serving process).
+  void add_prefill_avoided(int tier, double seconds);
+  /// Its own tiers are emptied (the instance failed: its offload buffers lived in the serving
+  /// process); a shared pool keeps what it holds.
   void clear();
+  /// Copies into the shared tier are reported here (tokens), to be moved over the pool's links.
+  void on_shared_write(std::function<void(std::int64_t)> report) { on_shared_write_ = std::move(report); }
 
-  std::size_t size() const { return tiers_.size(); }
-  const KvTier& tier(int index) const { return tiers_[static_cast<std::size_t>(index)].spec; }
-  const KvTierStats& stats(int index) const { return tiers_[static_cast<std::size_t>(index)].stats; }
+  /// Tiers, the shared one included (last).
+  std::size_t size() const { return tiers_.size() + (shared_ ? 1 : 0); }
+  /// Is `index` the shared tier?
+  bool shared(int index) const { return shared_ && static_cast<std::size_t>(index) == tiers_.size(); }
+  const KvTierStore* shared_store() const { return shared_.get(); }
+  const KvTier& tier(int index) const;
+  const KvTierStats& stats(int index) const;
   /// Blocks in use in `tier`.
-  std::int64_t used_blocks(int index) const { return tiers_[static_cast<std::size_t>(index)].used; }
+  std::int64_t used_blocks(int index) const;
 
  private:
   struct Entry {
@@ -115,9 +135,13 @@ class KvTierStore {
   void put(std::size_t index, std::int64_t prefix, std::int64_t tokens);
   void erase(Level& level, std::int64_t prefix);
 
+  const Level& level(int index) const;
+
   std::vector<Level> tiers_;
   int block_size_;
   double device_bytes_per_token_;
+  std::shared_ptr<KvTierStore> shared_;
+  std::function<void(std::int64_t)> on_shared_write_;
 };
 
 }  // namespace clustersim::serving

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -261,6 +263,10 @@ bool Replica::load_from_tier(Sequence& s) {
   s.redo = std::max<std::int64_t>(0, s.redo - extra);
   s.tier_tokens = extra;
   s.tier = held.tier;
+  if (tiers_->shared(held.tier)) {
+    load_from_pool(s, held.tier, extra);
+    return true;
+  }
   if (tier_load_ == TierLoad::blocking) {  // loaded with its first chunk
     s.tier_unpaid = true;
     return true;
@@ -272,6 +278,40 @@ bool Replica::load_from_tier(Sequence& s) {
   count_prefill_avoided(held.tier, extra);
   wake_at(s.ready_ps);
   return true;
+}
+
+void Replica::set_memory_pool(platform::MemoryPoolRuntime* pools, std::vector<int> accelerators) {
+  memory_pools_ = pools;
+  pool_accelerators_ = std::move(accelerators);
+  if (!tiers_) return;
+  // Copies into the pool (write-through, or a prefix handed down): write flows nothing waits for.
+  tiers_->on_shared_write([this](std::int64_t tokens) {
+    for (const int a : pool_accelerators_) {
+      memory_pools_->transfer(a, static_cast<double>(tokens) * kv_bytes_per_token_, platform::PoolDirection::write, {});
+    }
+  });
+}
+
+void Replica::load_from_pool(Sequence& s, int tier, std::int64_t tokens) {
+  if (memory_pools_ == nullptr || pool_accelerators_.empty() || tier_load_ != TierLoad::async) {
+    throw SimulationError(fmt::format("replica {}: a load from the shared pool needs the pool's runtime and async "
+                                      "loads",
+                                      index_));
+  }
+  tiers_->load(tier, s.record->request.prefix_id, tokens, false);
+  count_prefill_avoided(tier, tokens);
+  s.ready_ps = std::numeric_limits<engine::TimePs>::max();  // until its flows have arrived
+  auto left = std::make_shared<std::size_t>(pool_accelerators_.size());
+  const double started = now_s();
+  for (const int a : pool_accelerators_) {
+    memory_pools_->transfer(a, static_cast<double>(tokens) * kv_bytes_per_token_, platform::PoolDirection::read,
+                            [this, sequence = &s, left, tier, started, generation = pool_generation_] {
+                              if (generation != pool_generation_ || --*left > 0) return;
+                              tiers_->add_load_time(tier, now_s() - started);
+                              sequence->ready_ps = session_->engine().now();
+                              maybe_schedule();
+                            });
+  }
 }
 
 void Replica::count_prefill_avoided(int tier, std::int64_t tokens) {
@@ -686,6 +726,7 @@ std::vector<RequestRecord*> Replica::fail() {
   batch_sequences_.clear();
   prefixes_.clear();
   prefix_lru_.clear();
+  ++pool_generation_;
   if (tiers_) {
     tiers_->clear();
     tier_link_free_s_.assign(tiers_->size(), 0.0);

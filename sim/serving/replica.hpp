@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "sim/config/name_table.hpp"
+#include "sim/platform/memory_pool.hpp"
 #include "sim/platform/session.hpp"
 #include "sim/serving/faults.hpp"
 #include "sim/serving/iteration_cost.hpp"
@@ -190,6 +191,9 @@ class Replica {
   /// KV-cache tiers below HBM (needs prefix caching): `write` when a prefix is copied to the
   /// first tier, `load` how a hit comes back (kv_tiers.hpp).
   void set_kv_tiers(KvTierStore tiers, TierWrite write, TierLoad load);
+  /// The memory pools its `pool` tier lives in, and the instance's accelerators (each moves its
+  /// shard of a load or a copy as a flow on its link and its pool's port).
+  void set_memory_pool(platform::MemoryPoolRuntime* pools, std::vector<int> accelerators);
   /// The tiers (nullptr: none).
   const KvTierStore* kv_tiers() const { return tiers_ ? &*tiers_ : nullptr; }
   /// Its instance fails: the running iteration is lost and every request queued or running
@@ -321,6 +325,12 @@ class Replica {
   TierWrite tier_write_ = TierWrite::write_through;
   TierLoad tier_load_ = TierLoad::async;
   std::vector<double> tier_link_free_s_;  // async: when each tier's link finishes its queued loads
+  platform::MemoryPoolRuntime* memory_pools_ = nullptr;
+  std::vector<int> pool_accelerators_;
+  std::uint64_t pool_generation_ = 0;  // a failure advances it: flows still arriving are dropped
+  /// Loads `tokens` of `s`'s prefix from the shared pool tier `tier`: flows, `s` ready when all
+  /// have arrived.
+  void load_from_pool(Sequence& s, int tier, std::int64_t tokens);
   std::int64_t used_blocks_ = 0, cached_blocks_ = 0, outstanding_ = 0;
   double last_change_s_ = 0;
   std::unordered_map<std::int64_t, CachedPrefix> prefixes_;

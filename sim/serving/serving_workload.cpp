@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/platform/energy.hpp"
+#include "sim/platform/memory_pool.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/serving/faults.hpp"
 
@@ -272,7 +274,13 @@ class ServingWorkload final : public platform::Workload {
   std::int64_t tokens_at_last_sample_ = 0, output_tokens_ = 0;
   std::vector<ServingSample> series_;
   /// KV-cache tiers (kv_offload): the store of each scheduler of `pool` (`engines` per instance).
-  KvTierStore kv_tier_store(const Pool& pool, int engines) const;
+  /// `replica`: the scheduler's index (its instance's accelerators attach it to a memory pool).
+  KvTierStore kv_tier_store(const Pool& pool, int engines, int replica);
+  /// The shared store of the memory pools the instance whose first accelerator is `first` spans.
+  std::shared_ptr<KvTierStore> pool_store(const Pool& pool, int first);
+  /// Memory pools (cluster.memory_pool) when a KV-cache tier is `pool`; made at start().
+  std::unique_ptr<platform::MemoryPoolRuntime> memory_pools_;
+  std::map<std::pair<int, int>, std::shared_ptr<KvTierStore>> pool_stores_;  // by first and last pool spanned
   void fill_kv_tiers(ServingResult& result) const;
   /// A model instance under simulation.failures: its pp schedulers fail and recover together.
   struct Instance {
@@ -375,7 +383,8 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
           spec.speculative, kv_blocks, pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
       if (spec.kv_offload.on()) {
-        replicas_.back()->set_kv_tiers(kv_tier_store(pool, engines), spec.kv_offload.write, spec.kv_offload.load);
+        replicas_.back()->set_kv_tiers(kv_tier_store(pool, engines, static_cast<int>(replicas_.size()) - 1),
+                                       spec.kv_offload.write, spec.kv_offload.load);
       }
       if (pool.cost->layout().record_traffic) {
         replicas_.back()->set_fabric_groups(
@@ -414,11 +423,20 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
   ReplicaEvents events;
   events.finished = [this](RequestRecord& r) { on_finished(r); };
   events.prefilled = [this](RequestRecord& r) { on_prefilled(r); };
+  if (!pool_stores_.empty()) {
+    memory_pools_ = std::make_unique<platform::MemoryPoolRuntime>(session.engine(), platform_.cluster().memory_pool,
+                                                                    platform_.accelerator_count());
+  }
   for (std::size_t p = 0; p < pools_.size(); ++p) {
     for (int index : pools_[p].replicas) {
-      replicas_[static_cast<std::size_t>(index)]->start(
-          session, platform_.accelerator_speed(pools_[p].first_accelerator_of(index)), events,
-          pools_[p].first_accelerator_of(index));
+      Replica& replica = *replicas_[static_cast<std::size_t>(index)];
+      const int first = pools_[p].first_accelerator_of(index);
+      replica.start(session, platform_.accelerator_speed(first), events, first);
+      if (memory_pools_) {
+        std::vector<int> accelerators;
+        for (int a = 0; a < pools_[p].spec->tp * pools_[p].spec->pp; ++a) accelerators.push_back(first + a);
+        replica.set_memory_pool(memory_pools_.get(), std::move(accelerators));
+      }
     }
   }
   start_faults();
@@ -739,12 +757,38 @@ void ServingWorkload::sample() {
   session_->engine().schedule_after(engine::seconds_to_ps(1.0), [this](engine::Engine&) { sample(); });
 }
 
-KvTierStore ServingWorkload::kv_tier_store(const Pool& pool, int engines) const {
+std::shared_ptr<KvTierStore> ServingWorkload::pool_store(const Pool& pool, int first) {
+  const platform::MemoryPoolSpec& spec = platform_.cluster().memory_pool;
+  if (!spec.on()) {
+    throw ConfigError(fmt::format("pool '{}': KV-cache tier 'pool' needs cluster.memory_pool", pool.spec->name));
+  }
+  const int width = pool.spec->tp * pool.spec->pp;
+  const std::pair<int, int> spanned{spec.pool_of(first), spec.pool_of(first + width - 1)};
+  auto& store = pool_stores_[spanned];
+  if (!store) {
+    // Each accelerator keeps its shard in its own pool: the pool with most of the instance's
+    // accelerators fills first.
+    const int sharing = std::min(width, spec.accelerators);
+    const double token_bytes = pool.memory.kv_bytes_per_token * sharing;
+    const auto blocks = static_cast<std::int64_t>(std::floor(spec.capacity_bytes / (token_bytes * spec_.scheduler.block_size)));
+    store = std::make_shared<KvTierStore>(
+        std::vector<KvTier>{{kPoolTier, blocks, std::min(spec.bytes_per_s, spec.link_bytes_per_s), spec.latency_s}},
+        spec_.scheduler.block_size, pool.memory.kv_bytes_per_token);
+  }
+  return store;
+}
+
+KvTierStore ServingWorkload::kv_tier_store(const Pool& pool, int engines, int replica) {
   const KvOffloadSpec& offload = spec_.kv_offload;
   const double block_bytes = pool.memory.kv_bytes_per_token * spec_.scheduler.block_size;
   const std::vector<models::MemoryLevel> levels = pool.accelerator.memory_levels();
   std::vector<KvTier> tiers;
+  std::shared_ptr<KvTierStore> shared;
   for (const std::string& name : offload.tiers) {
+    if (name == kPoolTier) {
+      shared = pool_store(pool, pool.first_accelerator_of(replica));
+      continue;
+    }
     const models::MemoryLevelKind kind = kv_tier_level_names().parse(name);
     const auto level = std::find_if(levels.begin(), levels.end(), [kind](const models::MemoryLevel& l) { return l.kind == kind; });
     if (level == levels.end()) {
@@ -755,10 +799,10 @@ KvTierStore ServingWorkload::kv_tier_store(const Pool& pool, int engines) const 
                        : kind == models::MemoryLevelKind::cxl ? offload.cxl_capacity_bytes
                                                               : offload.ssd_capacity_bytes;
     const double capacity = set > 0 ? set : level->capacity_bytes;
-    tiers.push_back({kind, static_cast<std::int64_t>(std::floor(capacity / engines / block_bytes)), level->bytes_per_s,
+    tiers.push_back({name, static_cast<std::int64_t>(std::floor(capacity / engines / block_bytes)), level->bytes_per_s,
                      level->latency_s});
   }
-  return KvTierStore(std::move(tiers), spec_.scheduler.block_size, pool.memory.kv_bytes_per_token);
+  return KvTierStore(std::move(tiers), spec_.scheduler.block_size, pool.memory.kv_bytes_per_token, std::move(shared));
 }
 
 void ServingWorkload::fill_kv_tiers(ServingResult& r) const {
@@ -780,10 +824,28 @@ void ServingWorkload::fill_kv_tiers(ServingResult& r) const {
     const double token_bytes = pool.memory.kv_bytes_per_token * pool.spec->tp * pool.spec->pp;
     const KvTierStore& store = *replica.kv_tiers();
     for (std::size_t t = 0; t < store.size(); ++t) {
+      if (store.shared(static_cast<int>(t))) continue;  // below, once per store
       const KvTierStats& s = store.stats(static_cast<int>(t));
       KvTierResult& out = r.kv_tiers[t];
       out.capacity_bytes = static_cast<double>(store.tier(static_cast<int>(t)).blocks) * pool.spec->pp *
                            spec_.scheduler.block_size * pool.memory.kv_bytes_per_token;
+      out.hits += s.hits;
+      out.hit_tokens += s.loaded_tokens;
+      out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;
+      out.loaded_bytes += static_cast<double>(s.loaded_tokens) * token_bytes;
+      out.evicted_bytes += static_cast<double>(s.evicted_tokens) * token_bytes;
+      out.load_s += s.load_s;
+      out.prefill_avoided_s += s.prefill_avoided_s;
+    }
+  }
+  if (!pool_stores_.empty()) {
+    // The shared pool's figures: every store once (instances spanning the same pools share one).
+    KvTierResult& out = r.kv_tiers.back();
+    const Pool& first_pool = pools_.front();
+    const double token_bytes = first_pool.memory.kv_bytes_per_token * first_pool.spec->tp * first_pool.spec->pp;
+    out.capacity_bytes = platform_.cluster().memory_pool.capacity_bytes;
+    for (const auto& [spanned, store] : pool_stores_) {
+      const KvTierStats& s = store->stats(0);
       out.hits += s.hits;
       out.hit_tokens += s.loaded_tokens;
       out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;

@@ -9,6 +9,12 @@ const config::NameTable<Recompute>& recompute_names() {
   return names;
 }
 
+const config::NameTable<OffloadTarget>& offload_target_names() {
+  static const config::NameTable<OffloadTarget> names("offload target",
+                                                      {{"host", OffloadTarget::host}, {"pool", OffloadTarget::pool}});
+  return names;
+}
+
 const config::NameTable<PipelineSchedule>& pipeline_schedule_names() {
   static const config::NameTable<PipelineSchedule> names("pipeline schedule",
                                                          {{"1f1b", PipelineSchedule::one_f_one_b},

@@ -93,11 +93,17 @@ struct OptimizerState {
   double bytes_per_param() const { return master_bytes + 2.0 * moment_bytes; }
 };
 
+/// Where offloaded state goes (`workload.offload.target`): the accelerator's host memory, or
+/// the memory pool it shares with others (cluster.memory_pool).
+enum class OffloadTarget : std::uint8_t { host, pool };
+const config::NameTable<OffloadTarget>& offload_target_names();
+
 /// Memory options of a training job (`workload.offload`, `workload.memory`); the defaults are
 /// the memory model's (models/llm/memory_footprint.hpp).
 struct MemoryOptions {
-  bool offload_optimizer = false;    ///< optimizer state in host memory, streamed each step
-  bool offload_activations = false;  ///< stored activations in host memory
+  bool offload_optimizer = false;    ///< optimizer state in host memory (or the pool), streamed each step
+  bool offload_activations = false;  ///< stored activations in host memory (or the pool)
+  OffloadTarget offload_target = OffloadTarget::host;
   /// Per device: CUDA context, cuBLAS workspace, NCCL buffers.
   double workspace_bytes = models::kDefaultWorkspaceBytes;
   double fragmentation = models::kDefaultFragmentation;  ///< caching-allocator reserved / allocated

@@ -334,27 +334,54 @@ models::FootprintInputs footprint_inputs(const TrainingWorkload& w) {
 
 namespace {
 
-/// The host-link transfers of an offloading workload (StageProgram::optimizer_offload_ps,
-/// activation_offload_ps).
+/// One accelerator's transfer of `bytes` to or from where offloaded state lives. A shared pool:
+/// every accelerator of the job attached to it moves the same bytes at the same moment (the
+/// ranks of a step are symmetric), so each gets its link or its share of the pool's port.
+double offload_transfer_s(const TrainingSetup& setup, double bytes) {
+  if (setup.workload.memory.offload_target == OffloadTarget::host) {
+    return setup.memory->offload_transfer_time_s(bytes, models::MemoryLevelKind::host);
+  }
+  const platform::MemoryPoolSpec& pool = *setup.memory_pool;
+  const int sharing = std::max(1, std::min(pool.accelerators, setup.accelerators));
+  if (bytes <= 0) return 0;
+  return pool.latency_s + bytes / std::min(pool.link_bytes_per_s, pool.bytes_per_s / sharing);
+}
+
+/// The transfers of an offloading workload to host memory or a shared pool
+/// (StageProgram::optimizer_offload_ps, activation_offload_ps).
 void cost_offload(const TrainingSetup& setup, StageProgram& program) {
   const MemoryOptions& memory = setup.workload.memory;
   if (!memory.offload_optimizer && !memory.offload_activations) return;
-  if (setup.memory == nullptr) {
+  const bool to_pool = memory.offload_target == OffloadTarget::pool;
+  if (!to_pool && setup.memory == nullptr) {
     throw ConfigError("offloading needs the platform's memory hierarchy (host memory and its link)");
+  }
+  if (to_pool && (setup.memory_pool == nullptr || !setup.memory_pool->on())) {
+    throw ConfigError("offload.target: pool needs cluster.memory_pool");
   }
   models::FootprintInputs inputs = footprint_inputs(setup.workload);
   if (memory.offload_optimizer) {
     inputs.offload_optimizer = false;  // the state as it would sit on the device
     const double bytes = models::stage_footprint(inputs, program.stage).optimizer_bytes;
-    program.optimizer_offload_ps =
-        engine::seconds_to_ps(setup.memory->offload_transfer_time_s(bytes, models::MemoryLevelKind::host));
+    if (to_pool) {
+      // The pool holds the optimizer state of every accelerator attached to it.
+      const platform::MemoryPoolSpec& pool = *setup.memory_pool;
+      const int sharing = std::max(1, std::min(pool.accelerators, setup.accelerators));
+      if (bytes * sharing > pool.capacity_bytes) {
+        throw models::DoesNotFitError(fmt::format(
+            "the optimizer state offloaded to the memory pool does not fit: {} accelerators x {:.1f} GiB (stage {}) "
+            "need {:.1f} GiB of a pool's {:.1f} GiB (cluster.memory_pool.capacity)",
+            sharing, bytes / (1024.0 * 1024 * 1024), program.stage, bytes * sharing / (1024.0 * 1024 * 1024),
+            pool.capacity_bytes / (1024.0 * 1024 * 1024)));
+      }
+    }
+    program.optimizer_offload_ps = engine::seconds_to_ps(offload_transfer_s(setup, bytes));
   }
   if (memory.offload_activations) {
     const double per_layer = models::layer_activation_bytes(inputs);
     for (int c = 0; c < program.chunks; ++c) {
       const double bytes = static_cast<double>(program.layers(c)) * per_layer;
-      program.activation_offload_ps.push_back(
-          engine::seconds_to_ps(setup.memory->offload_transfer_time_s(bytes, models::MemoryLevelKind::host)));
+      program.activation_offload_ps.push_back(engine::seconds_to_ps(offload_transfer_s(setup, bytes)));
     }
   }
 }
@@ -394,6 +421,7 @@ TrainingSetup training_setup(const TrainingWorkload& workload, const platform::P
   setup.accelerators = allocation.count;
   setup.compute_rate_while_communicating = platform.compute_rate_while_communicating();
   setup.memory = &platform.memory();
+  setup.memory_pool = &platform.cluster().memory_pool;
   if (platform.has_speed_changes()) {
     for (int a = 0; a < platform.accelerator_count(); ++a) setup.accelerator_speed.push_back(platform.accelerator_speed(a));
   }

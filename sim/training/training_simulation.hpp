@@ -43,6 +43,8 @@ struct TrainingSetup {
   std::vector<engine::Profile> accelerator_speed{};
   /// The accelerator's memory hierarchy (host-link transfers of offloading); nullptr: none.
   const models::MemoryHierarchy* memory = nullptr;
+  /// The memory pools of offload.target: pool (nullptr: none).
+  const platform::MemoryPoolSpec* memory_pool = nullptr;
   /// Clock fraction every accelerator runs at because the power limit throttles it
   /// (power.apply_throttling), in (0, 1]: compute kernels take 1 / throttle as long.
   double throttle = 1.0;

@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/exec/observer.hpp"
+#include "sim/platform/memory_pool.hpp"
 #include "sim/platform/trace_sink.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -271,7 +273,7 @@ TierRun run_tiers(bool tiers, serving::TierWrite write, serving::TierLoad load, 
   scheduler.prefix_caching = true;
   serving::Replica replica(0, serving::ReplicaRole::mixed, cost, nullptr, scheduler, {}, 6, 1000.0, 1e9, false);
   if (tiers) {
-    replica.set_kv_tiers(serving::KvTierStore({{models::MemoryLevelKind::host, 4, tier_bytes_per_s, 1e-6}}, 4, 1000.0), write, load);
+    replica.set_kv_tiers(serving::KvTierStore({{"host", 4, tier_bytes_per_s, 1e-6}}, 4, 1000.0), write, load);
   }
   platform::Session session(*platform, s.simulation);
   BatchRecorder recorder;
@@ -350,6 +352,74 @@ TEST_CASE("a prefix HBM let go comes back from the host tier: its transfer by ha
   CHECK_MESSAGE(back.batches == loaded, batch_text(back.batches));
   CHECK(back.host.stored_tokens == 8);
   CHECK(back.host.hits == 1);
+}
+
+namespace {
+
+/// Two replicas (accelerators 0 and 1), each of 6 blocks of 4 tokens and 1,000 bytes per token,
+/// sharing one memory pool (a pool tier only): port and links 1 GB/s, 1 us. At 0 s A (prefix
+/// 1) goes to replica 0 and A2 (prefix 2) to replica 1, 8 tokens each; at 1 s 20-token requests
+/// to both push those prefixes out of HBM; at 2 s C (prefix 2) to replica 0 and C2 (prefix 1)
+/// to replica 1, 12 tokens each.
+std::vector<serving::RequestRecord> run_pool() {
+  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
+  const auto platform = runner::build_platform(s);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  serving::InstanceLayout layout;
+  layout.model = spec.model;
+  layout.accelerators = {0};
+  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
+  serving::SchedulerSpec scheduler;
+  scheduler.block_size = 4;
+  scheduler.max_batched_tokens = 100;
+  scheduler.prefix_caching = true;
+  auto pool = std::make_shared<serving::KvTierStore>(std::vector<serving::KvTier>{{"pool", 8, 1e9, 1e-6}}, 4, 1000.0);
+  platform::Session session(*platform, s.simulation);
+  const platform::MemoryPoolSpec pools{2, 1e6, 1e9, 1e9, 1e-6};
+  platform::MemoryPoolRuntime runtime(session.engine(), pools, 2);
+  std::vector<std::unique_ptr<serving::Replica>> replicas;
+  for (int r = 0; r < 2; ++r) {
+    replicas.push_back(std::make_unique<serving::Replica>(r, serving::ReplicaRole::mixed, cost, nullptr, scheduler,
+                                                          serving::SpeculativeSpec{}, 6, 1000.0, 1e9, false));
+    replicas.back()->set_kv_tiers(serving::KvTierStore({}, 4, 1000.0, pool), serving::TierWrite::write_through,
+                                  serving::TierLoad::async);
+    replicas.back()->start(session, engine::Profile::constant(1.0), {}, r);
+    replicas.back()->set_memory_pool(&runtime, {r});
+  }
+  std::vector<serving::RequestRecord> records(6);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    serving::Request& r = records[i].request;
+    r.id = static_cast<std::int64_t>(i);
+    r.arrival_s = static_cast<double>(i / 2);
+    r.input_tokens = i / 2 == 0 ? 8 : i / 2 == 1 ? 20 : 12;
+    r.output_tokens = 1;
+    if (i / 2 != 1) {
+      r.prefix_id = i == 0 || i == 5 ? 1 : 2;  // A, C2: prefix 1; A2, C: prefix 2
+      r.prefix_tokens = r.reusable_tokens = 8;
+    }
+    session.engine().schedule_at(engine::seconds_to_ps(r.arrival_s), [&replicas, &records, i](engine::Engine&) {
+      replicas[i % 2]->submit(records[i]);
+    });
+  }
+  session.engine().run();
+  CHECK(pool->stats(0).stored_tokens == 16);
+  CHECK(pool->stats(0).hits == 2);
+  CHECK(runtime.bytes(0, platform::PoolDirection::read) == relative_approx(2 * 8000.0));
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("a shared memory pool: one instance reads what another stored, and loads at once share its port") {
+  // C finds prefix 2, which only replica 1 ever computed, in the pool; C2 finds prefix 1 of
+  // replica 0. Both load 8,000 bytes at 2 s over links of 1 GB/s through one port of 1 GB/s:
+  // 0.5 GB/s each, 16 us, + 1 us (alone: 9 us).
+  const std::vector<serving::RequestRecord> records = run_pool();
+  for (const std::size_t c : {std::size_t{4}, std::size_t{5}}) {
+    CHECK(records[c].prefix_hit_tokens == 8);
+    CHECK(records[c].scheduled_s == relative_approx(2 + 17e-6));
+    CHECK(records[c].finish_s > 0);
+  }
 }
 
 }  // namespace replica_schedule_test

@@ -202,6 +202,28 @@ TEST_CASE("optimizer offload adds the host-link transfer of the optimizer shard"
                                                  offloaded.breakdown.offload_s));
 }
 
+TEST_CASE("optimizer offload to a shared memory pool: each accelerator its link or its share of the pool's port") {
+  // 16 A100s on 2 nodes, tp 8 pp 2; a pool per node (8 accelerators). With a 640 GB/s port
+  // and 64 GB/s links, 8 accelerators at once get their link each; with a 128 GB/s port they
+  // share it, 16 GB/s each.
+  auto scenario = gpt_on_a100("megatron-gpt-1.7b", "{tp: 8, pp: 2, dp: 1}");
+  auto offload = scenario.training();
+  offload.memory.offload_optimizer = true;
+  offload.memory.offload_target = training::OffloadTarget::pool;
+  scenario.set_training(offload);
+  scenario.platform.cluster.memory_pool = {8, 2e12, 640e9, 64e9, 1e-6};
+  auto inputs = training::footprint_inputs(scenario.training());
+  inputs.offload_optimizer = false;
+  const double shard = models::stage_footprint(inputs, 0).optimizer_bytes;
+  CHECK(runner::run_training(scenario).breakdown.offload_s == relative_approx(1e-6 + shard / 64e9));
+  scenario.platform.cluster.memory_pool.bytes_per_s = 128e9;
+  CHECK(runner::run_training(scenario).breakdown.offload_s == relative_approx(1e-6 + shard / 16e9));
+  // The pool must hold the state of all 8: a pool smaller than that does not fit.
+  scenario.platform.cluster.memory_pool.capacity_bytes = 4 * shard;
+  CHECK_THROWS_WITH_AS(runner::run_training(scenario), doctest::Contains("does not fit: 8 accelerators x"),
+                       models::DoesNotFitError);
+}
+
 TEST_CASE("the footprint of an MoE scenario gets its expert parallelism and routing") {
   auto scenario = scenario::load_scenario_from_string(R"(schema_version: 1
 name: mixtral-memory

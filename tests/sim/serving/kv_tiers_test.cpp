@@ -11,7 +11,6 @@ namespace kv_tiers_test {
 
 using ::clustersim::tolerance::relative_approx;
 using namespace clustersim;
-using models::MemoryLevelKind;
 using serving::KvTierStore;
 
 namespace {
@@ -19,7 +18,7 @@ namespace {
 // Blocks of 4 tokens, 1,000 bytes per token on each accelerator. Host: 4 blocks (16 tokens) at
 // 1 GB/s, 1 us; SSD: 8 blocks (32 tokens) at 0.5 GB/s, 100 us.
 KvTierStore two_tiers() {
-  return KvTierStore({{MemoryLevelKind::host, 4, 1e9, 1e-6}, {MemoryLevelKind::ssd, 8, 0.5e9, 100e-6}}, 4, 1000.0);
+  return KvTierStore({{"host", 4, 1e9, 1e-6}, {"ssd", 8, 0.5e9, 100e-6}}, 4, 1000.0);
 }
 
 }  // namespace
@@ -90,9 +89,9 @@ TEST_CASE("a load takes latency plus the bytes over the tier's link, and renews 
 }
 
 TEST_CASE("a tier that holds no block, or has no link, is refused") {
-  CHECK_THROWS_WITH_AS(KvTierStore({{MemoryLevelKind::cxl, 0, 1e9, 0}}, 16, 1000.0),
+  CHECK_THROWS_WITH_AS(KvTierStore({{"cxl", 0, 1e9, 0}}, 16, 1000.0),
                        doctest::Contains("tier 'cxl' holds no block of 16 tokens"), ConfigError);
-  CHECK_THROWS_WITH_AS(KvTierStore({{MemoryLevelKind::host, 4, 0, 0}}, 16, 1000.0),
+  CHECK_THROWS_WITH_AS(KvTierStore({{"host", 4, 0, 0}}, 16, 1000.0),
                        doctest::Contains("needs a positive bandwidth"), ConfigError);
 }
 
