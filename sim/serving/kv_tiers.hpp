@@ -16,8 +16,8 @@
 /// ends (its blocks join the HBM prefix cache at the same moment); `write_back` copies a prefix
 /// only when HBM evicts it. A tier full evicts its least recently used prefix to the next tier
 /// (the last one drops it). A request finding more of its prefix in a tier than in HBM loads
-/// the difference: `load: async` keeps it out of the batch until the copy has arrived (loads of
-/// one tier go one after another over its link), `blocking` adds the copy to the iteration
+/// the difference: `load: async` keeps it out of the batch until the copy has arrived (a flow
+/// on the tier's link: loads at once share it), `blocking` adds the copy to the iteration
 /// that admits it. A tier holds a prefix once (exclusive below the first); loads leave it there.
 /// The last tier may be `pool`: a memory pool shared by the instances whose accelerators attach
 /// to it (cluster.memory_pool): one store for them all, so an instance finds the prefixes

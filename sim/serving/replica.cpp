@@ -34,8 +34,6 @@ const config::NameTable<ReplicaRole>& replica_role_names() {
 
 /// Fingerprint tag of an iteration's end (plus the replica index).
 constexpr std::uint64_t kIterationTag = 0x5e41'0000'0000;
-/// Fingerprint tag of an async KV-tier load's arrival (plus the replica index).
-constexpr std::uint64_t kTierLoadTag = 0x5e41'2000'0000;
 
 /// A request inside a replica.
 struct Replica::Sequence {
@@ -90,6 +88,15 @@ void Replica::start(platform::Session& session, const engine::Profile& speed, Re
   acceptance_rng_.seed(engine::rng_stream_seed(session.options().seed, 0x5e41'1000 + static_cast<std::uint64_t>(index_)));
   speed_ = speed;
   constant_speed_ = speed == engine::Profile::constant(1.0);
+  if (tiers_ && tier_load_ == TierLoad::async) {
+    // One link per private tier (a shared pool's flows are the MemoryPoolRuntime's).
+    std::vector<topologies::Link> links;
+    for (std::size_t t = 0; t < tiers_->size(); ++t) {
+      const KvTier& tier = tiers_->tier(static_cast<int>(t));
+      links.push_back({0, 0, tier.bytes_per_s, 0.0, 1});
+    }
+    tier_links_ = std::make_unique<topologies::FlowNetwork>(session.engine(), links);
+  }
 }
 
 std::int64_t Replica::blocks_for(std::int64_t tokens) const {
@@ -104,7 +111,6 @@ std::int64_t Replica::cached_prefix_tokens(std::int64_t prefix_id) const {
 
 void Replica::set_kv_tiers(KvTierStore tiers, TierWrite write, TierLoad load) {
   if (!scheduler_.prefix_caching) throw ConfigError("KV-cache tiers need scheduler.prefix_caching: true");
-  tier_link_free_s_.assign(tiers.size(), 0.0);
   tiers_.emplace(std::move(tiers));
   tier_write_ = write;
   tier_load_ = load;
@@ -271,12 +277,21 @@ bool Replica::load_from_tier(Sequence& s) {
     s.tier_unpaid = true;
     return true;
   }
-  auto& link_free = tier_link_free_s_[static_cast<std::size_t>(held.tier)];
-  link_free = std::max(now_s(), link_free) + tiers_->load(held.tier, r.prefix_id, extra);
-  // In picoseconds, as the engine keeps time: the wake-up and the check below agree exactly.
-  s.ready_ps = engine::seconds_to_ps(link_free);
+  // A flow on the tier's link (every accelerator of the instance moves its own shard at once
+  // over its own link: one flow stands for them): loads at once share the link.
+  tiers_->load(held.tier, r.prefix_id, extra, false);
   count_prefill_avoided(held.tier, extra);
-  wake_at(s.ready_ps);
+  s.ready_ps = std::numeric_limits<engine::TimePs>::max();  // until it has arrived
+  const KvTier& tier = tiers_->tier(held.tier);
+  const topologies::LinkId link = held.tier;
+  const double started = now_s();
+  tier_links_->start_flow(std::span(&link, 1), static_cast<double>(extra) * kv_bytes_per_token_, tier.latency_s,
+                          [this, sequence = &s, tier_index = held.tier, started, generation = load_generation_](engine::Engine&) {
+                            if (generation != load_generation_) return;
+                            tiers_->add_load_time(tier_index, now_s() - started);
+                            sequence->ready_ps = session_->engine().now();
+                            maybe_schedule();
+                          });
   return true;
 }
 
@@ -305,8 +320,8 @@ void Replica::load_from_pool(Sequence& s, int tier, std::int64_t tokens) {
   const double started = now_s();
   for (const int a : pool_accelerators_) {
     memory_pools_->transfer(a, static_cast<double>(tokens) * kv_bytes_per_token_, platform::PoolDirection::read,
-                            [this, sequence = &s, left, tier, started, generation = pool_generation_] {
-                              if (generation != pool_generation_ || --*left > 0) return;
+                            [this, sequence = &s, left, tier, started, generation = load_generation_] {
+                              if (generation != load_generation_ || --*left > 0) return;
                               tiers_->add_load_time(tier, now_s() - started);
                               sequence->ready_ps = session_->engine().now();
                               maybe_schedule();
@@ -320,11 +335,6 @@ void Replica::count_prefill_avoided(int tier, std::int64_t tokens) {
   const BatchEntry alone{tokens, tokens, false}, minimal{1, 1, false};
   const double avoided = cost_->cost(std::span(&alone, 1)).time_s - cost_->cost(std::span(&minimal, 1)).time_s;
   tiers_->add_prefill_avoided(tier, std::max(0.0, avoided));
-}
-
-void Replica::wake_at(engine::TimePs ready_ps) {
-  session_->engine().schedule_at(ready_ps, [this](engine::Engine&) { maybe_schedule(); },
-                                 kTierLoadTag + static_cast<std::uint64_t>(index_));
 }
 
 bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch) {
@@ -726,10 +736,9 @@ std::vector<RequestRecord*> Replica::fail() {
   batch_sequences_.clear();
   prefixes_.clear();
   prefix_lru_.clear();
-  ++pool_generation_;
+  ++load_generation_;
   if (tiers_) {
     tiers_->clear();
-    tier_link_free_s_.assign(tiers_->size(), 0.0);
   }
   used_blocks_ = cached_blocks_ = outstanding_ = 0;
   down_ = true;

@@ -37,6 +37,7 @@
 #include "sim/config/name_table.hpp"
 #include "sim/platform/memory_pool.hpp"
 #include "sim/platform/session.hpp"
+#include "topologies/flow_network.hpp"
 #include "sim/serving/faults.hpp"
 #include "sim/serving/iteration_cost.hpp"
 #include "sim/serving/kv_tiers.hpp"
@@ -260,8 +261,6 @@ class Replica {
   /// joins this iteration) or started (async: it waits for the copy). False when the blocks
   /// for it are not free (the lookup is undone by the caller).
   bool load_from_tier(Sequence& s);
-  /// An async load's copy arrives at `ready_ps`: schedule a look at the waiting queue then.
-  void wake_at(engine::TimePs ready_ps);
   /// Adds an estimate of the prefill time `tokens` loaded from `tier` avoided.
   void count_prefill_avoided(int tier, std::int64_t tokens);
   /// Undoes a new sequence's cache lookup (HBM hit and tier load): it found no room.
@@ -324,10 +323,11 @@ class Replica {
   std::optional<KvTierStore> tiers_;
   TierWrite tier_write_ = TierWrite::write_through;
   TierLoad tier_load_ = TierLoad::async;
-  std::vector<double> tier_link_free_s_;  // async: when each tier's link finishes its queued loads
+  // async: a flow network of one link per tier (the accelerator's own), bound at start()
+  std::unique_ptr<topologies::FlowNetwork> tier_links_;
   platform::MemoryPoolRuntime* memory_pools_ = nullptr;
   std::vector<int> pool_accelerators_;
-  std::uint64_t pool_generation_ = 0;  // a failure advances it: flows still arriving are dropped
+  std::uint64_t load_generation_ = 0;  // a failure advances it: loads still arriving are dropped
   /// Loads `tokens` of `s`'s prefix from the shared pool tier `tier`: flows, `s` ready when all
   /// have arrived.
   void load_from_pool(Sequence& s, int tier, std::int64_t tokens);
