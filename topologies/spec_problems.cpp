@@ -85,9 +85,10 @@ std::vector<std::string> spec_problems(const ClusterNetworkSpec& spec) {
     problems.push_back(fmt::format("unknown scale-out topology '{}'; valid: {}", out.topology,
                                    registered_topology_names()));
   }
-  if (out.routing != "ecmp" && out.routing != "d-mod-k") {
-    problems.push_back(fmt::format("unknown scale-out routing '{}'; valid: d-mod-k, ecmp", out.routing));
+  if (out.routing != "ecmp" && out.routing != "d-mod-k" && out.routing != "spray") {
+    problems.push_back(fmt::format("unknown scale-out routing '{}'; valid: d-mod-k, ecmp, spray", out.routing));
   }
+  if (out.spray_paths < 1) problems.push_back(fmt::format("spray_paths must be >= 1, got {}", out.spray_paths));
   if (out.topology == "fat-tree") check_fat_tree_parameters(out, problems);
   if (out.topology == "rail-optimized") check_rail_optimized_parameters(spec, problems);
   if (out.topology == "dragonfly") check_dragonfly_parameters(spec, problems);

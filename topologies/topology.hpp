@@ -91,8 +91,17 @@ struct ScaleOutSpec {
   /// takes the destination endpoint's index modulo the candidates (then divided by them for
   /// the next hop), so every flow to one NIC takes the same route and a shift pattern (rings)
   /// gets disjoint uplinks; dragonflies, tori and custom networks key their own equal-cost
-  /// choice by the destination instead of the flow.
+  /// choice by the destination instead of the flow. "spray": packet spraying (Ultra Ethernet's
+  /// multipath transport, Spectrum-X adaptive routing): a flow between nodes is split into
+  /// `spray_paths` equal subflows, each on its own hashed equal-cost route (ECMP's hash with a
+  /// subflow index), so one flow's bytes spread over the fabric's uplinks.
   std::string routing = "ecmp";
+  /// Subflows per flow between nodes under routing "spray" (>= 1): the more, the closer to a
+  /// perfect spread and the more flows to solve.
+  int spray_paths = 16;
+  /// Not a shipping fabric: what is projected and from which announcement (a feasibility preset,
+  /// models/data/projected); a run says so in a notice. Empty: none.
+  std::string projected;
   /// Rail-optimized fabrics with one NIC per accelerator: a transfer between accelerators on
   /// different rails of different nodes first crosses the scale-up fabric to the accelerator of
   /// its own node on the destination's rail, then leaves by that accelerator's NIC, so it stays

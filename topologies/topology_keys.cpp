@@ -141,10 +141,18 @@ const Declarations<ScaleOutSpec>& scale_out_keys() {
                   "scale-out topology (`clustersim describe NAME` lists each one's keys); torus and custom "
                   "describe the whole network: no NVSwitch, no NICs");
     k.enumeration("routing", &ScaleOutSpec::routing,
-                  NameTable<std::string>("routing", {{"d-mod-k", "d-mod-k"}, {"ecmp", "ecmp"}}),
+                  NameTable<std::string>("routing", {{"d-mod-k", "d-mod-k"}, {"ecmp", "ecmp"}, {"spray", "spray"}}),
                   "equal-cost route choice: ecmp = hash of each flow (Ethernet/RoCE); d-mod-k = by the destination "
                   "alone (InfiniBand): in fat-tree, rail-optimized and switch fabrics the destination NIC's index "
-                  "modulo the candidates at each hop; the DGX presets set it");
+                  "modulo the candidates at each hop; the DGX presets set it; spray = packet spraying (Ultra "
+                  "Ethernet, Spectrum-X adaptive routing): each flow between nodes split into spray_paths subflows "
+                  "on independently hashed equal-cost routes");
+    k.string("projected", &ScaleOutSpec::projected,
+             "not a shipping fabric (a feasibility preset): what is projected and from which announcement; a run "
+             "says so in a notice");
+    k.integer("spray_paths", &ScaleOutSpec::spray_paths,
+              "routing spray: subflows per flow between nodes (more: a closer spread, more flows to solve)")
+        .range(1, 256);
     k.boolean("pxn", &ScaleOutSpec::pxn,
               "rail-optimized: a transfer between different rails of different nodes crosses NVLink to its "
               "node's GPU on the destination's rail first and stays in one rail plane (NCCL's PXN, its default "

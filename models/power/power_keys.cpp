@@ -11,6 +11,13 @@ const config::Declarations<PowerSpec>& platform_power_keys() {
         .optional();
     k.quantity("nic", &PowerSpec::nic_w, Dimension::watts, "one NIC with its transceiver");
     k.quantity("switch", &PowerSpec::switch_w, Dimension::watts, "one scale-out switch with its transceivers");
+    k.number("optics_pj_per_bit", &PowerSpec::optics_pj_per_bit,
+             "energy of the optics of every scale-out switch port per bit at its line rate (pluggable "
+             "transceivers, or co-packaged optics); set: `switch` is the switch without them; 0: in `switch`")
+        .range(0, 1000);
+    k.number("nic_optics_pj_per_bit", &PowerSpec::nic_optics_pj_per_bit,
+             "the same for each NIC's port; set: `nic` is the NIC without its transceiver; 0: in `nic`")
+        .range(0, 1000);
     k.quantity("node", &PowerSpec::node_w, Dimension::watts,
                "a node's own draw beyond accelerators and NICs: CPUs, host memory, fans, storage, on-board switches");
     k.number("psu_efficiency", &PowerSpec::psu_efficiency,

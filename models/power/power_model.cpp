@@ -91,12 +91,14 @@ void PowerSpec::validate() const {
   power_require(accelerator_limit_w >= 0, "accelerator power limit must not be negative");
   power_require(nic_w >= 0, "NIC power must not be negative");
   power_require(switch_w >= 0, "switch power must not be negative");
+  power_require(optics_pj_per_bit >= 0 && nic_optics_pj_per_bit >= 0, "optics energy per bit must not be negative");
   power_require(node_w >= 0, "node power must not be negative");
   power_require(psu_efficiency > 0 && psu_efficiency <= 1, "power-supply efficiency must be in (0, 1]");
 }
 
 ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const PowerSpec& power, double nodes, double nics,
-                             double switches, double period_s, double tokens, double model_flops) {
+                             double switches, double period_s, double tokens, double model_flops,
+                             const OpticalPorts& optics) {
   power.validate();
   power_require(!groups.empty(), "no devices");
   power_require(nodes >= 0 && nics >= 0 && switches >= 0, "node, NIC and switch counts must not be negative");
@@ -115,12 +117,14 @@ ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const Power
   const double supplied_w = peak_devices_w + nodes_w + nics_w;  // behind the nodes' power supplies
   const double loss = 1.0 / power.psu_efficiency - 1.0;
   c.nodes_j = nodes_w * period_s;
-  c.network_j = (nics_w + switches * power.switch_w) * period_s;
+  // The optics of the fabric's ports: on the network's side of the power supplies.
+  const double optics_w = optics.watts(power);
+  c.network_j = (nics_w + switches * power.switch_w + optics_w) * period_s;
   c.psu_loss_j = (c.devices_j + c.nodes_j + nics_w * period_s) * loss;
   c.total_j = c.devices_j + c.nodes_j + c.network_j + c.psu_loss_j;
   c.average_power_w = c.total_j / period_s;
   c.devices_average_power_w = c.devices_j / period_s;
-  c.peak_power_w = supplied_w * (1 + loss) + switches * power.switch_w;
+  c.peak_power_w = supplied_w * (1 + loss) + switches * power.switch_w + optics_w;
   c.energy_per_token_j = c.total_j / tokens;
   c.device_energy_per_token_j = c.devices_j / tokens;
   c.tokens_per_j = tokens / c.total_j;

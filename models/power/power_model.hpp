@@ -95,6 +95,12 @@ struct PowerSpec {
   double accelerator_limit_w = 0;  ///< board power limit of every accelerator (0: its TDP)
   double nic_w = 25;               ///< one NIC (incl. its transceiver), drawn for the whole period
   double switch_w = 1500;          ///< one scale-out switch (incl. its transceivers)
+  /// Energy of the optics of every scale-out switch port, pJ per bit at the port's line rate,
+  /// drawn for the whole period (lasers do not idle): pluggable transceivers or co-packaged
+  /// optics. 0: the optics are in switch_w; set: switch_w is the switch without them.
+  double optics_pj_per_bit = 0;
+  /// The same for each NIC's port (its transceiver); 0: in nic_w.
+  double nic_optics_pj_per_bit = 0;
   /// A node's own draw beyond its accelerators and NICs (CPUs, host memory, fans, storage,
   /// on-board switches), W. 0 in generic scenarios; system presets set their estimate.
   double node_w = 0;
@@ -130,7 +136,20 @@ struct DeviceGroup {
 /// Sums the device groups with `nodes` nodes, `nics` NICs and `switches` switches over
 /// `period_s`. Throws ConfigError for no group, non-positive period or tokens, or negative
 /// counts.
+/// The optical ports of a scale-out fabric and their line rate (PowerSpec::optics_pj_per_bit,
+/// nic_optics_pj_per_bit).
+struct OpticalPorts {
+  double switch_ports = 0;
+  double nic_ports = 0;
+  double bits_per_s = 0;
+  /// Their power under `power`'s energies per bit, W.
+  double watts(const PowerSpec& power) const {
+    return 1e-12 * bits_per_s * (power.optics_pj_per_bit * switch_ports + power.nic_optics_pj_per_bit * nic_ports);
+  }
+};
+
 ClusterEnergy cluster_energy(const std::vector<DeviceGroup>& groups, const PowerSpec& power, double nodes, double nics,
-                             double switches, double period_s, double tokens, double model_flops);
+                             double switches, double period_s, double tokens, double model_flops,
+                             const OpticalPorts& optics = {});
 
 }  // namespace clustersim::models

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "sim/engine/error.hpp"
 
 namespace clustersim::platform {
@@ -33,7 +35,7 @@ PeriodEnergy period_energy(const Platform& platform, const std::vector<DeviceWor
   const double nodes = cluster.network.nodes;
   const double nics = nodes * cluster.network.scale_out.nics_per_node;
   energy.cluster = models::cluster_energy(groups, cluster.power, nodes, nics, platform.scale_out_switches(), period_s,
-                                          tokens, model_flops);
+                                          tokens, model_flops, optical_ports(platform));
   const bool priced_groups = std::any_of(work.begin(), work.end(), [](const DeviceWork& g) { return g.hour_usd.has_value(); });
   if (platform.spec().cost.any() || priced_groups) {
     double devices = 0;
@@ -67,6 +69,24 @@ std::optional<std::string> power_coverage_note(const Platform& platform) {
   }
   if (missing.empty()) return std::nullopt;
   return "power: the cluster figures cover the accelerators, NICs and switches, not " + missing;
+}
+
+models::OpticalPorts optical_ports(const Platform& platform) {
+  const topologies::ClusterNetworkSpec& network = platform.cluster().network;
+  const double nics = static_cast<double>(network.nodes) * network.scale_out.nics_per_node;
+  return {platform.scale_out_switches() * network.scale_out.radix, nics, network.scale_out.nic_bytes_per_s * 8};
+}
+
+std::optional<std::string> optics_note(const Platform& platform) {
+  const models::PowerSpec& power = platform.cluster().power;
+  if (!(power.optics_pj_per_bit > 0) && !(power.nic_optics_pj_per_bit > 0)) return std::nullopt;
+  const models::OpticalPorts ports = optical_ports(platform);
+  return fmt::format("power: optics of {:.0f} switch ports ({:.0f} switches x {}) at {:g} pJ/bit and {:.0f} NIC ports at "
+                     "{:g} pJ/bit, {:g} Gb/s each: {:.1f} kW, in the network's power (power.switch and power.nic "
+                     "without their optics)",
+                     ports.switch_ports, platform.scale_out_switches(), platform.cluster().network.scale_out.radix,
+                     power.optics_pj_per_bit, ports.nic_ports, power.nic_optics_pj_per_bit, ports.bits_per_s / 1e9,
+                     ports.watts(power) / 1e3);
 }
 
 std::optional<models::StepCost> rental_cost(const Platform& platform, double period_s, double devices, double tokens) {

@@ -51,6 +51,12 @@ PeriodEnergy period_energy(const Platform& platform, const std::vector<DeviceWor
 /// nullopt when both are modelled.
 std::optional<std::string> power_coverage_note(const Platform& platform);
 
+/// The scale-out fabric's optical ports: every NIC port and every port of every scale-out switch
+/// (radix each), at the NIC's line rate.
+models::OpticalPorts optical_ports(const Platform& platform);
+/// When power.optics_pj_per_bit is set: how many ports, at what rate, what power (a note).
+std::optional<std::string> optics_note(const Platform& platform);
+
 /// The rental cost of a period without power data (pricing by accelerator-hour needs no
 /// energy); nullopt when the platform has no rental price.
 std::optional<models::StepCost> rental_cost(const Platform& platform, double period_s, double devices, double tokens);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/error.hpp"
+#include "sim/engine/mix.hpp"
 #include "sim/engine/time.hpp"
 
 namespace clustersim::platform {
@@ -39,6 +40,11 @@ int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<i
   // Pipeline sends of different replicas are independent (no replica waits for another's), so
   // a send-recv run ends with the first group's flows; the others load the network meanwhile.
   const bool first_group_gates = kind == models::CollectiveKind::send_recv;
+  // Packet spraying: a flow between nodes becomes spray_paths equal subflows on independently
+  // hashed equal-cost routes (the subflow index joins the flow's key).
+  const topologies::ClusterNetworkSpec& network = topology.spec();
+  const int spray = network.scale_out.routing == "spray" ? std::max(1, network.scale_out.spray_paths) : 1;
+  const int per_node = std::max(1, network.accelerators_per_node);
   bool first_group = true;
   for (const models::CollectivePlan& plan : collectives().replica_plans(kind, groups, bytes)) {
     if (prepared.phases.size() < plan.phases.size()) prepared.phases.resize(plan.phases.size());
@@ -48,8 +54,13 @@ int FlowComm::prepare(models::CollectiveKind kind, std::span<const std::vector<i
       phase.fixed_latency_ps =
           std::max(phase.fixed_latency_ps, engine::seconds_to_ps(plan.phases[k].fixed_latency_s));
       for (const models::FlowSpec& f : plan.phases[k].flows) {
-        phase.flows.push_back(
-            Flow{&topology.path(f.src, f.dst, f.flow_key), f.bytes, f.rate_cap_bytes_per_s, f.src, f.dst, f.flow_key});
+        const int parts = f.src / per_node != f.dst / per_node ? spray : 1;
+        for (int part = 0; part < parts; ++part) {
+          const std::uint64_t key =
+              part == 0 ? f.flow_key : engine::splitmix64(f.flow_key ^ (0x5b7a'0000ULL + static_cast<std::uint64_t>(part)));
+          phase.flows.push_back(Flow{&topology.path(f.src, f.dst, key), f.bytes / parts, f.rate_cap_bytes_per_s / parts,
+                                     f.src, f.dst, key});
+        }
       }
       if (first_group || !first_group_gates) phase.gating_flows = phase.flows.size();
     }

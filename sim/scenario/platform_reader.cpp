@@ -521,6 +521,12 @@ bool complete_platform(const ConfigNode& root, const std::filesystem::path& data
   const topologies::TopologyKind* kind = topologies::find_topology_kind(cluster.network.scale_out.topology);
   check_stragglers(root, cluster, problems);
   check_memory_pool(root, cluster, problems);
+  if (cluster.network.scale_out.routing != "spray") {
+    warn_no_effect(root, problems, "cluster.network.spray_paths", "cluster.network.routing is not spray");
+  }
+  if (!cluster.network.scale_out.projected.empty()) {
+    problems.notice("cluster.network: a projected fabric, not a shipping one: " + cluster.network.scale_out.projected);
+  }
   complete_scale_up(root, accelerator_ok, kind->whole_network, cluster, problems);
   check_accelerator_fabric(root, accelerator_ok, *kind, cluster, problems);
   check_system_generation(root, data_dir, accelerator_ok && !problems.bad("cluster.node.scale_up.fabric"),

@@ -1183,6 +1183,7 @@ void ServingWorkload::fill_energy(ServingResult& r) const {
   r.energy_per_token_j = energy.cluster.energy_per_token_j;
   r.device_energy_per_token_j = energy.cluster.device_energy_per_token_j;
   if (const auto note = platform::power_coverage_note(platform_)) r.notes.push_back(*note);
+  if (const auto note = platform::optics_note(platform_)) r.notes.push_back(*note);
   if (energy.cost) r.cost_per_million_tokens = energy.cost->usd_per_million_tokens;
   // A fleet of several parts priced at one rate is said, not silently averaged.
   const bool mixed_parts = std::any_of(pools_.begin(), pools_.end(), [&](const Pool& pool) {

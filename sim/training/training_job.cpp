@@ -56,6 +56,7 @@ void fill_power_report(const TrainingWorkload& w, const platform::Platform& plat
                                        100.0 * device.throttle_factor));
   }
   if (const auto note = platform::power_coverage_note(platform)) result.notes.push_back(*note);
+  if (const auto note = platform::optics_note(platform)) result.notes.push_back(*note);
   if (energy.cost) {
     report.cost_computed = true;
     report.cost_per_step_usd = energy.cost->total_usd;

@@ -153,6 +153,26 @@ TEST_CASE("the cluster: devices, nodes, NICs, switches and power-supply losses")
   CHECK(cluster_energy({{device, 8}, {other, 8}}, power, 2, 16, 1, 10, 1e6, 0).devices_j == doctest::Approx(8 * 2800 + 8 * 1500));
 }
 
+TEST_CASE("the optics of the fabric's ports: pJ per bit at the line rate, on the network's side") {
+  const DeviceEnergy device = device_energy(levels(), activity(10, 4, 2, 0));
+  PowerSpec power;
+  power.nic_w = 15;
+  power.switch_w = 800;
+  power.optics_pj_per_bit = 10;      // the switch ports'
+  power.nic_optics_pj_per_bit = 20;  // the NICs' transceivers
+  // 64 switch ports and 16 NIC ports at 400 Gb/s: 0.4 W per pJ/bit and port, so
+  // 0.4 x (10 x 64 + 20 x 16) = 384 W.
+  const OpticalPorts ports{64, 16, 400e9};
+  CHECK(ports.watts(power) == doctest::Approx(384));
+  const ClusterEnergy c = cluster_energy({{device, 16}}, power, 2, 16, 1, 10, 1e6, 0, ports);
+  CHECK(c.network_j == doctest::Approx((16 * 15 + 800 + 384) * 10.0));
+  CHECK(c.psu_loss_j == 0);
+  CHECK(c.peak_power_w == doctest::Approx(16 * 400 + 16 * 15 + 800 + 384));
+  power.optics_pj_per_bit = -1;
+  CHECK_THROWS_WITH(cluster_energy({{device, 16}}, power, 2, 16, 1, 10, 1e6, 0, ports),
+                    doctest::Contains("optics energy per bit must not be negative"));
+}
+
 TEST_CASE("bad inputs are errors naming the field") {
   ActivityPower p = levels();
   CHECK_THROWS_WITH(device_energy(p, activity(0, 0, 0, 0)), doctest::Contains("period must be positive"));

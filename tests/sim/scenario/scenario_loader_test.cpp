@@ -440,7 +440,7 @@ TEST_CASE("loader: network routing, its choices and where it applies") {
   CHECK(one_problem(kBase, {"cluster.network.routing=adaptive"})
             .find("cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp") != std::string::npos);
   CHECK(one_problem(edit(kBase, {{"  network:\n", "  network:\n    routing: adaptive\n"}})) ==
-        "t.yaml:23:14: cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp)");
+        "t.yaml:23:14: cluster.network.routing: invalid value 'adaptive' (valid choices: d-mod-k, ecmp, spray)");
   // A preset's d-mod-k stays valid when a scenario switches to a topology with its own routing.
   const Scenario torus = load(
       edit(kBase, {{"  network:\n", "  network:\n    topology: torus\n    dims: [16]\n    routing: d-mod-k\n"}}));
