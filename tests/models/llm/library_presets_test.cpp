@@ -235,12 +235,17 @@ TEST_CASE("MoE presets give the published total and active parameter counts") {
     double total;
     double active;
     double tolerance;
+    double total_tolerance = 0.002;
   };
   // Mixtral: Jiang et al. 2024 (arXiv:2401.04088), 46.7B total / 12.9B active. DeepSeek-V3:
   // arXiv:2412.19437, 671B total / 37B activated (MTP module excluded from both); our active
-  // count includes the embedding and LM head (1.9B), hence the 2% tolerance.
+  // count includes the embedding and LM head (1.9B), hence the 2% tolerance. Kimi K2:
+  // arXiv:2507.20534, 1.04T total / 32B activated (32.6B on its model card); the config's
+  // matrices count 1.026T here (within 1.5 %: the report's total is rounded up, and the model
+  // card says 1T), the active count includes the embedding and LM head.
   const std::map<std::string, Published> published = {{"mixtral-8x7b", {46.7e9, 12.9e9, 0.002}},
-                                                       {"deepseek-v3", {671e9, 37e9, 0.02}}};
+                                                       {"deepseek-v3", {671e9, 37e9, 0.02}},
+                                                       {"kimi-k2", {1.04e12, 32.6e9, 0.03, 0.015}}};
   std::size_t checked = 0;
   for (const fs::path& file : yaml_files(data_dir() / "llms")) {
     const TransformerSpec spec = spec_from(file);
@@ -250,7 +255,8 @@ TEST_CASE("MoE presets give the published total and active parameter counts") {
       continue;
     }
     CHECK(spec.is_moe());
-    CHECK_MESSAGE(spec.total_parameters() == doctest::Approx(it->second.total).epsilon(0.002), spec.name);
+    CHECK_MESSAGE(spec.total_parameters() == doctest::Approx(it->second.total).epsilon(it->second.total_tolerance),
+                  spec.name);
     CHECK_MESSAGE(spec.active_parameters() == doctest::Approx(it->second.active).epsilon(it->second.tolerance),
                   spec.name);
     ++checked;
