@@ -778,6 +778,18 @@ std::shared_ptr<KvTierStore> ServingWorkload::pool_store(const Pool& pool, int f
   return store;
 }
 
+/// Adds one scheduler's (or one shared store's) tier figures to the result's, tokens as bytes of
+/// `token_bytes` each (all of an instance's accelerators).
+void add_tier_stats(KvTierResult& out, const KvTierStats& s, double token_bytes) {
+  out.hits += s.hits;
+  out.hit_tokens += s.loaded_tokens;
+  out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;
+  out.loaded_bytes += static_cast<double>(s.loaded_tokens) * token_bytes;
+  out.evicted_bytes += static_cast<double>(s.evicted_tokens) * token_bytes;
+  out.load_s += s.load_s;
+  out.prefill_avoided_s += s.prefill_avoided_s;
+}
+
 KvTierStore ServingWorkload::kv_tier_store(const Pool& pool, int engines, int replica) {
   const KvOffloadSpec& offload = spec_.kv_offload;
   const double block_bytes = pool.memory.kv_bytes_per_token * spec_.scheduler.block_size;
@@ -829,13 +841,7 @@ void ServingWorkload::fill_kv_tiers(ServingResult& r) const {
       KvTierResult& out = r.kv_tiers[t];
       out.capacity_bytes = static_cast<double>(store.tier(static_cast<int>(t)).blocks) * pool.spec->pp *
                            spec_.scheduler.block_size * pool.memory.kv_bytes_per_token;
-      out.hits += s.hits;
-      out.hit_tokens += s.loaded_tokens;
-      out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;
-      out.loaded_bytes += static_cast<double>(s.loaded_tokens) * token_bytes;
-      out.evicted_bytes += static_cast<double>(s.evicted_tokens) * token_bytes;
-      out.load_s += s.load_s;
-      out.prefill_avoided_s += s.prefill_avoided_s;
+      add_tier_stats(out, s, token_bytes);
     }
   }
   if (!pool_stores_.empty()) {
@@ -844,16 +850,7 @@ void ServingWorkload::fill_kv_tiers(ServingResult& r) const {
     const Pool& first_pool = pools_.front();
     const double token_bytes = first_pool.memory.kv_bytes_per_token * first_pool.spec->tp * first_pool.spec->pp;
     out.capacity_bytes = platform_.cluster().memory_pool.capacity_bytes;
-    for (const auto& [spanned, store] : pool_stores_) {
-      const KvTierStats& s = store->stats(0);
-      out.hits += s.hits;
-      out.hit_tokens += s.loaded_tokens;
-      out.stored_bytes += static_cast<double>(s.stored_tokens) * token_bytes;
-      out.loaded_bytes += static_cast<double>(s.loaded_tokens) * token_bytes;
-      out.evicted_bytes += static_cast<double>(s.evicted_tokens) * token_bytes;
-      out.load_s += s.load_s;
-      out.prefill_avoided_s += s.prefill_avoided_s;
-    }
+    for (const auto& [spanned, store] : pool_stores_) add_tier_stats(out, store->stats(0), token_bytes);
   }
   for (KvTierResult& t : r.kv_tiers) {
     t.hit_rate = prompts > 0 ? static_cast<double>(t.hit_tokens) / static_cast<double>(prompts) : 0.0;

@@ -140,8 +140,8 @@ struct PoolResult {
 
 /// One KV-cache tier's figures in the result (`kv_offload.tiers`), summed over the schedulers.
 struct KvTierResult {
-  std::string tier;                ///< "host", "cxl", "ssd"
-  double capacity_bytes = 0;       ///< per accelerator, for the KV cache
+  std::string tier;                ///< "host", "cxl", "ssd", "pool"
+  double capacity_bytes = 0;       ///< per accelerator, for the KV cache (the shared pool: one pool's)
   std::int64_t hits = 0;           ///< requests that loaded part of their prompt from it
   std::int64_t hit_tokens = 0;     ///< prompt tokens loaded from it
   double hit_rate = 0;             ///< hit tokens / prompt tokens

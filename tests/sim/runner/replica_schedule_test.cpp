@@ -173,21 +173,35 @@ struct KvRun {
   serving::ReplicaStats stats;
 };
 
-KvRun run_kv(serving::PreemptionMode preemption) {
-  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
-  const auto platform = runner::build_platform(s);
-  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+serving::InstanceLayout first_accelerator_layout(const scenario::Scenario& s) {
   serving::InstanceLayout layout;
-  layout.model = spec.model;
+  layout.model = dynamic_cast<const serving::ServingSpec&>(*s.workload).model;
   layout.accelerators = {0};
-  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
+  return layout;
+}
+
+/// The scenario's Llama-3-8B costed alone on its first H100, and a scheduler small enough to
+/// count by hand: blocks of 4 tokens, at most 8 sequences and 100 tokens per iteration.
+struct OneInstance {
+  OneInstance()
+      : s(scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {})),
+        platform(runner::build_platform(s)),
+        cost(platform->compute(), platform->collectives(), first_accelerator_layout(s)) {
+    scheduler.block_size = 4;
+    scheduler.max_sequences = 8;
+    scheduler.max_batched_tokens = 100;
+  }
+  scenario::Scenario s;
+  std::unique_ptr<platform::Platform> platform;
+  serving::IterationCostModel cost;
   serving::SchedulerSpec scheduler;
-  scheduler.block_size = 4;
-  scheduler.max_sequences = 8;
-  scheduler.max_batched_tokens = 100;
-  scheduler.preemption = preemption;
-  serving::Replica replica(0, serving::ReplicaRole::mixed, cost, nullptr, scheduler, {}, 6, 1000.0, 1e9, false);
-  platform::Session session(*platform, s.simulation);
+};
+
+KvRun run_kv(serving::PreemptionMode preemption) {
+  OneInstance one;
+  one.scheduler.preemption = preemption;
+  serving::Replica replica(0, serving::ReplicaRole::mixed, one.cost, nullptr, one.scheduler, {}, 6, 1000.0, 1e9, false);
+  platform::Session session(*one.platform, one.s.simulation);
   BatchRecorder recorder;
   session.set_trace(&recorder);
   KvRun run;
@@ -259,23 +273,13 @@ struct TierRun {
 /// all reusable) at 0 s, B (20 tokens, no prefix) at 1 s, C (12 tokens whose first 8 are
 /// prefix 1) at 2 s; one output token each.
 TierRun run_tiers(bool tiers, serving::TierWrite write, serving::TierLoad load, double tier_bytes_per_s = 1e9) {
-  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
-  const auto platform = runner::build_platform(s);
-  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
-  serving::InstanceLayout layout;
-  layout.model = spec.model;
-  layout.accelerators = {0};
-  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
-  serving::SchedulerSpec scheduler;
-  scheduler.block_size = 4;
-  scheduler.max_sequences = 8;
-  scheduler.max_batched_tokens = 100;
-  scheduler.prefix_caching = true;
-  serving::Replica replica(0, serving::ReplicaRole::mixed, cost, nullptr, scheduler, {}, 6, 1000.0, 1e9, false);
+  OneInstance one;
+  one.scheduler.prefix_caching = true;
+  serving::Replica replica(0, serving::ReplicaRole::mixed, one.cost, nullptr, one.scheduler, {}, 6, 1000.0, 1e9, false);
   if (tiers) {
     replica.set_kv_tiers(serving::KvTierStore({{"host", 4, tier_bytes_per_s, 1e-6}}, 4, 1000.0), write, load);
   }
-  platform::Session session(*platform, s.simulation);
+  platform::Session session(*one.platform, one.s.simulation);
   BatchRecorder recorder;
   session.set_trace(&recorder);
   TierRun run;
@@ -362,24 +366,15 @@ namespace {
 /// to both push those prefixes out of HBM; at 2 s C (prefix 2) to replica 0 and C2 (prefix 1)
 /// to replica 1, 12 tokens each.
 std::vector<serving::RequestRecord> run_pool() {
-  const scenario::Scenario s = scenario::load_scenario_from_string(scenario(1, 8, 8, "{}"), "s.yaml", {});
-  const auto platform = runner::build_platform(s);
-  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
-  serving::InstanceLayout layout;
-  layout.model = spec.model;
-  layout.accelerators = {0};
-  serving::IterationCostModel cost(platform->compute(), platform->collectives(), layout);
-  serving::SchedulerSpec scheduler;
-  scheduler.block_size = 4;
-  scheduler.max_batched_tokens = 100;
-  scheduler.prefix_caching = true;
+  OneInstance one;
+  one.scheduler.prefix_caching = true;
   auto pool = std::make_shared<serving::KvTierStore>(std::vector<serving::KvTier>{{"pool", 8, 1e9, 1e-6}}, 4, 1000.0);
-  platform::Session session(*platform, s.simulation);
+  platform::Session session(*one.platform, one.s.simulation);
   const platform::MemoryPoolSpec pools{2, 1e6, 1e9, 1e9, 1e-6};
   platform::MemoryPoolRuntime runtime(session.engine(), pools, 2);
   std::vector<std::unique_ptr<serving::Replica>> replicas;
   for (int r = 0; r < 2; ++r) {
-    replicas.push_back(std::make_unique<serving::Replica>(r, serving::ReplicaRole::mixed, cost, nullptr, scheduler,
+    replicas.push_back(std::make_unique<serving::Replica>(r, serving::ReplicaRole::mixed, one.cost, nullptr, one.scheduler,
                                                           serving::SpeculativeSpec{}, 6, 1000.0, 1e9, false));
     replicas.back()->set_kv_tiers(serving::KvTierStore({}, 4, 1000.0, pool), serving::TierWrite::write_through,
                                   serving::TierLoad::async);
