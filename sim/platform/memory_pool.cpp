@@ -58,10 +58,6 @@ void MemoryPoolRuntime::transfer(int accelerator, double bytes, PoolDirection di
   });
 }
 
-double MemoryPoolRuntime::uncontended_s(double bytes) const {
-  return spec_.latency_s + bytes / std::min(spec_.bytes_per_s, spec_.link_bytes_per_s);
-}
-
 double MemoryPoolRuntime::bytes(int pool, PoolDirection direction) const {
   return bytes_.at(static_cast<std::size_t>(2 * pool + (direction == PoolDirection::read ? 0 : 1)));
 }

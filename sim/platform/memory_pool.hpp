@@ -27,9 +27,6 @@ class MemoryPoolRuntime {
   /// Moves `bytes` (> 0) between `accelerator` and its pool; `done` runs when they have arrived
   /// (the pool's latency after the last byte). Throws ConfigError for an accelerator out of range.
   void transfer(int accelerator, double bytes, PoolDirection direction, std::function<void()> done);
-  /// The time of `bytes` one way with nothing else on the pool: latency + bytes / min(link, port).
-  double uncontended_s(double bytes) const;
-  int pools() const { return pools_; }
   /// Bytes moved so far through `pool` in `direction`.
   double bytes(int pool, PoolDirection direction) const;
 

@@ -130,8 +130,8 @@ class KvTierStore {
     std::list<std::int64_t> lru;  // front: least recently used
     KvTierStats stats;
   };
-  /// Puts `tokens` of `prefix` into tier `index` (copied from above: `had` of them already
-  /// there), evicting its least recently used prefixes down to the next tier.
+  /// Puts `tokens` of `prefix` into tier `index` (past the last: the shared pool, else dropped),
+  /// evicting its least recently used prefixes down to the next tier.
   void put(std::size_t index, std::int64_t prefix, std::int64_t tokens);
   void erase(Level& level, std::int64_t prefix);
 
