@@ -483,9 +483,11 @@ Report capacity(const py::object& scenario_arg, const py::object& rate, double p
   return Report::over(shared(std::move(document)), rows_key);
 }
 
-Report validate_dataset(const std::filesystem::path& dataset, const py::object& base, int threads) {
+Report validate_dataset(const std::filesystem::path& dataset, const py::object& base, const py::object& calibration,
+                        int threads) {
   validate::DatasetValidationOptions options;
   if (!base.is_none()) options.base = base.cast<std::filesystem::path>();
+  if (!calibration.is_none()) options.calibration = calibration.cast<std::filesystem::path>();
   options.threads = threads;
   json document;
   {
@@ -715,9 +717,11 @@ PYBIND11_MODULE(clustersim, m) {
         "(deadline='30 d' or seconds): the smallest and cheapest cluster per accelerator. A Report of its trials "
         "(serving) or accelerators (training).");
   m.def("validate", &validate_dataset, py::arg("dataset"), py::kw_only(), py::arg("base") = py::none(),
-        py::arg("threads") = 0,
+        py::arg("calibration") = py::none(), py::arg("threads") = 0,
         "Validates a measured dataset (training, inference or power CSV, or a benchmark tool's output) as "
-        "`clustersim validate`; a Report, one row per compared metric, with summary and skipped.");
+        "`clustersim validate`; a Report, one row per compared metric, with summary and skipped. calibration= a "
+        "calibration table to run the rows on as well (the document's 'calibration': each row's error on the "
+        "library's tables and on it).");
   m.def("export_chakra", &export_chakra, py::arg("scenario"), py::arg("dir"),
         "Writes a training scenario's step as Chakra execution traces, one file per rank, and its process groups "
         "(as `clustersim run --export-chakra DIR`; docs/chakra.md): {files, groups_file, groups, nodes}.");

@@ -69,7 +69,8 @@ std::string time_text(double seconds) {
 }
 
 std::string pad(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
+  // A cell wider than its column keeps one space before the next, so columns never run together.
+  text.append(text.size() < width ? width - text.size() : 1, ' ');
   return text;
 }
 

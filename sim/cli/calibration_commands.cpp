@@ -1,27 +1,39 @@
 #include "sim/cli/calibration_commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "models/accelerator/compute_model.hpp"
 #include "models/accelerator/kernel_validation.hpp"
 #include "models/power/power_model.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/trace_import.hpp"
 
 namespace clustersim::cli {
 
 void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, CalibrationCli& cli) {
   cli.calibrate = app.add_subcommand(
-      "calibrate", "merge kernel-suite CSV results into a calibration table (docs/calibration-format.md)");
-  cli.calibrate->add_option("dir", cli.calibrate_options.dir, "folder of calibration-format CSV files")
-      ->required();
+      "calibrate",
+      "merge kernel-suite CSV results and profiler traces into a calibration table (docs/calibration-format.md)");
+  cli.calibrate->add_option("paths", cli.calibrate_options.paths,
+                            "calibration-format CSV files, or folders of them (every *.csv directly in each)");
+  cli.calibrate
+      ->add_option("--from-trace", cli.calibrate_options.traces,
+                   "PyTorch profiler traces (Chrome-trace JSON, record_shapes=True): one row per operator shape, "
+                   "the median of its calls (sim/validate/trace_import.hpp)")
+      ->check(CLI::ExistingFile);
   cli.calibrate->add_option("--accelerator", cli.calibrate_options.accelerator,
-                            "keep only this library accelerator's rows");
+                            "keep only this library accelerator's rows; with --from-trace, the accelerator the traces "
+                            "ran on where their GPU name does not say (e.g. an H100 PCIe)");
   cli.calibrate->add_option("--out", cli.calibrate_options.out_file, "write the table to this file");
 
   cli.validate_kernels = validate_cmd.add_subcommand(
@@ -79,11 +91,24 @@ simulation:
 }
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
-  const models::CalibrationTable table = read_calibration_dir(options.dir, options.accelerator);
+  if (options.paths.empty() && options.traces.empty()) {
+    throw ConfigError("calibrate: give calibration CSV files or folders, --from-trace FILE..., or both");
+  }
+  std::vector<models::CalibrationTable> tables;
+  for (const auto& path : options.paths) tables.push_back(read_calibration_dir(path, options.accelerator));
+  if (!options.traces.empty()) {
+    const validate::TraceCalibration traces = validate::calibration_from_traces(
+        std::vector<std::filesystem::path>(options.traces.begin(), options.traces.end()), options.accelerator);
+    for (const auto& note : traces.notes) std::cerr << "calibrate: " << note << '\n';
+    tables.push_back(traces.table);
+  }
+  const models::CalibrationTable table = models::merge_calibration(tables, options.accelerator);
   if (table.rows.empty()) {
+    std::vector<std::string> from = options.paths;
+    from.insert(from.end(), options.traces.begin(), options.traces.end());
     throw ConfigError(fmt::format("no rows{} in '{}'",
                                   options.accelerator.empty() ? "" : " for accelerator '" + options.accelerator + "'",
-                                  options.dir));
+                                  fmt::join(from, "', '")));
   }
   // Every accelerator named must be a library preset with the measured dtypes.
   std::set<std::string> accelerators;

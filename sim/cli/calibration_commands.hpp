@@ -16,8 +16,10 @@
 namespace clustersim::cli {
 
 struct CalibrateOptions {
-  std::string dir;          ///< folder of *.csv results (or one CSV file)
-  std::string accelerator;  ///< keep only this accelerator's rows (checked against the library)
+  std::vector<std::string> paths;  ///< calibration CSV files or folders of them; may be empty with traces
+  std::vector<std::string> traces;  ///< PyTorch profiler traces (--from-trace), merged with `dir`'s rows
+  std::string accelerator;  ///< keep only this accelerator's rows (checked against the library); with
+                            ///< traces, also the accelerator they ran on when their GPU name is ambiguous
   std::string out_file;     ///< write the table here; empty: print it
 };
 

@@ -97,7 +97,8 @@ int run_command(const RunOptions& options, std::ostream& out) {
   platform::TraceSink* sink = trace.get();
   if (!out_dir.empty() || trace) sink = &timeline.emplace();
   if (trace) sink = &tee.emplace(*trace, *timeline);
-  const runner::RunResult result = runner::run_scenario(scenario, sink, std::move(progress));
+  runner::RunResult result = runner::run_scenario(scenario, sink, std::move(progress));
+  const std::optional<runner::CalibrationEffect> calibration = runner::compare_with_default_tables(scenario, result);
   if (trace) {
     report::add_run_counters(*trace, result, *timeline);
     trace->finish(fmt::format(R"({{"scenario":{},"fingerprint":"{:016x}","time_unit":"us"}})",
@@ -109,7 +110,20 @@ int run_command(const RunOptions& options, std::ostream& out) {
                                options.trace);
     }
   }
-  const auto json = report::run_result_json(scenario, result);
+  auto json = report::run_result_json(scenario, result);
+  if (calibration) {
+    nlohmann::json figures = nlohmann::json::array();
+    for (std::size_t i = 0; i < calibration->calibrated.size(); ++i) {
+      const platform::Metric& with = calibration->calibrated[i];
+      const double base = calibration->default_tables.at(i).value;
+      figures.push_back({{"name", with.name},
+                         {"unit", with.unit},
+                         {"calibrated", with.value},
+                         {"default_tables", base},
+                         {"change_pct", base != 0 ? nlohmann::json(100.0 * (with.value - base) / base) : nlohmann::json()}});
+    }
+    json["calibration"] = {{"table", calibration->table}, {"against_default_tables", figures}};
+  }
   if (options.format == "json") {
     out << json.dump(2) << '\n';
   } else if (options.format == "csv") {
@@ -227,6 +241,10 @@ int import_command(const ImportOptions& options, std::ostream& out) {
   validate::ImportedRows rows;
   validate::import_files(kind, std::vector<std::filesystem::path>(options.files.begin(), options.files.end()), fields,
                          rows);
+  // A trace's rows carry no notes column: what it read and left out goes to the terminal.
+  if (kind == validate::ImportKind::kineto) {
+    for (const auto& note : rows.notes) std::cerr << "import: " << note << '\n';
+  }
   const std::string csv = validate::rows_csv(rows);
   if (options.out.empty()) {
     out << csv;
@@ -293,6 +311,7 @@ int validate_command(const ValidateOptions& options, std::ostream& out) {
   if (!options.scenario_row.empty()) return print_row_scenario(options, out);
   validate::DatasetValidationOptions validation;
   validation.base = options.base;
+  validation.calibration = options.calibration;
   validation.threads = options.threads;
   if (report::ProgressCallback progress = report::terminal_progress()) {
     // Progress on a terminal only: a redirected stderr (logs, CI) stays free of it.

@@ -39,6 +39,9 @@ struct ValidateOptions {
   /// Training rows: a scenario file whose cluster, network and presets every row runs on,
   /// instead of the system its source or gpu_type names.
   std::string base;
+  /// A calibration table every row also runs on; the report gives each row's and source's error
+  /// on the default tables and on it.
+  std::string calibration;
   int threads = 0;  ///< training simulations at once (0: every core)
 };
 

@@ -21,12 +21,13 @@ CLI::App* add_import_command(CLI::App& app, clustersim::cli::ImportOptions& opti
   CLI::App* import_cmd = app.add_subcommand(
       "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
                 "also read them directly)");
-  import_cmd->add_option("kind", options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | mlperf | nccl-tests | megatron-log")
+  import_cmd->add_option("kind", options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | mlperf | nccl-tests | megatron-log | nemo-log | kineto")
       ->required();
   import_cmd->add_option("files", options.files,
                          "the tool's output files (mlperf: mlperf_log_summary.txt files, and the submission's "
-                         "systems/<name>.json for the accelerator; megatron-log: rank 0's stdout of a Megatron-LM "
-                         "training run)")
+                         "systems/<name>.json for the accelerator; megatron-log, nemo-log: rank 0's stdout of a "
+                         "Megatron-LM or NeMo training run; kineto: PyTorch profiler traces, written as calibration-"
+                         "table rows)")
       ->required();
   import_cmd->add_option("--field", options.fields,
                          "a column's value for every row, where the files do not state it: column=value, e.g. "
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
       ->default_str("table");
   validate_cmd->add_option("--base", validate.base,
                            "training rows run on this scenario's cluster, network and presets (not their gpu_type's)");
+  validate_cmd
+      ->add_option("--calibration", validate.calibration,
+                   "a calibration table (clustersim calibrate, e.g. --from-trace) to run every training or inference "
+                   "row on as well: each row's and each source's error on the default tables, then on it")
+      ->check(CLI::ExistingPath);
   validate_cmd->add_option("--threads", validate.threads, "training simulations at once (0: every core)")
       ->default_str("0");
   cli::CalibrationCli calibration;

@@ -46,6 +46,9 @@ struct WorkloadResult {
   /// Whether compare_with_intact says anything: the runner skips the second run when no result
   /// of the scenario does.
   virtual bool compares_with_intact() const { return false; }
+  /// The figures a change of the models is judged by (runner::compare_with_default_tables);
+  /// default: the metrics.
+  virtual std::vector<Metric> headline() const { return metrics; }
 };
 
 /// A workload running in a session.

@@ -3,6 +3,7 @@
 #include "sim/training/training_step.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/llm/memory_footprint.hpp"
 #include "sim/engine/error.hpp"
@@ -128,6 +129,27 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
 RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace,
                        platform::Session::TaskProgress progress) {
   return run_scenario(scenario, *build_platform(scenario), trace, std::move(progress));
+}
+
+std::optional<CalibrationEffect> compare_with_default_tables(const scenario::Scenario& scenario, RunResult& run) {
+  if (scenario.platform.calibration_path.empty()) return std::nullopt;
+  scenario::Scenario plain = scenario;
+  plain.platform.calibration_path.clear();
+  plain.platform.calibration = {};
+  const RunResult without = run_scenario(plain);
+  CalibrationEffect effect{scenario.platform.calibration_path, run.primary->headline(), without.primary->headline()};
+  std::vector<std::string> moves;
+  for (std::size_t i = 0; i < effect.calibrated.size() && i < effect.default_tables.size(); ++i) {
+    const platform::Metric& with = effect.calibrated[i];
+    const platform::Metric& base = effect.default_tables[i];
+    moves.push_back(base.value != 0 ? fmt::format("{} {:+.1f} % ({:.6g} -> {:.6g} {})", with.name,
+                                                  100.0 * (with.value - base.value) / base.value, base.value,
+                                                  with.value, with.unit)
+                                    : fmt::format("{} {:.6g} {} (0 without it)", with.name, with.value, with.unit));
+  }
+  run.primary->notes.push_back(fmt::format("calibration {}: against the library's tables, {}", effect.table,
+                                           fmt::join(moves, ", ")));
+  return effect;
 }
 
 training::TrainingResult run_training(const scenario::Scenario& scenario) {

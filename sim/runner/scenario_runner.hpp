@@ -7,6 +7,7 @@
 /// Used by the CLI, `validate` and the goldens.
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,20 @@ RunResult run_scenario(const scenario::Scenario& scenario, const platform::Platf
 /// Same on a platform built for the run.
 RunResult run_scenario(const scenario::Scenario& scenario, platform::TraceSink* trace = nullptr,
                        platform::Session::TaskProgress progress = {});
+
+/// What a calibration table (`simulation.calibration`) changed: the primary workload's headline
+/// figures (WorkloadResult::headline) on the table and on the library's tables.
+struct CalibrationEffect {
+  std::string table;                          ///< simulation.calibration as resolved
+  std::vector<platform::Metric> calibrated;   ///< this run's
+  std::vector<platform::Metric> default_tables;  ///< the same scenario without the table
+};
+
+/// For a scenario with `simulation.calibration`: runs it again without the table (same platform
+/// otherwise, no trace) and compares the primary result's headline figures; appends a note to
+/// `run`'s primary result saying by how much each moved. nullopt (and no second run) without a
+/// calibration.
+std::optional<CalibrationEffect> compare_with_default_tables(const scenario::Scenario& scenario, RunResult& run);
 
 /// run_scenario's primary result as a training result; throws ConfigError when the primary
 /// workload is not training.

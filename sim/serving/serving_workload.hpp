@@ -179,6 +179,10 @@ struct ServingFaults {
 
 /// What a serving run produced.
 struct ServingResult final : public platform::WorkloadResult {
+  /// Throughput and the median TTFT and TPOT.
+  std::vector<platform::Metric> headline() const override {
+    return {{"throughput", throughput_tokens_per_s, "tok/s"}, {"ttft_p50", ttft_s.p50, "s"}, {"tpot_p50", tpot_s.p50, "s"}};
+  }
   double duration_s = 0;  ///< first arrival to last completion
   std::int64_t requests = 0, completed = 0, rejected = 0, preemptions = 0;
   /// The rejected by cause (Rejection): KV capacity, the token budget without chunked prefill,

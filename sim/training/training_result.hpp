@@ -169,6 +169,10 @@ struct LinkFaultCost {
 /// Summary of one training step (the training workload's result; its notes are the
 /// assumptions the run made, shown in reports).
 struct TrainingResult : platform::WorkloadResult {
+  /// Step time and its kernel (compute) time.
+  std::vector<platform::Metric> headline() const override {
+    return {{"step_time", step_time_s, "s"}, {"compute", breakdown.compute_s, "s"}};
+  }
   double step_time_s = 0;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;     ///< model FLOPs (no recompute), whole job

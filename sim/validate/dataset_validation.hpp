@@ -15,6 +15,11 @@ struct DatasetValidationOptions {
   /// Training datasets: a scenario file whose cluster, network and presets every row runs on
   /// (`--base`); empty: the system each row's source or gpu_type names.
   std::filesystem::path base;
+  /// Training and inference datasets: a calibration table (docs/calibration-format.md) to run
+  /// every row on as well (`--calibration`): the report is the calibrated run's, and a
+  /// `calibration` section gives each row's and each source's error on the default tables and
+  /// on this one. Empty: the default tables only.
+  std::filesystem::path calibration;
   int threads = 0;  ///< training simulations at once (0: every core)
   /// Training rows done and to simulate (TrainingValidationOptions::on_progress); may be empty.
   std::function<void(int done_rows, int total_rows)> on_progress;

@@ -14,96 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/error.hpp"
+#include "sim/validate/json_text.hpp"
+#include "sim/validate/trace_import.hpp"
 
 namespace clustersim::validate {
 namespace {
 
 using nlohmann::json;
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the file", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// 1-based line and column of byte `offset` of `text`.
-std::pair<int, int> line_column(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  int line = 1, column = 1;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
-/// Python's json module writes the non-standard literals NaN, Infinity and -Infinity (SGLang's
-/// default request rate is Infinity): outside strings they become null, "inf" and "-inf", with
-/// the text's length kept where it can be so error columns stay right.
-std::string python_literals(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) {
-        out += text[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      out += c;
-    } else if (text.substr(i, 3) == "NaN") {
-      out += "null";
-      i += 2;
-    } else if (text.substr(i, 8) == "Infinity") {
-      out += "\"inf\"   ";  // 8 characters, as the literal
-      i += 7;
-    } else if (text.substr(i, 9) == "-Infinity") {
-      out += "\"-inf\"   ";
-      i += 8;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-/// Parses one JSON document; a syntax error names the file, line and column.
-json parse_json(std::string_view raw, const std::string& file, int first_line) {
-  const std::string text = python_literals(raw);
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's byte is 1-based and points at the last character it read: the offending
-    // token's end. Its start is what an editor should jump to.
-    std::size_t at = e.byte > 0 ? std::min<std::size_t>(e.byte - 1, text.size() - 1) : 0;
-    if (!text.empty() && text[at] == '"') {
-      while (at > 0 && !(text[at - 1] == '"' && (at < 2 || text[at - 2] != '\\'))) --at;
-      if (at > 0) --at;
-    } else {
-      while (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) != 0 || text[at - 1] == '.' ||
-                        text[at - 1] == '-' || text[at - 1] == '+')) {
-        --at;
-      }
-    }
-    const auto [line, column] = line_column(text, at);
-    std::string what = e.what();
-    if (const auto syntax = what.find("syntax error"); syntax != std::string::npos) what = what.substr(syntax);
-    throw ConfigError(fmt::format("{}:{}:{}: not valid JSON: {}", file, first_line + line - 1, column, what));
-  }
-}
 
 std::string number_text(double value) { return fmt::format("{:.10g}", value); }
 
@@ -887,7 +804,9 @@ const config::NameTable<ImportKind>& import_kind_names() {
        {"genai-perf", ImportKind::genai_perf},
        {"mlperf", ImportKind::mlperf},
        {"nccl-tests", ImportKind::nccl_tests},
-       {"megatron-log", ImportKind::megatron_log}});
+       {"megatron-log", ImportKind::megatron_log},
+       {"nemo-log", ImportKind::nemo_log},
+       {"kineto", ImportKind::kineto}});
   return names;
 }
 
@@ -904,6 +823,20 @@ const std::vector<std::string>& training_columns() {
       "id",      "source", "model", "params_b", "layers",    "hidden", "heads", "seq_len",     "global_batch",
       "gpus",    "gpu_type", "tp",  "pp",       "dp",        "cp",     "ep",    "vp",          "precision",
       "metric",  "value",  "unit",  "notes",    "micro_batch", "recompute", "sequence_parallel", "zero", "framework"};
+  return columns;
+}
+
+const std::vector<std::string>& calibration_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    std::string_view header = models::kCalibrationHeader;
+    for (std::size_t start = 0; start <= header.size();) {
+      const std::size_t comma = std::min(header.find(',', start), header.size());
+      names.emplace_back(header.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return names;
+  }();
   return columns;
 }
 
@@ -1042,11 +975,107 @@ void import_megatron_log(const std::filesystem::path& file, const std::map<std::
   out.notes.push_back(fmt::format("{}: {}", where, fmt::join(notes, "; ")));
 }
 
+/// The median of the steps after the first (which includes start-up), and the note saying so.
+std::pair<double, std::string> steady_median(std::vector<std::pair<std::int64_t, double>> steps, const char* what) {
+  std::sort(steps.begin(), steps.end());
+  std::vector<double> steady;
+  for (std::size_t i = 1; i < steps.size(); ++i) steady.push_back(steps[i].second);
+  std::sort(steady.begin(), steady.end());
+  const std::size_t n = steady.size();
+  const double median = n % 2 == 1 ? steady[n / 2] : 0.5 * (steady[n / 2 - 1] + steady[n / 2]);
+  return {median, fmt::format("{}: the median of {} logged steps ({} to {}; the first, {}, includes start-up)", what, n,
+                              steps[1].first, steps.back().first, steps.front().first)};
+}
+
+/// NeMo's training log: NeMo 2.0's progress printer ("Training epoch 0, iteration 1/249 | ... |
+/// global_step: 1 | ... | train_step_timing in s: 2.505"), NeMo 1.x's progress bar ("...,
+/// global_step=99.00, consumed_samples=25600.0, train_step_timing in s=3.130]", rewritten in place
+/// with carriage returns) and the DLLogger lines ("DLLL {... "data": {"global_step": 16.0,
+/// "train_step_timing in s": 92.3 ...}}"). A step logged more than once keeps its last value.
+void import_nemo_log(const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
+                     ImportedRows& out) {
+  const std::string where = file.string();
+  const std::string text = read_text(file);
+  static const std::regex printer(R"(global_step: (\d+) \|.*train_step_timing in s: (\d+(?:\.\d+)?(?:[eE][-+]?\d+)?))");
+  static const std::regex bar(R"(global_step=(\d+)(?:\.\d+)?,.*train_step_timing in s=(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?))");
+  static const std::regex batch(R"(global_batch_size: (\d+))");
+  std::map<std::int64_t, double> step_s;
+  std::string global_batch;
+  int next_line = 1;  // 1-based; carriage returns (a progress bar's rewrites) stay on one line
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find_first_of("\r\n", start), text.size());
+    const std::string line = text.substr(start, end - start);
+    const int line_number = next_line;
+    if (end < text.size() && text[end] == '\n') ++next_line;
+    start = end + 1;
+    std::smatch m;
+    if (std::regex_search(line, m, printer) || std::regex_search(line, m, bar)) {
+      step_s[std::stoll(m[1].str())] = std::stod(m[2].str());
+      if (std::smatch b; std::regex_search(line, b, batch)) global_batch = b[1].str();
+    } else if (const auto dl = line.find("DLLL {"); dl != std::string::npos) {
+      const json record = parse_json(std::string_view(line).substr(dl + 5), where, line_number);
+      const auto data = record.find("data");
+      if (data == record.end() || !data->is_object() || !data->contains("train_step_timing in s")) continue;
+      const json& step = data->contains("global_step") ? (*data)["global_step"] : record.value("step", json());
+      if (!step.is_number() || !(*data)["train_step_timing in s"].is_number()) {
+        throw ConfigError(fmt::format("{}:{}: a DLLogger record whose global_step or train_step_timing in s is not a "
+                                      "number",
+                                      where, line_number));
+      }
+      step_s[static_cast<std::int64_t>(step.get<double>())] = (*data)["train_step_timing in s"].get<double>();
+    }
+  }
+  if (step_s.size() < 2) {
+    throw ConfigError(fmt::format("{}: {} step(s) with 'train_step_timing in s': not a NeMo training log, or too "
+                                  "short (the first step includes start-up, so at least two are needed)",
+                                  where, step_s.size()));
+  }
+  const auto [median_s, note] = steady_median({step_s.begin(), step_s.end()}, "step time");
+  std::map<std::string, std::string> row;
+  row["source"] = fmt::format("NeMo training log {}", where);
+  row["framework"] = "megatron";  // NeMo trains on Megatron-Core
+  if (!global_batch.empty()) row["global_batch"] = global_batch;
+  for (const auto& [column, value] : fields) row[column] = value;
+  std::vector<std::string> notes = {"clustersim import nemo-log", note};
+  std::vector<std::string> missing;
+  for (const char* column : {"model", "gpus", "gpu_type", "tp", "pp", "seq_len", "global_batch", "precision"}) {
+    if (!row.contains(column)) missing.emplace_back(column);
+  }
+  if (!missing.empty()) {
+    notes.push_back(fmt::format("NeMo's log states no model or layout: give --field for {}", fmt::join(missing, ", ")));
+  }
+  row["notes"] = fmt::format("{}", fmt::join(notes, "; "));
+  append_metric_row(out, row, file.stem().string(), "iteration_time_s", median_s, "s");
+  out.notes.push_back(fmt::format("{}: {}", where, fmt::join(notes, "; ")));
+}
+
+/// Calibration rows of PyTorch profiler traces, one per operator shape over all the files.
+void import_kineto(const std::vector<std::filesystem::path>& files, const std::map<std::string, std::string>& fields,
+                   ImportedRows& out) {
+  for (const auto& [column, value] : fields) {
+    if (column != "accelerator") {
+      throw ConfigError(fmt::format("--field {}={}: a trace's rows take only --field accelerator=<library name>",
+                                    column, value));
+    }
+  }
+  const auto accelerator = fields.find("accelerator");
+  TraceCalibration traces = calibration_from_traces(files, accelerator == fields.end() ? "" : accelerator->second);
+  traces.table.metadata.clear();
+  const std::string csv = models::write_calibration_csv(traces.table);
+  for (const auto& parsed : parse_csv(csv, "calibration")) {
+    std::vector<std::string> cells;
+    for (const auto& column : out.columns) cells.push_back(parsed.get(column));
+    out.rows.push_back(std::move(cells));
+  }
+  out.notes.insert(out.notes.end(), traces.notes.begin(), traces.notes.end());
+}
+
 void prepare_columns(ImportKind kind, const std::filesystem::path& file, const std::map<std::string, std::string>& fields,
                      ImportedRows& out) {
-  const auto& columns = kind == ImportKind::nccl_tests     ? kernel_columns()
-                        : kind == ImportKind::megatron_log ? training_columns()
-                                                           : inference_columns();
+  const auto& columns = kind == ImportKind::nccl_tests                                      ? kernel_columns()
+                        : kind == ImportKind::megatron_log || kind == ImportKind::nemo_log ? training_columns()
+                        : kind == ImportKind::kineto                                        ? calibration_columns()
+                                                                                            : inference_columns();
   if (out.columns.empty()) {
     out.columns = columns;
   } else if (out.columns != columns) {
@@ -1089,11 +1118,22 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
     case ImportKind::megatron_log:
       import_megatron_log(file, fields, out);
       break;
+    case ImportKind::nemo_log:
+      import_nemo_log(file, fields, out);
+      break;
+    case ImportKind::kineto:
+      import_kineto({file}, fields, out);
+      break;
   }
 }
 
 void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
                   const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  if (kind == ImportKind::kineto) {
+    if (!files.empty()) prepare_columns(kind, files.front(), fields, out);
+    import_kineto(files, fields, out);
+    return;
+  }
   MlperfSystem system;
   std::vector<std::filesystem::path> outputs;
   for (const auto& file : files) {
@@ -1134,6 +1174,9 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
     if (head.find("\"request_throughput\"") != std::string::npos || head.find("\"ttfts\"") != std::string::npos) {
       return ImportKind::vllm_bench;
     }
+    if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"deviceProperties\"") != std::string::npos) {
+      return ImportKind::kineto;
+    }
     return std::nullopt;
   }
   if (head.rfind("Metric,avg,", first) == first) return ImportKind::genai_perf;
@@ -1144,6 +1187,7 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
   if (head.find("------------------------ arguments ------------------------") != std::string::npos) {
     return ImportKind::megatron_log;
   }
+  if (head.find("train_step_timing in s") != std::string::npos) return ImportKind::nemo_log;
   return std::nullopt;
 }
 
@@ -1168,6 +1212,13 @@ std::vector<CsvRow> as_csv_rows(const ImportedRows& rows, std::string_view name)
 std::vector<CsvRow> read_dataset_rows(const std::filesystem::path& file) {
   const auto kind = detect_import_kind(file);
   if (!kind) return read_csv_file(file);
+  if (*kind == ImportKind::kineto) {
+    throw ConfigError(fmt::format("{}: a profiler trace holds kernel times, not a run's result: turn it into a "
+                                  "calibration table (`clustersim calibrate --from-trace {} --out TABLE.csv`) and "
+                                  "compare it with `clustersim validate kernels TABLE.csv`, or run a row on it with "
+                                  "`validate --dataset ROWS --calibration TABLE.csv`",
+                                  file.string(), file.string()));
+  }
   ImportedRows rows;
   import_file(*kind, file, {}, rows);
   return as_csv_rows(rows, file.string());

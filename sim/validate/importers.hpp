@@ -28,6 +28,14 @@
 ///   shape and layout from the arguments block it prints, the median iteration time of the logged
 ///   intervals after the first, and the largest `max allocated` / `max reserved` of its memory
 ///   reports, in the columns of ground_truth_training.csv (and the launch columns it states).
+/// * `nemo-log`: a NeMo training log (rank 0's stdout): the `train_step_timing in s` of NeMo 2.0's
+///   progress lines ("Training epoch E, iteration I/N | ... | train_step_timing in s: X"), of
+///   NeMo 1.x's progress bar ("..., train_step_timing in s=X]") or of its DLLogger lines ("DLLL
+///   {...}"): the median step after the first, in the training columns; NeMo prints no model
+///   or layout block, so those come from fields (`--field model=... gpus=... tp=...`).
+/// * `kineto`: PyTorch profiler traces (Chrome-trace JSON): one calibration-table row per
+///   operator shape (sim/validate/trace_import.hpp), in the columns of
+///   docs/calibration-format.md; `--field accelerator=` when the trace's GPU name is ambiguous.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -40,9 +48,9 @@
 
 namespace clustersim::validate {
 
-enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests, megatron_log };
+enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests, megatron_log, nemo_log, kineto };
 
-/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, megatron-log.
+/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, megatron-log, nemo-log, kineto.
 const config::NameTable<ImportKind>& import_kind_names();
 
 /// Rows in the columns of one of the project's datasets.
@@ -58,6 +66,8 @@ const std::vector<std::string>& kernel_columns();
 /// The columns of validation/data/ground_truth_training.csv and the optional launch columns a
 /// Megatron-LM log states (micro_batch, recompute, sequence_parallel, zero, framework).
 const std::vector<std::string>& training_columns();
+/// The columns of a calibration table (models::kCalibrationHeader).
+const std::vector<std::string>& calibration_columns();
 
 /// Reads `file` as `kind`'s output and appends its rows. `fields` (column -> value) fill or
 /// override columns the file does not state. Throws ConfigError naming the file, line and
@@ -66,7 +76,8 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
                  ImportedRows& out);
 
 /// Imports `files` in order (import_file); for `mlperf`, a `.json` among them is the submission's
-/// systems/<name>.json, whose accelerator and count fill every summary's row.
+/// systems/<name>.json, whose accelerator and count fill every summary's row; for `kineto`, one
+/// row per operator shape over all the files (the median of every instance).
 void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
                   const std::map<std::string, std::string>& fields, ImportedRows& out);
 

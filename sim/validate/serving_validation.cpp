@@ -775,19 +775,21 @@ std::unique_ptr<serving::ServingResult> run_serving(const std::string& yaml, con
 }  // namespace
 
 ServerSearch search_server_rate(const std::string& scenario_yaml, const std::string& file_name,
-                                const ServerLimits& limits) {
+                                const ServerLimits& limits, const std::vector<std::string>& overrides) {
   ServerSearch search;
-  const std::vector<std::string> slo = {"workload.slo.ttft=" + duration_text(limits.ttft_s),
-                                        "workload.slo.tpot=" + duration_text(limits.tpot_s),
-                                        "workload.slo.percentile=99"};
+  std::vector<std::string> slo = {"workload.slo.ttft=" + duration_text(limits.ttft_s),
+                                  "workload.slo.tpot=" + duration_text(limits.tpot_s), "workload.slo.percentile=99"};
+  slo.insert(slo.end(), overrides.begin(), overrides.end());
   const auto at_rate = [&](double rate) {
     ++search.runs;
-    std::vector<std::string> overrides = slo;
-    overrides.push_back(fmt::format("workload.requests.arrival.rate={:.9g}", rate));
-    return run_serving(scenario_yaml, file_name, overrides);
+    std::vector<std::string> at = slo;
+    at.push_back(fmt::format("workload.requests.arrival.rate={:.9g}", rate));
+    return run_serving(scenario_yaml, file_name, at);
   };
   // No rate above the offline one (every request at once) can be sustained.
-  auto offline = run_serving(scenario_yaml, file_name, {"workload.requests.arrival.process=offline"});
+  std::vector<std::string> offline_overrides = overrides;
+  offline_overrides.emplace_back("workload.requests.arrival.process=offline");
+  auto offline = run_serving(scenario_yaml, file_name, offline_overrides);
   ++search.runs;
   double hi = offline->requests_per_s;
   double lo = hi / 64;
@@ -832,11 +834,11 @@ std::string admission_note(const serving::ServingResult& result) {
 
 /// Simulates one mapped row; fills `out` (predicted, duration, note) or returns the skip reason.
 std::optional<std::string> simulate_row(const ServingRowMapping& m, const InferenceRow& row, const std::string& file,
-                                        ServingValidationRow& out) {
+                                        const std::vector<std::string>& overrides, ServingValidationRow& out) {
   try {
     std::unique_ptr<serving::ServingResult> result;
     if (m.benchmark == ServingBenchmark::server) {
-      ServerSearch search = search_server_rate(*m.scenario_yaml, file, *m.limits);
+      ServerSearch search = search_server_rate(*m.scenario_yaml, file, *m.limits, overrides);
       if (!search.result) {
         return fmt::format("misses the p99 limits (TTFT {:.0f} ms, TPOT {:.0f} ms) even at a light load",
                            m.limits->ttft_s * 1e3, m.limits->tpot_s * 1e3);
@@ -845,7 +847,7 @@ std::optional<std::string> simulate_row(const ServingRowMapping& m, const Infere
       out.note = fmt::format("highest passing rate {:.4g} req/s ({} runs; limits from {})", search.rate_per_s,
                              search.runs, m.limits->source);
     } else {
-      result = run_serving(*m.scenario_yaml, file, {});
+      result = run_serving(*m.scenario_yaml, file, overrides);
       if (m.benchmark == ServingBenchmark::static_batch) out.note = admission_note(*result);
     }
     if (result->rejected > 0) {
@@ -867,8 +869,11 @@ ServingValidationReport validate_serving_dataset(const std::filesystem::path& da
   return validate_serving_rows(read_csv_file(dataset), dataset.string());
 }
 
-ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset) {
+ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset,
+                                              const std::filesystem::path& calibration) {
   require_columns(rows, dataset, {"id", "metric", "value"});
+  std::vector<std::string> overrides;
+  if (!calibration.empty()) overrides.push_back("simulation.calibration=" + std::filesystem::absolute(calibration).string());
   ServingValidationReport report;
   report.dataset = dataset;
   std::vector<const InferenceSource*> used_sources;
@@ -889,7 +894,8 @@ ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, c
     out.source = m.source->name;
     out.family = m.metric->family;
     out.measured = row.value;
-    if (const auto skip = simulate_row(m, row, fmt::format("{}#{}", std::filesystem::path(dataset).filename().string(), id), out)) {
+    if (const auto skip = simulate_row(m, row, fmt::format("{}#{}", std::filesystem::path(dataset).filename().string(), id),
+                                       overrides, out)) {
       report.skipped.push_back({id, *skip});
       continue;
     }

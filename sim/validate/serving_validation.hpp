@@ -212,13 +212,17 @@ struct ServerSearch {
   int runs = 0;
   std::unique_ptr<serving::ServingResult> result;
 };
+/// `overrides` (e.g. "simulation.calibration=FILE") apply to every run of the search.
 ServerSearch search_server_rate(const std::string& scenario_yaml, const std::string& file_name,
-                                const ServerLimits& limits);
+                                const ServerLimits& limits, const std::vector<std::string>& overrides = {});
 
 /// Runs every row of the dataset; every row is compared or skipped with its reason.
 ServingValidationReport validate_serving_dataset(const std::filesystem::path& dataset);
 /// The same on rows already read (an imported benchmark output); `dataset` names them.
-ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset);
+/// `calibration`: a calibration table every row's scenario runs on (simulation.calibration);
+/// empty: the library's default tables.
+ServingValidationReport validate_serving_rows(const std::vector<CsvRow>& rows, const std::string& dataset,
+                                              const std::filesystem::path& calibration = {});
 
 /// Text: per-row measured, predicted, error; skipped rows; assumptions; then median and worst
 /// per metric family, per source, and overall, with the targets.

@@ -873,10 +873,11 @@ struct Simulated {
 
 /// Loads one row scenario, computes its footprint and, when `needs_step` (a row of it has a
 /// step metric), runs its step. Touches nothing shared, so any number run at once.
-Simulated simulate_row_scenario(const std::string& yaml, const std::string& name, bool needs_step) {
+Simulated simulate_row_scenario(const std::string& yaml, const std::string& name, bool needs_step,
+                                const std::vector<std::string>& overrides) {
   Simulated sim;
   try {
-    auto scenario = scenario::load_scenario_from_string(yaml, name, {});
+    auto scenario = scenario::load_scenario_from_string(yaml, name, overrides);
     // The footprint is closed-form (the one the runner reports and checks): memory rows need
     // no step. The published runs fitted, so the step is timed and the footprint reported
     // even where the memory model disagrees; the row says so (ValidationRow::note).
@@ -945,6 +946,10 @@ std::vector<Simulated> simulate_all(const ScenarioSet& set, const TrainingValida
   for (const int n : set.rows) total_rows += n;
   std::mutex progress_mutex;
   int done_rows = 0;
+  std::vector<std::string> overrides;
+  if (!options.calibration.empty()) {
+    overrides.push_back("simulation.calibration=" + std::filesystem::absolute(options.calibration).string());
+  }
   if (options.on_progress) options.on_progress(0, total_rows);  // the work starts now
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   arena.execute([&] {
@@ -954,7 +959,7 @@ std::vector<Simulated> simulate_all(const ScenarioSet& set, const TrainingValida
         tbb::blocked_range<std::size_t>(0, set.yamls.size(), 1),
         [&](const tbb::blocked_range<std::size_t>& range) {
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            simulated[i] = simulate_row_scenario(set.yamls[i], set.names[i], set.needs_step[i]);
+            simulated[i] = simulate_row_scenario(set.yamls[i], set.names[i], set.needs_step[i], overrides);
             if (!options.on_progress) continue;
             const std::lock_guard<std::mutex> lock(progress_mutex);
             done_rows += set.rows[i];

@@ -245,6 +245,9 @@ RowMapping map_training_row(const CsvRow& row, const BaseCluster* base = nullptr
 /// How validate_training_dataset runs.
 struct TrainingValidationOptions {
   const BaseCluster* base = nullptr;  ///< --base: the cluster of every row
+  /// A calibration table every row's scenario runs on (simulation.calibration); empty: the
+  /// library's default tables.
+  std::filesystem::path calibration;
   int threads = 0;                    ///< simulations at once; 0: every core
   /// Called after each simulation with the rows done and the rows to simulate (rows of one
   /// configuration share a simulation); calls are serialised, never concurrent.

@@ -238,6 +238,18 @@ class Studies(unittest.TestCase):
         self.assertEqual(report.to_dict(), json.loads(done.stdout))
         self.assertEqual(len(report), report.summary.rows)
 
+    def test_validate_on_a_calibration_table_from_a_trace(self):
+        importers = SOURCE / "tests" / "data" / "importers"
+        with tempfile.TemporaryDirectory() as folder:
+            table = pathlib.Path(folder) / "h100.csv"
+            done = subprocess.run([str(CLI), "calibrate", "--from-trace", str(importers / "kineto-gpt-layer-h100.json"),
+                                   "--out", str(table)], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            report = clustersim.validate(importers / "trtllm-bench-llama3-8b-fp8.json", calibration=table)
+            calibration = report.to_dict()["calibration"]
+            self.assertEqual(len(calibration["rows"]), len(report))
+            self.assertEqual(calibration["per_source"][0]["group"], "defaults")
+
 
 class Chakra(unittest.TestCase):
     def test_an_exported_step_runs_again_as_a_trace(self):

@@ -61,6 +61,29 @@ TEST_CASE("calibrate: merges a folder, keeps medians, writes the table") {
   CHECK(table.metadata.at(0).second == "NVIDIA H200");
 }
 
+TEST_CASE("calibrate: several files, a trace beside them, and nothing to read") {
+  const auto dir = fresh_dir("paths");
+  write(dir / "a.csv", kHeader + "h100-sxm,gemm,bf16,4096,4096,4096,,,,,,,,,,2e-4,1e-6,10,run a\n");
+  write(dir / "b.csv", kHeader + "h100-sxm,gemm,bf16,2048,2048,2048,,,,,,,,,,4e-5,1e-7,10,run b\n");
+  const std::string trace = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/importers/kineto-gpt-layer-h100.json";
+  const std::string out_file = (dir / "merged.csv").string();
+  const Ran ran = run_cli("calibrate " + (dir / "a.csv").string() + " " + (dir / "b.csv").string() + " --from-trace " +
+                          trace + " --out " + out_file);
+  CHECK(ran.exit_code == 0);
+  // The two files' rows and the trace's seven; what the trace left out is said on stderr.
+  CHECK(ran.output.find("wrote 9 calibration rows for h100-sxm to " + out_file) != std::string::npos);
+  CHECK(ran.output.find("calibrate: " + trace + ": 29 kernels, 19 operator instances read") != std::string::npos);
+  const auto table = models::read_calibration_csv(out_file);
+  REQUIRE(table.rows.size() == 9);
+  CHECK(table.rows[2].source.rfind("measured (trace " + trace + ")", 0) == 0);
+  const Ran none = run_cli("calibrate");
+  CHECK(none.exit_code != 0);
+  CHECK(none.output.find("give calibration CSV files or folders, --from-trace FILE..., or both") != std::string::npos);
+  const Ran other = run_cli("calibrate --from-trace " + trace + " --accelerator no-such-gpu");
+  CHECK(other.exit_code != 0);
+  CHECK(other.output.find("unknown accelerator 'no-such-gpu'") != std::string::npos);
+}
+
 TEST_CASE("calibrate: errors of every file with file:line; unknown accelerators") {
   const auto dir = fresh_dir("errors");
   write(dir / "a.csv", kHeader + "h200-sxm,gemm,bf16,0,8,8,,,,,,,,,,1e-6,0,1,s\n");

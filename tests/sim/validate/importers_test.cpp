@@ -417,4 +417,60 @@ TEST_CASE("GenAI-Perf's CSV export reads as its JSON export once the model and l
                        ConfigError);
 }
 
+TEST_CASE("a NeMo training log: the steady step time of its progress lines; the layout from fields") {
+  const auto log = sample("nemo-llama3-8b-h100x8.log");
+  CHECK(detect_import_kind(log) == ImportKind::nemo_log);
+  ImportedRows imported;
+  import_file(ImportKind::nemo_log, log, {}, imported);
+  CHECK(imported.columns == training_columns());
+  auto rows = as_csv_rows(imported, "nemo.csv");
+  REQUIRE(rows.size() == 1);
+  // Steps 1-19 (step 0, 25.311 s, includes start-up): their median, the tenth of the sorted 19.
+  CHECK(rows[0].get("value") == "11.879");
+  CHECK(rows[0].get("metric") == "iteration_time_s");
+  CHECK(rows[0].get("global_batch") == "128");  // from the progress line
+  CHECK(rows[0].get("framework") == "megatron");
+  CHECK(rows[0].get("notes").find("give --field for model, gpus, gpu_type, tp, pp, seq_len, precision") !=
+        std::string::npos);
+  ImportedRows given;
+  import_file(ImportKind::nemo_log, log,
+              {{"model", "llama-3-8b"}, {"gpus", "8"}, {"gpu_type", "H100"}, {"tp", "1"}, {"pp", "1"}, {"cp", "2"},
+               {"seq_len", "8192"}, {"precision", "bf16"}},
+              given);
+  rows = as_csv_rows(given, "nemo.csv");
+  CHECK(rows[0].get("cp") == "2");
+  CHECK(rows[0].get("notes").find("give --field") == std::string::npos);
+
+  // NeMo 1.x's progress bar, rewritten in place with carriage returns (a step seen twice keeps
+  // its last value), and NeMo's DLLogger lines.
+  ImportedRows bar;
+  import_file(ImportKind::nemo_log,
+              written("cs_nemo_bar.log",
+                      "Epoch 0: :   1%| | 1/100 [00:20<33:00, reduced_train_loss=10.9, global_step=0.000, "
+                      "consumed_samples=256.0, train_step_timing in s=20.10]\r"
+                      "Epoch 0: :   2%| | 2/100 [00:23<20:00, reduced_train_loss=10.5, global_step=1.000, "
+                      "consumed_samples=512.0, train_step_timing in s=3.150]\r"
+                      "Epoch 0: :   2%| | 2/100 [00:23<20:00, reduced_train_loss=10.5, global_step=1.000, "
+                      "consumed_samples=512.0, train_step_timing in s=3.130]\r"
+                      "Epoch 0: :   3%| | 3/100 [00:26<19:00, reduced_train_loss=10.2, global_step=2.000, "
+                      "consumed_samples=768.0, train_step_timing in s=3.110]\n"),
+              {}, bar);
+  CHECK(as_csv_rows(bar, "bar.csv")[0].get("value") == "3.12");  // (3.130 + 3.110) / 2
+  ImportedRows dllogger;
+  import_file(ImportKind::nemo_log,
+              written("cs_nemo_dll.log",
+                      R"(DLLL {"timestamp": "1739210331.7", "type": "LOG", "step": 0, "data": {"global_step": 0.0, "train_step_timing in s": 95.0}}
+DLLL {"timestamp": "1739210431.7", "type": "LOG", "step": 1, "data": {"global_step": 1.0, "train_step_timing in s": 92.25}}
+)"),
+              {}, dllogger);
+  CHECK(as_csv_rows(dllogger, "dll.csv")[0].get("value") == "92.25");
+  ImportedRows bad;
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::nemo_log,
+                                   written("cs_nemo_one.log", "global_step: 0 | train_step_timing in s: 4.2\n"), {}, bad),
+                       doctest::Contains("1 step(s) with 'train_step_timing in s'"), ConfigError);
+  CHECK_THROWS_WITH_AS(import_file(ImportKind::nemo_log,
+                                   written("cs_nemo_dll_bad.log", "x\nDLLL {\"data\": {\"global_step\": 1,}}\n"), {}, bad),
+                       doctest::Contains("cs_nemo_dll_bad.log:2:"), ConfigError);
+}
+
 }  // namespace importers_test

@@ -1,0 +1,529 @@
+#include "sim/validate/trace_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/error.hpp"
+#include "sim/engine/statistics.hpp"
+#include "sim/validate/json_text.hpp"
+
+namespace clustersim::validate {
+namespace {
+
+using nlohmann::json;
+using models::Dtype;
+using models::KernelShape;
+using models::OpClass;
+
+/// One CPU operator of the trace with the inputs PyTorch recorded for it.
+struct CpuOp {
+  std::string name;
+  std::int64_t thread = 0;  ///< pid and tid folded into one key
+  double begin_us = 0, end_us = 0;
+  const json* args = nullptr;
+};
+
+/// A recognised operator's kernel shape, or why the instance is left out.
+struct Recognized {
+  std::optional<KernelShape> shape;
+  std::string skip;  ///< why, when `shape` is empty
+};
+
+std::optional<Dtype> tensor_dtype(const std::string& type) {
+  if (type == "c10::BFloat16") return Dtype::bf16;
+  if (type == "c10::Half") return Dtype::fp16;
+  if (type == "float") return Dtype::fp32;
+  if (type.rfind("c10::Float8_", 0) == 0) return Dtype::fp8;
+  return std::nullopt;
+}
+
+/// The operator's recorded inputs: dimensions, types and concrete scalar values, by position.
+struct Inputs {
+  std::vector<std::vector<std::int64_t>> dims;
+  std::vector<std::string> types;
+  std::vector<std::string> concrete;
+
+  [[nodiscard]] const std::vector<std::int64_t>* tensor(std::size_t i) const {
+    return i < dims.size() && !dims[i].empty() ? &dims[i] : nullptr;
+  }
+  [[nodiscard]] std::optional<Dtype> dtype(std::size_t i) const {
+    return i < types.size() ? tensor_dtype(types[i]) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<bool> flag(std::size_t i) const {
+    if (i >= concrete.size()) return std::nullopt;
+    if (concrete[i] == "True") return true;
+    if (concrete[i] == "False") return false;
+    return std::nullopt;
+  }
+};
+
+Inputs read_inputs(const json& args) {
+  Inputs inputs;
+  if (const auto it = args.find("Input Dims"); it != args.end() && it->is_array()) {
+    for (const auto& entry : *it) {
+      std::vector<std::int64_t> dims;
+      // A tensor's dims are a list of integers; a list of tensors (a nested list) is not read.
+      if (entry.is_array() && std::all_of(entry.begin(), entry.end(), [](const json& d) { return d.is_number_integer(); })) {
+        for (const auto& d : entry) dims.push_back(d.get<std::int64_t>());
+      }
+      inputs.dims.push_back(std::move(dims));
+    }
+  }
+  const auto strings = [&args](const char* key, std::vector<std::string>& out) {
+    if (const auto it = args.find(key); it != args.end() && it->is_array()) {
+      for (const auto& entry : *it) out.push_back(entry.is_string() ? entry.get<std::string>() : "");
+    }
+  };
+  strings("Input type", inputs.types);
+  strings("Concrete Inputs", inputs.concrete);
+  return inputs;
+}
+
+double elements(const std::vector<std::int64_t>& dims) {
+  double n = 1;
+  for (const std::int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
+Recognized skipped(std::string why) { return {std::nullopt, std::move(why)}; }
+
+/// GEMM operands a [.., m, k] and b [.., k, n] at input positions `a`, `b`.
+Recognized gemm(const Inputs& in, std::size_t a, std::size_t b, bool batched) {
+  const auto* lhs = in.tensor(a);
+  const auto* rhs = in.tensor(b);
+  const std::size_t rank = batched ? 3 : 2;
+  if (lhs == nullptr || rhs == nullptr || lhs->size() != rank || rhs->size() != rank) {
+    return skipped("GEMM operands not recorded as matrices (profile with record_shapes=True)");
+  }
+  if ((*lhs)[rank - 1] != (*rhs)[rank - 2] || (batched && (*lhs)[0] != (*rhs)[0])) {
+    return skipped("GEMM operand shapes disagree");
+  }
+  const auto dtype = in.dtype(a);
+  if (!dtype || dtype != in.dtype(b)) return skipped("GEMM of mixed or unsupported input types");
+  if (*dtype == Dtype::fp32) {
+    return skipped("fp32 GEMM: whether it ran on TF32 tensor cores (allow_tf32) is not in the trace");
+  }
+  KernelShape shape;
+  shape.op = batched && (*lhs)[0] > 1 ? OpClass::batched_gemm : OpClass::gemm;
+  shape.dtype = *dtype;
+  shape.batch = batched ? (*lhs)[0] : 1;
+  shape.m = (*lhs)[rank - 2];
+  shape.k = (*lhs)[rank - 1];
+  shape.n = (*rhs)[rank - 1];
+  return {shape, ""};
+}
+
+/// FlashAttention through PyTorch's SDPA: q at `q`, k at `q + 1`, [batch, heads, seq, head_dim];
+/// is_causal a concrete input at `causal` (aten/src/ATen/native/native_functions.yaml).
+Recognized flash_attention(const Inputs& in, std::size_t q, std::size_t causal, bool backward) {
+  const auto* query = in.tensor(q);
+  const auto* key = in.tensor(q + 1);
+  if (query == nullptr || key == nullptr || query->size() != 4 || key->size() != 4) {
+    return skipped("attention inputs not recorded as [batch, heads, seq, head_dim]");
+  }
+  const auto is_causal = in.flag(causal);
+  if (!is_causal) return skipped("attention's is_causal not recorded (Concrete Inputs: PyTorch 2.1 and later)");
+  const auto dtype = in.dtype(q);
+  if (!dtype || *dtype == Dtype::fp32) return skipped("attention in an unsupported input type");
+  KernelShape shape;
+  shape.op = OpClass::attention;
+  shape.dtype = *dtype;
+  shape.batch = (*query)[0];
+  shape.heads = (*query)[1];
+  shape.kv_heads = (*key)[1];
+  shape.seq_q = (*query)[2];
+  shape.seq_kv = (*key)[2];
+  shape.head_dim = (*query)[3];
+  shape.causal = *is_causal;
+  shape.backward = backward;
+  return {shape, ""};
+}
+
+KernelShape bandwidth(OpClass op, Dtype dtype, double bytes) {
+  KernelShape shape;
+  shape.op = op;
+  shape.dtype = dtype;
+  shape.bytes = std::round(bytes);
+  return shape;
+}
+
+/// Bytes as the compute model counts them (models/accelerator/compute_model.cpp).
+Recognized layer_norm(const Inputs& in) {
+  const auto* x = in.tensor(0);
+  const auto dtype = in.dtype(0);
+  if (x == nullptr || !dtype) return skipped("layer-norm input not recorded");
+  const double e = models::dtype_bytes(*dtype);
+  const double hidden = static_cast<double>(x->back());
+  const double rows = elements(*x) / hidden;
+  double bytes = elements(*x) * 2 * e + 8 * rows;
+  for (std::size_t i : {2, 3}) {
+    if (in.tensor(i) != nullptr) bytes += hidden * e;  // weight, bias
+  }
+  return {bandwidth(OpClass::layernorm, *dtype, bytes), ""};
+}
+
+Recognized softmax(const Inputs& in) {
+  const auto* x = in.tensor(0);
+  const auto dtype = in.dtype(0);
+  if (x == nullptr || !dtype) return skipped("softmax input not recorded");
+  const double out = in.flag(2).value_or(false) ? 4.0 : models::dtype_bytes(*dtype);
+  return {bandwidth(OpClass::softmax, *dtype, elements(*x) * (models::dtype_bytes(*dtype) + out)), ""};
+}
+
+Recognized embedding(const Inputs& in) {
+  const auto* weight = in.tensor(0);
+  const auto* indices = in.tensor(1);
+  const auto dtype = in.dtype(0);
+  if (weight == nullptr || indices == nullptr || weight->size() != 2 || !dtype) {
+    return skipped("embedding inputs not recorded");
+  }
+  const double tokens = elements(*indices);
+  const double e = models::dtype_bytes(*dtype);
+  return {bandwidth(OpClass::embedding, *dtype, tokens * static_cast<double>((*weight)[1]) * 2 * e + 8 * tokens), ""};
+}
+
+/// Streaming ops: every tensor input read once, the output (the largest input's size, in the
+/// first input's type; the first input itself for an in-place op) written once.
+Recognized elementwise(const std::string& name, const Inputs& in) {
+  const auto dtype = in.dtype(0);
+  if (in.tensor(0) == nullptr || !dtype) return skipped("elementwise input not recorded");
+  double bytes = 0, largest = 0;
+  for (std::size_t i = 0; i < in.dims.size(); ++i) {
+    const auto type = in.dtype(i);
+    if (in.tensor(i) == nullptr || !type) continue;
+    bytes += elements(in.dims[i]) * models::dtype_bytes(*type);
+    largest = std::max(largest, elements(in.dims[i]));
+  }
+  const bool in_place = name.back() == '_';
+  bytes += (in_place ? elements(in.dims[0]) : largest) * models::dtype_bytes(*dtype);
+  return {bandwidth(OpClass::elementwise, *dtype, bytes), ""};
+}
+
+const std::set<std::string>& elementwise_ops() {
+  static const std::set<std::string> names = {
+      "aten::add",  "aten::add_",  "aten::mul",  "aten::mul_",     "aten::sub",          "aten::sub_",
+      "aten::div",  "aten::div_",  "aten::gelu", "aten::gelu_backward", "aten::silu", "aten::silu_",
+      "aten::silu_backward", "aten::relu", "aten::relu_", "aten::sigmoid", "aten::tanh", "aten::neg",
+      "aten::exp",  "aten::rsqrt"};
+  return names;
+}
+
+/// The shape of a recognised operator; nullopt for an operator the importer does not read.
+std::optional<Recognized> recognize(const std::string& name, const json& args) {
+  static const std::set<std::string> known = {"aten::mm",
+                                              "aten::addmm",
+                                              "aten::_scaled_mm",
+                                              "aten::bmm",
+                                              "aten::baddbmm",
+                                              "aten::_scaled_dot_product_flash_attention",
+                                              "aten::_scaled_dot_product_flash_attention_backward",
+                                              "aten::native_layer_norm",
+                                              "aten::_softmax",
+                                              "aten::embedding"};
+  if (!known.contains(name) && !elementwise_ops().contains(name)) return std::nullopt;
+  const Inputs in = read_inputs(args);
+  if (in.dims.empty()) return skipped("no Input Dims (profile with record_shapes=True)");
+  if (name == "aten::mm" || name == "aten::_scaled_mm") return gemm(in, 0, 1, false);
+  if (name == "aten::addmm") return gemm(in, 1, 2, false);
+  if (name == "aten::bmm") return gemm(in, 0, 1, true);
+  if (name == "aten::baddbmm") return gemm(in, 1, 2, true);
+  if (name == "aten::_scaled_dot_product_flash_attention") return flash_attention(in, 0, 4, false);
+  if (name == "aten::_scaled_dot_product_flash_attention_backward") return flash_attention(in, 1, 11, true);
+  if (name == "aten::native_layer_norm") return layer_norm(in);
+  if (name == "aten::_softmax") return softmax(in);
+  if (name == "aten::embedding") return embedding(in);
+  return elementwise(name, in);
+}
+
+/// What one trace contributes: per shape the instance times, and the counts of what was left out.
+struct Samples {
+  std::map<std::string, std::size_t> index;  ///< shape key -> position in `rows`
+  std::vector<models::CalibrationRow> rows;  ///< shape and accelerator (time filled at the end)
+  std::vector<std::vector<double>> times;    ///< per row, one time per operator instance
+  std::vector<std::set<std::string>> ops;    ///< per row, the operator names behind it
+  std::vector<std::set<std::string>> files;  ///< per row, the files it was measured in
+};
+
+std::string shape_key(const std::string& accelerator, const KernelShape& s) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", accelerator, models::op_class_name(s.op),
+                     static_cast<int>(s.dtype), s.m, s.n, s.k, s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_kv,
+                     s.head_dim, s.causal, s.backward, s.bytes);
+}
+
+std::int64_t integer_id(const json& value) {
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_string()) {
+    try {
+      return std::stoll(value.get<std::string>());
+    } catch (const std::exception&) {
+    }
+  }
+  return -1;
+}
+
+std::int64_t thread_key(const json& event) {
+  return integer_id(event.value("pid", json(-1))) * 1'000'003 + integer_id(event.value("tid", json(-1)));
+}
+
+/// Counts of what a trace's kernels and operators left out, for the notes.
+struct LeftOut {
+  std::size_t kernels_without_op = 0;
+  std::size_t collective_kernels = 0;
+  std::map<std::string, std::size_t> unread_ops;   ///< operator -> kernels
+  std::map<std::string, std::size_t> skip_reasons; ///< reason -> operator instances
+};
+
+std::string top_counts(const std::map<std::string, std::size_t>& counts, std::size_t shown) {
+  std::vector<std::pair<std::size_t, std::string>> sorted;
+  for (const auto& [name, n] : counts) sorted.emplace_back(n, name);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < sorted.size() && i < shown; ++i) parts.push_back(fmt::format("{} {}", sorted[i].second, sorted[i].first));
+  if (sorted.size() > shown) parts.push_back(fmt::format("{} more", sorted.size() - shown));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+/// Device id -> GPU name from the trace's deviceProperties.
+std::map<std::int64_t, std::string> device_names(const json& trace) {
+  std::map<std::int64_t, std::string> names;
+  if (const auto it = trace.find("deviceProperties"); it != trace.end() && it->is_array()) {
+    for (const auto& device : *it) {
+      if (device.is_object() && device.contains("id") && device.value("name", json("")).is_string()) {
+        names[integer_id(device["id"])] = device.value("name", "");
+      }
+    }
+  }
+  return names;
+}
+
+bool is_collective_kernel(const std::string& kernel, const std::string& op) {
+  return kernel.rfind("nccl", 0) == 0 || kernel.rfind("ncclDevKernel", 0) == 0 || kernel.rfind("rccl", 0) == 0 ||
+         op == "record_param_comms" || op.rfind("nccl:", 0) == 0 || op.rfind("c10d::", 0) == 0;
+}
+
+class TraceReader {
+ public:
+  TraceReader(const std::filesystem::path& file, std::string accelerator, Samples& samples)
+      : file_(file.string()), accelerator_(std::move(accelerator)), samples_(samples) {}
+
+  std::string read() {
+    const std::string text = read_text(file_);
+    if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
+      throw ConfigError(fmt::format("{}: a gzip-compressed trace: gunzip it first (e.g. `gunzip -k {}`)", file_, file_));
+    }
+    const json trace = parse_json(text, file_, 1);
+    const auto events = trace.find("traceEvents");
+    if (!trace.is_object() || events == trace.end() || !events->is_array()) {
+      throw ConfigError(fmt::format("{}: no 'traceEvents' array: not a PyTorch profiler (Chrome trace) file", file_));
+    }
+    devices_ = device_names(trace);
+    index_operators(*events);
+    std::map<std::size_t, double> op_time_us;
+    for (const auto& event : *events) {
+      if (event.value("ph", "") != "X" || (event.value("cat", "") != "kernel" && event.value("cat", "") != "Kernel")) continue;
+      ++kernels_;
+      attribute_kernel(event, op_time_us);
+    }
+    if (kernels_ == 0) {
+      throw ConfigError(fmt::format("{}: no GPU kernel events (cat 'kernel'): profile with "
+                                    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                                    file_));
+    }
+    std::size_t read_instances = 0;
+    for (const auto& [op, time_us] : op_time_us) read_instances += add_instance(op, time_us) ? 1 : 0;
+    if (read_instances == 0) {
+      throw ConfigError(fmt::format("{}: no operator instance gave a kernel shape ({} kernels; left out: {})", file_,
+                                    kernels_, left_out_summary()));
+    }
+    return fmt::format("{}: {} kernels, {} operator instances read; left out: {}", file_, kernels_, read_instances,
+                       left_out_summary());
+  }
+
+ private:
+  void index_operators(const json& events) {
+    for (const auto& event : events) {
+      if (event.value("ph", "") != "X" || event.value("cat", "") != "cpu_op") continue;
+      const auto args = event.find("args");
+      if (args == event.end() || !args->is_object()) continue;
+      const auto id = args->find("External id");
+      if (id == args->end()) continue;
+      CpuOp op;
+      op.name = event.value("name", "");
+      op.thread = thread_key(event);
+      op.begin_us = event.value("ts", 0.0);
+      op.end_us = op.begin_us + event.value("dur", 0.0);
+      op.args = &*args;
+      by_id_[integer_id(*id)] = ops_.size();
+      if (recognize_name(op.name)) recognized_by_thread_[op.thread].push_back(ops_.size());
+      ops_.push_back(std::move(op));
+    }
+    for (auto& [thread, list] : recognized_by_thread_) {
+      std::sort(list.begin(), list.end(), [this](std::size_t a, std::size_t b) { return ops_[a].begin_us < ops_[b].begin_us; });
+    }
+  }
+
+  static bool recognize_name(const std::string& name) {
+    return name.rfind("aten::", 0) == 0 && recognize(name, json::object()).has_value();
+  }
+
+  /// The nearest operator the importer reads that encloses `op` on its thread (itself first).
+  std::optional<std::size_t> readable(std::size_t op) const {
+    if (recognize_name(ops_[op].name)) return op;
+    const auto list = recognized_by_thread_.find(ops_[op].thread);
+    if (list == recognized_by_thread_.end()) return std::nullopt;
+    auto it = std::upper_bound(list->second.begin(), list->second.end(), ops_[op].begin_us,
+                               [this](double t, std::size_t i) { return t < ops_[i].begin_us; });
+    // Enclosing operators begin at or before it; nesting is shallow, so a few steps back suffice.
+    for (int steps = 0; it != list->second.begin() && steps < 64; ++steps) {
+      --it;
+      if (ops_[*it].end_us >= ops_[op].end_us) return *it;
+    }
+    return std::nullopt;
+  }
+
+  void attribute_kernel(const json& kernel, std::map<std::size_t, double>& op_time_us) {
+    static const json no_args = json::object();
+    const auto found = kernel.find("args");
+    const json& args = found != kernel.end() && found->is_object() ? *found : no_args;
+    const auto id = args.find("External id");
+    const auto op = id != args.end() ? by_id_.find(integer_id(*id)) : by_id_.end();
+    const std::string name = kernel.value("name", "");
+    if (op == by_id_.end()) {
+      ++(is_collective_kernel(name, "") ? left_.collective_kernels : left_.kernels_without_op);
+      return;
+    }
+    if (is_collective_kernel(name, ops_[op->second].name)) {
+      ++left_.collective_kernels;
+      return;
+    }
+    const auto target = readable(op->second);
+    if (!target) {
+      ++left_.unread_ops[ops_[op->second].name];
+      return;
+    }
+    op_time_us[*target] += kernel.value("dur", 0.0);
+    const json device = args.contains("device") ? args["device"] : kernel.value("pid", json(-1));
+    device_of_[*target] = integer_id(device);
+  }
+
+  std::string accelerator_of(std::int64_t device) {
+    if (!accelerator_.empty()) return accelerator_;
+    const auto name = devices_.find(device);
+    if (name == devices_.end()) {
+      throw ConfigError(fmt::format("{}: the trace names no GPU for device {} (no deviceProperties): give the "
+                                    "library accelerator (--accelerator)",
+                                    file_, device));
+    }
+    std::string accelerator = accelerator_for_gpu_name(name->second);
+    if (accelerator.empty()) {
+      throw ConfigError(fmt::format("{}: device {} '{}' matches no library accelerator by name: give one with "
+                                    "--accelerator (clustersim list accelerators)",
+                                    file_, device, name->second));
+    }
+    return accelerator;
+  }
+
+  bool add_instance(std::size_t op, double time_us) {
+    const auto recognized = recognize(ops_[op].name, *ops_[op].args);
+    if (!recognized->shape) {
+      ++left_.skip_reasons[recognized->skip];
+      return false;
+    }
+    if (!(time_us > 0)) return false;
+    const std::string accelerator = accelerator_of(device_of_.at(op));
+    const std::string key = shape_key(accelerator, *recognized->shape);
+    auto [it, inserted] = samples_.index.emplace(key, samples_.rows.size());
+    if (inserted) {
+      models::CalibrationRow row;
+      row.accelerator = accelerator;
+      row.shape = *recognized->shape;
+      samples_.rows.push_back(row);
+      samples_.times.emplace_back();
+      samples_.ops.emplace_back();
+      samples_.files.emplace_back();
+    }
+    samples_.times[it->second].push_back(time_us * 1e-6);
+    samples_.ops[it->second].insert(ops_[op].name);
+    samples_.files[it->second].insert(file_);
+    return true;
+  }
+
+  std::string left_out_summary() const {
+    std::vector<std::string> parts;
+    if (left_.collective_kernels > 0) {
+      parts.push_back(fmt::format("{} collective kernels (compare collectives with `clustersim collective --compare` "
+                                  "on nccl-tests output)",
+                                  left_.collective_kernels));
+    }
+    if (left_.kernels_without_op > 0) {
+      parts.push_back(fmt::format("{} kernels with no operator (CUDA-graph replays, launches outside profiled ops)",
+                                  left_.kernels_without_op));
+    }
+    if (!left_.unread_ops.empty()) {
+      parts.push_back(fmt::format("kernels of operators not read: {}", top_counts(left_.unread_ops, 5)));
+    }
+    for (const auto& [reason, n] : left_.skip_reasons) parts.push_back(fmt::format("{} instance(s): {}", n, reason));
+    return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "));
+  }
+
+  std::string file_;
+  std::string accelerator_;
+  Samples& samples_;
+  std::map<std::int64_t, std::string> devices_;
+  std::vector<CpuOp> ops_;
+  std::unordered_map<std::int64_t, std::size_t> by_id_;
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> recognized_by_thread_;
+  std::map<std::size_t, std::int64_t> device_of_;
+  LeftOut left_;
+  std::size_t kernels_ = 0;
+};
+
+}  // namespace
+
+std::string accelerator_for_gpu_name(std::string_view gpu_name) {
+  const auto has = [gpu_name](std::string_view part) { return gpu_name.find(part) != std::string_view::npos; };
+  if (has("GB300")) return "gb300";
+  if (has("GB200")) return "gb200";
+  if (has("B200")) return "b200";
+  if (has("GH200")) return "gh200";
+  if (has("H200")) return "h200-sxm";
+  if (has("H100")) return has("PCIe") || has("NVL") ? "" : "h100-sxm";
+  if (has("A100")) return has("PCIe") || has("40GB") ? "" : "a100-sxm-80gb";
+  if (has("MI325X")) return "mi325x";
+  if (has("MI300X")) return "mi300x";
+  if (has("L40S")) return "l40s";
+  return "";
+}
+
+TraceCalibration calibration_from_traces(const std::vector<std::filesystem::path>& files,
+                                         const std::string& accelerator) {
+  Samples samples;
+  TraceCalibration out;
+  for (const auto& file : files) out.notes.push_back(TraceReader(file, accelerator, samples).read());
+  out.table.metadata.emplace_back("tool", "clustersim calibrate --from-trace (PyTorch profiler traces)");
+  for (std::size_t i = 0; i < samples.rows.size(); ++i) {
+    auto row = samples.rows[i];
+    auto times = samples.times[i];
+    std::sort(times.begin(), times.end());
+    row.time_s = engine::percentile(times, 50);
+    row.spread_s = 0.5 * (engine::percentile(times, 75) - engine::percentile(times, 25));
+    row.repeats = static_cast<std::int64_t>(times.size());
+    row.source = fmt::format("measured (trace {}); PyTorch profiler, {}; median of {} call(s)",
+                             fmt::join(samples.files[i], " "), fmt::join(samples.ops[i], "/"), times.size());
+    out.table.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace clustersim::validate

@@ -1,0 +1,234 @@
+// PyTorch profiler traces into calibration rows (sim/validate/trace_import): the sample trace
+// tests/data/importers/kineto-gpt-layer-h100.json (values illustrative, not measurements) holds
+// three forward passes of one layer, three attention backwards and the kernels the importer must
+// leave out; every expected figure below is derived from its kernel durations by hand.
+#include "sim/validate/trace_import.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <string>
+
+#include "../sweep/temp_folders.hpp"
+#include "models/accelerator/calibration_table.hpp"
+#include "tests/relative_approx.hpp"
+#include "sim/engine/error.hpp"
+#include "sim/runner/scenario_runner.hpp"
+#include "sim/scenario/scenario_loader.hpp"
+#include "sim/validate/dataset_validation.hpp"
+#include "sim/training/training_result.hpp"
+#include "sim/validate/importers.hpp"
+
+namespace trace_import_test {
+
+using namespace clustersim;
+using namespace clustersim::validate;
+using clustersim::tolerance::relative_approx;
+
+namespace {
+
+const clustersim::testing::TempFolders folders("clustersim-trace-import");
+
+std::filesystem::path sample(const std::string& name) {
+  return std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "tests/data/importers" / name;
+}
+
+/// A file of `text` in this process's temporary folder.
+std::filesystem::path written(const std::string& name, const std::string& text) {
+  static const std::filesystem::path dir = [] {
+    const auto made = folders.fresh("files");
+    std::filesystem::create_directories(made);
+    return made;
+  }();
+  const auto path = dir / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+const models::CalibrationRow& row_of(const TraceCalibration& traces, models::OpClass op, bool backward = false) {
+  for (const auto& row : traces.table.rows) {
+    if (row.shape.op == op && row.shape.backward == backward) return row;
+  }
+  FAIL("no row of op " << models::op_class_name(op));
+  return traces.table.rows.front();
+}
+
+/// The sample's table written where a scenario can name it.
+std::filesystem::path sample_table() {
+  return written("kineto-h100.csv", models::write_calibration_csv(
+                                         calibration_from_traces({sample("kineto-gpt-layer-h100.json")}, "").table));
+}
+
+}  // namespace
+
+TEST_CASE("a PyTorch profiler trace: one calibration row per operator shape, the median of its calls") {
+  const TraceCalibration traces = calibration_from_traces({sample("kineto-gpt-layer-h100.json")}, "");
+  REQUIRE(traces.table.rows.size() == 7);
+  for (const auto& row : traces.table.rows) {
+    CHECK(row.accelerator == "h100-sxm");  // "NVIDIA H100 80GB HBM3" in deviceProperties
+    CHECK(row.source.rfind("measured (trace ", 0) == 0);
+  }
+  // aten::addmm's one GEMM kernel: 1180.224, 1176.832, 1183.488 us. Median 1180.224; quartiles
+  // 1178.528 and 1181.856 (linear interpolation); spread half their distance, 1.664 us.
+  const auto& qkv = traces.table.rows[2];
+  CHECK(qkv.shape.op == models::OpClass::gemm);
+  CHECK(qkv.shape.dtype == models::Dtype::bf16);
+  CHECK(qkv.shape.m == 8192);   // the input [4, 2048, 4096] as aten::addmm sees it
+  CHECK(qkv.shape.n == 12288);
+  CHECK(qkv.shape.k == 4096);
+  CHECK(qkv.time_s == relative_approx(1180.224e-6, 1e-12));
+  CHECK(qkv.spread_s == relative_approx(1.664e-6, 1e-9));
+  CHECK(qkv.repeats == 3);
+  CHECK(qkv.source.find("aten::addmm") != std::string::npos);
+  // The output projection's aten::mm, under aten::linear -> aten::matmul.
+  CHECK(traces.table.rows[4].shape.n == 4096);
+  CHECK(traces.table.rows[4].time_s == relative_approx(402.112e-6, 1e-12));
+  // Attention: the kernel is aten::_flash_attention_forward's ([b, s, h, d]); the enclosing
+  // aten::_scaled_dot_product_flash_attention gives [b, h, s, d] and is_causal (Concrete Inputs).
+  const auto& forward = row_of(traces, models::OpClass::attention);
+  CHECK(forward.shape.batch == 4);
+  CHECK(forward.shape.heads == 32);
+  CHECK(forward.shape.kv_heads == 32);
+  CHECK(forward.shape.seq_q == 2048);
+  CHECK(forward.shape.seq_kv == 2048);
+  CHECK(forward.shape.head_dim == 128);
+  CHECK(forward.shape.causal);
+  CHECK(forward.time_s == relative_approx(409.632e-6, 1e-12));
+  // The backward, on the autograd thread: three kernels a call (60.128 + 1148.512 + 44.864 =
+  // 1253.504 us; 1250.208; 1258.112): median 1253.504 us.
+  const auto& backward = row_of(traces, models::OpClass::attention, true);
+  CHECK(backward.shape.causal);
+  CHECK(backward.time_s == relative_approx(1253.504e-6, 1e-12));
+  // Bandwidth ops, bytes as the compute model counts them. Layer norm of 4 x 2048 x 4096 bf16:
+  // in and out 2 x 33,554,432 x 2 B, weight and bias 2 x 4096 x 2, mean and rstd 8 x 8192.
+  CHECK(row_of(traces, models::OpClass::layernorm).shape.bytes == 134'299'648.0);
+  CHECK(row_of(traces, models::OpClass::layernorm).time_s == relative_approx(58.944e-6, 1e-12));
+  // Residual add: two inputs and the output, 3 x 67,108,864 B.
+  CHECK(row_of(traces, models::OpClass::elementwise).shape.bytes == 201'326'592.0);
+  // Embedding of 8192 tokens x 4096: rows read and written (2 x 67,108,864 B), 8-byte ids.
+  CHECK(row_of(traces, models::OpClass::embedding).shape.bytes == 134'283'264.0);
+  CHECK(row_of(traces, models::OpClass::embedding).repeats == 1);
+  // What was left out, each with its reason.
+  REQUIRE(traces.notes.size() == 1);
+  const std::string& note = traces.notes.front();
+  CHECK(note.find("29 kernels, 19 operator instances read") != std::string::npos);
+  CHECK(note.find("1 collective kernels") != std::string::npos);
+  CHECK(note.find("1 kernels with no operator") != std::string::npos);
+  CHECK(note.find("aten::cat 1") != std::string::npos);
+  CHECK(note.find("fp32 GEMM: whether it ran on TF32") != std::string::npos);
+}
+
+TEST_CASE("the same trace twice: each shape's median over both files, its calls counted twice") {
+  const auto trace = sample("kineto-gpt-layer-h100.json");
+  std::ifstream in(trace, std::ios::binary);
+  const auto copy = written("kineto-copy.json", std::string(std::istreambuf_iterator<char>(in), {}));
+  const TraceCalibration both = calibration_from_traces({trace, copy}, "");
+  REQUIRE(both.table.rows.size() == 7);
+  CHECK(both.table.rows[2].repeats == 6);
+  CHECK(both.table.rows[2].time_s == relative_approx(1180.224e-6, 1e-12));
+  CHECK(both.table.rows[2].source.find("kineto-copy.json") != std::string::npos);
+  // `import kineto` writes the same rows in the calibration table's columns.
+  ImportedRows imported;
+  import_files(ImportKind::kineto, {trace}, {}, imported);
+  CHECK(imported.columns == calibration_columns());
+  REQUIRE(imported.rows.size() == 7);
+  const auto reread = models::parse_calibration_csv(rows_csv(imported), "imported.csv");
+  CHECK(reread.rows[2].time_s == relative_approx(1180.224e-6, 1e-12));
+  CHECK(detect_import_kind(trace) == ImportKind::kineto);
+  CHECK_THROWS_WITH_AS(read_dataset_rows(trace), doctest::Contains("calibrate --from-trace"), ConfigError);
+}
+
+TEST_CASE("traces the importer cannot read: errors name the file and what to do") {
+  const std::string device = R"("deviceProperties": [{"id": 0, "name": "NVIDIA H100 PCIe"}])";
+  const std::string events = R"("traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.0, "dur": 5.0,
+   "args": {"External id": 7, "Input Dims": [[64, 128], [128, 256]], "Input type": ["c10::Half", "c10::Half"]}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20.0, "dur": 3.5, "args": {"External id": 7, "device": 0}}])";
+  const auto pcie = written("pcie.json", "{" + device + ",\n" + events + "}");
+  CHECK_THROWS_WITH_AS(calibration_from_traces({pcie}, ""),
+                       doctest::Contains("device 0 'NVIDIA H100 PCIe' matches no library accelerator by name: give "
+                                         "one with --accelerator"),
+                       ConfigError);
+  const TraceCalibration named = calibration_from_traces({pcie}, "h100-pcie");
+  REQUIRE(named.table.rows.size() == 1);
+  CHECK(named.table.rows[0].accelerator == "h100-pcie");
+  CHECK(named.table.rows[0].shape.dtype == models::Dtype::fp16);
+  CHECK(named.table.rows[0].time_s == relative_approx(3.5e-6, 1e-12));
+
+  CHECK_THROWS_WITH_AS(calibration_from_traces({written("gz.json", std::string("\x1f\x8b\x08\x00", 4))}, ""),
+                       doctest::Contains("a gzip-compressed trace: gunzip it first"), ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_traces({written("events.json", R"({"events": []})")}, ""),
+                       doctest::Contains("no 'traceEvents' array"), ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_traces({written("cpu.json", R"({"traceEvents": []})")}, ""),
+                       doctest::Contains("no GPU kernel events"), ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_traces({written("syntax.json", "{\"traceEvents\": [\n  {\"ph\" \"X\"}]}")}, ""),
+                       doctest::Contains("syntax.json:2:"), ConfigError);
+  // Shapes not recorded (record_shapes=False): nothing to read, and it says why.
+  const auto bare = written("bare.json", R"({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.0, "dur": 5.0, "args": {"External id": 7}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20.0, "dur": 3.5, "args": {"External id": 7}}]})");
+  CHECK_THROWS_WITH_AS(calibration_from_traces({bare}, "h100-sxm"), doctest::Contains("record_shapes=True"), ConfigError);
+}
+
+TEST_CASE("validate --calibration: every row on the default tables and on the table, per row and per source") {
+  const auto table = sample_table();
+  DatasetValidationOptions options;
+  const DatasetValidation plain = validate_dataset(sample("trtllm-bench-llama3-8b-fp8.json"), options);
+  options.calibration = table;
+  const DatasetValidation both = validate_dataset(sample("trtllm-bench-llama3-8b-fp8.json"), options);
+  REQUIRE(both.json.contains("calibration"));
+  const auto& rows = both.json["calibration"]["rows"];
+  REQUIRE(rows.size() == plain.json["rows"].size());
+  bool moved = false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i]["error_default_pct"].get<double>() == plain.json["rows"][i]["error_pct"].get<double>());
+    CHECK(rows[i]["error_calibrated_pct"].get<double>() == both.json["rows"][i]["error_pct"].get<double>());
+    moved = moved || rows[i]["predicted_calibrated"].get<double>() != rows[i]["predicted_default"].get<double>();
+  }
+  CHECK(moved);  // the trace's bandwidth rows cost the FP8 engine's norms, adds and embedding
+  REQUIRE(both.json["calibration"]["per_source"].size() == 1);
+  CHECK(both.json["calibration"]["per_source"][0]["mape_default_pct"].get<double>() ==
+        plain.json["per_source"][0]["mape_pct"].get<double>());
+  CHECK(both.table.find("MAPE  11.58 % ->") != std::string::npos);
+  CHECK_THROWS_WITH_AS(validate_dataset(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "validation/data/ground_truth_power.csv",
+                                        options),
+                       doctest::Contains("--calibration applies to training and inference datasets"), ConfigError);
+}
+
+TEST_CASE("a run on a calibration table says how far it moved the step from the library's tables") {
+  const std::string yaml = fmt::format(R"(schema_version: 1
+include: [systems/dgx-h100.yaml]
+name: calibrated
+cluster: {{nodes: 1}}
+models:
+  tiny-llm: {{source: "invented for tests/sim/validate", hidden_size: 4096, num_hidden_layers: 2,
+             num_attention_heads: 32, intermediate_size: 12288, vocab_size: 32000, hidden_act: gelu}}
+workload: {{kind: training, model: tiny-llm, seq_len: 2048, global_batch: 32, parallelism: {{tp: 1, pp: 1, dp: 8}}}}
+simulation: {{fidelity: analytical, calibration: {}}}
+)",
+                                       sample_table().string());
+  const auto scenario = scenario::load_scenario_from_string(yaml, "calibrated.yaml");
+  runner::RunResult run = runner::run_scenario(scenario);
+  const auto effect = runner::compare_with_default_tables(scenario, run);
+  REQUIRE(effect);
+  REQUIRE(effect->calibrated.size() == 2);
+  auto plain = scenario;
+  plain.platform.calibration_path.clear();
+  plain.platform.calibration = {};
+  const auto without = runner::run_training(plain);
+  CHECK(effect->default_tables[0].value == without.step_time_s);
+  CHECK(effect->calibrated[0].value == dynamic_cast<const training::TrainingResult&>(*run.primary).step_time_s);
+  CHECK(effect->calibrated[0].value != effect->default_tables[0].value);
+  CHECK(run.primary->notes.back().find("against the library's tables, step_time ") != std::string::npos);
+  // Without a table: nothing run twice, nothing said.
+  runner::RunResult again = runner::run_scenario(plain);
+  const auto notes = again.primary->notes.size();
+  CHECK_FALSE(runner::compare_with_default_tables(plain, again));
+  CHECK(again.primary->notes.size() == notes);
+}
+
+}  // namespace trace_import_test
