@@ -597,8 +597,9 @@ void import_mlperf(const std::filesystem::path& file, const std::map<std::string
     const auto ttft = number_at("ttft_latency (ns)"), tpot = number_at("tpot_latency (ns)");
     if (ttft && tpot) notes += fmt::format("; ttft_p99_ms={}; tpot_p99_ms={}", number_text(*ttft / 1e6), number_text(*tpot / 1e6));
   }
-  if (!fields.contains("input_len")) {
-    notes += "; the lengths are the dataset's (give --field input_len= and output_len=: dataset profiles are not modelled yet)";
+  if (!fields.contains("input_len") && !fields.contains("dataset")) {
+    notes += "; the lengths are the dataset's (give --field input_len= and output_len=, or --field dataset= a "
+             "library length profile: MLPerf's OpenOrca and CNN-DailyMail have none yet)";
   }
   std::map<std::string, std::string> row = {
       {"source", fields.contains("source") ? fields.at("source") : fmt::format("MLPerf Inference summary {}", where)},
@@ -814,7 +815,7 @@ const std::vector<std::string>& inference_columns() {
   static const std::vector<std::string> columns = {"id",        "source",    "model",   "params_b", "gpus",   "gpu_type",
                                                    "tp",        "pp",        "precision", "framework", "scenario",
                                                    "input_len", "output_len", "batch",  "metric",   "value",  "unit",
-                                                   "notes"};
+                                                   "notes",     "dataset"};
   return columns;
 }
 

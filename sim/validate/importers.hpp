@@ -60,7 +60,8 @@ struct ImportedRows {
   std::vector<std::string> notes;              ///< what the importer assumed, per file
 };
 
-/// The columns of validation/data/ground_truth_inference.csv and ground_truth_kernels.csv.
+/// The columns of validation/data/ground_truth_inference.csv (and `dataset`, a library length
+/// profile a row may name instead of its lengths) and of ground_truth_kernels.csv.
 const std::vector<std::string>& inference_columns();
 const std::vector<std::string>& kernel_columns();
 /// The columns of validation/data/ground_truth_training.csv and the optional launch columns a

@@ -13,10 +13,12 @@
 #include <mutex>
 #include <regex>
 
+#include "sim/config/config_tree.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
 #include "sim/serving/frameworks.hpp"
+#include "sim/serving/requests.hpp"
 #include "models/llm/parallel_rules.hpp"
 #include "sim/serving/serving_workload.hpp"
 #include "sim/validate/csv_table.hpp"
@@ -335,7 +337,8 @@ std::optional<InferenceRow> parse_inference_row(const CsvRow& row, std::string& 
   out.gpus = static_cast<int>(integer("gpus", true, 1, 0));
   out.tp = static_cast<int>(integer("tp", false, 1, 0));  // 0: not stated (the sizing rule picks it)
   out.pp = static_cast<int>(integer("pp", false, 1, 1));
-  out.input_len = integer("input_len", true, 1, 0);
+  out.dataset = row.get("dataset");
+  out.input_len = integer("input_len", out.dataset.empty(), 1, 0);
   out.output_len = integer("output_len", false, 1, 0);
   out.batch = integer("batch", false, 1, 0);
   if (out.id.empty()) bad.emplace_back("id (empty)");
@@ -558,6 +561,8 @@ struct RowPlan {
   const RowSystem* system = nullptr;
   RowPrecision precision;
   std::int64_t requests = 0, output_len = 1;
+  std::string dataset;  ///< the library length profile the requests draw from; "" for fixed lengths
+  std::string lengths_note;  ///< where the lengths came from, when the row names a dataset
   int instances = 1;
   std::string arrival = "{process: offline}";  ///< rate and concurrency rows: theirs
 };
@@ -579,6 +584,37 @@ bool size_instances(ServingRowMapping& m, RowPlan& plan) {
     return false;
   }
   plan.requests = *requests;
+  return true;
+}
+
+/// A row that names a dataset instead of its lengths: the library profile's input and output
+/// lengths (models/data/datasets), for the benchmarks that send many requests. False with
+/// m.skip_reason for a dataset the library has no profile of, or a benchmark of one fixed shape.
+bool dataset_lengths(ServingRowMapping& m, RowPlan& plan) {
+  const InferenceRow& row = plan.row;
+  if (row.dataset.empty()) return true;
+  if (row.input_len > 0) {
+    plan.lengths_note = fmt::format("lengths as stated (input {}, output {}); dataset '{}' not used", row.input_len,
+                                    plan.output_len, row.dataset);
+    return true;
+  }
+  const std::vector<std::string> profiles = serving::dataset_profiles(config::library_data_dir());
+  const auto known = std::find_if(profiles.begin(), profiles.end(),
+                                  [&](const std::string& p) { return lower_case(p) == lower_case(row.dataset); });
+  if (known == profiles.end()) {
+    m.skip_reason = fmt::format("dataset '{}' has no length profile in the library ({}): state input_len and "
+                                "output_len (the run's mean lengths), or add the profile from a per-request file "
+                                "(docs/serving.md)",
+                                row.dataset, fmt::join(profiles, ", "));
+    return false;
+  }
+  if (m.benchmark == ServingBenchmark::static_batch || m.benchmark == ServingBenchmark::latency) {
+    m.skip_reason = fmt::format("a {} row runs one fixed shape: state input_len (dataset '{}' gives a distribution)",
+                                serving_benchmark_name(m.benchmark), row.dataset);
+    return false;
+  }
+  plan.dataset = *known;
+  plan.lengths_note = fmt::format("lengths from the dataset profile {} (models/data/datasets)", *known);
   return true;
 }
 
@@ -623,6 +659,7 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   plan.precision = *precision;
   if (row->tp > 0 && !size_instances(m, plan)) return false;
   plan.output_len = row->output_len > 0 ? row->output_len : 1;
+  if (!dataset_lengths(m, plan)) return false;
   const StatedArrival arrival = stated_arrival(row->scenario);
   if (arrival.concurrency && arrival.rate) {
     m.skip_reason = fmt::format("requests at {} req/s capped at {} in flight: not modelled (arrivals are either at a "
@@ -708,13 +745,20 @@ ServingRowMapping map_serving_row(const CsvRow& csv) {
   ServingRowMapping m;
   RowPlan plan;
   if (!plan_row(csv, m, plan)) return m;
-  m.note = plan.precision.note;
+  m.note = plan.precision.note.empty() || plan.lengths_note.empty() ? plan.precision.note + plan.lengths_note
+                                                                     : plan.precision.note + "; " + plan.lengths_note;
   if (plan.row.tp == 0 && !size_tp(m, plan)) return m;
   m.scenario_yaml = row_scenario_yaml(m, plan);
   return m;
 }
 
 namespace {
+
+/// A side's lengths: the dataset profile's, or the row's fixed length.
+std::string lengths_yaml(const std::string& dataset, std::int64_t fixed) {
+  return dataset.empty() ? fmt::format("{{distribution: fixed, value: {}}}", fixed)
+                         : fmt::format("{{distribution: dataset, dataset: {}}}", dataset);
+}
 
 /// The scenario of a planned row.
 std::string row_scenario_yaml(const ServingRowMapping& m, const RowPlan& plan) {
@@ -741,8 +785,8 @@ workload:
 {scheduler}  requests:
     count: {count}
     arrival: {arrival}
-    input: {{distribution: fixed, value: {isl}}}
-    output: {{distribution: fixed, value: {osl}}}
+    input: {input}
+    output: {output}
 {slo}simulation: {{seed: 1}}
 )yaml",
       fmt::arg("id", row.id), fmt::arg("benchmark", serving_benchmark_name(m.benchmark)),
@@ -754,8 +798,9 @@ workload:
       fmt::arg("activations", plan.precision.activations), fmt::arg("kv", plan.precision.kv_cache),
       fmt::arg("replicas", plan.instances), fmt::arg("tp", row.tp), fmt::arg("pp", row.pp),
       fmt::arg("scheduler", scheduler_yaml(row, *m.source, plan.framework, m.benchmark)),
-      fmt::arg("count", plan.requests), fmt::arg("arrival", arrival), fmt::arg("isl", row.input_len),
-      fmt::arg("osl", plan.output_len), fmt::arg("slo", slo));
+      fmt::arg("count", plan.requests), fmt::arg("arrival", arrival),
+      fmt::arg("input", lengths_yaml(plan.dataset, row.input_len)),
+      fmt::arg("output", lengths_yaml(plan.dataset, plan.output_len)), fmt::arg("slo", slo));
 }
 
 }  // namespace

@@ -51,14 +51,18 @@ struct InferenceRow {
   std::string id, source, model, gpu_type, precision, framework, scenario, metric, unit, notes;
   int gpus = 0;
   int tp = 1, pp = 1;             ///< an empty pp means 1
-  std::int64_t input_len = 0;     ///< tokens per request
+  std::int64_t input_len = 0;     ///< tokens per request; 0 with `dataset`: the profile's lengths
   std::int64_t output_len = 0;    ///< tokens per request; 0: unstated (a first-token row generates one)
+  /// A dataset whose length profile gives the requests' lengths where input_len and output_len
+  /// are empty (the `dataset` column: a library profile of models/data/datasets).
+  std::string dataset;
   std::int64_t batch = 0;         ///< requests in the static batch; 0: unstated (continuous batching)
   double value = 0;               ///< the measurement, in `unit`
 };
 
 /// Parses one CSV row. nullopt, with `problem` saying what is wrong, when a required column
-/// (id, model, gpus, gpu_type, tp, input_len, metric, value) is missing or is not a number.
+/// (id, model, gpus, gpu_type, input_len unless the row names a dataset, metric, value) is
+/// missing or is not a number.
 std::optional<InferenceRow> parse_inference_row(const CsvRow& row, std::string& problem);
 
 /// Is this dataset in the inference format (it has input_len, output_len and framework

@@ -431,4 +431,41 @@ TEST_CASE("a row without tp takes the sizing rule: the smallest tp whose weights
   CHECK(skipped.skip_reason.find("tp 8: no room for the KV cache); state the row's tp") != std::string::npos);
 }
 
+TEST_CASE("a row that names a dataset instead of its lengths draws them from the library's profile") {
+  const auto rows = parse_csv(
+      "id,source,model,params_b,gpus,gpu_type,tp,pp,precision,framework,scenario,input_len,output_len,batch,metric,"
+      "value,unit,notes,dataset\n"
+      "lab_0,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,vLLM 0.10.1,offline 500 requests,,,,output_tokens_per_s,4000,tok/s,,"
+      "Azure-Conv-2023\n"
+      "lab_1,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,vLLM 0.10.1,offline 500 requests,,,,output_tokens_per_s,4000,tok/s,,"
+      "ShareGPT\n"
+      "lab_2,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,vLLM 0.10.1,offline 500 requests,256,64,,output_tokens_per_s,4000,"
+      "tok/s,,azure-conv-2023\n"
+      "lab_3,my lab,Llama 3.1 8B,8,1,H100,1,,BF16,vLLM 0.10.1,offline 500 requests,,,,output_tokens_per_s,4000,tok/s,,\n",
+      "dataset.csv");
+  const ServingRowMapping profile = map_serving_row(rows[0]);
+  REQUIRE(profile.scenario_yaml);
+  const auto yaml = YAML::Load(*profile.scenario_yaml);
+  CHECK(yaml["workload"]["requests"]["input"]["distribution"].as<std::string>() == "dataset");
+  CHECK(yaml["workload"]["requests"]["input"]["dataset"].as<std::string>() == "azure-conv-2023");  // case-blind
+  CHECK(yaml["workload"]["requests"]["output"]["dataset"].as<std::string>() == "azure-conv-2023");
+  CHECK(profile.note.find("lengths from the dataset profile azure-conv-2023") != std::string::npos);
+  // It loads: the profile's lengths, not a fixed one.
+  CHECK_NOTHROW(scenario::load_scenario_from_string(*profile.scenario_yaml, "lab_0.yaml"));
+
+  const ServingRowMapping unknown = map_serving_row(rows[1]);
+  CHECK_FALSE(unknown.scenario_yaml);
+  CHECK(unknown.skip_reason.find("dataset 'ShareGPT' has no length profile in the library (arxiv-summarization-4k, "
+                                 "azure-code-2023, azure-conv-2023)") != std::string::npos);
+  const ServingRowMapping stated = map_serving_row(rows[2]);
+  REQUIRE(stated.scenario_yaml);
+  CHECK(YAML::Load(*stated.scenario_yaml)["workload"]["requests"]["input"]["value"].as<int>() == 256);
+  CHECK(stated.note.find("lengths as stated (input 256, output 64); dataset 'azure-conv-2023' not used") !=
+        std::string::npos);
+  // Neither lengths nor a dataset: the row says which column it lacks.
+  const ServingRowMapping neither = map_serving_row(rows[3]);
+  CHECK_FALSE(neither.scenario_yaml);
+  CHECK(neither.skip_reason.find("input_len (empty)") != std::string::npos);
+}
+
 }  // namespace serving_validation_test
