@@ -237,6 +237,7 @@ OpEstimate ComputeModel::gemm_roofline(const GemmShape& shape) const {
 
 OpEstimate ComputeModel::attention(const AttentionShape& shape) const {
   require_attention_shape(shape);
+  if (shape.latent_value_dim > 0) return latent_attention(shape);
   if (!shape.fused) return unfused_attention(shape);
   KernelShape kernel;
   kernel.op = OpClass::attention;
@@ -251,6 +252,31 @@ OpEstimate ComputeModel::attention(const AttentionShape& shape) const {
   kernel.backward = shape.backward;
   kernel.attention_kernel = shape.kernel;
   return estimate(kernel);
+}
+
+OpEstimate ComputeModel::latent_attention(const AttentionShape& shape) const {
+  require_attention_shape(shape);
+  if (shape.latent_value_dim > shape.head_dim || shape.kv_heads != 1) {
+    throw ConfigError("latent attention needs one KV head and latent_value_dim <= head_dim, got kv_heads " +
+                      std::to_string(shape.kv_heads) + ", latent_value_dim " + std::to_string(shape.latent_value_dim));
+  }
+  const double batch = static_cast<double>(shape.batch);
+  const double queries = batch * static_cast<double>(shape.q_heads) * static_cast<double>(shape.seq_q);
+  const double scores = queries * static_cast<double>(shape.seq_kv);
+  const double flops = 2.0 * scores * static_cast<double>(shape.head_dim + shape.latent_value_dim);
+  const double bytes = batch * static_cast<double>(shape.seq_kv * shape.head_dim) * dtype_bytes(shape.dtype) +
+                       queries * static_cast<double>(shape.head_dim) * dtype_bytes(shape.dtype) +
+                       queries * static_cast<double>(shape.latent_value_dim) * output_dtype_bytes(shape.dtype) +
+                       4.0 * queries;  // fp32 log-sum-exp
+  const double compute_s = flops / (spec_.peak_for(Dtype::bf16) * kFlashMlaComputeFraction);
+  const double memory_s = bytes / (spec_.hbm_bytes_per_s * kFlashMlaMemoryFraction);
+  OpEstimate estimate;
+  estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
+  estimate.flops = flops;
+  estimate.bytes = bytes;
+  estimate.compute_bound = compute_s >= memory_s;
+  estimate.provenance = Provenance::roofline;
+  return estimate;
 }
 
 OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {

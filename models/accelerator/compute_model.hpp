@@ -63,7 +63,18 @@ struct AttentionShape {
   Dtype dtype = Dtype::bf16;
   /// Fused-kernel family; unset: the accelerator's default (AcceleratorSpec::attention_kernel).
   std::optional<AttentionKernelFamily> kernel{};
+  /// > 0: MLA's absorbed decode attention over the shared latent cache (FlashMLA): K is the
+  /// cached latent and RoPE key of `head_dim` elements per token (one, kv_heads 1), V its first
+  /// `latent_value_dim` elements; costed by ComputeModel::latent_attention.
+  std::int64_t latent_value_dim = 0;
 };
+
+/// FlashMLA, DeepSeek's MLA decode kernel (deepseek-ai/FlashMLA README, release of 2025-04-22):
+/// "up to 3000 GB/s in memory-bound configuration and 660 TFLOPS in computation-bound
+/// configuration on H800 SXM5, using CUDA 12.8". H800 SXM5: H100 SXM's 989.4 TFLOP/s dense bf16
+/// and 3.35 TB/s HBM3. The fractions of those peaks latent_attention runs at on every part.
+inline constexpr double kFlashMlaComputeFraction = 660.0 / 989.4;
+inline constexpr double kFlashMlaMemoryFraction = 3000.0 / 3350.0;
 
 /// A memory-bound op that reads and writes the given bytes and does `flops` vector math.
 struct ElementwiseShape {
@@ -207,6 +218,13 @@ class ComputeModel {
   /// elementwise, so the GEMMs compute the full matrices; K/V are expanded to q_heads
   /// (repeat_kv) so GQA does not save unfused traffic.
   OpEstimate attention(const AttentionShape& shape) const;
+
+  /// MLA's absorbed decode attention (shape.latent_value_dim > 0): per sequence the latent cache
+  /// is read once for all heads (seq_kv x head_dim elements in `dtype`), Q read and O written
+  /// per head; FLOPs 2 x batch x q_heads x seq_q x seq_kv x (head_dim + latent_value_dim);
+  /// time = max(FLOPs / (bf16 peak x kFlashMlaComputeFraction), bytes / (HBM x
+  /// kFlashMlaMemoryFraction)) + launch. Roofline provenance: no table covers it.
+  OpEstimate latent_attention(const AttentionShape& shape) const;
 
   /// time = max((read + written) / memory_bytes_per_s(elementwise, read + written),
   ///            flops / vector_flops_per_s) + kernel_launch_s. Throws ConfigError on negative

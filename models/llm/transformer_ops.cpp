@@ -40,7 +40,7 @@ void validate_pass(const TransformerSpec& model, const TransformerBatch& batch, 
   }
 }
 
-/// Room for the longest op list (an MLA + MoE layer has 27 ops), so that building one list
+/// Room for the longest op list (an MLA + MoE layer has 28 ops in a serving prefill), so that building one list
 /// allocates once.
 constexpr std::size_t kOpsReserve = 32;
 
@@ -56,6 +56,7 @@ class ForwardBuilder {
     for (const SequenceWork& sequence : batch.sequences) {
       tokens_ += sequence.query_tokens;
       kv_tokens_ += sequence.kv_tokens;
+      if (sequence.phase == SequencePhase::prefill) cached_context_tokens_ += sequence.kv_tokens - sequence.query_tokens;
     }
     hidden_bytes_ = static_cast<double>(tokens_) * static_cast<double>(model.hidden_size) * act_bytes_;
     sharded_bytes_ = sequence_parallel_ ? hidden_bytes_ / tp_ : hidden_bytes_;
@@ -190,8 +191,15 @@ class ForwardBuilder {
         ops.push_back(gemm("q proj", tokens_, heads_local * mla.qk_head_dim(), h, GemmParallel::column));
       }
       ops.push_back(gemm("kv down", tokens_, mla.kv_lora_rank + mla.qk_rope_head_dim, h, GemmParallel::duplicated));
+      // Decode steps run absorbed (W_UK into the query, W_UV after the attention): the same
+      // FLOPs and weight reads as this up-projection of their new token, costed as it.
       ops.push_back(gemm("kv up", tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank,
                          GemmParallel::column));
+      if (cached_context_tokens_ > 0) {
+        // Serving prefill: the cached latents of the chunk's context up-projected again.
+        ops.push_back(gemm("kv up context", cached_context_tokens_, heads_local * (mla.qk_nope_head_dim + mla.v_head_dim),
+                           mla.kv_lora_rank, GemmParallel::column));
+      }
       out_proj_k = heads_local * mla.v_head_dim;
       // RoPE on the rotary slices only: each head's query part and the one shared key.
       rotary_bytes = static_cast<double>(tokens_ * (heads_local + 1) * mla.qk_rope_head_dim) * act_bytes_;
@@ -229,8 +237,10 @@ class ForwardBuilder {
     for (const SequenceWork& sequence : batch_.sequences) {
       // Few distinct lengths in practice (one in training): a linear search finds the group.
       auto& groups = core.attention.groups;
+      const bool latent = model_.attention == AttentionKind::mla && sequence.phase == SequencePhase::decode;
       const auto same = std::find_if(groups.begin(), groups.end(), [&](const AttentionShape& group) {
-        return group.seq_q == sequence.query_tokens && group.seq_kv == sequence.kv_tokens;
+        return group.seq_q == sequence.query_tokens && group.seq_kv == sequence.kv_tokens &&
+               (group.latent_value_dim > 0) == latent;
       });
       if (same != groups.end()) {
         ++same->batch;
@@ -242,13 +252,21 @@ class ForwardBuilder {
       group.seq_kv = sequence.kv_tokens;
       group.causal = sequence.query_tokens > 1;  // one query token sees every key
       if (sharding_.decode_kv_per_query_head && sequence.query_tokens == 1) group.kv_heads = group.q_heads;
+      if (latent) {
+        // Absorbed: every head's query against the one cached latent and RoPE key; values are
+        // the latent's first kv_lora_rank elements.
+        group.kv_heads = 1;
+        group.head_dim = model_.mla.kv_lora_rank + model_.mla.qk_rope_head_dim;
+        group.latent_value_dim = model_.mla.kv_lora_rank;
+      }
       core.attention.groups.push_back(group);
     }
     for (const AttentionShape& group : core.attention.groups) {
       // Model-FLOP convention: full non-causal QK^T and PV.
+      const double width = group.latent_value_dim > 0 ? 0.5 * static_cast<double>(group.head_dim + group.latent_value_dim)
+                                                      : static_cast<double>(group.head_dim);
       core.flops += 4.0 * static_cast<double>(group.batch) * static_cast<double>(group.q_heads) *
-                    static_cast<double>(group.seq_q) * static_cast<double>(group.seq_kv) *
-                    static_cast<double>(group.head_dim);
+                    static_cast<double>(group.seq_q) * static_cast<double>(group.seq_kv) * width;
     }
     ops.push_back(std::move(core));
     if (sharding_.cp > 1) {
@@ -295,7 +313,14 @@ class ForwardBuilder {
     const ExpertLoad load = expert_load(moe, routing_, static_cast<double>(tokens_), ep);
     if (ep > 1) ops.push_back(comm("ep dispatch", CommPoint::ep_dispatch, CollectiveKind::all_to_all, copies_bytes));
     const auto expert_ffn = static_cast<std::int64_t>(ceil_div(moe.moe_intermediate_size, tp_));
-    const std::int64_t local = load.local_experts;
+    // The grouped GEMM runs the experts that receive a token copy: with few copies (a decode
+    // batch) most of a large expert set stays idle and its weights unread. Copies spread
+    // uniformly over the rank's experts leave one idle with probability (1 - 1/local)^copies;
+    // with a training micro-batch that is ~0 and every local expert runs.
+    const double idle = std::pow(1.0 - 1.0 / static_cast<double>(load.local_experts), load.busiest_rank_tokens);
+    const std::int64_t local = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(load.local_experts) * (1.0 - idle))), 1,
+        load.local_experts);
     const auto busiest = static_cast<std::int64_t>(std::ceil(load.busiest_rank_tokens / static_cast<double>(local)));
     // Model FLOPs are the architecture's (docs/models.md): a balanced rank's copies, dropped
     // tokens included; the time is the busiest rank's work after dropping.
@@ -328,6 +353,7 @@ class ForwardBuilder {
   bool sequence_parallel_ = false;
   double act_bytes_ = 2;
   std::int64_t tokens_ = 0, kv_tokens_ = 0;
+  std::int64_t cached_context_tokens_ = 0;  ///< prefill sequences' keys from the KV cache
   double hidden_bytes_ = 0, sharded_bytes_ = 0;
 };
 

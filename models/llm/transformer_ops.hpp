@@ -47,10 +47,21 @@
 
 namespace clustersim::models {
 
+/// What a pass does with a sequence. Only MLA models cost the serving phases differently:
+/// a decode step attends absorbed over the cached latents (ComputeModel::latent_attention,
+/// FlashMLA), a prefill chunk up-projects the cached latents of its context again ("kv up
+/// context": vLLM's and SGLang's MLA prefill) and attends as MHA.
+enum class SequencePhase {
+  training,  ///< every key computed in this pass (context parallelism: the keys of the whole sequence)
+  prefill,   ///< serving: a prompt chunk; keys before it come from the KV cache
+  decode,    ///< serving: a decode (or speculative verification) step over the KV cache
+};
+
 /// One sequence of a batch in one forward pass.
 struct SequenceWork {
   std::int64_t query_tokens = 0;  ///< tokens computed in this pass (1 for a decode step), >= 1
   std::int64_t kv_tokens = 0;     ///< keys they attend to, the new tokens included, >= query_tokens
+  SequencePhase phase = SequencePhase::training;
 };
 
 /// What the head computes after the last layer.

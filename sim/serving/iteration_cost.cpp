@@ -155,14 +155,34 @@ const IterationCostModel::Part& IterationCostModel::head_part(std::int64_t seque
   return head_memo_.emplace(sequences, std::move(part)).first->second;
 }
 
-double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops,
-                                       double& bytes, bool& compute_bound) {
+models::SequencePhase IterationCostModel::phase_of(const BatchEntry& entry) const {
+  if (layout_.model.attention != models::AttentionKind::mla) return models::SequencePhase::training;
+  return entry.decode ? models::SequencePhase::decode : models::SequencePhase::prefill;
+}
+
+const IterationCost& IterationCostModel::context_part(std::int64_t tokens) {
+  if (const auto it = context_memo_.find(tokens); it != context_memo_.end()) return it->second;
+  const models::TransformerBatch batch{{{1, 1 + tokens, models::SequencePhase::prefill}}, models::HeadOutput::next_token};
+  const models::TransformerForwardOps ops =
+      models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing);
+  IterationCost part;
+  for (const models::TransformerOp& op : ops.dense_layer.empty() ? ops.moe_layer : ops.dense_layer) {
+    if (op.name != "kv up context") continue;
+    part.flops += op.flops;
+    add_estimate(part, models::compute_estimate(*compute_, op), 1, op.kind);
+  }
+  return context_memo_.emplace(tokens, part).first->second;
+}
+
+double IterationCostModel::attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences,
+                                       models::SequencePhase phase, double& flops, double& bytes, bool& compute_bound) {
   const std::uint64_t key = (static_cast<std::uint64_t>(q) << 44) ^ (static_cast<std::uint64_t>(kv) << 16) ^
-                            static_cast<std::uint64_t>(sequences);
+                            static_cast<std::uint64_t>(sequences) ^ (static_cast<std::uint64_t>(phase) << 62);
   auto it = attention_memo_.find(key);
   if (it == attention_memo_.end()) {
     const models::TransformerBatch batch{
-        std::vector<models::SequenceWork>(static_cast<std::size_t>(sequences), {q, kv}), models::HeadOutput::next_token};
+        std::vector<models::SequenceWork>(static_cast<std::size_t>(sequences), {q, kv, phase}),
+        models::HeadOutput::next_token};
     const models::TransformerForwardOps ops =
         models::transformer_forward_ops(layout_.model, batch, layout_.sharding, layout_.routing);
     const auto& layer = ops.dense_layer.empty() ? ops.moe_layer : ops.dense_layer;
@@ -196,6 +216,7 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::v
   // steps folded into their mean KV length), one launch.
   double attention = 0, flops = 0, bytes = 0, compute_bound_s = 0;
   int groups = 0;
+  std::int64_t context = 0;  // MLA prefill: cached latents up-projected again
   for (const BatchEntry& e : batch) {
     if (e.decode) {  // decode (and speculative verification) steps: one shape
       decode_q = std::max(decode_q, e.query_tokens);
@@ -203,8 +224,10 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::v
       decode_kv += e.kv_tokens;
       continue;
     }
+    const models::SequencePhase phase = phase_of(e);
+    if (phase == models::SequencePhase::prefill) context += e.kv_tokens - e.query_tokens;
     bool cb = false;
-    const double t = attention_s(e.query_tokens, e.kv_tokens, 1, flops, bytes, cb);
+    const double t = attention_s(e.query_tokens, e.kv_tokens, 1, phase, flops, bytes, cb);
     attention += t;
     if (cb) compute_bound_s += t;
     ++groups;
@@ -212,13 +235,16 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::v
   if (decodes > 0) {
     const auto mean_kv = std::max<std::int64_t>(decode_q, (decode_kv + decodes / 2) / decodes);
     bool cb = false;
-    const double t = attention_s(decode_q, mean_kv, decodes, flops, bytes, cb);
+    BatchEntry decode_entry;
+    decode_entry.decode = true;
+    const double t = attention_s(decode_q, mean_kv, decodes, phase_of(decode_entry), flops, bytes, cb);
     attention += t;
     if (cb) compute_bound_s += t;
     ++groups;
   }
   attention -= launch_s_ * (groups - 1);
   const double layers = static_cast<double>(layout_.model.num_hidden_layers);
+  if (context > 0) accumulate(total, context_part(context), layers);
   total.time_s += attention * layers;
   total.compute_bound_s += compute_bound_s * layers;
   total.memory_bound_s += (attention - compute_bound_s) * layers;
@@ -236,7 +262,7 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch, std::
   tb.head = models::HeadOutput::next_token;
   std::int64_t tokens = 0;
   for (const BatchEntry& e : batch) {
-    tb.sequences.push_back({e.query_tokens, e.kv_tokens});
+    tb.sequences.push_back({e.query_tokens, e.kv_tokens, phase_of(e)});
     tokens += e.query_tokens;
   }
   const models::TransformerForwardOps ops =

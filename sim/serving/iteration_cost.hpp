@@ -116,8 +116,13 @@ class IterationCostModel {
   };
   const Part& tokens_part(std::int64_t tokens);
   const Part& head_part(std::int64_t sequences);
-  double attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, double& flops, double& bytes,
-                     bool& compute_bound);
+  double attention_s(std::int64_t q, std::int64_t kv, std::int64_t sequences, models::SequencePhase phase,
+                     double& flops, double& bytes, bool& compute_bound);
+  /// MLA: one layer's up-projection of `tokens` cached latents (the prefill chunks' context).
+  const IterationCost& context_part(std::int64_t tokens);
+  /// The phase a batch entry is costed in: training (every key computed) unless the model is
+  /// MLA, whose decode and prefill differ (models::SequencePhase).
+  models::SequencePhase phase_of(const BatchEntry& entry) const;
   /// Sums `ops` (communication over the instance's groups); attention ops skipped when
   /// `skip_attention`.
   void add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,
@@ -132,6 +137,7 @@ class IterationCostModel {
   double launch_s_ = 0;
   std::unordered_map<std::int64_t, Part> tokens_memo_, head_memo_;
   std::unordered_map<std::uint64_t, IterationCost> attention_memo_;
+  std::unordered_map<std::int64_t, IterationCost> context_memo_;
 };
 
 }  // namespace clustersim::serving

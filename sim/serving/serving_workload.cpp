@@ -137,9 +137,14 @@ double device_activation_bytes(const ServingSpec& spec, const PoolSpec& pool) {
   // budget is looser (static batching runs a whole batch's prompts at once).
   const double tokens = std::min(static_cast<double>(spec.scheduler.max_batched_tokens),
                                  static_cast<double>(spec.scheduler.max_sequences) * longest_prompt(spec.requests));
+  // MLA: the widest attention output is the query or the key/value up-projection.
+  const double attention_width =
+      m.attention == models::AttentionKind::mla
+          ? static_cast<double>(m.num_attention_heads *
+                                std::max(m.mla.qk_head_dim(), m.mla.qk_nope_head_dim + m.mla.v_head_dim))
+          : static_cast<double>((m.num_attention_heads + 2 * m.num_key_value_heads) * m.head_dim());
   const double widest =
-      std::max(static_cast<double>((m.num_attention_heads + 2 * m.num_key_value_heads) * m.head_dim()),
-               2.0 * static_cast<double>(std::max(m.intermediate_size, m.moe.moe_intermediate_size))) /
+      std::max(attention_width, 2.0 * static_cast<double>(std::max(m.intermediate_size, m.moe.moe_intermediate_size))) /
       pool.tp;
   const double logits = static_cast<double>(spec.scheduler.max_sequences) * static_cast<double>(m.vocab_size) / pool.tp * 4;
   return tokens * (2.0 * static_cast<double>(m.hidden_size) + widest) * act + logits + models::kDefaultWorkspaceBytes;
@@ -951,6 +956,14 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
       "runs pp schedulers' batches staggered through its stages",
       r.requests, spec_.model.name, pools_.size(), spec_.scheduler.iteration_overhead_s * 1e3,
       framework_names().name(spec_.framework)));
+  if (spec_.model.attention == models::AttentionKind::mla) {
+    r.notes.push_back(
+        "MLA: decode steps attend absorbed over the cached latents at FlashMLA's efficiency (660 TFLOP/s and 3000 GB/s "
+        "on an H800, as fractions of each part's bf16 peak and HBM bandwidth; an estimate beyond Hopper), their "
+        "absorbed W_UK / W_UV GEMMs costed as the equal-FLOP key/value up-projection; prefill chunks up-project their "
+        "cached context again and attend as MHA; the latent cache is replicated on every TP rank (no data-parallel "
+        "attention)");
+  }
   if (spec_.scheduler.kv_sized_sequences) {
     std::vector<std::string> limits;
     for (const Pool& pool : pools_) {

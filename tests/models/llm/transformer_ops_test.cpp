@@ -303,6 +303,28 @@ TEST_CASE("MoE imbalance: the busiest EP rank sets the expert GEMM's size, a bal
   CHECK(fc1.flops == doctest::Approx(2.0 * 8192 * 2 * 14336 * 4096).epsilon(1e-3));
 }
 
+TEST_CASE("a decode batch runs only the experts its token copies reach; a micro-batch runs them all") {
+  TransformerSharding sharding;
+  sharding.tp = 8;
+  // 8 decode tokens x top-8 = 64 copies over DeepSeek-V3's 256 experts (ep 1): an expert stays
+  // idle with probability (255/256)^64 = 0.7784, so ceil(256 x 0.2216) = ceil(56.72) = 57 run,
+  // ceil(64 / 57) = 2 rows each; the weights of the other 199 are not read.
+  const auto decode = transformer_forward_ops(deepseek_v3(), batch_of(std::vector<SequenceWork>(8, {1, 1000}),
+                                                                       HeadOutput::next_token),
+                                              sharding);
+  const auto& fc1 = find(decode.moe_layer, "experts fc1 gate+up");
+  CHECK(fc1.gemm.shape.batch == 57);
+  CHECK(fc1.gemm.shape.m == 2);
+  // FLOPs of the rows run (flop_share 64 / 64 = 1; the ceil pads 64 copies to 57 x 2 rows).
+  CHECK(fc1.flops == doctest::Approx(2.0 * 57 * 2 * (2 * 256) * 7168).epsilon(1e-12));
+  // Mixtral's 8 experts, one decode token x top-2: 2 copies, ceil(8 x (1 - (7/8)^2)) = 2 experts.
+  const auto one = transformer_forward_ops(mixtral_8x7b(), batch_of({{1, 100}}, HeadOutput::next_token), {});
+  CHECK(find(one.moe_layer, "experts fc1 gate+up").gemm.shape.batch == 2);
+  // A training micro-batch of 4,096 tokens: (255/256)^32768 is 0 to double precision: all 256.
+  const auto train = transformer_forward_ops(deepseek_v3(), batch_of({{4096, 4096}}), sharding);
+  CHECK(find(train.moe_layer, "experts fc1 gate+up").gemm.shape.batch == 256);
+}
+
 TEST_CASE("context parallelism: the rank's queries over the whole context, and the K/V exchange") {
   TransformerSharding sharding;
   sharding.cp = 2;

@@ -6,8 +6,10 @@
 
 #include "tests/relative_approx.hpp"
 
+#include <string>
 #include <vector>
 
+#include "models/llm/memory_footprint.hpp"
 #include "models/llm/transformer_ops.hpp"
 #include "sim/runner/scenario_runner.hpp"
 #include "sim/scenario/scenario_loader.hpp"
@@ -93,6 +95,107 @@ TEST_CASE("an iteration is its op list: embedding, each layer's ops x layers, on
                                                        3 * ops_time(compute, alone.dense_layer) +
                                                        ops_time(compute, alone.head) + 250e-6,
                                                    1e-12));
+}
+
+TEST_CASE("an MLA model: decode attends absorbed over the latent cache, prefill up-projects its cached context") {
+  const scenario::Scenario s = scenario::load_scenario_from_string(R"(schema_version: 1
+name: mla-iteration
+include: [systems/dgx-h200.yaml]
+cluster: {nodes: 1}
+workload:
+  kind: serving
+  model: deepseek-v3
+  precision: {weights: fp8}
+  pools:
+    main: {replicas: 1, tp: 8}
+  requests: {count: 1}
+)",
+                                                                   "mla.yaml");
+  const auto platform = runner::build_platform(s);
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  serving::InstanceLayout layout;
+  layout.model = spec.model;
+  layout.model.num_hidden_layers = 4;  // three dense layers and one MoE layer
+  layout.sharding.tp = 8;
+  layout.accelerators = {0, 1, 2, 3, 4, 5, 6, 7};
+  serving::IterationCostModel model(platform->compute(), platform->collectives(), layout);
+  const models::ComputeModel& compute = platform->compute();
+
+  // A decode step's attention, by hand: 16 query heads per rank (128 / tp 8) against the one
+  // latent (512) and RoPE key (64) of 999 cached tokens + the new one: 1000 keys.
+  const models::TransformerForwardOps decode = models::transformer_forward_ops(
+      layout.model, {{{1, 1000, models::SequencePhase::decode}}, models::HeadOutput::next_token}, layout.sharding,
+      layout.routing);
+  const models::AttentionShape* latent = nullptr;
+  for (const models::TransformerOp& op : decode.dense_layer) {
+    if (op.kind == models::TransformerOpKind::attention) latent = &op.attention.groups.at(0);
+  }
+  REQUIRE(latent != nullptr);
+  CHECK(latent->q_heads == 16);
+  CHECK(latent->kv_heads == 1);
+  CHECK(latent->head_dim == 576);
+  CHECK(latent->latent_value_dim == 512);
+  const models::OpEstimate by_model = compute.attention(*latent);
+  // FLOPs 2 x 16 x 1000 x (576 + 512); bytes: the latent cache once (1000 x 576 x 2 B), Q (16 x
+  // 576 x 2), O (16 x 512 x 2), the fp32 LSE (16 x 4): memory-bound at FlashMLA's 3000 of 3350 GB/s.
+  const double bytes = 1000.0 * 576 * 2 + 16.0 * 576 * 2 + 16.0 * 512 * 2 + 16.0 * 4;
+  CHECK(by_model.flops == 2.0 * 16 * 1000 * (576 + 512));
+  CHECK(by_model.bytes == bytes);
+  CHECK_FALSE(by_model.compute_bound);
+  CHECK(by_model.time_s == relative_approx(bytes / (compute.spec().hbm_bytes_per_s * 3000.0 / 3350.0) +
+                                               compute.spec().kernel_launch_s,
+                                           1e-12));
+  // The same step as MHA over up-projected keys would read 16 heads' K and V: 9x the bytes.
+  const models::TransformerForwardOps as_training = models::transformer_forward_ops(
+      layout.model, {{{1, 1000}}, models::HeadOutput::next_token}, layout.sharding, layout.routing);
+  for (const models::TransformerOp& op : as_training.dense_layer) {
+    if (op.kind == models::TransformerOpKind::attention) {
+      CHECK(compute.attention(op.attention.groups.at(0)).bytes > 8 * bytes);
+    }
+  }
+
+  // A prefill chunk of 200 tokens after 300 cached: the cached latents up-projected again, one
+  // GEMM of 300 rows per layer beside the chunk's own; none in a decode step or in training.
+  const auto context_gemm = [](const std::vector<models::TransformerOp>& ops) -> const models::TransformerOp* {
+    for (const models::TransformerOp& op : ops) {
+      if (op.name == "kv up context") return &op;
+    }
+    return nullptr;
+  };
+  const models::TransformerForwardOps prefill = models::transformer_forward_ops(
+      layout.model, {{{200, 500, models::SequencePhase::prefill}}, models::HeadOutput::next_token}, layout.sharding,
+      layout.routing);
+  const models::TransformerOp* up = context_gemm(prefill.moe_layer);
+  REQUIRE(up != nullptr);
+  CHECK(up->gemm.shape.m == 300);
+  CHECK(up->gemm.shape.n == 16 * (128 + 128));
+  CHECK(up->gemm.shape.k == 512);
+  CHECK(context_gemm(decode.dense_layer) == nullptr);
+  CHECK(context_gemm(as_training.dense_layer) == nullptr);
+
+  // cost() (memoised parts) agrees with exact() (the op list) on a mixed batch.
+  const std::vector<serving::BatchEntry> batch = {{1, 1000, true}, {1, 1000, true}, {200, 500, false}};
+  const serving::IterationCost memo = model.cost(batch);
+  const serving::IterationCost exact = model.exact(batch);
+  CHECK(memo.time_s == relative_approx(exact.time_s, 0.01));
+  CHECK(memo.flops == relative_approx(exact.flops, 0.01));
+}
+
+TEST_CASE("DeepSeek-V3 serves: the example's latent cache per token, every request completed, the MLA note") {
+  const scenario::Scenario s =
+      scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/examples/serving/deepseek-v3-h200-tp8.yaml",
+                              {"workload.requests.count=60"});
+  const auto& spec = dynamic_cast<const serving::ServingSpec&>(*s.workload);
+  // 61 layers x (512 latent + 64 RoPE key) x 1 byte (fp8), on every TP rank.
+  CHECK(models::kv_cache_bytes(spec.model, 1, 1, 8) == 61.0 * 576);
+  const runner::RunResult run = runner::run_scenario(s);
+  const auto& result = dynamic_cast<const serving::ServingResult&>(*run.primary);
+  CHECK(result.completed == 60);
+  CHECK(result.rejected == 0);
+  CHECK(result.tpot_s.p50 > 0);
+  bool noted = false;
+  for (const std::string& note : result.notes) noted = noted || note.rfind("MLA: decode steps attend absorbed", 0) == 0;
+  CHECK(noted);
 }
 
 }  // namespace iteration_cost_test
