@@ -235,6 +235,22 @@ OpEstimate ComputeModel::gemm_roofline(const GemmShape& shape) const {
   return estimate;
 }
 
+namespace {
+
+/// A fused attention kernel's roofline: the slower of its compute and memory time plus one
+/// launch (compute-bound on a tie).
+OpEstimate attention_roofline(double compute_s, double memory_s, double flops, double bytes, double launch_s) {
+  OpEstimate estimate;
+  estimate.time_s = std::max(compute_s, memory_s) + launch_s;
+  estimate.flops = flops;
+  estimate.bytes = bytes;
+  estimate.compute_bound = compute_s >= memory_s;
+  estimate.provenance = Provenance::roofline;
+  return estimate;
+}
+
+}  // namespace
+
 OpEstimate ComputeModel::attention(const AttentionShape& shape) const {
   require_attention_shape(shape);
   if (shape.latent_value_dim > 0) return latent_attention(shape);
@@ -270,13 +286,7 @@ OpEstimate ComputeModel::latent_attention(const AttentionShape& shape) const {
                        4.0 * queries;  // fp32 log-sum-exp
   const double compute_s = flops / (spec_.peak_for(Dtype::bf16) * kFlashMlaComputeFraction);
   const double memory_s = bytes / (spec_.hbm_bytes_per_s * kFlashMlaMemoryFraction);
-  OpEstimate estimate;
-  estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
-  estimate.flops = flops;
-  estimate.bytes = bytes;
-  estimate.compute_bound = compute_s >= memory_s;
-  estimate.provenance = Provenance::roofline;
-  return estimate;
+  return attention_roofline(compute_s, memory_s, flops, bytes, spec_.kernel_launch_s);
 }
 
 OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {
@@ -310,14 +320,7 @@ OpEstimate ComputeModel::fused_attention(const AttentionShape& shape) const {
       batch * static_cast<double>(shape.q_heads) * attention_tile_elements(shape);
   const double compute_s = score_elements * per_score.time_s;
   const double memory_s = bytes / (spec_.hbm_bytes_per_s * spec_.memory_efficiency);
-
-  OpEstimate estimate;
-  estimate.time_s = std::max(compute_s, memory_s) + spec_.kernel_launch_s;
-  estimate.flops = flops;
-  estimate.bytes = bytes;
-  estimate.compute_bound = compute_s >= memory_s;
-  estimate.provenance = Provenance::roofline;
-  return estimate;
+  return attention_roofline(compute_s, memory_s, flops, bytes, spec_.kernel_launch_s);
 }
 
 OpEstimate ComputeModel::unfused_attention(const AttentionShape& shape) const {
