@@ -31,6 +31,13 @@ void add_calibration_commands(CLI::App& app, CLI::App& validate_cmd, Calibration
                    "PyTorch profiler traces (Chrome-trace JSON, record_shapes=True): one row per operator shape, "
                    "the median of its calls (sim/validate/trace_import.hpp)")
       ->check(CLI::ExistingFile);
+  cli.calibrate
+      ->add_option("--from-nsys", cli.calibrate_options.nsys,
+                   "Nsight Systems `nsys stats --report nvtx_gpu_proj_trace --format csv` files of a run under "
+                   "torch.autograd.profiler.emit_nvtx(record_shapes=True); needs --accelerator and --dtype")
+      ->check(CLI::ExistingFile);
+  cli.calibrate->add_option("--dtype", cli.calibrate_options.dtype,
+                            "--from-nsys: the operators' tensor type (bf16, fp16, fp8, fp32): NVTX records sizes only");
   cli.calibrate->add_option("--accelerator", cli.calibrate_options.accelerator,
                             "keep only this library accelerator's rows; with --from-trace, the accelerator the traces "
                             "ran on where their GPU name does not say (e.g. an H100 PCIe)");
@@ -91,8 +98,13 @@ simulation:
 }
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
-  if (options.paths.empty() && options.traces.empty()) {
-    throw ConfigError("calibrate: give calibration CSV files or folders, --from-trace FILE..., or both");
+  if (options.paths.empty() && options.traces.empty() && options.nsys.empty()) {
+    throw ConfigError("calibrate: give calibration CSV files or folders, --from-trace FILE..., --from-nsys FILE..., or "
+                      "several of them");
+  }
+  if (!options.dtype.empty() && options.nsys.empty()) {
+    throw ConfigError("calibrate: --dtype has no effect without --from-nsys (a PyTorch profiler trace and a "
+                      "calibration CSV state their types)");
   }
   std::vector<models::CalibrationTable> tables;
   for (const auto& path : options.paths) tables.push_back(read_calibration_dir(path, options.accelerator));
@@ -102,10 +114,17 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
     for (const auto& note : traces.notes) std::cerr << "calibrate: " << note << '\n';
     tables.push_back(traces.table);
   }
+  if (!options.nsys.empty()) {
+    const validate::TraceCalibration reports = validate::calibration_from_nsys(
+        std::vector<std::filesystem::path>(options.nsys.begin(), options.nsys.end()), options.accelerator, options.dtype);
+    for (const auto& note : reports.notes) std::cerr << "calibrate: " << note << '\n';
+    tables.push_back(reports.table);
+  }
   const models::CalibrationTable table = models::merge_calibration(tables, options.accelerator);
   if (table.rows.empty()) {
     std::vector<std::string> from = options.paths;
     from.insert(from.end(), options.traces.begin(), options.traces.end());
+    from.insert(from.end(), options.nsys.begin(), options.nsys.end());
     throw ConfigError(fmt::format("no rows{} in '{}'",
                                   options.accelerator.empty() ? "" : " for accelerator '" + options.accelerator + "'",
                                   fmt::join(from, "', '")));

@@ -18,6 +18,8 @@ namespace clustersim::cli {
 struct CalibrateOptions {
   std::vector<std::string> paths;  ///< calibration CSV files or folders of them; may be empty with traces
   std::vector<std::string> traces;  ///< PyTorch profiler traces (--from-trace), merged with `dir`'s rows
+  std::vector<std::string> nsys;    ///< Nsight Systems nvtx_gpu_proj_trace CSVs (--from-nsys)
+  std::string dtype;                ///< the operators' tensor type in an nsys report (NVTX records none)
   std::string accelerator;  ///< keep only this accelerator's rows (checked against the library); with
                             ///< traces, also the accelerator they ran on when their GPU name is ambiguous
   std::string out_file;     ///< write the table here; empty: print it

@@ -111,19 +111,7 @@ int run_command(const RunOptions& options, std::ostream& out) {
     }
   }
   auto json = report::run_result_json(scenario, result);
-  if (calibration) {
-    nlohmann::json figures = nlohmann::json::array();
-    for (std::size_t i = 0; i < calibration->calibrated.size(); ++i) {
-      const platform::Metric& with = calibration->calibrated[i];
-      const double base = calibration->default_tables.at(i).value;
-      figures.push_back({{"name", with.name},
-                         {"unit", with.unit},
-                         {"calibrated", with.value},
-                         {"default_tables", base},
-                         {"change_pct", base != 0 ? nlohmann::json(100.0 * (with.value - base) / base) : nlohmann::json()}});
-    }
-    json["calibration"] = {{"table", calibration->table}, {"against_default_tables", figures}};
-  }
+  if (calibration) report::add_calibration_effect(json, *calibration);
   if (options.format == "json") {
     out << json.dump(2) << '\n';
   } else if (options.format == "csv") {
@@ -242,7 +230,7 @@ int import_command(const ImportOptions& options, std::ostream& out) {
   validate::import_files(kind, std::vector<std::filesystem::path>(options.files.begin(), options.files.end()), fields,
                          rows);
   // A trace's rows carry no notes column: what it read and left out goes to the terminal.
-  if (kind == validate::ImportKind::kineto) {
+  if (kind == validate::ImportKind::kineto || kind == validate::ImportKind::nsys) {
     for (const auto& note : rows.notes) std::cerr << "import: " << note << '\n';
   }
   const std::string csv = validate::rows_csv(rows);
@@ -261,6 +249,11 @@ namespace {
 
 /// `validate --scenario ID`: the scenario YAML the row maps to (or why it is skipped).
 int print_row_scenario(const ValidateOptions& options, std::ostream& out) {
+  if (!options.calibration.empty()) {
+    throw ConfigError(fmt::format("--calibration has no effect with --scenario (the row's scenario is printed, not "
+                                  "run): run it on the table with --set simulation.calibration={}",
+                                  options.calibration));
+  }
   const auto rows = validate::read_dataset_rows(options.dataset);
   if (validate::is_power_dataset(rows)) {
     throw ConfigError(fmt::format("--scenario applies to training and inference datasets; {} is a power dataset "

@@ -21,13 +21,17 @@ CLI::App* add_import_command(CLI::App& app, clustersim::cli::ImportOptions& opti
   CLI::App* import_cmd = app.add_subcommand(
       "import", "turn benchmark tools' outputs into rows of the validation CSVs (validate and collective --compare "
                 "also read them directly)");
-  import_cmd->add_option("kind", options.kind, "vllm-bench | sglang-bench | trtllm-bench | genai-perf | mlperf | nccl-tests | megatron-log | nemo-log | kineto")
+  import_cmd
+      ->add_option("kind", options.kind,
+                   "vllm-bench | sglang-bench | trtllm-bench | genai-perf | mlperf | nccl-tests | megatron-log | "
+                   "nemo-log | kineto | nsys")
       ->required();
   import_cmd->add_option("files", options.files,
                          "the tool's output files (mlperf: mlperf_log_summary.txt files, and the submission's "
                          "systems/<name>.json for the accelerator; megatron-log, nemo-log: rank 0's stdout of a "
-                         "Megatron-LM or NeMo training run; kineto: PyTorch profiler traces, written as calibration-"
-                         "table rows)")
+                         "Megatron-LM or NeMo training run; kineto: PyTorch profiler traces; nsys: nsys stats' "
+                         "nvtx_gpu_proj_trace CSV (--field accelerator= dtype=); both written as calibration-table "
+                         "rows)")
       ->required();
   import_cmd->add_option("--field", options.fields,
                          "a column's value for every row, where the files do not state it: column=value, e.g. "

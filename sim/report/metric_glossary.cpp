@@ -62,6 +62,16 @@ void add_training_sections(std::vector<MetricSection>& sections) {
         {"fingerprint", "text", "16 hex digits hashing the order of events: equal runs have equal fingerprints"},
         {"notes[]", "text", "assumptions, warnings (a setting without effect, and why) and what was approximated"}}});
   sections.push_back(
+      {"Calibration", "`calibration` (`clustersim run` with simulation.calibration; absent otherwise): the same "
+                      "scenario run again on the library's tables, its headline figures with and without the table",
+       {{"calibration.table", "text", "simulation.calibration as resolved"},
+        {"calibration.against_default_tables[].name", "text",
+         "the figure: training step_time and compute; serving throughput, ttft_p50, tpot_p50"},
+        {"calibration.against_default_tables[].unit", "text", "the figure's unit (s, tok/s)"},
+        {"calibration.against_default_tables[].calibrated", "unit", "this run's value, in `unit`"},
+        {"calibration.against_default_tables[].default_tables", "unit", "the value without the table, in `unit`"},
+        {"calibration.against_default_tables[].change_pct", "%", "(calibrated - default_tables) / default_tables"}}});
+  sections.push_back(
       {"Training step", "`training` (training runs)",
        {{"training.step_time_s", "s", "one optimizer step: forward, backward and optimizer of every micro-batch"},
         {"training.tokens_per_s", "tokens/s", "global batch x sequence length / step time"},

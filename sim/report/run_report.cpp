@@ -53,6 +53,20 @@ nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner:
   return out;
 }
 
+void add_calibration_effect(nlohmann::json& result, const runner::CalibrationEffect& effect) {
+  nlohmann::json figures = nlohmann::json::array();
+  for (std::size_t i = 0; i < effect.calibrated.size() && i < effect.default_tables.size(); ++i) {
+    const platform::Metric& with = effect.calibrated[i];
+    const double base = effect.default_tables[i].value;
+    figures.push_back({{"name", with.name},
+                       {"unit", with.unit},
+                       {"calibrated", with.value},
+                       {"default_tables", base},
+                       {"change_pct", base != 0 ? nlohmann::json(100.0 * (with.value - base) / base) : nlohmann::json()}});
+  }
+  result["calibration"] = {{"table", effect.table}, {"against_default_tables", figures}};
+}
+
 std::string run_summary_table(const scenario::Scenario& scenario, const runner::RunResult& run) {
   std::string out;
   if (const ResultReport* hooks = result_report(run.primary->kind); hooks != nullptr && hooks->table) {

@@ -21,6 +21,10 @@ nlohmann::json workload_result_json(const platform::WorkloadResult& result);
 /// events, fingerprint}) with a "jobs" array when the scenario has jobs.
 nlohmann::json run_result_json(const scenario::Scenario& scenario, const runner::RunResult& run);
 
+/// Adds `calibration` to a result document: the table and each headline figure with and without
+/// it (runner::compare_with_default_tables; docs/metrics.md, "Calibration").
+void add_calibration_effect(nlohmann::json& result, const runner::CalibrationEffect& effect);
+
 /// The run's summary metrics as CSV: a header row and one value row. Columns: scenario,
 /// fingerprint, then every scalar of run_result_json's metric blocks (arrays, time series,
 /// notes, provenance and the scenario block left out) by dotted path, in the JSON's key

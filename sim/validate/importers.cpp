@@ -807,7 +807,8 @@ const config::NameTable<ImportKind>& import_kind_names() {
        {"nccl-tests", ImportKind::nccl_tests},
        {"megatron-log", ImportKind::megatron_log},
        {"nemo-log", ImportKind::nemo_log},
-       {"kineto", ImportKind::kineto}});
+       {"kineto", ImportKind::kineto},
+       {"nsys", ImportKind::nsys}});
   return names;
 }
 
@@ -1050,17 +1051,23 @@ void import_nemo_log(const std::filesystem::path& file, const std::map<std::stri
   out.notes.push_back(fmt::format("{}: {}", where, fmt::join(notes, "; ")));
 }
 
-/// Calibration rows of PyTorch profiler traces, one per operator shape over all the files.
-void import_kineto(const std::vector<std::filesystem::path>& files, const std::map<std::string, std::string>& fields,
-                   ImportedRows& out) {
+/// Calibration rows of PyTorch profiler traces or Nsight Systems NVTX projections, one per
+/// operator shape over all the files.
+void import_trace_rows(ImportKind kind, const std::vector<std::filesystem::path>& files,
+                       const std::map<std::string, std::string>& fields, ImportedRows& out) {
+  const bool nsys = kind == ImportKind::nsys;
   for (const auto& [column, value] : fields) {
-    if (column != "accelerator") {
-      throw ConfigError(fmt::format("--field {}={}: a trace's rows take only --field accelerator=<library name>",
-                                    column, value));
+    if (column != "accelerator" && (column != "dtype" || !nsys)) {
+      throw ConfigError(fmt::format("--field {}={}: {} rows take only --field accelerator=<library name>{}", column,
+                                    value, import_kind_names().name(kind), nsys ? " and --field dtype=" : ""));
     }
   }
-  const auto accelerator = fields.find("accelerator");
-  TraceCalibration traces = calibration_from_traces(files, accelerator == fields.end() ? "" : accelerator->second);
+  const auto given = [&fields](const char* column) {
+    const auto it = fields.find(column);
+    return it == fields.end() ? std::string() : it->second;
+  };
+  TraceCalibration traces = nsys ? calibration_from_nsys(files, given("accelerator"), given("dtype"))
+                                 : calibration_from_traces(files, given("accelerator"));
   traces.table.metadata.clear();
   const std::string csv = models::write_calibration_csv(traces.table);
   for (const auto& parsed : parse_csv(csv, "calibration")) {
@@ -1075,7 +1082,7 @@ void prepare_columns(ImportKind kind, const std::filesystem::path& file, const s
                      ImportedRows& out) {
   const auto& columns = kind == ImportKind::nccl_tests                                      ? kernel_columns()
                         : kind == ImportKind::megatron_log || kind == ImportKind::nemo_log ? training_columns()
-                        : kind == ImportKind::kineto                                        ? calibration_columns()
+                        : kind == ImportKind::kineto || kind == ImportKind::nsys            ? calibration_columns()
                                                                                             : inference_columns();
   if (out.columns.empty()) {
     out.columns = columns;
@@ -1123,16 +1130,17 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
       import_nemo_log(file, fields, out);
       break;
     case ImportKind::kineto:
-      import_kineto({file}, fields, out);
+    case ImportKind::nsys:
+      import_trace_rows(kind, {file}, fields, out);
       break;
   }
 }
 
 void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
                   const std::map<std::string, std::string>& fields, ImportedRows& out) {
-  if (kind == ImportKind::kineto) {
+  if (kind == ImportKind::kineto || kind == ImportKind::nsys) {
     if (!files.empty()) prepare_columns(kind, files.front(), fields, out);
-    import_kineto(files, fields, out);
+    import_trace_rows(kind, files, fields, out);
     return;
   }
   MlperfSystem system;
@@ -1189,6 +1197,7 @@ std::optional<ImportKind> detect_import_kind(const std::filesystem::path& file) 
     return ImportKind::megatron_log;
   }
   if (head.find("train_step_timing in s") != std::string::npos) return ImportKind::nemo_log;
+  if (head.find("Projected Duration (ns)") != std::string::npos) return ImportKind::nsys;
   return std::nullopt;
 }
 
@@ -1213,12 +1222,12 @@ std::vector<CsvRow> as_csv_rows(const ImportedRows& rows, std::string_view name)
 std::vector<CsvRow> read_dataset_rows(const std::filesystem::path& file) {
   const auto kind = detect_import_kind(file);
   if (!kind) return read_csv_file(file);
-  if (*kind == ImportKind::kineto) {
+  if (*kind == ImportKind::kineto || *kind == ImportKind::nsys) {
     throw ConfigError(fmt::format("{}: a profiler trace holds kernel times, not a run's result: turn it into a "
-                                  "calibration table (`clustersim calibrate --from-trace {} --out TABLE.csv`) and "
+                                  "calibration table (`clustersim calibrate --from-{} {} --out TABLE.csv`) and "
                                   "compare it with `clustersim validate kernels TABLE.csv`, or run a row on it with "
                                   "`validate --dataset ROWS --calibration TABLE.csv`",
-                                  file.string(), file.string()));
+                                  file.string(), *kind == ImportKind::nsys ? "nsys" : "trace", file.string()));
   }
   ImportedRows rows;
   import_file(*kind, file, {}, rows);

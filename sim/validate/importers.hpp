@@ -36,6 +36,9 @@
 /// * `kineto`: PyTorch profiler traces (Chrome-trace JSON): one calibration-table row per
 ///   operator shape (sim/validate/trace_import.hpp), in the columns of
 ///   docs/calibration-format.md; `--field accelerator=` when the trace's GPU name is ambiguous.
+/// * `nsys`: Nsight Systems `nsys stats --report nvtx_gpu_proj_trace --format csv` of a run under
+///   emit_nvtx(record_shapes=True): the same rows from PyTorch's NVTX ranges (calibration_from_nsys;
+///   `--field accelerator=` and `--field dtype=` are required: the report states neither).
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -48,9 +51,20 @@
 
 namespace clustersim::validate {
 
-enum class ImportKind { vllm_bench, sglang_bench, trtllm_bench, genai_perf, mlperf, nccl_tests, megatron_log, nemo_log, kineto };
+enum class ImportKind {
+  vllm_bench,
+  sglang_bench,
+  trtllm_bench,
+  genai_perf,
+  mlperf,
+  nccl_tests,
+  megatron_log,
+  nemo_log,
+  kineto,
+  nsys
+};
 
-/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, megatron-log, nemo-log, kineto.
+/// vllm-bench, sglang-bench, trtllm-bench, genai-perf, mlperf, nccl-tests, megatron-log, nemo-log, kineto, nsys.
 const config::NameTable<ImportKind>& import_kind_names();
 
 /// Rows in the columns of one of the project's datasets.
@@ -77,8 +91,8 @@ void import_file(ImportKind kind, const std::filesystem::path& file, const std::
                  ImportedRows& out);
 
 /// Imports `files` in order (import_file); for `mlperf`, a `.json` among them is the submission's
-/// systems/<name>.json, whose accelerator and count fill every summary's row; for `kineto`, one
-/// row per operator shape over all the files (the median of every instance).
+/// systems/<name>.json, whose accelerator and count fill every summary's row; for `kineto` and
+/// `nsys`, one row per operator shape over all the files (the median of every instance).
 void import_files(ImportKind kind, const std::vector<std::filesystem::path>& files,
                   const std::map<std::string, std::string>& fields, ImportedRows& out);
 

@@ -16,6 +16,7 @@
 
 #include "sim/engine/error.hpp"
 #include "sim/engine/statistics.hpp"
+#include "sim/validate/csv_table.hpp"
 #include "sim/validate/json_text.hpp"
 
 namespace clustersim::validate {
@@ -253,12 +254,33 @@ struct Samples {
   std::vector<std::vector<double>> times;    ///< per row, one time per operator instance
   std::vector<std::set<std::string>> ops;    ///< per row, the operator names behind it
   std::vector<std::set<std::string>> files;  ///< per row, the files it was measured in
+
+  /// One operator call of `shape` on `accelerator`, `time_s` long, read from `file`.
+  void add(const std::string& accelerator, const KernelShape& shape, double time_s, const std::string& op,
+           const std::string& file);
 };
 
 std::string shape_key(const std::string& accelerator, const KernelShape& s) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", accelerator, models::op_class_name(s.op),
                      static_cast<int>(s.dtype), s.m, s.n, s.k, s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_kv,
                      s.head_dim, s.causal, s.backward, s.bytes);
+}
+
+void Samples::add(const std::string& accelerator, const KernelShape& shape, double time_s, const std::string& op,
+                  const std::string& file) {
+  auto [it, inserted] = index.emplace(shape_key(accelerator, shape), rows.size());
+  if (inserted) {
+    models::CalibrationRow row;
+    row.accelerator = accelerator;
+    row.shape = shape;
+    rows.push_back(row);
+    times.emplace_back();
+    ops.emplace_back();
+    files.emplace_back();
+  }
+  times[it->second].push_back(time_s);
+  ops[it->second].insert(op);
+  files[it->second].insert(file);
 }
 
 std::int64_t integer_id(const json& value) {
@@ -441,21 +463,7 @@ class TraceReader {
       return false;
     }
     if (!(time_us > 0)) return false;
-    const std::string accelerator = accelerator_of(device_of_.at(op));
-    const std::string key = shape_key(accelerator, *recognized->shape);
-    auto [it, inserted] = samples_.index.emplace(key, samples_.rows.size());
-    if (inserted) {
-      models::CalibrationRow row;
-      row.accelerator = accelerator;
-      row.shape = *recognized->shape;
-      samples_.rows.push_back(row);
-      samples_.times.emplace_back();
-      samples_.ops.emplace_back();
-      samples_.files.emplace_back();
-    }
-    samples_.times[it->second].push_back(time_us * 1e-6);
-    samples_.ops[it->second].insert(ops_[op].name);
-    samples_.files[it->second].insert(file_);
+    samples_.add(accelerator_of(device_of_.at(op)), *recognized->shape, time_us * 1e-6, ops_[op].name, file_);
     return true;
   }
 
@@ -506,12 +514,11 @@ std::string accelerator_for_gpu_name(std::string_view gpu_name) {
   return "";
 }
 
-TraceCalibration calibration_from_traces(const std::vector<std::filesystem::path>& files,
-                                         const std::string& accelerator) {
-  Samples samples;
-  TraceCalibration out;
-  for (const auto& file : files) out.notes.push_back(TraceReader(file, accelerator, samples).read());
-  out.table.metadata.emplace_back("tool", "clustersim calibrate --from-trace (PyTorch profiler traces)");
+namespace {
+
+/// The table of `samples`: each shape's median call, half the inter-quartile range, the calls.
+void finish_table(const Samples& samples, const char* tool, const char* profiler, TraceCalibration& out) {
+  out.table.metadata.emplace_back("tool", tool);
   for (std::size_t i = 0; i < samples.rows.size(); ++i) {
     auto row = samples.rows[i];
     auto times = samples.times[i];
@@ -519,10 +526,138 @@ TraceCalibration calibration_from_traces(const std::vector<std::filesystem::path
     row.time_s = engine::percentile(times, 50);
     row.spread_s = 0.5 * (engine::percentile(times, 75) - engine::percentile(times, 25));
     row.repeats = static_cast<std::int64_t>(times.size());
-    row.source = fmt::format("measured (trace {}); PyTorch profiler, {}; median of {} call(s)",
-                             fmt::join(samples.files[i], " "), fmt::join(samples.ops[i], "/"), times.size());
+    row.source = fmt::format("measured (trace {}); {}, {}; median of {} call(s)", fmt::join(samples.files[i], " "),
+                             profiler, fmt::join(samples.ops[i], "/"), times.size());
     out.table.rows.push_back(std::move(row));
   }
+}
+
+/// PyTorch's NVTX range text (torch/csrc/profiler/util.cpp, getNvtxStr): "NAME, seq = N,
+/// op_id = M, sizes = [[d, ...], [], ...], input_op_ids = [...]". The name and the sizes; nullopt
+/// without sizes (emit_nvtx without record_shapes, or not an operator's range).
+std::optional<std::pair<std::string, Inputs>> nvtx_operator(std::string_view text) {
+  while (!text.empty() && text.front() == ':') text.remove_prefix(1);  // an empty NVTX domain's separator
+  const auto comma = text.find(", ");
+  const auto sizes = text.find(", sizes = [");
+  if (comma == std::string_view::npos || sizes == std::string_view::npos) return std::nullopt;
+  Inputs inputs;
+  std::size_t at = sizes + std::string_view(", sizes = [").size();
+  while (at < text.size() && text[at] != ']') {
+    if (text[at] != '[') return std::nullopt;
+    std::vector<std::int64_t> dims;
+    ++at;
+    while (at < text.size() && text[at] != ']') {
+      std::size_t used = 0;
+      try {
+        dims.push_back(std::stoll(std::string(text.substr(at, 24)), &used));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      at += used;
+      if (text.substr(at, 2) == ", ") at += 2;
+    }
+    if (at >= text.size()) return std::nullopt;
+    ++at;  // the tensor's ']'
+    inputs.dims.push_back(std::move(dims));
+    if (text.substr(at, 2) == ", ") at += 2;
+  }
+  if (at >= text.size()) return std::nullopt;
+  return std::make_pair(std::string(text.substr(0, comma)), std::move(inputs));
+}
+
+/// The type name PyTorch's profiler gives a tensor of `dtype` (what recognize() reads).
+std::string torch_type_name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16: return "c10::BFloat16";
+    case Dtype::fp16: return "c10::Half";
+    case Dtype::fp8: return "c10::Float8_e4m3fn";
+    case Dtype::fp32:
+    case Dtype::tf32: return "float";
+    case Dtype::fp4: break;
+  }
+  throw ConfigError(fmt::format("--dtype {}: not a tensor type PyTorch's operators take (bf16, fp16, fp8, fp32)",
+                                models::dtype_name(dtype)));
+}
+
+/// One `nsys stats --report nvtx_gpu_proj_trace --format csv` file.
+std::string read_nsys_projection(const std::filesystem::path& file, const std::string& accelerator, Dtype dtype,
+                                 Samples& samples) {
+  const std::string where = file.string();
+  // `nsys stats` on a terminal prints a preamble ("Generating ...", "** NVTX GPU Projection
+  // Trace (nvtx_gpu_proj_trace):") before the CSV; its `--output` file starts at the header.
+  const std::string text = read_text(file);
+  std::size_t header = text.rfind("Name,Projected Start (ns)", 0) == 0 ? 0 : text.find("\nName,Projected Start (ns)");
+  header = header == std::string::npos ? 0 : header + (header == 0 ? 0 : 1);
+  const auto preamble_end = text.begin() + static_cast<std::ptrdiff_t>(header);
+  const auto first_line = static_cast<int>(std::count(text.begin(), preamble_end, '\n')) + 1;
+  const std::string name = first_line == 1 ? where : fmt::format("{} (the CSV from line {})", where, first_line);
+  const std::vector<CsvRow> rows = parse_csv(std::string_view(text).substr(header), name);
+  require_columns(rows, name, {"Name", "Projected Duration (ns)"});
+  std::size_t read = 0, without_sizes = 0, without_gpu = 0;
+  std::map<std::string, std::size_t> unread, skipped;
+  for (const CsvRow& row : rows) {
+    auto op = nvtx_operator(row.get("Name"));
+    if (!op) {
+      ++without_sizes;
+      continue;
+    }
+    const auto duration = parse_number(row.get("Projected Duration (ns)"));
+    if (!duration || !(*duration > 0)) {
+      ++without_gpu;
+      continue;
+    }
+    auto& [op_name, inputs] = *op;
+    for (const auto& dims : inputs.dims) inputs.types.push_back(dims.empty() ? "" : torch_type_name(dtype));
+    const nlohmann::json args = {{"Input Dims", inputs.dims}, {"Input type", inputs.types}};
+    const auto recognized = recognize(op_name, args);
+    if (!recognized) {
+      ++unread[op_name];
+    } else if (!recognized->shape) {
+      ++skipped[recognized->skip];
+    } else {
+      samples.add(accelerator, *recognized->shape, *duration * 1e-9, op_name, where);
+      ++read;
+    }
+  }
+  std::vector<std::string> parts;
+  if (without_sizes > 0) parts.push_back(fmt::format("{} ranges without operator sizes", without_sizes));
+  if (without_gpu > 0) parts.push_back(fmt::format("{} ranges with no GPU work", without_gpu));
+  if (!unread.empty()) parts.push_back(fmt::format("operators not read: {}", top_counts(unread, 5)));
+  for (const auto& [reason, n] : skipped) parts.push_back(fmt::format("{} range(s): {}", n, reason));
+  if (read == 0) {
+    throw ConfigError(fmt::format("{}: no NVTX range gave a kernel shape ({} rows; left out: {}); the report must come "
+                                  "from a run under torch.autograd.profiler.emit_nvtx(record_shapes=True)",
+                                  where, rows.size(), parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "))));
+  }
+  return fmt::format("{}: {} operator ranges read; left out: {}", where, read,
+                     parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; ")));
+}
+
+}  // namespace
+
+TraceCalibration calibration_from_traces(const std::vector<std::filesystem::path>& files,
+                                         const std::string& accelerator) {
+  Samples samples;
+  TraceCalibration out;
+  for (const auto& file : files) out.notes.push_back(TraceReader(file, accelerator, samples).read());
+  finish_table(samples, "clustersim calibrate --from-trace (PyTorch profiler traces)", "PyTorch profiler", out);
+  return out;
+}
+
+TraceCalibration calibration_from_nsys(const std::vector<std::filesystem::path>& files, const std::string& accelerator,
+                                       const std::string& dtype) {
+  if (accelerator.empty()) {
+    throw ConfigError("an Nsight Systems report names no GPU model the library can map: give --accelerator");
+  }
+  if (dtype.empty()) {
+    throw ConfigError("NVTX ranges record tensor sizes, not types: give the operators' --dtype (bf16, fp16, fp8)");
+  }
+  const Dtype type = models::dtype_names().parse(dtype);
+  Samples samples;
+  TraceCalibration out;
+  for (const auto& file : files) out.notes.push_back(read_nsys_projection(file, accelerator, type, samples));
+  finish_table(samples, "clustersim calibrate --from-nsys (Nsight Systems nvtx_gpu_proj_trace)",
+               "Nsight Systems NVTX projection", out);
   return out;
 }
 

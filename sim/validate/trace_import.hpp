@@ -44,4 +44,16 @@ struct TraceCalibration {
 TraceCalibration calibration_from_traces(const std::vector<std::filesystem::path>& files,
                                          const std::string& accelerator);
 
+/// Nsight Systems: `nsys stats --report nvtx_gpu_proj_trace --format csv` of a run under
+/// `torch.autograd.profiler.emit_nvtx(record_shapes=True)`: each PyTorch operator's NVTX range
+/// ("aten::mm, seq = 12, op_id = 40, sizes = [[8192, 4096], [4096, 4096]]", PyTorch's
+/// profiler/util.cpp getNvtxStr) and the GPU time its kernels span (`Projected Duration (ns)`),
+/// read with the same operator rules as a PyTorch profiler trace. NVTX records sizes, not types
+/// or scalar arguments: `dtype` (bf16, fp16, fp8, fp32) is every tensor's type, and attention
+/// (is_causal unknown) is left out with that reason. The report names no GPU model: `accelerator`
+/// is required. Throws ConfigError naming the file for a report without those columns or without
+/// one operator range it reads.
+TraceCalibration calibration_from_nsys(const std::vector<std::filesystem::path>& files, const std::string& accelerator,
+                                       const std::string& dtype);
+
 }  // namespace clustersim::validate

@@ -78,10 +78,20 @@ TEST_CASE("calibrate: several files, a trace beside them, and nothing to read") 
   CHECK(table.rows[2].source.rfind("measured (trace " + trace + ")", 0) == 0);
   const Ran none = run_cli("calibrate");
   CHECK(none.exit_code != 0);
-  CHECK(none.output.find("give calibration CSV files or folders, --from-trace FILE..., or both") != std::string::npos);
+  CHECK(none.output.find("give calibration CSV files or folders, --from-trace FILE..., --from-nsys FILE..., or several") != std::string::npos);
   const Ran other = run_cli("calibrate --from-trace " + trace + " --accelerator no-such-gpu");
   CHECK(other.exit_code != 0);
   CHECK(other.output.find("unknown accelerator 'no-such-gpu'") != std::string::npos);
+  // An Nsight Systems NVTX projection: the accelerator and the tensors' type are given.
+  const std::string nsys =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/data/importers/nsys-nvtx-gpu-proj-gpt-layer-h100.csv";
+  const Ran from_nsys = run_cli("calibrate --from-nsys " + nsys + " --accelerator h100-sxm --dtype bf16");
+  CHECK(from_nsys.exit_code == 0);
+  CHECK(from_nsys.output.find("12 operator ranges read") != std::string::npos);
+  CHECK(from_nsys.output.find("h100-sxm,gemm,bf16,8192,12288,4096,") != std::string::npos);
+  const Ran dtype_alone = run_cli("calibrate " + (dir / "a.csv").string() + " --dtype bf16");
+  CHECK(dtype_alone.exit_code != 0);
+  CHECK(dtype_alone.output.find("--dtype has no effect without --from-nsys") != std::string::npos);
 }
 
 TEST_CASE("calibrate: errors of every file with file:line; unknown accelerators") {

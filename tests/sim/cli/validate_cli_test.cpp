@@ -79,6 +79,15 @@ TEST_CASE("validate: a bad row, a bad --base and a bad option exit 1 and say whe
   const auto threads = run_clustersim("validate --dataset " + kOwnData + "own_training.csv --threads -1");
   CHECK(threads.exit_code == 1);
   CHECK(has(threads.output, "--threads must be >= 0 (0: every core), got -1"));
+  // A calibration table has nothing to act on when the row's scenario is only printed.
+  const std::string table = std::string(CLUSTERSIM_SOURCE_DIR) + "/models/data/calibration/h100-sxm.csv";
+  const auto printed = run_clustersim("validate --dataset " + kOwnData +
+                                      "own_training.csv --scenario lab_llama3_8b_tflops --calibration " + table);
+  CHECK(printed.exit_code == 1);
+  CHECK(has(printed.output, "--calibration has no effect with --scenario"));
+  const auto missing = run_clustersim("validate --dataset " + kOwnData + "own_training.csv --calibration no_such.csv");
+  CHECK(missing.exit_code != 0);
+  CHECK(has(missing.output, "no_such.csv"));
 }
 
 }  // namespace validate_cli_test

@@ -35,8 +35,12 @@ struct Emitted {
 };
 
 void collect(const scenario::Scenario& scenario, Emitted& emitted) {
-  const runner::RunResult run = runner::run_scenario(scenario);
-  for (auto& path : report::result_metric_paths(report::run_result_json(scenario, run))) {
+  runner::RunResult run = runner::run_scenario(scenario);
+  // With simulation.calibration, what `clustersim run` adds: the comparison with the library's tables.
+  const auto calibration = runner::compare_with_default_tables(scenario, run);
+  nlohmann::json result = report::run_result_json(scenario, run);
+  if (calibration) report::add_calibration_effect(result, *calibration);
+  for (auto& path : report::result_metric_paths(result)) {
     emitted.result_paths.push_back(std::move(path));
   }
   for (const sweep::Metric& metric : sweep::summary_metrics(scenario, run)) {
@@ -108,9 +112,12 @@ const Emitted& emitted_by_the_runs() {
                      "cluster.stragglers.probability=0.5", "cluster.stragglers.compute_speed=0.8",
                      "simulation.failures.enabled=true"},
                     e);
-    // Multi-turn chat with a host KV-cache tier: the kv_offload block.
+    // Multi-turn chat with a host KV-cache tier: the kv_offload block; on a calibration table
+    // (the library's H100 kernel rows): the calibration block.
     run_and_collect("scenarios/serving/multi-turn-prefix-aware.yaml",
-                    {"workload.requests.count=300", "workload.kv_offload={tiers: [host]}"}, e);
+                    {"workload.requests.count=300", "workload.kv_offload={tiers: [host]}",
+                     "simulation.calibration=" + source_path("models/data/calibration/h100-sxm.csv")},
+                    e);
     if (trace::chakra_supported()) run_trace_and_collect(e);  // a build with -DCLUSTERSIM_WITH_CHAKRA=ON
     return e;
   }();

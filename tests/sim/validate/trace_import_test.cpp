@@ -174,6 +174,57 @@ TEST_CASE("traces the importer cannot read: errors name the file and what to do"
   CHECK_THROWS_WITH_AS(calibration_from_traces({bare}, "h100-sxm"), doctest::Contains("record_shapes=True"), ConfigError);
 }
 
+TEST_CASE("an Nsight Systems NVTX projection: PyTorch's operator ranges and the GPU time they span") {
+  // tests/data/importers/nsys-nvtx-gpu-proj-gpt-layer-h100.csv: the same three forward passes as
+  // the Kineto sample, as emit_nvtx(record_shapes=True) names them ("aten::addmm, seq = 2,
+  // op_id = 6, sizes = [[12288], [8192, 4096], [4096, 12288], [], []]") with each range's
+  // projected GPU time; NVTX records no types (--dtype) and no is_causal (attention left out).
+  const auto report = sample("nsys-nvtx-gpu-proj-gpt-layer-h100.csv");
+  const TraceCalibration nsys = calibration_from_nsys({report}, "h100-sxm", "bf16");
+  REQUIRE(nsys.table.rows.size() == 4);
+  const auto& qkv = row_of(nsys, models::OpClass::gemm);
+  CHECK(qkv.shape.m == 8192);
+  CHECK(qkv.shape.n == 12288);
+  CHECK(qkv.shape.k == 4096);
+  CHECK(qkv.shape.dtype == models::Dtype::bf16);
+  CHECK(qkv.time_s == relative_approx(1180.224e-6, 1e-12));  // the Kineto sample's median, in ns here
+  CHECK(qkv.spread_s == relative_approx(1.664e-6, 1e-9));
+  CHECK(row_of(nsys, models::OpClass::layernorm).shape.bytes == 134'299'648.0);
+  CHECK(row_of(nsys, models::OpClass::elementwise).shape.bytes == 201'326'592.0);
+  CHECK(qkv.source.find("Nsight Systems NVTX projection") != std::string::npos);
+  REQUIRE(nsys.notes.size() == 1);
+  const std::string& note = nsys.notes.front();
+  CHECK(note.find("12 operator ranges read") != std::string::npos);
+  CHECK(note.find("2 ranges without operator sizes") != std::string::npos);  // the root and "step"
+  CHECK(note.find("1 ranges with no GPU work") != std::string::npos);        // aten::view
+  CHECK(note.find("operators not read: aten::cat 1") != std::string::npos);
+  CHECK(note.find("3 range(s): attention's is_causal not recorded") != std::string::npos);
+  CHECK(detect_import_kind(report) == ImportKind::nsys);
+
+  // What `nsys stats` prints on a terminal: a preamble before the CSV.
+  std::ifstream in(report, std::ios::binary);
+  const auto printed = written("nsys-stdout.txt", "Generating '/tmp/nsys-report-1.sqlite'\n"
+                                                  "[1/1] Executing 'nvtx_gpu_proj_trace' stats report\n\n"
+                                                  " ** NVTX GPU Projection Trace (nvtx_gpu_proj_trace):\n\n" +
+                                                      std::string(std::istreambuf_iterator<char>(in), {}));
+  CHECK(calibration_from_nsys({printed}, "h100-sxm", "bf16").table.rows.size() == 4);
+  CHECK_THROWS_WITH_AS(calibration_from_nsys({report}, "", "bf16"), doctest::Contains("give --accelerator"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_nsys({report}, "h100-sxm", ""), doctest::Contains("give the operators' --dtype"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_nsys({report}, "h100-sxm", "fp4"), doctest::Contains("--dtype fp4"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(calibration_from_nsys({written("kern_sum.csv", "Time (%),Total Time (ns),Instances,Name\n"
+                                                                      "50.0,100,2,gemm\n")},
+                                             "h100-sxm", "bf16"),
+                       doctest::Contains("kern_sum.csv:1: the header has no column 'Projected Duration (ns)'"),
+                       ConfigError);
+  const auto no_shapes = written("no-shapes.csv", "Name,Projected Start (ns),Projected Duration (ns)\n"
+                                                  "aten::mm,10,2000\n");
+  CHECK_THROWS_WITH_AS(calibration_from_nsys({no_shapes}, "h100-sxm", "bf16"),
+                       doctest::Contains("emit_nvtx(record_shapes=True)"), ConfigError);
+}
+
 TEST_CASE("validate --calibration: every row on the default tables and on the table, per row and per source") {
   const auto table = sample_table();
   DatasetValidationOptions options;
