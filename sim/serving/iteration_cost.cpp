@@ -155,9 +155,9 @@ const IterationCostModel::Part& IterationCostModel::head_part(std::int64_t seque
   return head_memo_.emplace(sequences, std::move(part)).first->second;
 }
 
-models::SequencePhase IterationCostModel::phase_of(const BatchEntry& entry) const {
+models::SequencePhase IterationCostModel::phase_of(bool decode) const {
   if (layout_.model.attention != models::AttentionKind::mla) return models::SequencePhase::training;
-  return entry.decode ? models::SequencePhase::decode : models::SequencePhase::prefill;
+  return decode ? models::SequencePhase::decode : models::SequencePhase::prefill;
 }
 
 const IterationCost& IterationCostModel::context_part(std::int64_t tokens) {
@@ -224,7 +224,7 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::v
       decode_kv += e.kv_tokens;
       continue;
     }
-    const models::SequencePhase phase = phase_of(e);
+    const models::SequencePhase phase = phase_of(false);
     if (phase == models::SequencePhase::prefill) context += e.kv_tokens - e.query_tokens;
     bool cb = false;
     const double t = attention_s(e.query_tokens, e.kv_tokens, 1, phase, flops, bytes, cb);
@@ -235,9 +235,7 @@ IterationCost IterationCostModel::cost(std::span<const BatchEntry> batch, std::v
   if (decodes > 0) {
     const auto mean_kv = std::max<std::int64_t>(decode_q, (decode_kv + decodes / 2) / decodes);
     bool cb = false;
-    BatchEntry decode_entry;
-    decode_entry.decode = true;
-    const double t = attention_s(decode_q, mean_kv, decodes, phase_of(decode_entry), flops, bytes, cb);
+    const double t = attention_s(decode_q, mean_kv, decodes, phase_of(true), flops, bytes, cb);
     attention += t;
     if (cb) compute_bound_s += t;
     ++groups;
@@ -262,7 +260,7 @@ IterationCost IterationCostModel::exact(std::span<const BatchEntry> batch, std::
   tb.head = models::HeadOutput::next_token;
   std::int64_t tokens = 0;
   for (const BatchEntry& e : batch) {
-    tb.sequences.push_back({e.query_tokens, e.kv_tokens, phase_of(e)});
+    tb.sequences.push_back({e.query_tokens, e.kv_tokens, phase_of(e.decode)});
     tokens += e.query_tokens;
   }
   const models::TransformerForwardOps ops =

@@ -120,9 +120,9 @@ class IterationCostModel {
                      double& flops, double& bytes, bool& compute_bound);
   /// MLA: one layer's up-projection of `tokens` cached latents (the prefill chunks' context).
   const IterationCost& context_part(std::int64_t tokens);
-  /// The phase a batch entry is costed in: training (every key computed) unless the model is
-  /// MLA, whose decode and prefill differ (models::SequencePhase).
-  models::SequencePhase phase_of(const BatchEntry& entry) const;
+  /// The phase a decode step or prefill chunk is costed in: training (every key computed) unless
+  /// the model is MLA, whose decode and prefill differ (models::SequencePhase).
+  models::SequencePhase phase_of(bool decode) const;
   /// Sums `ops` (communication over the instance's groups); attention ops skipped when
   /// `skip_attention`.
   void add_ops(const std::vector<models::TransformerOp>& ops, double repeat, bool skip_attention,

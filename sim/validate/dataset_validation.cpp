@@ -1,7 +1,6 @@
 #include "sim/validate/dataset_validation.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 #include "models/accelerator/calibration_table.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/validate/base_cluster.hpp"
+#include "sim/validate/error_summary.hpp"
 #include "sim/validate/importers.hpp"
 #include "sim/validate/power_validation.hpp"
 #include "sim/validate/serving_validation.hpp"
@@ -19,16 +19,6 @@
 
 namespace clustersim::validate {
 namespace {
-
-/// Mean and median of absolute errors, percent.
-std::pair<double, double> mape_median(std::vector<double> errors) {
-  if (errors.empty()) return {0, 0};
-  double sum = 0;
-  for (double& e : errors) sum += (e = std::fabs(e));
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  return {sum / static_cast<double>(n), n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2])};
-}
 
 /// The rows compared in both runs, joined by id: their errors on the default tables and on the
 /// calibration, per row and per source (training rows' `conventions`, serving rows' `source`).
@@ -38,7 +28,8 @@ void add_calibration_comparison(const nlohmann::json& before, const std::filesys
   for (const auto& row : before.at("rows")) by_id[row.at("id").get<std::string>()] = &row;
   nlohmann::json rows = nlohmann::json::array();
   std::vector<std::string> groups;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errors;
+  using Errors = std::vector<std::pair<std::string, double>>;  // (row id, signed error %)
+  std::map<std::string, std::pair<Errors, Errors>> errors;
   std::size_t width = 2;
   for (const auto& row : after.json.at("rows")) width = std::max(width, row.at("id").get<std::string>().size());
   std::string table = fmt::format("\ncalibration {}: each row's error on the default tables, then on it\n", calibration.string());
@@ -51,8 +42,8 @@ void add_calibration_comparison(const nlohmann::json& before, const std::filesys
     const nlohmann::json& old = *found->second;
     const std::string group = row.value("source", row.value("conventions", std::string()));
     if (!errors.contains(group)) groups.push_back(group);
-    errors[group].first.push_back(old.at("error_pct").get<double>());
-    errors[group].second.push_back(row.at("error_pct").get<double>());
+    errors[group].first.emplace_back(id, old.at("error_pct").get<double>());
+    errors[group].second.emplace_back(id, row.at("error_pct").get<double>());
     rows.push_back({{"id", id},
                     {"group", group},
                     {"measured", row.at("measured")},
@@ -67,17 +58,17 @@ void add_calibration_comparison(const nlohmann::json& before, const std::filesys
   }
   nlohmann::json per_group = nlohmann::json::array();
   for (const auto& group : groups) {
-    const auto& [default_errors, calibrated_errors] = errors.at(group);
-    const auto [mape_default, median_default] = mape_median(default_errors);
-    const auto [mape_calibrated, median_calibrated] = mape_median(calibrated_errors);
+    const ErrorSummary before_table = summarise_errors(errors.at(group).first);
+    const ErrorSummary on_table = summarise_errors(errors.at(group).second);
     per_group.push_back({{"group", group},
-                         {"rows", default_errors.size()},
-                         {"mape_default_pct", mape_default},
-                         {"mape_calibrated_pct", mape_calibrated},
-                         {"median_default_pct", median_default},
-                         {"median_calibrated_pct", median_calibrated}});
+                         {"rows", before_table.rows},
+                         {"mape_default_pct", before_table.mape_pct},
+                         {"mape_calibrated_pct", on_table.mape_pct},
+                         {"median_default_pct", before_table.median_pct},
+                         {"median_calibrated_pct", on_table.median_pct}});
     table += fmt::format("{:<18} rows {:>3}  MAPE {:6.2f} % -> {:6.2f} %  median {:6.2f} % -> {:6.2f} %\n", group,
-                         default_errors.size(), mape_default, mape_calibrated, median_default, median_calibrated);
+                         before_table.rows, before_table.mape_pct, on_table.mape_pct, before_table.median_pct,
+                         on_table.median_pct);
   }
   if (rows.empty()) table += "no row was compared in both runs\n";
   after.json["calibration"] = {{"table", calibration.string()}, {"rows", rows}, {"per_source", per_group}};

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/error.hpp"
+#include "sim/validate/error_summary.hpp"
 #include "sim/validate/json_text.hpp"
 #include "sim/validate/trace_import.hpp"
 
@@ -958,10 +959,8 @@ void import_megatron_log(const std::filesystem::path& file, const std::map<std::
   for (const auto& [column, value] : fields) row[column] = value;
   // The first logged interval includes start-up (compilation, allocator warm-up, the first
   // all-gathers): the step is the median of the others.
-  std::vector<double> steady(intervals_ms.begin() + 1, intervals_ms.end());
-  std::sort(steady.begin(), steady.end());
-  const std::size_t n = steady.size();
-  const double median_ms = n % 2 == 1 ? steady[n / 2] : 0.5 * (steady[n / 2 - 1] + steady[n / 2]);
+  const std::size_t n = intervals_ms.size() - 1;
+  const double median_ms = median(std::vector<double>(intervals_ms.begin() + 1, intervals_ms.end()));
   notes.push_back(fmt::format("iteration time: the median of {} logged intervals (iterations {} to {}; the first, "
                               "to iteration {}, includes start-up)",
                               n, iterations[1], iterations.back(), iterations.front()));
@@ -982,11 +981,10 @@ std::pair<double, std::string> steady_median(std::vector<std::pair<std::int64_t,
   std::sort(steps.begin(), steps.end());
   std::vector<double> steady;
   for (std::size_t i = 1; i < steps.size(); ++i) steady.push_back(steps[i].second);
-  std::sort(steady.begin(), steady.end());
   const std::size_t n = steady.size();
-  const double median = n % 2 == 1 ? steady[n / 2] : 0.5 * (steady[n / 2 - 1] + steady[n / 2]);
-  return {median, fmt::format("{}: the median of {} logged steps ({} to {}; the first, {}, includes start-up)", what, n,
-                              steps[1].first, steps.back().first, steps.front().first)};
+  return {median(std::move(steady)),
+          fmt::format("{}: the median of {} logged steps ({} to {}; the first, {}, includes start-up)", what, n,
+                      steps[1].first, steps.back().first, steps.front().first)};
 }
 
 /// NeMo's training log: NeMo 2.0's progress printer ("Training epoch 0, iteration 1/249 | ... |

@@ -220,19 +220,24 @@ const std::set<std::string>& elementwise_ops() {
   return names;
 }
 
+/// Whether the importer reads this operator's shapes.
+bool is_read_operator(const std::string& name) {
+  static const std::set<std::string> matrix_and_norm = {"aten::mm",
+                                                        "aten::addmm",
+                                                        "aten::_scaled_mm",
+                                                        "aten::bmm",
+                                                        "aten::baddbmm",
+                                                        "aten::_scaled_dot_product_flash_attention",
+                                                        "aten::_scaled_dot_product_flash_attention_backward",
+                                                        "aten::native_layer_norm",
+                                                        "aten::_softmax",
+                                                        "aten::embedding"};
+  return matrix_and_norm.contains(name) || elementwise_ops().contains(name);
+}
+
 /// The shape of a recognised operator; nullopt for an operator the importer does not read.
 std::optional<Recognized> recognize(const std::string& name, const json& args) {
-  static const std::set<std::string> known = {"aten::mm",
-                                              "aten::addmm",
-                                              "aten::_scaled_mm",
-                                              "aten::bmm",
-                                              "aten::baddbmm",
-                                              "aten::_scaled_dot_product_flash_attention",
-                                              "aten::_scaled_dot_product_flash_attention_backward",
-                                              "aten::native_layer_norm",
-                                              "aten::_softmax",
-                                              "aten::embedding"};
-  if (!known.contains(name) && !elementwise_ops().contains(name)) return std::nullopt;
+  if (!is_read_operator(name)) return std::nullopt;
   const Inputs in = read_inputs(args);
   if (in.dims.empty()) return skipped("no Input Dims (profile with record_shapes=True)");
   if (name == "aten::mm" || name == "aten::_scaled_mm") return gemm(in, 0, 1, false);
@@ -387,7 +392,7 @@ class TraceReader {
       op.end_us = op.begin_us + event.value("dur", 0.0);
       op.args = &*args;
       by_id_[integer_id(*id)] = ops_.size();
-      if (recognize_name(op.name)) recognized_by_thread_[op.thread].push_back(ops_.size());
+      if (is_read_operator(op.name)) recognized_by_thread_[op.thread].push_back(ops_.size());
       ops_.push_back(std::move(op));
     }
     for (auto& [thread, list] : recognized_by_thread_) {
@@ -395,13 +400,9 @@ class TraceReader {
     }
   }
 
-  static bool recognize_name(const std::string& name) {
-    return name.rfind("aten::", 0) == 0 && recognize(name, json::object()).has_value();
-  }
-
   /// The nearest operator the importer reads that encloses `op` on its thread (itself first).
   std::optional<std::size_t> readable(std::size_t op) const {
-    if (recognize_name(ops_[op].name)) return op;
+    if (is_read_operator(ops_[op].name)) return op;
     const auto list = recognized_by_thread_.find(ops_[op].thread);
     if (list == recognized_by_thread_.end()) return std::nullopt;
     auto it = std::upper_bound(list->second.begin(), list->second.end(), ops_[op].begin_us,
