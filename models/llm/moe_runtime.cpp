@@ -66,4 +66,13 @@ ExpertLoad expert_load(const MoeSpec& moe, const MoeRuntime& runtime, double tok
   return load;
 }
 
+GroupedExpertGemm grouped_expert_gemm(const ExpertLoad& load) {
+  const double idle = std::pow(1.0 - 1.0 / static_cast<double>(load.local_experts), load.busiest_rank_tokens);
+  const std::int64_t running = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(load.local_experts) * (1.0 - idle))), 1,
+      load.local_experts);
+  const auto busiest = static_cast<std::int64_t>(std::ceil(load.busiest_rank_tokens / static_cast<double>(running)));
+  return {running, std::max<std::int64_t>(1, busiest)};
+}
+
 }  // namespace clustersim::models

@@ -58,4 +58,17 @@ struct ExpertLoad {
 /// `moe`, ep < 1, num_experts not divisible by ep, negative tokens or an invalid runtime.
 ExpertLoad expert_load(const MoeSpec& moe, const MoeRuntime& runtime, double tokens_per_rank, int ep);
 
+/// The grouped expert GEMM the busiest EP rank runs under `load` (each of its two projections:
+/// `experts` equal GEMMs of m = `tokens`). Only the experts that receive a token copy run: with
+/// the rank's copies spread uniformly over its E_local experts one stays idle with probability
+/// (1 - 1/E_local)^copies, so ceil(E_local x (1 - that)) run (1..E_local; all of them for a
+/// training micro-batch, a few for a decode batch), each over ceil(copies / running) tokens, at
+/// least 1. transformer_forward_ops sizes its expert GEMMs with it; the trace importer gives a
+/// measured vLLM fused-MoE call the same shape.
+struct GroupedExpertGemm {
+  std::int64_t experts = 1;  ///< GEMMs in the group (GemmShape::batch): local experts reached
+  std::int64_t tokens = 1;   ///< rows of each (GemmShape::m): the rank's copies over `experts`
+};
+GroupedExpertGemm grouped_expert_gemm(const ExpertLoad& load);
+
 }  // namespace clustersim::models

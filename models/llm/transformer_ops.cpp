@@ -314,20 +314,15 @@ class ForwardBuilder {
     if (ep > 1) ops.push_back(comm("ep dispatch", CommPoint::ep_dispatch, CollectiveKind::all_to_all, copies_bytes));
     const auto expert_ffn = static_cast<std::int64_t>(ceil_div(moe.moe_intermediate_size, tp_));
     // The grouped GEMM runs the experts that receive a token copy: with few copies (a decode
-    // batch) most of a large expert set stays idle and its weights unread. Copies spread
-    // uniformly over the rank's experts leave one idle with probability (1 - 1/local)^copies;
-    // with a training micro-batch that is ~0 and every local expert runs.
-    const double idle = std::pow(1.0 - 1.0 / static_cast<double>(load.local_experts), load.busiest_rank_tokens);
-    const std::int64_t local = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(std::ceil(static_cast<double>(load.local_experts) * (1.0 - idle))), 1,
-        load.local_experts);
-    const auto busiest = static_cast<std::int64_t>(std::ceil(load.busiest_rank_tokens / static_cast<double>(local)));
+    // batch) most of a large expert set stays idle and its weights unread (grouped_expert_gemm).
+    const GroupedExpertGemm grouped = grouped_expert_gemm(load);
+    const std::int64_t local = grouped.experts;
     // Model FLOPs are the architecture's (docs/models.md): a balanced rank's copies, dropped
     // tokens included; the time is the busiest rank's work after dropping.
     const double balanced_share =
         load.busiest_rank_tokens > 0 ? load.mean_rank_tokens / load.busiest_rank_tokens : 0.0;
     const bool gated = model_.hidden_act == Activation::swiglu;
-    const std::int64_t expert_m = std::max<std::int64_t>(1, busiest);
+    const std::int64_t expert_m = grouped.tokens;
     ops.push_back(gemm(gated ? "experts fc1 gate+up" : "experts fc1", expert_m, (gated ? 2 : 1) * expert_ffn, h,
                        GemmParallel::column, true, true, local, balanced_share));
     const double expert_bytes = load.busiest_rank_tokens * static_cast<double>(expert_ffn) * act_bytes_;

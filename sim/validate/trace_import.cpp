@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "models/llm/moe_runtime.hpp"
 #include "sim/engine/error.hpp"
 #include "sim/engine/statistics.hpp"
 #include "sim/validate/csv_table.hpp"
@@ -35,10 +37,11 @@ struct CpuOp {
   const json* args = nullptr;
 };
 
-/// A recognised operator's kernel shape, or why the instance is left out.
+/// A recognised operator's kernel shapes, or why the instance is left out.
 struct Recognized {
-  std::optional<KernelShape> shape;
-  std::string skip;  ///< why, when `shape` is empty
+  /// One shape; a vLLM fused-MoE call two: its up (w1) and down (w2) grouped GEMMs.
+  std::vector<KernelShape> shapes;
+  std::string skip;  ///< why, when `shapes` is empty
 };
 
 std::optional<Dtype> tensor_dtype(const std::string& type) {
@@ -60,6 +63,14 @@ struct Inputs {
   }
   [[nodiscard]] std::optional<Dtype> dtype(std::size_t i) const {
     return i < types.size() ? tensor_dtype(types[i]) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<std::int64_t> integer(std::size_t i) const {
+    if (i >= concrete.size()) return std::nullopt;
+    const std::string& text = concrete[i];
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
   }
   [[nodiscard]] std::optional<bool> flag(std::size_t i) const {
     if (i >= concrete.size()) return std::nullopt;
@@ -97,7 +108,7 @@ double elements(const std::vector<std::int64_t>& dims) {
   return n;
 }
 
-Recognized skipped(std::string why) { return {std::nullopt, std::move(why)}; }
+Recognized skipped(std::string why) { return {{}, std::move(why)}; }
 
 /// GEMM operands a [.., m, k] and b [.., k, n] at input positions `a`, `b`.
 Recognized gemm(const Inputs& in, std::size_t a, std::size_t b, bool batched) {
@@ -122,7 +133,7 @@ Recognized gemm(const Inputs& in, std::size_t a, std::size_t b, bool batched) {
   shape.m = (*lhs)[rank - 2];
   shape.k = (*lhs)[rank - 1];
   shape.n = (*rhs)[rank - 1];
-  return {shape, ""};
+  return {{shape}, ""};
 }
 
 /// FlashAttention through PyTorch's SDPA: q at `q`, k at `q + 1`, [batch, heads, seq, head_dim];
@@ -148,7 +159,7 @@ Recognized flash_attention(const Inputs& in, std::size_t q, std::size_t causal, 
   shape.head_dim = (*query)[3];
   shape.causal = *is_causal;
   shape.backward = backward;
-  return {shape, ""};
+  return {{shape}, ""};
 }
 
 KernelShape bandwidth(OpClass op, Dtype dtype, double bytes) {
@@ -171,7 +182,7 @@ Recognized layer_norm(const Inputs& in) {
   for (std::size_t i : {2, 3}) {
     if (in.tensor(i) != nullptr) bytes += hidden * e;  // weight, bias
   }
-  return {bandwidth(OpClass::layernorm, *dtype, bytes), ""};
+  return {{bandwidth(OpClass::layernorm, *dtype, bytes)}, ""};
 }
 
 Recognized softmax(const Inputs& in) {
@@ -179,7 +190,7 @@ Recognized softmax(const Inputs& in) {
   const auto dtype = in.dtype(0);
   if (x == nullptr || !dtype) return skipped("softmax input not recorded");
   const double out = in.flag(2).value_or(false) ? 4.0 : models::dtype_bytes(*dtype);
-  return {bandwidth(OpClass::softmax, *dtype, elements(*x) * (models::dtype_bytes(*dtype) + out)), ""};
+  return {{bandwidth(OpClass::softmax, *dtype, elements(*x) * (models::dtype_bytes(*dtype) + out))}, ""};
 }
 
 Recognized embedding(const Inputs& in) {
@@ -191,7 +202,7 @@ Recognized embedding(const Inputs& in) {
   }
   const double tokens = elements(*indices);
   const double e = models::dtype_bytes(*dtype);
-  return {bandwidth(OpClass::embedding, *dtype, tokens * static_cast<double>((*weight)[1]) * 2 * e + 8 * tokens), ""};
+  return {{bandwidth(OpClass::embedding, *dtype, tokens * static_cast<double>((*weight)[1]) * 2 * e + 8 * tokens)}, ""};
 }
 
 /// Streaming ops: every tensor input read once, the output (the largest input's size, in the
@@ -208,7 +219,63 @@ Recognized elementwise(const std::string& name, const Inputs& in) {
   }
   const bool in_place = name.back() == '_';
   bytes += (in_place ? elements(in.dims[0]) : largest) * models::dtype_bytes(*dtype);
-  return {bandwidth(OpClass::elementwise, *dtype, bytes), ""};
+  return {{bandwidth(OpClass::elementwise, *dtype, bytes)}, ""};
+}
+
+/// vLLM's fused MoE operator (vllm/model_executor/layers/fused_moe/fused_moe.py, v0.10 and v0.11):
+/// the Triton path's experts, under vllm::moe_forward (which itself is not read).
+bool is_fused_experts(const std::string& name) {
+  return name == "vllm::inplace_fused_experts" || name == "vllm::outplace_fused_experts";
+}
+
+/// The fused MoE call's two grouped GEMMs as the simulator sizes them. Inputs in schema order:
+/// hidden_states [T, H], w1 [E, N, H] (N = 2 I for a gated activation), w2 [E, H, I],
+/// topk_weights and topk_ids [T, k], ..., global_num_experts at 13 (a scalar; under expert
+/// parallelism E is the rank's share of them and the rank routes all T tokens). The rank then
+/// computes T k E / E_global token copies: models::expert_load of T / ep tokens on each of
+/// ep = E_global / E ranks, sized by models::grouped_expert_gemm (m, batch). Up: n = N, k = H;
+/// down: n = H, k = I. The type is the weights' (an FP8 checkpoint's Float8_e4m3fn: fp8).
+Recognized fused_experts(const Inputs& in) {
+  const auto* hidden = in.tensor(0);
+  const auto* w1 = in.tensor(1);
+  const auto* w2 = in.tensor(2);
+  const auto* ids = in.tensor(4);
+  if (hidden == nullptr || w1 == nullptr || w2 == nullptr || ids == nullptr || hidden->size() != 2 ||
+      w1->size() != 3 || w2->size() != 3 || ids->size() != 2) {
+    return skipped("vLLM fused_experts inputs not recorded as hidden [T, H], w1 [E, 2I, H], w2 [E, H, I], "
+                   "topk_ids [T, k] (profile with record_shapes=True)");
+  }
+  const std::int64_t tokens = (*hidden)[0], h = (*hidden)[1], experts = (*w1)[0], top_k = (*ids)[1];
+  if ((*w1)[2] != h || (*w2)[0] != experts || (*w2)[1] != h || (*ids)[0] != tokens || tokens < 1 || top_k < 1) {
+    return skipped("vLLM fused_experts input shapes disagree");
+  }
+  const auto dtype = in.dtype(1);
+  if (!dtype || *dtype == Dtype::fp32 || dtype != in.dtype(2)) {
+    return skipped("vLLM fused_experts weights neither bf16, fp16 nor fp8 (int8, int4 and MXFP4 experts are not read)");
+  }
+  std::int64_t global = experts;
+  if (const auto recorded = in.integer(13); recorded && *recorded > experts) global = *recorded;
+  if (global % experts != 0) {
+    return skipped("vLLM fused_experts with uneven expert parallelism (global experts not a multiple of the rank's)");
+  }
+  if (top_k > global) return skipped("vLLM fused_experts with a top-k above its expert count");
+  models::MoeSpec moe;
+  moe.num_experts = global;
+  moe.num_experts_per_tok = top_k;
+  const int ep = static_cast<int>(global / experts);
+  const auto group = models::grouped_expert_gemm(
+      models::expert_load(moe, {}, static_cast<double>(tokens) / static_cast<double>(ep), ep));
+  KernelShape up;
+  up.op = group.experts > 1 ? OpClass::batched_gemm : OpClass::gemm;  // as ComputeModel::gemm asks
+  up.dtype = *dtype;
+  up.batch = group.experts;
+  up.m = group.tokens;
+  up.n = (*w1)[1];
+  up.k = h;
+  KernelShape down = up;
+  down.n = h;
+  down.k = (*w2)[2];
+  return {{up, down}, ""};
 }
 
 const std::set<std::string>& elementwise_ops() {
@@ -232,7 +299,7 @@ bool is_read_operator(const std::string& name) {
                                                         "aten::native_layer_norm",
                                                         "aten::_softmax",
                                                         "aten::embedding"};
-  return matrix_and_norm.contains(name) || elementwise_ops().contains(name);
+  return matrix_and_norm.contains(name) || elementwise_ops().contains(name) || is_fused_experts(name);
 }
 
 /// The shape of a recognised operator; nullopt for an operator the importer does not read.
@@ -249,6 +316,7 @@ std::optional<Recognized> recognize(const std::string& name, const json& args) {
   if (name == "aten::native_layer_norm") return layer_norm(in);
   if (name == "aten::_softmax") return softmax(in);
   if (name == "aten::embedding") return embedding(in);
+  if (is_fused_experts(name)) return fused_experts(in);
   return elementwise(name, in);
 }
 
@@ -259,10 +327,12 @@ struct Samples {
   std::vector<std::vector<double>> times;    ///< per row, one time per operator instance
   std::vector<std::set<std::string>> ops;    ///< per row, the operator names behind it
   std::vector<std::set<std::string>> files;  ///< per row, the files it was measured in
+  std::vector<std::set<std::string>> rules;  ///< per row, how its time was taken when not the whole call's
 
-  /// One operator call of `shape` on `accelerator`, `time_s` long, read from `file`.
+  /// One operator call of `shape` on `accelerator`, `time_s` long, read from `file`; `rule`
+  /// says how a part of a call was timed (for the row's source).
   void add(const std::string& accelerator, const KernelShape& shape, double time_s, const std::string& op,
-           const std::string& file);
+           const std::string& file, const std::string& rule = "");
 };
 
 std::string shape_key(const std::string& accelerator, const KernelShape& s) {
@@ -272,7 +342,7 @@ std::string shape_key(const std::string& accelerator, const KernelShape& s) {
 }
 
 void Samples::add(const std::string& accelerator, const KernelShape& shape, double time_s, const std::string& op,
-                  const std::string& file) {
+                  const std::string& file, const std::string& rule) {
   auto [it, inserted] = index.emplace(shape_key(accelerator, shape), rows.size());
   if (inserted) {
     models::CalibrationRow row;
@@ -282,10 +352,12 @@ void Samples::add(const std::string& accelerator, const KernelShape& shape, doub
     times.emplace_back();
     ops.emplace_back();
     files.emplace_back();
+    rules.emplace_back();
   }
   times[it->second].push_back(time_s);
   ops[it->second].insert(op);
   files[it->second].insert(file);
+  if (!rule.empty()) rules[it->second].insert(rule);
 }
 
 std::int64_t integer_id(const json& value) {
@@ -309,6 +381,8 @@ struct LeftOut {
   std::size_t collective_kernels = 0;
   std::map<std::string, std::size_t> unread_ops;   ///< operator -> kernels
   std::map<std::string, std::size_t> skip_reasons; ///< reason -> operator instances
+  std::map<std::string, std::size_t> moe_side;     ///< operator inside a vLLM fused_experts call -> kernels
+  std::size_t moe_forward_kernels = 0;             ///< launched by vllm::moe_forward itself
 };
 
 std::string top_counts(const std::map<std::string, std::size_t>& counts, std::size_t shown) {
@@ -369,6 +443,7 @@ class TraceReader {
     }
     std::size_t read_instances = 0;
     for (const auto& [op, time_us] : op_time_us) read_instances += add_instance(op, time_us) ? 1 : 0;
+    for (auto& [op, kernels] : expert_gemms_) read_instances += add_fused_experts(op, kernels) ? 1 : 0;
     if (read_instances == 0) {
       throw ConfigError(fmt::format("{}: no operator instance gave a kernel shape ({} kernels; left out: {})", file_,
                                     kernels_, left_out_summary()));
@@ -431,12 +506,25 @@ class TraceReader {
       return;
     }
     const auto target = readable(op->second);
+    const std::string& own = ops_[op->second].name;
     if (!target) {
-      ++left_.unread_ops[ops_[op->second].name];
+      ++(own.rfind("vllm::moe_forward", 0) == 0 ? left_.moe_forward_kernels : left_.unread_ops[own]);
+      return;
+    }
+    const json device = args.contains("device") ? args["device"] : kernel.value("pid", json(-1));
+    if (is_fused_experts(ops_[*target].name)) {
+      // Its expert GEMMs are the Triton fused_moe_kernel launches it makes itself (no operator
+      // of their own); what its inner operators launch (moe_align_block_size, silu_and_mul,
+      // moe_sum or aten::sum, the FP8 quantization) the simulator costs as elementwise ops.
+      if (*target == op->second && name.find("fused_moe_kernel") != std::string::npos) {
+        expert_gemms_[*target].emplace_back(kernel.value("ts", 0.0), kernel.value("dur", 0.0));
+        device_of_[*target] = integer_id(device);
+      } else {
+        ++left_.moe_side[*target == op->second ? "its own " + name : own];
+      }
       return;
     }
     op_time_us[*target] += kernel.value("dur", 0.0);
-    const json device = args.contains("device") ? args["device"] : kernel.value("pid", json(-1));
     device_of_[*target] = integer_id(device);
   }
 
@@ -459,12 +547,40 @@ class TraceReader {
 
   bool add_instance(std::size_t op, double time_us) {
     const auto recognized = recognize(ops_[op].name, *ops_[op].args);
-    if (!recognized->shape) {
+    if (recognized->shapes.empty()) {
       ++left_.skip_reasons[recognized->skip];
       return false;
     }
     if (!(time_us > 0)) return false;
-    samples_.add(accelerator_of(device_of_.at(op)), *recognized->shape, time_us * 1e-6, ops_[op].name, file_);
+    samples_.add(accelerator_of(device_of_.at(op)), recognized->shapes.front(), time_us * 1e-6, ops_[op].name, file_);
+    return true;
+  }
+
+  /// A vLLM fused_experts call: each projection timed by its own kernels. Per chunk of tokens
+  /// fused_experts_impl launches fused_moe_kernel twice, w1 (gate+up) then w2 (down), on one
+  /// stream: in GPU order the 1st, 3rd, ... launches are the up GEMMs, the 2nd, 4th, ... the down.
+  bool add_fused_experts(std::size_t op, std::vector<std::pair<double, double>>& kernels) {
+    const auto recognized = recognize(ops_[op].name, *ops_[op].args);
+    if (recognized->shapes.empty()) {
+      ++left_.skip_reasons[recognized->skip];
+      return false;
+    }
+    if (kernels.size() % 2 != 0) {
+      ++left_.skip_reasons["vLLM fused_experts call whose fused_moe_kernel launches do not pair into up and down "
+                           "projections (a call cut by the profiling window?)"];
+      return false;
+    }
+    std::sort(kernels.begin(), kernels.end());
+    double up_us = 0, down_us = 0;
+    for (std::size_t i = 0; i < kernels.size(); ++i) (i % 2 == 0 ? up_us : down_us) += kernels[i].second;
+    if (!(up_us > 0) || !(down_us > 0)) return false;
+    const std::string accelerator = accelerator_of(device_of_.at(op));
+    constexpr const char* sizing = "m, batch: the simulator's grouped_expert_gemm of T x top-k copies; the call's "
+                                   "align, activation, sum and quantization kernels not included";
+    samples_.add(accelerator, recognized->shapes[0], up_us * 1e-6, ops_[op].name, file_,
+                 fmt::format("vLLM fused MoE up projection (w1): each call's 1st, 3rd, ... fused_moe_kernel; {}", sizing));
+    samples_.add(accelerator, recognized->shapes[1], down_us * 1e-6, ops_[op].name, file_,
+                 fmt::format("vLLM fused MoE down projection (w2): each call's 2nd, 4th, ... fused_moe_kernel; {}", sizing));
     return true;
   }
 
@@ -482,6 +598,16 @@ class TraceReader {
     if (!left_.unread_ops.empty()) {
       parts.push_back(fmt::format("kernels of operators not read: {}", top_counts(left_.unread_ops, 5)));
     }
+    if (!left_.moe_side.empty()) {
+      parts.push_back(fmt::format("kernels inside vLLM fused_experts that are not its expert GEMMs (the simulator "
+                                  "costs routing, activation and the sum as elementwise ops): {}",
+                                  top_counts(left_.moe_side, 6)));
+    }
+    if (left_.moe_forward_kernels > 0) {
+      parts.push_back(fmt::format("{} kernels launched by vllm::moe_forward outside a fused_experts call (DeepGEMM or "
+                                  "modular-kernel experts: no expert shapes recorded)",
+                                  left_.moe_forward_kernels));
+    }
     for (const auto& [reason, n] : left_.skip_reasons) parts.push_back(fmt::format("{} instance(s): {}", n, reason));
     return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, "; "));
   }
@@ -494,6 +620,7 @@ class TraceReader {
   std::unordered_map<std::int64_t, std::size_t> by_id_;
   std::unordered_map<std::int64_t, std::vector<std::size_t>> recognized_by_thread_;
   std::map<std::size_t, std::int64_t> device_of_;
+  std::map<std::size_t, std::vector<std::pair<double, double>>> expert_gemms_;  ///< fused_experts -> (start, duration)
   LeftOut left_;
   std::size_t kernels_ = 0;
 };
@@ -529,6 +656,7 @@ void finish_table(const Samples& samples, const char* tool, const char* profiler
     row.repeats = static_cast<std::int64_t>(times.size());
     row.source = fmt::format("measured (trace {}); {}, {}; median of {} call(s)", fmt::join(samples.files[i], " "),
                              profiler, fmt::join(samples.ops[i], "/"), times.size());
+    for (const auto& rule : samples.rules[i]) row.source += "; " + rule;
     out.table.rows.push_back(std::move(row));
   }
 }
@@ -613,10 +741,13 @@ std::string read_nsys_projection(const std::filesystem::path& file, const std::s
     const auto recognized = recognize(op_name, args);
     if (!recognized) {
       ++unread[op_name];
-    } else if (!recognized->shape) {
+    } else if (is_fused_experts(op_name)) {
+      ++skipped["vLLM fused_experts: its range spans its routing, activation and sum kernels with both expert "
+                "GEMMs (read it from a PyTorch profiler trace)"];
+    } else if (recognized->shapes.empty()) {
       ++skipped[recognized->skip];
     } else {
-      samples.add(accelerator, *recognized->shape, *duration * 1e-9, op_name, where);
+      samples.add(accelerator, recognized->shapes.front(), *duration * 1e-9, op_name, where);
       ++read;
     }
   }

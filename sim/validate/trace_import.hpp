@@ -9,7 +9,11 @@
 /// Dims`, `Input type` and `Concrete Inputs`. Operators read: aten::mm, addmm, bmm, baddbmm and
 /// _scaled_mm (FP8) as GEMMs; aten::_scaled_dot_product_flash_attention and its backward as
 /// FlashAttention-2 attention (the family of the default tables); aten::native_layer_norm,
-/// aten::_softmax and the common unary / binary elementwise ops as bandwidth ops. A kernel
+/// aten::_softmax and the common unary / binary elementwise ops as bandwidth ops; vLLM's
+/// vllm::inplace_fused_experts / outplace_fused_experts as the simulator's two grouped expert
+/// GEMMs (models::grouped_expert_gemm of the call's tokens), each timed by its own Triton
+/// fused_moe_kernel launches, the call's align / activation / sum / quantization kernels left out
+/// (the simulator costs those as elementwise ops). A kernel
 /// launched inside an operator the importer does not read (aten::_flash_attention_forward)
 /// counts for the nearest enclosing operator it reads, on the same thread. Everything else is
 /// counted and left out with its reason (collectives, embedding, memory-efficient attention,

@@ -72,6 +72,22 @@ TEST_CASE("capacity factor: experts keep at most their capacity, the excess is d
   CHECK(expert_load(experts(8, 2), runtime, 1000, 8).dropped_fraction == 0.0);
 }
 
+TEST_CASE("the grouped expert GEMM runs the experts the copies reach, each over its share of them") {
+  // 8 decode tokens x top-8 over 256 experts: 64 copies; an expert idles with probability
+  // (255/256)^64 = 0.7784: ceil(256 x 0.2216) = 57 run, ceil(64 / 57) = 2 rows each.
+  const GroupedExpertGemm decode = grouped_expert_gemm(expert_load(experts(256, 8), MoeRuntime{}, 8, 1));
+  CHECK(decode.experts == 57);
+  CHECK(decode.tokens == 2);
+  // 4,096 tokens x top-2 on ep 4 (2 local experts): 8,192 copies, both run, 4,096 rows each.
+  const GroupedExpertGemm train = grouped_expert_gemm(expert_load(experts(8, 2), MoeRuntime{}, 4096, 4));
+  CHECK(train.experts == 2);
+  CHECK(train.tokens == 4096);
+  // No tokens: one GEMM of one row (the kernel still launches).
+  const GroupedExpertGemm none = grouped_expert_gemm(expert_load(experts(8, 2), MoeRuntime{}, 0, 1));
+  CHECK(none.experts == 1);
+  CHECK(none.tokens == 1);
+}
+
 TEST_CASE("invalid MoE runtime settings are rejected with the field named") {
   MoeRuntime runtime;
   runtime.imbalance = 0.9;
