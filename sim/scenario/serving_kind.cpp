@@ -215,7 +215,16 @@ Declarations<ServingSpec> declare_serving_keys() {
   keys.object("kv_offload", &W::kv_offload, kv_offload_keys(),
               "KV-cache tiers below HBM: prefixes HBM lets go kept in host DRAM, a CXL pool or local NVMe");
   keys.object("speculative", &W::speculative, speculative, "speculative decoding");
-  keys.enumeration("router", &W::router, serving::router_policy_names(), "how requests are spread over instances");
+  keys.enumeration("router", &W::router, serving::router_policy_names(),
+                   "how requests are spread over instances (kv_cost: NVIDIA Dynamo's KV router; prefix_queue: llm-d's "
+                   "prefix and queue scorers)");
+  keys.enumeration("decode_router", &W::decode_router, serving::router_policy_names(),
+                   "disaggregated: how a prefilled request finds its decode instance (Dynamo: the frontend's router "
+                   "mode, kv_cost by load alone; llm-d: prefix_queue)");
+  keys.enumeration("kv_transfer", &W::kv_transfer, serving::kv_transfer_names(),
+                   "disaggregated: push (the prefill instance sends the KV cache when the prompt ends; its token is the "
+                   "first) or pull (vLLM's NixlConnector under Dynamo and llm-d: the decode instance reads what it has "
+                   "not cached when it admits the request, then computes the last prompt token for the first one)");
   keys.object("requests", &W::requests, requests_keys(), "the request stream").need();
   keys.object("slo", &W::slo, slo, "latency objectives (goodput, capacity)");
   keys.object("moe", &W::moe, moe, "mixture-of-experts routing (MoE models only)");
@@ -698,6 +707,12 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   int instances = 0;
   for (const serving::PoolSpec& pool : w.pools) instances += pool.role == serving::ReplicaRole::decode ? 0 : pool.replicas;
   unused("router", instances > 1, "there is one instance to route to");
+  const bool disaggregated = w.disaggregated();
+  int decode_instances = 0;
+  for (const serving::PoolSpec& pool : w.pools) decode_instances += pool.role == serving::ReplicaRole::decode ? pool.replicas : 0;
+  unused("kv_transfer", disaggregated, "there are no prefill and decode pools");
+  unused("decode_router", disaggregated && decode_instances > 1,
+         disaggregated ? "there is one decode instance to route to" : "there are no prefill and decode pools");
   warn_ineffective_simulation(c, w);
 }
 

@@ -52,6 +52,7 @@ struct Replica::Sequence {
   bool tier_unpaid = false;      // a blocking load the admitting iteration has still to carry
   engine::TimePs ready_ps = -1;  // an async tier load's copy arrives then (-1: none pending)
   RequestRecord* transfer_of = nullptr;  // prefill pool: its KV cache is being sent
+  bool remote = false;         // decode pool pulling KV (set_pull_kv): its cache is still at the prefill instance
   std::int64_t redo = 0;       // prompt tokens still to prefill again after a failure lost them
   bool decoding() const { return computed >= prompt; }
 };
@@ -211,6 +212,7 @@ void Replica::submit(RequestRecord& record) {
   if (!s) return;
   waiting_.push_back(std::move(s));
   ++outstanding_;
+  active_blocks_ += blocks_for(r.input_tokens);
   maybe_schedule();
 }
 
@@ -218,13 +220,47 @@ void Replica::submit_prefilled(RequestRecord& record) {
   const Request& r = record.request;
   auto s = accept(record, blocks_for(r.input_tokens + r.output_tokens) > kv_blocks_ ? Rejection::kv_capacity : Rejection::none);
   if (!s) return;
-  s->computed = s->prompt;
-  s->kv = s->prompt;
-  s->generated = 1;  // the prefill pool sampled the first token
-  s->last_token_s = record.first_token_s;
+  if (pull_kv_) {
+    s->remote = true;  // computed here up to its last prompt token once its KV cache has arrived (admit)
+  } else {
+    s->computed = s->prompt;
+    s->kv = s->prompt;
+    s->generated = 1;  // the prefill pool sampled the first token
+    s->last_token_s = record.first_token_s;
+  }
   waiting_.push_back(std::move(s));
   ++outstanding_;
+  active_blocks_ += blocks_for(r.input_tokens);
   maybe_schedule();
+}
+
+void Replica::kv_arrived(RequestRecord& record) {
+  const auto it = pulls_.find(&record);
+  if (it == pulls_.end()) {
+    throw SimulationError(fmt::format("replica {}: request {} is not waiting for a KV cache", index_, record.request.id));
+  }
+  it->second->ready_ps = session_->engine().now();
+  pulls_.erase(it);
+  maybe_schedule();
+}
+
+bool Replica::start_pull(Sequence& s) {
+  const Request& r = s.record->request;
+  lookup_prefix(s);  // a prefix cached here is not read again
+  const std::int64_t hit = s.computed;
+  if (!grow(s, s.prompt)) {
+    undo_lookup(s);
+    return false;
+  }
+  // vLLM computes the last prompt token again to sample the first output token.
+  s.computed = s.kv = s.prompt - 1;
+  s.ready_ps = std::numeric_limits<engine::TimePs>::max();  // until kv_arrived
+  stats_.prefix_hit_tokens += hit;
+  stats_.prompt_tokens += r.input_tokens;
+  pulls_.emplace(s.record, &s);
+  if (!events_.pull) throw SimulationError(fmt::format("replica {}: nothing moves pulled KV caches", index_));
+  events_.pull(*s.record, r.input_tokens - hit);
+  return true;
 }
 
 void Replica::preempt_last() {
@@ -337,12 +373,40 @@ void Replica::count_prefill_avoided(int tier, std::int64_t tokens) {
   tiers_->add_prefill_avoided(tier, std::max(0.0, avoided));
 }
 
+void Replica::lookup_prefix(Sequence& s) {
+  const Request& r = s.record->request;
+  if (s.computed != 0 || !scheduler_.prefix_caching || r.prefix_id < 0) return;
+  const auto it = prefixes_.find(r.prefix_id);
+  if (it == prefixes_.end()) return;
+  const std::int64_t bs = scheduler_.block_size;
+  const std::int64_t hit = std::min({it->second.tokens, r.prefix_tokens / bs * bs, (s.prompt - 1) / bs * bs});
+  if (hit <= 0) return;
+  s.hit_blocks = hit / bs;
+  s.computed = s.kv = hit;
+  s.redo = std::max<std::int64_t>(0, s.redo - hit);
+  ++it->second.users;
+  prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
+}
+
 bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& batch) {
   if (s.swapped) {
     if (!take_blocks(blocks_for(s.kv))) return false;
     s.blocks = blocks_for(s.kv);
     s.swapped = false;
     iteration_swap_s_ += static_cast<double>(s.kv) * kv_bytes_per_token_ / host_bytes_per_s_;
+  }
+  if (s.remote) {  // a pulled KV cache: blocks and the read first, its last prompt token once it is here
+    if (s.ready_ps < 0) {
+      start_pull(s);
+      return false;
+    }
+    if (s.ready_ps > session_->engine().now()) return false;
+    if (budget < 1) return false;
+    s.remote = false;
+    s.ready_ps = -1;
+    s.chunk = 1;
+    batch.push_back({1, s.kv + 1, false});
+    return true;
   }
   if (s.decoding()) {  // swapped back in, or a prefilled request at a decode replica
     const std::int64_t q = 1 + speculative_.tokens;
@@ -353,18 +417,7 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
   }
   const Request& r = s.record->request;
   if (s.computed == 0 && scheduler_.prefix_caching && r.prefix_id >= 0) {
-    if (auto it = prefixes_.find(r.prefix_id); it != prefixes_.end()) {
-      const std::int64_t bs = scheduler_.block_size;
-      const std::int64_t hit =
-          std::min({it->second.tokens, r.prefix_tokens / bs * bs, (s.prompt - 1) / bs * bs});
-      if (hit > 0) {
-        s.hit_blocks = hit / bs;
-        s.computed = s.kv = hit;
-        s.redo = std::max<std::int64_t>(0, s.redo - hit);
-        ++it->second.users;
-        prefix_lru_.splice(prefix_lru_.end(), prefix_lru_, it->second.lru);
-      }
-    }
+    lookup_prefix(s);
     if (tiers_ && !load_from_tier(s)) {
       undo_lookup(s);
       return false;
@@ -633,6 +686,7 @@ void Replica::finish_iteration() {
       s->record = nullptr;  // marks it for removal below
       any_done = true;
       --outstanding_;
+      active_blocks_ -= blocks_for(r.request.input_tokens);
       if (moves) {
         if (events_.prefilled) events_.prefilled(r);
       } else {
@@ -737,10 +791,11 @@ std::vector<RequestRecord*> Replica::fail() {
   prefixes_.clear();
   prefix_lru_.clear();
   ++load_generation_;
+  pulls_.clear();
   if (tiers_) {
     tiers_->clear();
   }
-  used_blocks_ = cached_blocks_ = outstanding_ = 0;
+  used_blocks_ = cached_blocks_ = outstanding_ = active_blocks_ = 0;
   down_ = true;
   return lost;
 }

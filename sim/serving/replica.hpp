@@ -113,6 +113,7 @@ struct RequestRecord {
   bool rejected = false;
   Rejection rejection = Rejection::none;  ///< why, when rejected
   int replica = -1;           ///< where it was (its decode replica when disaggregated)
+  int prefilled_by = -1;      ///< disaggregated: the prefill replica that holds its KV cache until it has left
   /// Times an instance failed under it (simulation.failures): each time it went back to the
   /// router without its KV cache.
   int restarts = 0;
@@ -128,6 +129,10 @@ struct ReplicaEvents {
   /// Disaggregated prefill: a request's prompt is done and its first token produced; the
   /// owner moves its KV cache to a decode replica, then calls transfer_done.
   std::function<void(RequestRecord&)> prefilled;
+  /// Disaggregated decode with pulled KV caches (set_pull_kv): the scheduler has admitted the
+  /// request and taken its blocks; the owner reads its `tokens` of KV cache not cached here from
+  /// the prefill instance, then calls kv_arrived.
+  std::function<void(RequestRecord&, std::int64_t tokens)> pull;
 };
 
 /// Running totals of a replica, for the metrics and time series.
@@ -206,8 +211,17 @@ class Replica {
   void recover();
   bool down() const { return down_; }
   /// Disaggregated decode: a request whose KV cache arrived; it joins the running set when its
-  /// blocks fit (else it waits in the queue's order).
+  /// blocks fit (else it waits in the queue's order). With set_pull_kv, a request whose prompt
+  /// another instance has prefilled and whose KV cache is still there: it waits in the queue's
+  /// order for its blocks, the scheduler then asks for its uncached KV (ReplicaEvents::pull),
+  /// and once it has arrived (kv_arrived) its last prompt token is computed here, which gives
+  /// its first token (vLLM's NixlConnector: docs/serving-frameworks.md, "Disaggregated").
   void submit_prefilled(RequestRecord& record);
+  /// Decode replicas pull KV caches (workload.kv_transfer: pull) rather than receive them.
+  void set_pull_kv(bool pull) { pull_kv_ = pull; }
+  /// The KV cache asked for by ReplicaEvents::pull has arrived.
+  /// Throws SimulationError for a request that is not waiting for one here.
+  void kv_arrived(RequestRecord& record);
   /// While held, submitted requests are queued but no iteration starts; release() starts one if
   /// there is work. The workload holds its replicas while it submits requests that arrive at the
   /// same instant, so that they form one batch.
@@ -223,6 +237,9 @@ class Replica {
   /// Requests queued or running here (the router's load).
   std::int64_t outstanding() const { return outstanding_; }
   std::int64_t queued() const { return static_cast<std::int64_t>(waiting_.size()); }
+  /// The prompt blocks of the requests queued or running here (a KV-aware router's own count of
+  /// a worker's active blocks: added when routed, removed when finished).
+  std::int64_t active_blocks() const { return active_blocks_; }
   /// Is an iteration running?
   bool busy() const { return busy_; }
   /// Tokens of `prefix_id` cached here, in HBM or a tier (prefix-aware routing).
@@ -265,6 +282,11 @@ class Replica {
   void count_prefill_avoided(int tier, std::int64_t tokens);
   /// Undoes a new sequence's cache lookup (HBM hit and tier load): it found no room.
   void undo_lookup(Sequence& s);
+  // A prefix of its prompt cached here (prefix caching): its blocks are shared, its tokens computed.
+  void lookup_prefix(Sequence& s);
+  // A pulled KV cache (set_pull_kv): takes the prompt's blocks and asks for what is not cached
+  // here; false (nothing taken) when the blocks do not fit.
+  bool start_pull(Sequence& s);
   bool grow(Sequence& s, std::int64_t kv_after);
   /// Preempts the most recently admitted running sequence (vLLM's victim).
   void preempt_last();
@@ -312,6 +334,9 @@ class Replica {
   void run_fabric(std::uint64_t generation);
   bool busy_ = false;
   bool held_ = false;
+  bool pull_kv_ = false;
+  std::int64_t active_blocks_ = 0;
+  std::unordered_map<RequestRecord*, Sequence*> pulls_;  // pulled KV caches on their way here
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order

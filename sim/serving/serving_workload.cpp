@@ -66,7 +66,14 @@ const config::NameTable<RouterPolicy>& router_policy_names() {
                                                      {{"round_robin", RouterPolicy::round_robin},
                                                       {"least_outstanding", RouterPolicy::least_outstanding},
                                                       {"shortest_queue", RouterPolicy::shortest_queue},
-                                                      {"prefix_aware", RouterPolicy::prefix_aware}});
+                                                      {"prefix_aware", RouterPolicy::prefix_aware},
+                                                      {"kv_cost", RouterPolicy::kv_cost},
+                                                      {"prefix_queue", RouterPolicy::prefix_queue}});
+  return names;
+}
+
+const config::NameTable<KvTransfer>& kv_transfer_names() {
+  static const config::NameTable<KvTransfer> names("KV transfer", {{"push", KvTransfer::push}, {"pull", KvTransfer::pull}});
   return names;
 }
 
@@ -252,6 +259,9 @@ class ServingWorkload final : public platform::Workload {
   void fill_faults(ServingResult& result) const;
   void on_finished(RequestRecord& record);
   void on_prefilled(RequestRecord& record);
+  // Moves `tokens` of record's KV cache from the prefill instance that holds it to its decode
+  // instance (record.replica), which it then reaches.
+  void move_kv(RequestRecord& record, std::int64_t tokens);
   void sample();
   void fill_pools(ServingResult& result) const;
   void fill_energy(ServingResult& result) const;
@@ -387,6 +397,7 @@ ServingWorkload::ServingWorkload(const ServingSpec& spec, const platform::Platfo
           static_cast<int>(replicas_.size()), pool.spec->role, *pool.cost, pool.draft.get(), scheduler,
           spec.speculative, kv_blocks, pool.memory.kv_bytes_per_token,
           host_bytes_per_s, spec.exact_cost));
+      replicas_.back()->set_pull_kv(spec.kv_transfer == KvTransfer::pull && pool.spec->role == ReplicaRole::decode);
       if (spec.kv_offload.on()) {
         replicas_.back()->set_kv_tiers(kv_tier_store(pool, engines, static_cast<int>(replicas_.size()) - 1),
                                        spec.kv_offload.write, spec.kv_offload.load);
@@ -428,6 +439,7 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
   ReplicaEvents events;
   events.finished = [this](RequestRecord& r) { on_finished(r); };
   events.prefilled = [this](RequestRecord& r) { on_prefilled(r); };
+  events.pull = [this](RequestRecord& r, std::int64_t tokens) { move_kv(r, tokens); };
   if (!pool_stores_.empty()) {
     memory_pools_ = std::make_unique<platform::MemoryPoolRuntime>(session.engine(), platform_.cluster().memory_pool,
                                                                     platform_.accelerator_count());
@@ -544,7 +556,13 @@ Replica* ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
     return best;
   };
   const auto fewer_outstanding = [](const Replica& a, const Replica& b) { return a.outstanding() < b.outstanding(); };
-  RouterPolicy policy = role == ReplicaRole::decode ? RouterPolicy::least_outstanding : spec_.router;
+  const RouterPolicy policy = role == ReplicaRole::decode ? spec_.decode_router : spec_.router;
+  const std::int64_t prefix = record.request.prefix_id;
+  // The prompt's tokens a candidate holds (a decode instance's are not read for kv_cost).
+  const auto cached = [&](const Replica& r) {
+    if (prefix < 0 || (policy == RouterPolicy::kv_cost && role == ReplicaRole::decode)) return std::int64_t{0};
+    return std::min(r.cached_prefix_tokens(prefix), record.request.prefix_tokens);
+  };
   switch (policy) {
     case RouterPolicy::round_robin:
       return candidates[offset];
@@ -566,30 +584,69 @@ Replica* ServingWorkload::route(const RequestRecord& record, ReplicaRole role) {
       Replica* home = candidates[static_cast<std::size_t>(id) % n];
       return home->down() ? pick(fewer_outstanding) : home;
     }
+    case RouterPolicy::kv_cost: {
+      const std::int64_t block = spec_.scheduler.block_size;
+      const auto cost = [&](const Replica& r) {
+        return static_cast<double>(record.request.input_tokens - cached(r)) / static_cast<double>(block) +
+               static_cast<double>(r.active_blocks());
+      };
+      return pick([&](const Replica& a, const Replica& b) { return cost(a) < cost(b); });
+    }
+    case RouterPolicy::prefix_queue: {
+      std::int64_t most = 0, least = std::numeric_limits<std::int64_t>::max();
+      for (const Replica* c : candidates) {
+        if (c->down()) continue;
+        most = std::max(most, c->queued());
+        least = std::min(least, c->queued());
+      }
+      const auto score = [&](const Replica& r) {
+        const double queue = most == least ? 1.0 : static_cast<double>(most - r.queued()) / static_cast<double>(most - least);
+        return 2.0 * static_cast<double>(cached(r)) / static_cast<double>(record.request.input_tokens) + queue;
+      };
+      return pick([&](const Replica& a, const Replica& b) { return score(a) > score(b); });
+    }
   }
   return candidates[offset];
 }
 
 void ServingWorkload::on_prefilled(RequestRecord& record) {
+  record.prefilled_by = record.replica;
   Replica& decode = *route(record, ReplicaRole::decode);  // failures leave disaggregated pools up
-  const Pool* from = &pools_[pool_of_[static_cast<std::size_t>(record.replica)]];
-  const Pool* to = &pools_[pool_of_[static_cast<std::size_t>(decode.index())]];
+  if (spec_.kv_transfer == KvTransfer::pull) {
+    // The decode instance reads the cache when its scheduler admits the request (Replica::pull).
+    decode.submit_prefilled(record);
+    if (record.rejected) replicas_[static_cast<std::size_t>(record.prefilled_by)]->transfer_done(record);
+    return;
+  }
+  record.replica = decode.index();
+  move_kv(record, record.request.input_tokens);
+}
+
+void ServingWorkload::move_kv(RequestRecord& record, std::int64_t tokens) {
+  const bool pulled = spec_.kv_transfer == KvTransfer::pull;
+  Replica* source = replicas_[static_cast<std::size_t>(record.prefilled_by)].get();
+  Replica* decode = replicas_[static_cast<std::size_t>(record.replica)].get();
+  const Pool* from = &pools_[pool_of_[static_cast<std::size_t>(source->index())]];
+  const Pool* to = &pools_[pool_of_[static_cast<std::size_t>(decode->index())]];
   // The prompt's KV cache, every layer and head, from each device of the prefill instance to a
   // device of the decode instance (pairs in order; the whole cache split evenly over them).
-  const double bytes = models::kv_cache_bytes(spec_.model, static_cast<double>(record.request.input_tokens),
+  const double bytes = models::kv_cache_bytes(spec_.model, static_cast<double>(tokens),
                                               models::dtype_bytes(spec_.precision.kv_cache), 1);
   const int n_from = from->spec->tp * from->spec->pp, n_to = to->spec->tp * to->spec->pp;
-  const int first_from = from->first_accelerator_of(record.replica);
-  const int first_to = to->first_accelerator_of(decode.index());
+  const int first_from = from->first_accelerator_of(source->index());
+  const int first_to = to->first_accelerator_of(decode->index());
   std::vector<std::vector<int>> pairs;
   for (int i = 0; i < n_from; ++i) pairs.push_back({first_from + i, first_to + i % n_to});
   RequestRecord* moving = &record;
-  Replica* source = replicas_[static_cast<std::size_t>(record.replica)].get();
   ++in_flight_;
-  const auto deliver = [this, source, &decode, moving](engine::Engine&) {
+  const auto deliver = [this, source, decode, moving, pulled](engine::Engine&) {
     --in_flight_;
     source->transfer_done(*moving);  // the prefill instance keeps the blocks until the cache has left
-    decode.submit_prefilled(*moving);
+    if (pulled) {
+      decode->kv_arrived(*moving);
+    } else {
+      decode->submit_prefilled(*moving);
+    }
   };
   if (pairs.front()[0] == pairs.front()[1]) {
     session_->engine().schedule_after(0, deliver);
@@ -981,10 +1038,15 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
                                   spec_.scheduler.max_sequences, spec_.scheduler.max_batched_tokens,
                                   " (its calc_engine_setting from the mean lengths unless the scenario sets them)"));
   }
-  if (spec_.disaggregated()) {
+  if (spec_.disaggregated() && spec_.kv_transfer == KvTransfer::push) {
     r.notes.push_back("disaggregated: TTFT ends at the prefill pool's first token; the KV cache then moves to a decode "
                       "instance through the communication runtime (the prefill instance holds its blocks until it has "
                       "left)");
+  } else if (spec_.disaggregated()) {
+    r.notes.push_back("disaggregated, KV pulled (vLLM's NixlConnector): a decode instance reads a prompt's uncached KV "
+                      "cache through the communication runtime when it admits the request, then computes the last "
+                      "prompt token; TTFT ends there (the prefill instance holds its blocks until the read is done; no "
+                      "orchestration time per request: none published)");
   }
   return result;
 }

@@ -57,9 +57,28 @@ struct PoolSpec {
   int accelerators() const { return replicas * tp * pp; }
 };
 
-/// Where the router sends a request (`workload.router`).
-enum class RouterPolicy : std::uint8_t { round_robin, least_outstanding, shortest_queue, prefix_aware };
+/// Where the router sends a request (`workload.router`, `workload.decode_router`).
+enum class RouterPolicy : std::uint8_t {
+  round_robin,
+  least_outstanding,
+  shortest_queue,
+  prefix_aware,
+  /// NVIDIA Dynamo's KV router (`--router-mode kv`): the lowest prompt blocks not cached there
+  /// plus the instance's active prompt blocks; on decode pools the cached term is 0 (Dynamo's
+  /// frontend routes decode by load alone).
+  kv_cost,
+  /// llm-d's scheduler as its sample P/D configuration scores: 2 x the prompt's cached fraction
+  /// plus 1 x (max queue - queue) / (max queue - min queue) over the candidates; highest wins.
+  prefix_queue,
+};
 const config::NameTable<RouterPolicy>& router_policy_names();
+
+/// How a disaggregated deployment moves a prompt's KV cache (`workload.kv_transfer`).
+enum class KvTransfer : std::uint8_t {
+  push,  ///< the prefill instance sends it when the prompt ends; its sampled token is the first
+  pull,  ///< vLLM's NixlConnector (Dynamo, llm-d): the decode instance reads it when it admits the request
+};
+const config::NameTable<KvTransfer>& kv_transfer_names();
 
 /// Latency objectives (`workload.slo`); 0: none.
 struct SloSpec {
@@ -82,6 +101,8 @@ class ServingSpec final : public platform::WorkloadSpec {
   KvOffloadSpec kv_offload;  ///< KV-cache tiers below HBM (kv_tiers.hpp)
   SpeculativeSpec speculative;
   RouterPolicy router = RouterPolicy::least_outstanding;
+  RouterPolicy decode_router = RouterPolicy::least_outstanding;  ///< disaggregated: how a prefilled request finds its decode instance
+  KvTransfer kv_transfer = KvTransfer::push;
   RequestsSpec requests;
   SloSpec slo;
   models::MoeRuntime moe;
