@@ -27,7 +27,7 @@ double attention_core_flops_per_token_fwd(const TransformerSpec& spec, std::int6
            2.0 * s * heads * static_cast<double>(spec.mla.v_head_dim);
   }
   // QK^T and PV, each 2 x seq_len x attention_width per token (full, non-causal convention).
-  const double attention_width = static_cast<double>(spec.num_attention_heads * spec.head_dim());
+  const double attention_width = static_cast<double>(spec.attention_width());
   return 4.0 * s * attention_width;
 }
 

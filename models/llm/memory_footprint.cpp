@@ -73,12 +73,14 @@ LayerActivationCoefficients coefficients(const FootprintInputs& in, LayerKind ki
                    h;
   } else {
     // Attention: Q (2) + K and V (2 g each) for QK^T and the score x V product, the output
-    // projection's input (2).
+    // projection's input (2), each q = attention width / h wide (1 unless the config states
+    // another head_dim).
     const double g = static_cast<double>(m.num_key_value_heads) / static_cast<double>(m.num_attention_heads);
-    c.tp_split = 2.0 + 4.0 * g + 2.0;
+    const double q = static_cast<double>(m.attention_width()) / h;
+    c.tp_split = (2.0 + 4.0 * g + 2.0) * q;
     // FP8: the fused attention keeps its bf16 output O for its backward and the output
     // projection (a TE Linear) saves its fp8 cast of the same tensor for the wgrad, 1 B more.
-    if (in.fp8) c.tp_split += 1.0;
+    if (in.fp8) c.tp_split += q;
   }
   // Layer-norm inputs (4), dropout masks (2, with hidden dropout), QKV and MLP inputs (2 + 2).
   // FP8: the QKV and MLP inputs are the outputs of TE's LayerNormLinear, saved as their fp8
@@ -115,9 +117,10 @@ double op_checkpoint_coefficient(const FootprintInputs& in) {
   const double t = in.tp;
   const double h = static_cast<double>(m.hidden_size);
   const double kv = static_cast<double>(m.num_key_value_heads * m.head_dim()) / h;
+  const double q = static_cast<double>(m.attention_width()) / h;
   const double f = static_cast<double>(m.intermediate_size) / h;
   const double sp = in.sequence_parallel ? t : 1.0;
-  double elements = 1.0 / sp + 1.0 / t + (1.0 + kv + f) / t;  // input, attention output, q, v, gate/fc1
+  double elements = 1.0 / sp + q / t + (q + kv + f) / t;  // input, attention output, q, v, gate/fc1
   if (m.hidden_act == Activation::swiglu) elements += 1.0 + (t > 1 ? 1.0 / t : 0.0);  // w2 and its reduce-scatter
   return 2.0 * elements;
 }

@@ -141,6 +141,11 @@ const Declarations<TransformerSpec>& transformer_keys() {
     k.integer("num_key_value_heads", &T::num_key_value_heads, "key/value heads (GQA); unset: num_attention_heads")
         .range(1, 1e12)
         .optional();
+    k.integer("head_dim", &T::explicit_head_dim,
+              "width of one attention head where the config states one (Qwen3, Gemma); unset: hidden_size / "
+              "num_attention_heads")
+        .range(1, 1e12)
+        .optional();
     k.integer("intermediate_size", &T::intermediate_size, "MLP width; unset: 4 x hidden_size (gelu only)")
         .range(1, 1e12)
         .optional();

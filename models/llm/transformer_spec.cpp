@@ -36,7 +36,7 @@ std::int64_t TransformerSpec::head_dim() const {
                       std::to_string(mla.qk_head_dim()) + " and mla.v_head_dim = " +
                       std::to_string(mla.v_head_dim));
   }
-  return hidden_size / num_attention_heads;
+  return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads;
 }
 
 std::int64_t TransformerSpec::moe_layer_count() const {
@@ -76,7 +76,11 @@ void TransformerSpec::validate() const {
   positive(intermediate_size, "intermediate_size");
   positive(vocab_size, "vocab_size");
   if (max_position_embeddings < 0) fail("max_position_embeddings must not be negative");
-  if (attention == AttentionKind::mha && hidden_size % num_attention_heads != 0) {
+  not_negative(explicit_head_dim, "head_dim");
+  if (attention == AttentionKind::mla && explicit_head_dim > 0) {
+    fail("head_dim is for MHA/GQA models; an MLA model's heads are qk_nope_head_dim + qk_rope_head_dim and v_head_dim");
+  }
+  if (attention == AttentionKind::mha && explicit_head_dim == 0 && hidden_size % num_attention_heads != 0) {
     fail("hidden_size " + std::to_string(hidden_size) + " is not a multiple of " +
          "num_attention_heads " + std::to_string(num_attention_heads));
   }
@@ -136,7 +140,7 @@ double TransformerSpec::attention_matmul_parameters() const {
   if (attention == AttentionKind::mla) return mla_projections().matmul();
   const double h = static_cast<double>(hidden_size);
   const double kv_width = static_cast<double>(num_key_value_heads * head_dim());
-  return 2.0 * h * h + 2.0 * h * kv_width;  // Q, O + K, V
+  return 2.0 * h * static_cast<double>(attention_width()) + 2.0 * h * kv_width;  // Q, O + K, V
 }
 
 double TransformerSpec::attention_norm_parameters() const {

@@ -45,6 +45,10 @@ struct TransformerSpec {
   std::int64_t num_attention_heads = 0;
   std::int64_t num_key_value_heads = 0;  ///< == num_attention_heads for MHA; unused by MLA
   std::int64_t intermediate_size = 0;    ///< MLP width of the dense layers
+  /// Hugging Face `head_dim` where a config states one that is not hidden_size /
+  /// num_attention_heads (Qwen3, Gemma, Mistral-Nemo: 64 heads of 128 over a 5,120-wide model);
+  /// 0: hidden_size / num_attention_heads. MHA/GQA only.
+  std::int64_t explicit_head_dim = 0;
   std::int64_t vocab_size = 0;
   std::int64_t max_position_embeddings = 0;
   /// Rotary position embedding base (Hugging Face rope_theta); > 0: every layer rotates its
@@ -66,9 +70,13 @@ struct TransformerSpec {
   MlaSpec mla;  ///< used when attention == mla; all zero otherwise
   MoeSpec moe;  ///< moe.num_experts == 0: dense model
 
-  /// Per-head width hidden_size / num_attention_heads of MHA/GQA. Throws ConfigError for an MLA
-  /// model, whose query/key and value heads differ (mla.qk_head_dim(), mla.v_head_dim).
+  /// Per-head width of MHA/GQA: explicit_head_dim, else hidden_size / num_attention_heads.
+  /// Throws ConfigError for an MLA model, whose query/key and value heads differ
+  /// (mla.qk_head_dim(), mla.v_head_dim).
   std::int64_t head_dim() const;
+  /// Width of all query heads (num_attention_heads x head_dim(); hidden_size unless the config
+  /// states another head_dim). MHA/GQA only.
+  std::int64_t attention_width() const { return num_attention_heads * head_dim(); }
   /// True for a mixture-of-experts model.
   bool is_moe() const { return moe.enabled(); }
   /// Kind of layer `layer` (0-based): moe when is_moe(), layer >= moe.first_k_dense_replace and
@@ -89,8 +97,8 @@ struct TransformerSpec {
 
   // --- parameter counts of one layer's parts ---
 
-  /// Attention matrices of one layer. MHA/GQA: Q and O h x h each, K and V h x (kv_heads x
-  /// head_dim) each. MLA: the seven projections of mla_projection_parameters().
+  /// Attention matrices of one layer. MHA/GQA: Q and O h x attention_width() each, K and V h x
+  /// (kv_heads x head_dim) each. MLA: the seven projections of mla_projection_parameters().
   double attention_matmul_parameters() const;
   /// Norm weights inside the attention: MLA's latent RMSNorms (q_lora_rank + kv_lora_rank);
   /// 0 for MHA/GQA.

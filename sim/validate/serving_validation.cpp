@@ -439,6 +439,18 @@ const std::vector<InferenceSource>& inference_sources() {
        .stated_scheduler = "max_sequences: 3000, max_batched_tokens: 131072, chunked_prefill: false, "
                            "memory_utilisation: 0.9",
        .scheduler_steps = 10},
+      {.name = "dynamo_aiperf",
+       .id_prefix = "dynamo_",
+       .description =
+           "NVIDIA Dynamo docs/pages/features/disaggregated-serving/README.md (ai-dynamo/dynamo @ 1ad47930), "
+           "\"Validated results\": image nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0 (vLLM 0.12.0, the walkthrough's "
+           "AIConfigurator --backend_version; no profile for 0.12: vllm-0.10, the nearest, whose defaults for these "
+           "keys 0.12 keeps), aggregated, stated flags override it: --no-enable-prefix-caching --kv-cache-dtype fp8 "
+           "--max-num-seqs 1024 --max-model-len 6000; AIPerf --concurrency 56 (a closed loop of 56), 800 requests "
+           "after 40 warm-up, --isl 4000 --osl 500 with stddev 0 and ignore_eos; averages; the frontend's own time "
+           "per request is not modelled",
+       .framework = "vllm-0.10", .fp8_kv_cache = "fp8",
+       .stated_scheduler = "max_sequences: 1024, prefix_caching: false"},
       {.name = "mlperf41_nvidia",
        .id_prefix = "mlperf41_",
        .description =

@@ -103,6 +103,28 @@ TEST_CASE("a training micro-batch: Megatron's layer, shapes per TP rank, FLOPs o
   CHECK(find(ops.head, "cross-entropy").elementwise.bytes_read == 3 * 8192.0 * 32064 * 4);
 }
 
+TEST_CASE("a stated head_dim (Qwen3-32B's 64 x 128 over 5,120): Q, attention and the output projection at that width") {
+  TransformerSpec qwen = llama3_8b();
+  qwen.hidden_size = 5120;
+  qwen.num_attention_heads = 64;
+  qwen.num_key_value_heads = 8;
+  qwen.explicit_head_dim = 128;
+  qwen.intermediate_size = 25600;
+  TransformerSharding sharding;
+  sharding.tp = 2;
+  const auto ops = transformer_forward_ops(qwen, batch_of({{1000, 1000}}, HeadOutput::next_token), sharding);
+  const auto& qkv = find(ops.dense_layer, "qkv");
+  CHECK(qkv.gemm.shape.n == (32 + 2 * 4) * 128);  // per TP rank
+  CHECK(qkv.gemm.shape.k == 5120);
+  CHECK(find(ops.dense_layer, "proj").gemm.shape.k == 32 * 128);
+  CHECK(find(ops.dense_layer, "proj").gemm.shape.n == 5120);
+  const AttentionShape& shape = find(ops.dense_layer, "attn").attention.groups.at(0);
+  CHECK((shape.q_heads == 32 && shape.kv_heads == 4 && shape.head_dim == 128));
+  // Summed over the TP ranks, the layer's FLOPs are flop_count's per token x tokens.
+  CHECK(2 * flops_of(ops.dense_layer) ==
+        doctest::Approx(1000.0 * layer_flops_per_token_fwd(qwen, 1000, LayerKind::dense)).epsilon(1e-12));
+}
+
 TEST_CASE("without sequence parallelism: Megatron's f and g, norms on every token") {
   TransformerSharding sharding;
   sharding.tp = 2;

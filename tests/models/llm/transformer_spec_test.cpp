@@ -78,6 +78,33 @@ TEST_CASE("Llama-3-70B parameter count (GQA, SwiGLU, untied)") {
   CHECK(spec.total_parameters() == doctest::Approx(70.6e9).epsilon(0.005));
 }
 
+TEST_CASE("Qwen3-32B: a stated head_dim wider than hidden_size / heads (64 x 128 over 5,120)") {
+  TransformerSpec spec = llama_3_70b();
+  spec.name = "qwen3-32b";
+  spec.hidden_size = 5120;
+  spec.num_hidden_layers = 64;
+  spec.explicit_head_dim = 128;
+  spec.intermediate_size = 25600;
+  spec.vocab_size = 151936;
+  CHECK(spec.head_dim() == 128);
+  CHECK(spec.attention_width() == 8192);
+  // Q, O: 5120 x 8192 each; K, V: 5120 x 1024 each; MLP 3 x 5120 x 25600; norms 2 x 5120.
+  CHECK(spec.attention_matmul_parameters() == 2.0 * 5120 * 8192 + 2.0 * 5120 * 1024);
+  CHECK(spec.layer_parameters() == 487598080.0);
+  // 64 layers + 2 x 151936 x 5120 + 5120: the model card's 32.8B (31.2B without embeddings).
+  CHECK(spec.total_parameters() == 32762106880.0);
+  // Unset, the head is hidden_size / heads (80 here), and 5,120 must divide by the heads.
+  spec.explicit_head_dim = 0;
+  CHECK(spec.head_dim() == 80);
+  spec.num_attention_heads = 48;
+  spec.num_key_value_heads = 8;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'qwen3-32b': hidden_size 5120 is not a multiple of num_attention_heads 48");
+  spec.explicit_head_dim = 128;
+  CHECK_NOTHROW(spec.validate());
+  spec.explicit_head_dim = -1;
+  CHECK(message_of([&] { spec.validate(); }) == "model 'qwen3-32b': head_dim must not be negative, got -1");
+}
+
 TEST_CASE("Llama-2-7B and GPT-3 175B parameter counts") {
   CHECK(llama_2_7b().total_parameters() == 6738415616.0);  // HF reports 6,738,415,616
   // GPT-3: 96 x (12 h^2 + 2h) + 50257 h (tied) + h
