@@ -447,10 +447,12 @@ const std::vector<InferenceSource>& inference_sources() {
            "AIConfigurator --backend_version; no profile for 0.12: vllm-0.10, the nearest, whose defaults for these "
            "keys 0.12 keeps), aggregated, stated flags override it: --no-enable-prefix-caching --kv-cache-dtype fp8 "
            "--max-num-seqs 1024 --max-model-len 6000; AIPerf --concurrency 56 (a closed loop of 56), 800 requests "
-           "after 40 warm-up, --isl 4000 --osl 500 with stddev 0 and ignore_eos; averages; the frontend's own time "
-           "per request is not modelled",
+           "after 40 warm-up, --isl 4000 --osl 500 with stddev 0 and ignore_eos; averages; the frontend routes "
+           "round robin (its default router mode; the walkthrough sets none); its own time per request is not "
+           "modelled",
        .framework = "vllm-0.10", .fp8_kv_cache = "fp8",
-       .stated_scheduler = "max_sequences: 1024, prefix_caching: false"},
+       .stated_scheduler = "max_sequences: 1024, prefix_caching: false",
+       .stated_workload = {"router: round_robin"}},
       {.name = "mlperf41_nvidia",
        .id_prefix = "mlperf41_",
        .description =
