@@ -221,6 +221,20 @@ Declarations<ServingSpec> declare_serving_keys() {
   keys.enumeration("decode_router", &W::decode_router, serving::router_policy_names(),
                    "disaggregated: how a prefilled request finds its decode instance (Dynamo: the frontend's router "
                    "mode, kv_cost by load alone; llm-d: prefix_queue)");
+  Declarations<serving::ConditionalDisaggregation> conditional;
+  conditional
+      .integer("max_uncached_tokens", &serving::ConditionalDisaggregation::max_uncached_tokens,
+               "a prompt with fewer tokens than this not cached on the decode instance the decode router picks is "
+               "prefilled there (Dynamo's isl_bounding: 2048; llm-d's nonCachedTokens); 0: none")
+      .range(0, 1e12);
+  conditional
+      .number("max_uncached_ratio", &serving::ConditionalDisaggregation::max_uncached_ratio,
+              "... and, below 1, only if its uncached share of the prompt is below this (Dynamo: 0.7); 1: no share "
+              "condition")
+      .range(1e-9, 1);
+  keys.object("conditional_disaggregation", &W::conditional, conditional,
+              "disaggregated: short uncached prompts prefilled on their decode instance (Dynamo's conditional "
+              "disaggregation, llm-d's prefix-based P/D decider)");
   keys.enumeration("kv_transfer", &W::kv_transfer, serving::kv_transfer_names(),
                    "disaggregated: push (the prefill instance sends the KV cache when the prompt ends; its token is the "
                    "first) or pull (vLLM's NixlConnector under Dynamo and llm-d: the decode instance reads what it has "
@@ -711,6 +725,9 @@ void warn_ineffective(const WorkloadReadContext& c, const ServingSpec& w) {
   int decode_instances = 0;
   for (const serving::PoolSpec& pool : w.pools) decode_instances += pool.role == serving::ReplicaRole::decode ? pool.replicas : 0;
   unused("kv_transfer", disaggregated, "there are no prefill and decode pools");
+  unused("conditional_disaggregation.max_uncached_tokens", disaggregated, "there are no prefill and decode pools");
+  unused("conditional_disaggregation.max_uncached_ratio", disaggregated && w.conditional.on(),
+         disaggregated ? "conditional_disaggregation.max_uncached_tokens is 0" : "there are no prefill and decode pools");
   unused("decode_router", disaggregated && decode_instances > 1,
          disaggregated ? "there is one decode instance to route to" : "there are no prefill and decode pools");
   warn_ineffective_simulation(c, w);

@@ -282,6 +282,7 @@ class ServingWorkload final : public platform::Workload {
   platform::Session* session_ = nullptr;
   std::function<void()> on_done_;
   std::int64_t finished_ = 0;
+  std::int64_t local_prefills_ = 0;  // conditional disaggregation: prompts prefilled on their decode instance
   std::int64_t in_flight_ = 0;  // arrivals scheduled and KV transfers started, not yet delivered
   bool exhausted_ = false, done_ = false;
   std::size_t round_robin_ = 0;
@@ -527,6 +528,22 @@ void ServingWorkload::arrive(std::size_t index) {
 }
 
 void ServingWorkload::submit(RequestRecord& record, ReplicaRole role) {
+  if (role == ReplicaRole::prefill && spec_.conditional.on()) {
+    // Conditional disaggregation: the decode instance the decode router picks prefills a
+    // prompt of which it would have to compute little (Dynamo's isl_bounding, llm-d's decider).
+    Replica& decode = *route(record, ReplicaRole::decode);
+    const Request& r = record.request;
+    const std::int64_t cached = r.prefix_id < 0 ? 0 : std::min(decode.cached_prefix_tokens(r.prefix_id), r.prefix_tokens);
+    const std::int64_t uncached = r.input_tokens - cached;
+    const bool short_enough = uncached < spec_.conditional.max_uncached_tokens;
+    const bool share_small = spec_.conditional.max_uncached_ratio >= 1 ||
+                             static_cast<double>(uncached) < spec_.conditional.max_uncached_ratio * static_cast<double>(r.input_tokens);
+    if (short_enough && share_small) {
+      ++local_prefills_;
+      decode.submit(record);
+      return;
+    }
+  }
   if (Replica* replica = route(record, role)) {
     replica->submit(record);
   } else {
@@ -1042,7 +1059,16 @@ std::unique_ptr<platform::WorkloadResult> ServingWorkload::finish(platform::Sess
     r.notes.push_back("disaggregated: TTFT ends at the prefill pool's first token; the KV cache then moves to a decode "
                       "instance through the communication runtime (the prefill instance holds its blocks until it has "
                       "left)");
-  } else if (spec_.disaggregated()) {
+  }
+  if (spec_.disaggregated() && spec_.conditional.on()) {
+    r.notes.push_back(fmt::format("conditional disaggregation: {} of {} requests prefilled on their decode instance "
+                                  "(fewer than {} prompt tokens not cached there{})",
+                                  local_prefills_, records_.size(), spec_.conditional.max_uncached_tokens,
+                                  spec_.conditional.max_uncached_ratio < 1
+                                      ? fmt::format(", under {} of the prompt", spec_.conditional.max_uncached_ratio)
+                                      : ""));
+  }
+  if (spec_.disaggregated() && spec_.kv_transfer == KvTransfer::pull) {
     r.notes.push_back("disaggregated, KV pulled (vLLM's NixlConnector): a decode instance reads a prompt's uncached KV "
                       "cache through the communication runtime when it admits the request, then computes the last "
                       "prompt token; TTFT ends there (the prefill instance holds its blocks until the read is done; no "

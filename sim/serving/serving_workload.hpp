@@ -80,6 +80,17 @@ enum class KvTransfer : std::uint8_t {
 };
 const config::NameTable<KvTransfer>& kv_transfer_names();
 
+/// Conditional disaggregation (`workload.conditional_disaggregation`): a prompt with fewer than
+/// `max_uncached_tokens` tokens not cached on the decode instance the decode router picks (and,
+/// with `max_uncached_ratio` < 1, that share of its prompt uncached below the ratio) is
+/// prefilled there rather than on a prefill instance. Dynamo's `isl_bounding` policy: 2048 and
+/// 0.7; llm-d's prefix-based decider: its `nonCachedTokens` and 1.
+struct ConditionalDisaggregation {
+  std::int64_t max_uncached_tokens = 0;  ///< 0: every prompt is prefilled on a prefill instance
+  double max_uncached_ratio = 1;         ///< 1: no ratio condition
+  bool on() const { return max_uncached_tokens > 0; }
+};
+
 /// Latency objectives (`workload.slo`); 0: none.
 struct SloSpec {
   double ttft_s = 0;
@@ -103,6 +114,7 @@ class ServingSpec final : public platform::WorkloadSpec {
   RouterPolicy router = RouterPolicy::least_outstanding;
   RouterPolicy decode_router = RouterPolicy::least_outstanding;  ///< disaggregated: how a prefilled request finds its decode instance
   KvTransfer kv_transfer = KvTransfer::push;
+  ConditionalDisaggregation conditional;  ///< disaggregated: short uncached prompts prefilled at decode
   RequestsSpec requests;
   SloSpec slo;
   models::MoeRuntime moe;

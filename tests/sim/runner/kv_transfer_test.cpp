@@ -148,10 +148,41 @@ TEST_CASE("kv_transfer pull reads only the blocks the decode instance has not ca
   std::filesystem::remove(trace);
 }
 
+TEST_CASE("conditional disaggregation: a prompt mostly cached on its decode instance is prefilled there") {
+  // A and B share a 512-token prefix of their 1,000-token prompts, B a second after A. Dynamo's
+  // isl_bounding (2,048 tokens, 0.7): A finds nothing cached at the decode instance (1,000
+  // uncached, all of the prompt): prefilled on replica 0. B finds A's 512 there: 488 uncached,
+  // 0.488 of the prompt: prefilled on replica 1 (the 488 tokens after the hit), then decoded.
+  // llm-d's decider at 16 tokens sends B to the prefill pool (488 >= 16).
+  const auto trace = std::filesystem::temp_directory_path() / "clustersim-conditional-disagg.csv";
+  std::ofstream(trace) << "arrival_s,input_tokens,output_tokens,prefix_id,prefix_tokens\n0,1000,2,7,512\n1,1000,2,7,512\n";
+  const std::string requests = "    count: 2\n    arrival: {process: trace}\n    trace: " + trace.string() + "\n";
+  Run dynamo, llmd;
+  run(scenario(kOnePrefillOneDecode, requests,
+               "  scheduler: {block_size: 16}\n  conditional_disaggregation: {max_uncached_tokens: 2048, "
+               "max_uncached_ratio: 0.7}\n"),
+      dynamo);
+  run(scenario(kOnePrefillOneDecode, requests,
+               "  scheduler: {block_size: 16}\n  conditional_disaggregation: {max_uncached_tokens: 16}\n"),
+      llmd);
+  const auto& d = dynamo.recorder.iterations;
+  REQUIRE(d.size() == 4);
+  CHECK((d[0].replica == 0 && d[0].prefill == 1000));
+  CHECK((d[1].replica == 1 && d[1].decode == 1));
+  CHECK((d[2].replica == 1 && d[2].prefill == 488 && d[2].decode == 0));
+  CHECK((d[3].replica == 1 && d[3].decode == 1));
+  const auto& l = llmd.recorder.iterations;
+  REQUIRE(l.size() == 4);
+  CHECK((l[2].replica == 0 && l[2].prefill == 488));  // B's prompt after the prefill instance's own hit
+  std::filesystem::remove(trace);
+}
+
 TEST_CASE("kv_transfer and decode_router are said to have no effect without prefill and decode pools") {
   const std::string mixed = "    main: {replicas: 2, tp: 1}";
   const scenario::Scenario s =
-      scenario::load_scenario_from_string(scenario(mixed, kOneRequest, "  kv_transfer: pull\n  decode_router: kv_cost\n"),
+      scenario::load_scenario_from_string(scenario(mixed, kOneRequest,
+                                                   "  kv_transfer: pull\n  decode_router: kv_cost\n"
+                                                   "  conditional_disaggregation: {max_uncached_tokens: 16}\n"),
                                           "s.yaml", {});
   std::string warnings;
   for (const auto& w : s.warnings) warnings += w.render() + "\n";
@@ -160,8 +191,16 @@ TEST_CASE("kv_transfer and decode_router are said to have no effect without pref
                     std::string::npos,
                 warnings);
   CHECK_MESSAGE(warnings.find("s.yaml:18:18: workload.decode_router: kv_cost has no effect") != std::string::npos, warnings);
+  CHECK_MESSAGE(warnings.find("workload.conditional_disaggregation.max_uncached_tokens: 16 has no effect: there are no "
+                              "prefill and decode pools") != std::string::npos,
+                warnings);
   CHECK_THROWS_WITH(scenario::load_scenario_from_string(scenario(mixed, kOneRequest, "  kv_transfer: pul\n"), "s.yaml", {}),
                     doctest::Contains("push, pull"));
+  CHECK_THROWS_WITH(scenario::load_scenario_from_string(
+                        scenario(kOnePrefillOneDecode, kOneRequest,
+                                 "  conditional_disaggregation: {max_uncached_tokens: 16, max_uncached_ratio: 2}\n"),
+                        "s.yaml", {}),
+                    doctest::Contains("s.yaml:18:77: workload.conditional_disaggregation.max_uncached_ratio: out of range: must be between 1e-09 and 1, got 2"));
 }
 
 TEST_CASE("kv_cost routes by uncached prompt blocks plus active blocks; prefix_queue by queue when nothing is cached") {
