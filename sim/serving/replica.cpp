@@ -86,6 +86,7 @@ void Replica::start(platform::Session& session, const engine::Profile& speed, Re
   session_ = &session;
   first_accelerator_ = first_accelerator;
   events_ = std::move(events);
+  if (pull_kv_ && !events_.pull) throw SimulationError(fmt::format("replica {}: nothing moves pulled KV caches", index_));
   acceptance_rng_.seed(engine::rng_stream_seed(session.options().seed, 0x5e41'1000 + static_cast<std::uint64_t>(index_)));
   speed_ = speed;
   constant_speed_ = speed == engine::Profile::constant(1.0);
@@ -234,33 +235,23 @@ void Replica::submit_prefilled(RequestRecord& record) {
   maybe_schedule();
 }
 
-void Replica::kv_arrived(RequestRecord& record) {
-  const auto it = pulls_.find(&record);
-  if (it == pulls_.end()) {
-    throw SimulationError(fmt::format("replica {}: request {} is not waiting for a KV cache", index_, record.request.id));
-  }
-  it->second->ready_ps = session_->engine().now();
-  pulls_.erase(it);
-  maybe_schedule();
-}
-
-bool Replica::start_pull(Sequence& s) {
-  const Request& r = s.record->request;
+void Replica::start_pull(Sequence& s) {
   lookup_prefix(s);  // a prefix cached here is not read again
   const std::int64_t hit = s.computed;
   if (!grow(s, s.prompt)) {
     undo_lookup(s);
-    return false;
+    return;
   }
   // vLLM computes the last prompt token again to sample the first output token.
   s.computed = s.kv = s.prompt - 1;
-  s.ready_ps = std::numeric_limits<engine::TimePs>::max();  // until kv_arrived
+  s.ready_ps = std::numeric_limits<engine::TimePs>::max();  // until it has arrived
   stats_.prefix_hit_tokens += hit;
-  stats_.prompt_tokens += r.input_tokens;
-  pulls_.emplace(s.record, &s);
-  if (!events_.pull) throw SimulationError(fmt::format("replica {}: nothing moves pulled KV caches", index_));
-  events_.pull(*s.record, r.input_tokens - hit);
-  return true;
+  stats_.prompt_tokens += s.prompt;
+  events_.pull(*s.record, s.prompt - hit, [this, sequence = &s, generation = load_generation_] {
+    if (generation != load_generation_) return;  // the instance failed meanwhile
+    sequence->ready_ps = session_->engine().now();
+    maybe_schedule();
+  });
 }
 
 void Replica::preempt_last() {
@@ -791,7 +782,6 @@ std::vector<RequestRecord*> Replica::fail() {
   prefixes_.clear();
   prefix_lru_.clear();
   ++load_generation_;
-  pulls_.clear();
   if (tiers_) {
     tiers_->clear();
   }

@@ -131,8 +131,8 @@ struct ReplicaEvents {
   std::function<void(RequestRecord&)> prefilled;
   /// Disaggregated decode with pulled KV caches (set_pull_kv): the scheduler has admitted the
   /// request and taken its blocks; the owner reads its `tokens` of KV cache not cached here from
-  /// the prefill instance, then calls kv_arrived.
-  std::function<void(RequestRecord&, std::int64_t tokens)> pull;
+  /// the prefill instance, then calls `arrived`.
+  std::function<void(RequestRecord&, std::int64_t tokens, std::function<void()> arrived)> pull;
 };
 
 /// Running totals of a replica, for the metrics and time series.
@@ -214,14 +214,12 @@ class Replica {
   /// blocks fit (else it waits in the queue's order). With set_pull_kv, a request whose prompt
   /// another instance has prefilled and whose KV cache is still there: it waits in the queue's
   /// order for its blocks, the scheduler then asks for its uncached KV (ReplicaEvents::pull),
-  /// and once it has arrived (kv_arrived) its last prompt token is computed here, which gives
-  /// its first token (vLLM's NixlConnector: docs/serving-frameworks.md, "Disaggregated").
+  /// and once it has arrived its last prompt token is computed here, which gives its first
+  /// token (vLLM's NixlConnector: docs/serving-frameworks.md section 2.6).
   void submit_prefilled(RequestRecord& record);
-  /// Decode replicas pull KV caches (workload.kv_transfer: pull) rather than receive them.
+  /// Decode replicas pull KV caches (workload.kv_transfer: pull) rather than receive them;
+  /// start() then needs ReplicaEvents::pull.
   void set_pull_kv(bool pull) { pull_kv_ = pull; }
-  /// The KV cache asked for by ReplicaEvents::pull has arrived.
-  /// Throws SimulationError for a request that is not waiting for one here.
-  void kv_arrived(RequestRecord& record);
   /// While held, submitted requests are queued but no iteration starts; release() starts one if
   /// there is work. The workload holds its replicas while it submits requests that arrive at the
   /// same instant, so that they form one batch.
@@ -285,8 +283,8 @@ class Replica {
   // A prefix of its prompt cached here (prefix caching): its blocks are shared, its tokens computed.
   void lookup_prefix(Sequence& s);
   // A pulled KV cache (set_pull_kv): takes the prompt's blocks and asks for what is not cached
-  // here; false (nothing taken) when the blocks do not fit.
-  bool start_pull(Sequence& s);
+  // here; nothing taken (ready_ps stays -1) when the blocks do not fit.
+  void start_pull(Sequence& s);
   bool grow(Sequence& s, std::int64_t kv_after);
   /// Preempts the most recently admitted running sequence (vLLM's victim).
   void preempt_last();
@@ -336,7 +334,6 @@ class Replica {
   bool held_ = false;
   bool pull_kv_ = false;
   std::int64_t active_blocks_ = 0;
-  std::unordered_map<RequestRecord*, Sequence*> pulls_;  // pulled KV caches on their way here
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order

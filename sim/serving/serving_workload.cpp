@@ -260,8 +260,8 @@ class ServingWorkload final : public platform::Workload {
   void on_finished(RequestRecord& record);
   void on_prefilled(RequestRecord& record);
   // Moves `tokens` of record's KV cache from the prefill instance that holds it to its decode
-  // instance (record.replica), which it then reaches.
-  void move_kv(RequestRecord& record, std::int64_t tokens);
+  // instance (record.replica), then calls `arrived` (a pull) or submits it there (a push).
+  void move_kv(RequestRecord& record, std::int64_t tokens, std::function<void()> arrived = {});
   void sample();
   void fill_pools(ServingResult& result) const;
   void fill_energy(ServingResult& result) const;
@@ -440,7 +440,9 @@ void ServingWorkload::start(platform::Session& session, std::function<void()> on
   ReplicaEvents events;
   events.finished = [this](RequestRecord& r) { on_finished(r); };
   events.prefilled = [this](RequestRecord& r) { on_prefilled(r); };
-  events.pull = [this](RequestRecord& r, std::int64_t tokens) { move_kv(r, tokens); };
+  events.pull = [this](RequestRecord& r, std::int64_t tokens, std::function<void()> arrived) {
+    move_kv(r, tokens, std::move(arrived));
+  };
   if (!pool_stores_.empty()) {
     memory_pools_ = std::make_unique<platform::MemoryPoolRuntime>(session.engine(), platform_.cluster().memory_pool,
                                                                     platform_.accelerator_count());
@@ -630,7 +632,7 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
   record.prefilled_by = record.replica;
   Replica& decode = *route(record, ReplicaRole::decode);  // failures leave disaggregated pools up
   if (spec_.kv_transfer == KvTransfer::pull) {
-    // The decode instance reads the cache when its scheduler admits the request (Replica::pull).
+    // The decode instance reads the cache when its scheduler admits the request (ReplicaEvents::pull).
     decode.submit_prefilled(record);
     if (record.rejected) replicas_[static_cast<std::size_t>(record.prefilled_by)]->transfer_done(record);
     return;
@@ -639,8 +641,7 @@ void ServingWorkload::on_prefilled(RequestRecord& record) {
   move_kv(record, record.request.input_tokens);
 }
 
-void ServingWorkload::move_kv(RequestRecord& record, std::int64_t tokens) {
-  const bool pulled = spec_.kv_transfer == KvTransfer::pull;
+void ServingWorkload::move_kv(RequestRecord& record, std::int64_t tokens, std::function<void()> arrived) {
   Replica* source = replicas_[static_cast<std::size_t>(record.prefilled_by)].get();
   Replica* decode = replicas_[static_cast<std::size_t>(record.replica)].get();
   const Pool* from = &pools_[pool_of_[static_cast<std::size_t>(source->index())]];
@@ -656,11 +657,11 @@ void ServingWorkload::move_kv(RequestRecord& record, std::int64_t tokens) {
   for (int i = 0; i < n_from; ++i) pairs.push_back({first_from + i, first_to + i % n_to});
   RequestRecord* moving = &record;
   ++in_flight_;
-  const auto deliver = [this, source, decode, moving, pulled](engine::Engine&) {
+  const auto deliver = [this, source, decode, moving, arrived = std::move(arrived)](engine::Engine&) {
     --in_flight_;
     source->transfer_done(*moving);  // the prefill instance keeps the blocks until the cache has left
-    if (pulled) {
-      decode->kv_arrived(*moving);
+    if (arrived) {
+      arrived();
     } else {
       decode->submit_prefilled(*moving);
     }

@@ -545,14 +545,17 @@ class TraceReader {
     return accelerator;
   }
 
+  /// The shapes of a read operator's instance; empty after counting why it is left out.
+  std::vector<KernelShape> shapes_of(std::size_t op) {
+    auto recognized = recognize(ops_[op].name, *ops_[op].args);
+    if (recognized->shapes.empty()) ++left_.skip_reasons[recognized->skip];
+    return std::move(recognized->shapes);
+  }
+
   bool add_instance(std::size_t op, double time_us) {
-    const auto recognized = recognize(ops_[op].name, *ops_[op].args);
-    if (recognized->shapes.empty()) {
-      ++left_.skip_reasons[recognized->skip];
-      return false;
-    }
-    if (!(time_us > 0)) return false;
-    samples_.add(accelerator_of(device_of_.at(op)), recognized->shapes.front(), time_us * 1e-6, ops_[op].name, file_);
+    const std::vector<KernelShape> shapes = shapes_of(op);
+    if (shapes.empty() || !(time_us > 0)) return false;
+    samples_.add(accelerator_of(device_of_.at(op)), shapes.front(), time_us * 1e-6, ops_[op].name, file_);
     return true;
   }
 
@@ -560,11 +563,8 @@ class TraceReader {
   /// fused_experts_impl launches fused_moe_kernel twice, w1 (gate+up) then w2 (down), on one
   /// stream: in GPU order the 1st, 3rd, ... launches are the up GEMMs, the 2nd, 4th, ... the down.
   bool add_fused_experts(std::size_t op, std::vector<std::pair<double, double>>& kernels) {
-    const auto recognized = recognize(ops_[op].name, *ops_[op].args);
-    if (recognized->shapes.empty()) {
-      ++left_.skip_reasons[recognized->skip];
-      return false;
-    }
+    const std::vector<KernelShape> shapes = shapes_of(op);
+    if (shapes.empty()) return false;
     if (kernels.size() % 2 != 0) {
       ++left_.skip_reasons["vLLM fused_experts call whose fused_moe_kernel launches do not pair into up and down "
                            "projections (a call cut by the profiling window?)"];
@@ -577,9 +577,9 @@ class TraceReader {
     const std::string accelerator = accelerator_of(device_of_.at(op));
     constexpr const char* sizing = "m, batch: the simulator's grouped_expert_gemm of T x top-k copies; the call's "
                                    "align, activation, sum and quantization kernels not included";
-    samples_.add(accelerator, recognized->shapes[0], up_us * 1e-6, ops_[op].name, file_,
+    samples_.add(accelerator, shapes[0], up_us * 1e-6, ops_[op].name, file_,
                  fmt::format("vLLM fused MoE up projection (w1): each call's 1st, 3rd, ... fused_moe_kernel; {}", sizing));
-    samples_.add(accelerator, recognized->shapes[1], down_us * 1e-6, ops_[op].name, file_,
+    samples_.add(accelerator, shapes[1], down_us * 1e-6, ops_[op].name, file_,
                  fmt::format("vLLM fused MoE down projection (w2): each call's 2nd, 4th, ... fused_moe_kernel; {}", sizing));
     return true;
   }
