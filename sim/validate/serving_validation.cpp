@@ -39,7 +39,8 @@ const std::vector<RowSystem>& row_systems() {
   static const std::vector<RowSystem> systems = {
       {"h100", "h100-sxm", "dgx-h100"},     {"h200", "h200-sxm", "dgx-h200"},
       {"a100", "a100-sxm-80gb", "dgx-a100"}, {"l40s", "l40s", "l40s-pcie-x8"},
-      {"mi300x", "mi300x", "mi300x-x8"},
+      {"mi300x", "mi300x", "mi300x-x8"},     {"mi325x", "mi325x", "mi325x-x8"},
+      {"b200", "b200", "dgx-b200"},          {"gb200", "gb200", "gb200-nvl72"},  // gb200 after b200: the last match wins
   };
   return systems;
 }
@@ -162,6 +163,16 @@ ServingBenchmark row_benchmark(const InferenceRow& row, const std::string& frame
   return ServingBenchmark::offline;
 }
 
+/// "random range ratio R" in a row's scenario text: vLLM's `benchmark_serving.py --random-range-ratio`
+/// as InferenceX's copy of it (utils/bench_serving) and vLLM's before 0.9 read it, lengths drawn
+/// uniformly in [R x L, L] around the stated --random-input-len / --random-output-len L.
+std::optional<double> stated_range_ratio(const std::string& text) {
+  static const std::regex pattern(R"(random[- ]range[- ]ratio\s+([0-9]*\.?[0-9]+))", std::regex::icase);
+  std::smatch match;
+  if (!std::regex_search(text, match, pattern)) return std::nullopt;
+  return std::stod(match[1].str());
+}
+
 /// "N requests" (or prompts, samples) in a row's scenario text.
 std::optional<std::int64_t> stated_request_count(const std::string& text) {
   static const std::regex pattern(R"((\d+)\s+(?:requests|prompts|samples))", std::regex::icase);
@@ -192,6 +203,17 @@ std::optional<RowPrecision> row_precision(const InferenceRow& row, const Inferen
                   : fmt::format("precision '{}' is not one of FP8, FP16, BF16", row.precision);
     return std::nullopt;
   }
+  // The KV-cache format one run states (notes "kv_cache=fp8"), e.g. a launch flag of that run only.
+  static const std::regex stated_kv(R"((?:^|[;, ])kv_cache\s*=\s*([a-z0-9]+))");
+  std::smatch match;
+  if (std::regex_search(row.notes, match, stated_kv)) {
+    const std::string kv = match[1].str();
+    if (kv != "fp8" && kv != "bf16" && kv != "fp16") {
+      problem = fmt::format("notes kv_cache={} is not one of fp8, bf16, fp16", kv);
+      return std::nullopt;
+    }
+    out.kv_cache = kv;
+  }
   return out;
 }
 
@@ -209,7 +231,8 @@ std::string scheduler_yaml(const InferenceRow& row, const InferenceSource& sourc
   // MLPerf harness's gpu_batch_size and max_num_tokens for that system.
   static const std::pair<const char*, std::regex> limits[] = {
       {"max_sequences", std::regex(R"((?:^|[;, ])max_sequences\s*=\s*(\d+))")},
-      {"max_batched_tokens", std::regex(R"((?:^|[;, ])max_batched_tokens\s*=\s*(\d+))")}};
+      {"max_batched_tokens", std::regex(R"((?:^|[;, ])max_batched_tokens\s*=\s*(\d+))")},
+      {"memory_utilisation", std::regex(R"((?:^|[;, ])memory_utilisation\s*=\s*(0?\.\d+|1(?:\.0*)?))")}};
   for (const auto& [key, stated] : limits) {
     std::smatch match;
     if (benchmark != ServingBenchmark::static_batch && benchmark != ServingBenchmark::latency &&
@@ -453,6 +476,18 @@ const std::vector<InferenceSource>& inference_sources() {
        .framework = "vllm-0.10", .fp8_kv_cache = "fp8",
        .stated_scheduler = "max_sequences: 1024, prefix_caching: false",
        .stated_workload = {"router: round_robin"}},
+      {.name = "inferencex",
+       .id_prefix = "ix_",
+       .description =
+           "InferenceX (SemiAnalysisAI/InferenceX) single-node runs, one GitHub Actions run each (the row's source), "
+           "as the InferenceX app's API snapshot lists them (SemiAnalysisAI/InferenceX-app "
+           "packages/app/cypress/fixtures/api/benchmarks.json @ a369c398): its utils/bench_serving/benchmark_serving.py "
+           "with --dataset-name random --random-range-ratio 0.8 (lengths uniform in [0.8 L, L]), --ignore-eos, "
+           "--request-rate inf, --max-concurrency C, 10 x C prompts after 2 x C warm-up ones (not counted); the "
+           "framework release from the run's container image; each row's launch flags (the benchmark script at the "
+           "run's date: max running requests, chunked prefill size, memory fraction, KV-cache format) in its notes; "
+           "prefix caching off (--disable-radix-cache); tokens/s per GPU count input and output",
+       .stated_scheduler = "prefix_caching: false"},
       {.name = "mlperf41_nvidia",
        .id_prefix = "mlperf41_",
        .description =
@@ -576,7 +611,8 @@ struct RowPlan {
   RowPrecision precision;
   std::int64_t requests = 0, output_len = 1;
   std::string dataset;  ///< the library length profile the requests draw from; "" for fixed lengths
-  std::string lengths_note;  ///< where the lengths came from, when the row names a dataset
+  std::string lengths_note;  ///< where the lengths came from, when the row names a dataset or a range
+  double range_ratio = 1;    ///< stated lengths drawn uniformly in [ratio x L, L]; 1: fixed
   int instances = 1;
   std::string arrival = "{process: offline}";  ///< rate and concurrency rows: theirs
 };
@@ -632,6 +668,26 @@ bool dataset_lengths(ServingRowMapping& m, RowPlan& plan) {
   return true;
 }
 
+/// A row whose scenario states a random range ratio R: its stated lengths L become uniform
+/// draws in [R x L, L]. False with m.skip_reason for a ratio outside (0, 1], a row that names a
+/// dataset instead of its lengths, or a benchmark of one fixed shape.
+bool ranged_lengths(ServingRowMapping& m, RowPlan& plan) {
+  const auto ratio = stated_range_ratio(plan.row.scenario);
+  if (!ratio) return true;
+  if (!(*ratio > 0 && *ratio <= 1)) {
+    m.skip_reason = fmt::format("random range ratio {} is not in (0, 1]", *ratio);
+    return false;
+  }
+  if (!plan.dataset.empty() || m.benchmark == ServingBenchmark::static_batch ||
+      m.benchmark == ServingBenchmark::latency) {
+    m.skip_reason = "a random range ratio applies to the stated lengths of a benchmark of many requests";
+    return false;
+  }
+  plan.range_ratio = *ratio;
+  plan.lengths_note = fmt::format("lengths uniform in [{:g} x stated, stated] (random range ratio)", *ratio);
+  return true;
+}
+
 bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   std::string problem;
   const auto row = parse_inference_row(csv, problem);
@@ -673,7 +729,7 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   plan.precision = *precision;
   if (row->tp > 0 && !size_instances(m, plan)) return false;
   plan.output_len = row->output_len > 0 ? row->output_len : 1;
-  if (!dataset_lengths(m, plan)) return false;
+  if (!dataset_lengths(m, plan) || !ranged_lengths(m, plan)) return false;
   const StatedArrival arrival = stated_arrival(row->scenario);
   if (arrival.concurrency && arrival.rate) {
     m.skip_reason = fmt::format("requests at {} req/s capped at {} in flight: not modelled (arrivals are either at a "
@@ -768,10 +824,15 @@ ServingRowMapping map_serving_row(const CsvRow& csv) {
 
 namespace {
 
-/// A side's lengths: the dataset profile's, or the row's fixed length.
-std::string lengths_yaml(const std::string& dataset, std::int64_t fixed) {
-  return dataset.empty() ? fmt::format("{{distribution: fixed, value: {}}}", fixed)
-                         : fmt::format("{{distribution: dataset, dataset: {}}}", dataset);
+/// A side's lengths: the dataset profile's, the row's fixed length, or uniform draws in
+/// [range_ratio x length, length].
+std::string lengths_yaml(const std::string& dataset, std::int64_t length, double range_ratio) {
+  if (!dataset.empty()) return fmt::format("{{distribution: dataset, dataset: {}}}", dataset);
+  if (range_ratio < 1) {
+    const auto low = std::max<std::int64_t>(1, static_cast<std::int64_t>(range_ratio * static_cast<double>(length)));
+    return fmt::format("{{distribution: uniform, min: {}, max: {}}}", low, length);
+  }
+  return fmt::format("{{distribution: fixed, value: {}}}", length);
 }
 
 /// The scenario of a planned row.
@@ -813,8 +874,8 @@ workload:
       fmt::arg("replicas", plan.instances), fmt::arg("tp", row.tp), fmt::arg("pp", row.pp),
       fmt::arg("scheduler", scheduler_yaml(row, *m.source, plan.framework, m.benchmark)),
       fmt::arg("count", plan.requests), fmt::arg("arrival", arrival),
-      fmt::arg("input", lengths_yaml(plan.dataset, row.input_len)),
-      fmt::arg("output", lengths_yaml(plan.dataset, plan.output_len)), fmt::arg("slo", slo));
+      fmt::arg("input", lengths_yaml(plan.dataset, row.input_len, plan.range_ratio)),
+      fmt::arg("output", lengths_yaml(plan.dataset, plan.output_len, plan.range_ratio)), fmt::arg("slo", slo));
 }
 
 }  // namespace

@@ -468,4 +468,53 @@ TEST_CASE("a row that names a dataset instead of its lengths draws them from the
   CHECK(neither.skip_reason.find("input_len (empty)") != std::string::npos);
 }
 
+
+TEST_CASE("a random range ratio draws the stated lengths uniformly; a run's memory fraction and KV format from notes") {
+  const std::string header =
+      "id,source,model,params_b,gpus,gpu_type,tp,pp,precision,framework,scenario,input_len,output_len,batch,metric,"
+      "value,unit,notes\n";
+  const auto rows = validate::parse_csv(
+      header +
+          "ix_a,s,deepseek-ai/DeepSeek-R1-0528,671,8,B200,8,1,FP8,SGLang 0.5.9,\"random range ratio 0.8, request rate "
+          "inf, max concurrency 16, 160 requests\",8192,1024,,total_tokens_per_s,1,tok/s per GPU,max_sequences=128; "
+          "max_batched_tokens=32768; memory_utilisation=0.82; kv_cache=fp8\n"
+          "ix_b,s,deepseek-ai/DeepSeek-R1-0528,671,8,H200,8,1,FP8,SGLang 0.5.9,\"random range ratio 0.8, max "
+          "concurrency 4, 40 requests\",1024,1024,,ttft_p50_ms,1,ms,memory_utilisation=0.82\n"
+          "ix_c,s,deepseek-ai/DeepSeek-R1-0528,671,8,MI325X,8,1,FP8,SGLang 0.5.9,\"random range ratio 1.5, max "
+          "concurrency 4, 40 requests\",1024,1024,,ttft_p50_ms,1,ms,\n"
+          "ix_d,s,deepseek-ai/DeepSeek-R1-0528,671,8,MI300X,8,1,FP8,SGLang 0.5.9,\"max concurrency 4, 40 requests\","
+          "1024,1024,,ttft_p50_ms,1,ms,kv_cache=int3\n",
+      "ranged.csv");
+  const auto b200 = validate::map_serving_row(rows[0]);
+  CHECK(b200.source->name == "inferencex");
+  CHECK(b200.benchmark == ServingBenchmark::concurrency);
+  const YAML::Node yaml = yaml_of(b200);
+  // InferenceX's benchmark_serving.py: lower = int(8192 x 0.8) = 6553, upper = 8192; 819 to 1024.
+  CHECK(text(yaml["workload"]["requests"]["input"]["distribution"]) == "uniform");
+  CHECK(yaml["workload"]["requests"]["input"]["min"].as<int>() == 6553);
+  CHECK(yaml["workload"]["requests"]["input"]["max"].as<int>() == 8192);
+  CHECK(yaml["workload"]["requests"]["output"]["min"].as<int>() == 819);
+  CHECK(yaml["workload"]["requests"]["output"]["max"].as<int>() == 1024);
+  CHECK(yaml["workload"]["requests"]["count"].as<int>() == 160);
+  CHECK(yaml["workload"]["requests"]["arrival"]["clients"].as<int>() == 16);
+  CHECK(yaml["workload"]["scheduler"]["max_sequences"].as<int>() == 128);
+  CHECK(yaml["workload"]["scheduler"]["max_batched_tokens"].as<int>() == 32768);
+  CHECK(yaml["workload"]["scheduler"]["memory_utilisation"].as<double>() == 0.82);
+  CHECK_FALSE(yaml["workload"]["scheduler"]["prefix_caching"].as<bool>());  // the source's --disable-radix-cache
+  CHECK(text(yaml["workload"]["precision"]["kv_cache"]) == "fp8");
+  CHECK(text(yaml["include"][0]) == "systems/dgx-b200.yaml");
+  CHECK(text(yaml["workload"]["framework"]) == "sglang-0.5");
+  // No kv_cache note: SGLang's default, the activations' format (fp16 for an fp8 row).
+  const YAML::Node h200 = yaml_of(validate::map_serving_row(rows[1]));
+  CHECK(text(h200["workload"]["precision"]["kv_cache"]) == "fp16");
+  CHECK(h200["workload"]["scheduler"]["memory_utilisation"].as<double>() == 0.82);
+  CHECK_FALSE(h200["workload"]["scheduler"]["max_sequences"]);
+  const auto ratio = validate::map_serving_row(rows[2]);
+  CHECK_FALSE(ratio.scenario_yaml);
+  CHECK(ratio.skip_reason == "random range ratio 1.5 is not in (0, 1]");
+  const auto kv = validate::map_serving_row(rows[3]);
+  CHECK_FALSE(kv.scenario_yaml);
+  CHECK(kv.skip_reason == "notes kv_cache=int3 is not one of fp8, bf16, fp16");
+}
+
 }  // namespace serving_validation_test
