@@ -119,6 +119,10 @@ Declarations<serving::SchedulerSpec> scheduler_keys() {
   keys.boolean("kv_of_free_memory", &S::kv_of_free_memory,
                "memory_utilisation applies to the memory left after weights and activations (TensorRT-LLM), not "
                "to all of it (vLLM)");
+  keys.integer("recv_interval", &S::recv_interval,
+               "decode iterations between the times a decoding instance takes in new requests (SGLang "
+               "--scheduler-recv-interval; an iteration with prefill work, or an idle instance, takes them in at once)")
+      .range(1, 1e6);
   return keys;
 }
 
@@ -331,6 +335,7 @@ void apply_framework_defaults(const WorkloadReadContext& c, ServingSpec& w) {
   take("overlap_host", s.overlap_host, d.overlap_host, flag(d.overlap_host));
   take("reserve_output", s.reserve_output, d.reserve_output, flag(d.reserve_output));
   take("kv_of_free_memory", s.kv_of_free_memory, d.kv_of_free_memory, flag(d.kv_of_free_memory));
+  take("recv_interval", s.recv_interval, d.recv_interval, std::to_string(d.recv_interval));
   if (!c.has("decode_kv_per_query_head")) {
     w.decode_kv_per_query_head = serving::framework_kernels(w.framework).decode_kv_per_query_head;
   }

@@ -206,15 +206,31 @@ void Replica::submit(RequestRecord& record) {
     rejection = Rejection::kv_capacity;
   } else if (!scheduler_.chunked_prefill && r.input_tokens > scheduler_.max_batched_tokens) {
     rejection = Rejection::token_budget;
-  } else if (scheduler_.max_queue > 0 && static_cast<int>(waiting_.size()) >= scheduler_.max_queue) {
+  } else if (scheduler_.max_queue > 0 && queued() >= scheduler_.max_queue) {
     rejection = Rejection::queue_full;
   }
   auto s = accept(record, rejection);
   if (!s) return;
-  waiting_.push_back(std::move(s));
+  enqueue(std::move(s));
   ++outstanding_;
   active_blocks_ += blocks_for(r.input_tokens);
   maybe_schedule();
+}
+
+void Replica::enqueue(std::unique_ptr<Sequence> s) {
+  // An idle instance's scheduler loop spins and takes the request in at once; a decoding one
+  // holds it until its next receive (recv_interval).
+  if (scheduler_.recv_interval > 1 && (busy_ || !running_.empty())) {
+    inbox_.push_back(std::move(s));
+  } else {
+    waiting_.push_back(std::move(s));
+  }
+}
+
+void Replica::receive() {
+  since_receive_ = 0;
+  for (auto& s : inbox_) waiting_.push_back(std::move(s));
+  inbox_.clear();
 }
 
 void Replica::submit_prefilled(RequestRecord& record) {
@@ -229,7 +245,7 @@ void Replica::submit_prefilled(RequestRecord& record) {
     s->generated = 1;  // the prefill pool sampled the first token
     s->last_token_s = record.first_token_s;
   }
-  waiting_.push_back(std::move(s));
+  enqueue(std::move(s));
   ++outstanding_;
   active_blocks_ += blocks_for(r.input_tokens);
   maybe_schedule();
@@ -445,7 +461,7 @@ bool Replica::admit(Sequence& s, std::int64_t budget, std::vector<BatchEntry>& b
 }
 
 void Replica::maybe_schedule() {
-  if (!busy_ && !held_ && !down_ && (!waiting_.empty() || !running_.empty())) run_iteration();
+  if (!busy_ && !held_ && !down_ && (!waiting_.empty() || !running_.empty() || !inbox_.empty())) run_iteration();
 }
 
 void Replica::release() {
@@ -473,6 +489,7 @@ void Replica::admit_waiting(std::int64_t& budget) {
 }
 
 void Replica::run_iteration() {
+  if (since_receive_ >= scheduler_.recv_interval || running_.empty()) receive();
   batch_.clear();
   batch_sequences_.clear();
   iteration_swap_s_ = iteration_load_s_ = 0;
@@ -636,6 +653,12 @@ void Replica::finish_iteration() {
   stats_.block_seconds += static_cast<double>(used_blocks_) * (now - last_change_s_);
   last_change_s_ = now;
   std::bernoulli_distribution accept(std::clamp(speculative_.acceptance, 0.0, 1.0));
+  // SGLang's receive counter: a decode-only iteration weighs 1, one with prefill work enough to
+  // take new requests in before the next.
+  if (scheduler_.recv_interval > 1) {
+    const bool prefill = std::any_of(batch_.begin(), batch_.end(), [](const BatchEntry& e) { return !e.decode; });
+    since_receive_ += prefill ? scheduler_.recv_interval : 1;
+  }
   bool any_done = false;
   for (Sequence* s : batch_sequences_) {
     RequestRecord& r = *s->record;
@@ -776,8 +799,10 @@ std::vector<RequestRecord*> Replica::fail() {
   };
   for (auto& s : running_) take(*s);
   for (auto& s : waiting_) take(*s);
+  for (auto& s : inbox_) take(*s);
   running_.clear();
   waiting_.clear();
+  inbox_.clear();
   batch_sequences_.clear();
   prefixes_.clear();
   prefix_lru_.clear();

@@ -76,6 +76,11 @@ struct SchedulerSpec {
   /// max_sequences is SGLang's running-request limit, sized from the instance's KV tokens and
   /// the model's context when the instance is built (sglang_max_running_requests).
   bool kv_sized_sequences = false;
+  /// SGLang's --scheduler-recv-interval: while the instance decodes, it takes in new requests
+  /// only once this many decode-only iterations have passed since it last did; an iteration with
+  /// prefill work, or an idle instance, takes them in at once (SchedulerRecvSkipper). 1: every
+  /// iteration (every other framework).
+  int recv_interval = 1;
 };
 
 /// Speculative decoding (`workload.speculative`): each decode step proposes `tokens` draft
@@ -234,7 +239,7 @@ class Replica {
   ReplicaRole role() const { return role_; }
   /// Requests queued or running here (the router's load).
   std::int64_t outstanding() const { return outstanding_; }
-  std::int64_t queued() const { return static_cast<std::int64_t>(waiting_.size()); }
+  std::int64_t queued() const { return static_cast<std::int64_t>(waiting_.size() + inbox_.size()); }
   /// The prompt blocks of the requests queued or running here (a KV-aware router's own count of
   /// a worker's active blocks: added when routed, removed when finished).
   std::int64_t active_blocks() const { return active_blocks_; }
@@ -336,6 +341,12 @@ class Replica {
   std::int64_t active_blocks_ = 0;
 
   std::deque<std::unique_ptr<Sequence>> waiting_;   // FCFS; preempted ones go to the front
+  // Requests submitted while the instance decodes that its scheduler has not taken in yet
+  // (SchedulerSpec::recv_interval), and the weight of the iterations since it last did.
+  std::deque<std::unique_ptr<Sequence>> inbox_;
+  int since_receive_ = 0;
+  void receive();
+  void enqueue(std::unique_ptr<Sequence> s);
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted (prefilling or decoding), arrival order
   std::unordered_map<RequestRecord*, std::unique_ptr<Sequence>> transferring_;  // prefill pool: KV being sent
   std::vector<BatchEntry> batch_;

@@ -232,7 +232,8 @@ std::string scheduler_yaml(const InferenceRow& row, const InferenceSource& sourc
   static const std::pair<const char*, std::regex> limits[] = {
       {"max_sequences", std::regex(R"((?:^|[;, ])max_sequences\s*=\s*(\d+))")},
       {"max_batched_tokens", std::regex(R"((?:^|[;, ])max_batched_tokens\s*=\s*(\d+))")},
-      {"memory_utilisation", std::regex(R"((?:^|[;, ])memory_utilisation\s*=\s*(0?\.\d+|1(?:\.0*)?))")}};
+      {"memory_utilisation", std::regex(R"((?:^|[;, ])memory_utilisation\s*=\s*(0?\.\d+|1(?:\.0*)?))")},
+      {"recv_interval", std::regex(R"((?:^|[;, ])recv_interval\s*=\s*(\d+))")}};
   for (const auto& [key, stated] : limits) {
     std::smatch match;
     if (benchmark != ServingBenchmark::static_batch && benchmark != ServingBenchmark::latency &&

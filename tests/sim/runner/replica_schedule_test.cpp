@@ -157,6 +157,36 @@ TEST_CASE("the router: round robin in turn; least outstanding and shortest queue
   std::filesystem::remove(trace);
 }
 
+TEST_CASE("recv_interval: a decoding instance takes new requests in every N decode iterations (SGLang)") {
+  // A (100 in, 40 out) at 0, B (100 in, 5 out) at 50 ms, while A decodes. SGLang's
+  // SchedulerRecvSkipper: A's prefill iteration counts enough to take requests in before the
+  // next iteration (2); each decode-only iteration counts 1, so with an interval of 8 the instance
+  // takes requests in again before iterations 10, 18, ...: B's prefill runs in one of those. With
+  // every iteration taking them in (1, every other framework), B starts in the first iteration
+  // after it arrives, earlier (iterations 8 and 10 on this preset).
+  const auto trace = std::filesystem::temp_directory_path() / "clustersim-recv-interval-trace.csv";
+  std::ofstream(trace) << "arrival_s,input_tokens,output_tokens\n0,100,40\n0.05,100,5\n";
+  const auto second_prefill = [&](int interval) {
+    std::string yaml = scenario(2, 100, 2, "{policy: prefill_first, chunked_prefill: false, recv_interval: " +
+                                               std::to_string(interval) + "}");
+    yaml.replace(yaml.find("arrival: {process: offline}"), 27, "arrival: {process: trace}\n    trace: " + trace.string());
+    const auto batches = batches_of(yaml);
+    int seen = 0;
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      if (batches[i].prefill > 0 && ++seen == 2) return static_cast<int>(i) + 1;  // 1-based
+    }
+    FAIL("no second prefill: " << batch_text(batches));
+    return 0;
+  };
+  const int every = second_prefill(1), eighth = second_prefill(8);
+  CAPTURE(every);
+  CAPTURE(eighth);
+  CHECK(eighth % 8 == 2);
+  CHECK(every < eighth);
+  CHECK(second_prefill(1000) == 41);  // never while A decodes (its prefill, then 39 decodes): B after A
+  std::filesystem::remove(trace);
+}
+
 }  // namespace replica_schedule_test
 
 namespace replica_schedule_test {
@@ -212,7 +242,7 @@ KvRun run_kv(serving::PreemptionMode preemption) {
     run.records[static_cast<std::size_t>(i)].request.output_tokens = 8;
   }
   int finished = 0;
-  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}}, 0);
+  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}, {}}, 0);
   replica.hold();
   for (serving::RequestRecord& record : run.records) replica.submit(record);
   replica.release();
@@ -297,7 +327,7 @@ TierRun run_tiers(bool tiers, serving::TierWrite write, serving::TierLoad load, 
     }
   }
   int finished = 0;
-  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}}, 0);
+  replica.start(session, engine::Profile::constant(1.0), {[&finished](serving::RequestRecord&) { ++finished; }, {}, {}}, 0);
   for (serving::RequestRecord& record : run.records) {
     session.engine().schedule_at(engine::seconds_to_ps(record.request.arrival_s),
                                  [&replica, &record](engine::Engine&) { replica.submit(record); });

@@ -7,8 +7,9 @@ without expert parallelism, attention data parallelism or speculative decoding, 
 ClusterSim has presets for. Each run's launch flags come from its benchmark script at the run's
 date (SemiAnalysisAI/InferenceX, commits below) and go into the row's notes, as
 `clustersim validate` reads them: max_sequences (--max-running-requests), max_batched_tokens
-(--chunked-prefill-size), memory_utilisation (--mem-fraction-static), kv_cache (--kv-cache-dtype
-fp8_e4m3; SGLang's default otherwise is the model's bf16).
+(--chunked-prefill-size), memory_utilisation (--mem-fraction-static), recv_interval
+(--scheduler-recv-interval), kv_cache (--kv-cache-dtype fp8_e4m3; SGLang's default otherwise is the
+model's bf16). Not modelled: --stream-interval, --num-continuous-decode-steps.
 
 Usage: python3 validation/data/inferencex/convert.py
 """
@@ -24,7 +25,7 @@ SNAPSHOT = ("SemiAnalysisAI/InferenceX-app packages/app/cypress/fixtures/api/ben
             "(commit a369c398)")
 
 
-def flags(hw, tp, isl, osl):
+def flags(hw, tp, isl, osl, conc):
     """The launch flags of InferenceX's dsr1_fp8_<hw>.sh (SGLang) for one run, and the script."""
     if hw == "h200":  # benchmarks/single_node/dsr1_fp8_h200.sh @ 41aff0afc (2026-03-06)
         running = 512 if (isl, osl) == (1024, 1024) else 256
@@ -32,10 +33,12 @@ def flags(hw, tp, isl, osl):
                 "benchmarks/single_node/dsr1_fp8_h200.sh @ 41aff0afc")
     if hw == "b200":  # benchmarks/single_node/dsr1_fp8_b200.sh @ 64c20b6b5 (2026-03-11); the same
         # flags for tp 8 in benchmarks/dsr1_fp8_b200_docker.sh @ d22bf9ca9 (2025-11-21)
+        # --scheduler-recv-interval: 30 from 16 clients at tp 8, else 10
         if tp == 8:
-            f = {"max_sequences": 128, "max_batched_tokens": 32768, "memory_utilisation": 0.82}
+            f = {"max_sequences": 128, "max_batched_tokens": 32768, "memory_utilisation": 0.82,
+                 "recv_interval": 30 if conc >= 16 else 10}
         else:
-            f = {"max_sequences": 32, "max_batched_tokens": 8192, "memory_utilisation": 0.95}
+            f = {"max_sequences": 32, "max_batched_tokens": 8192, "memory_utilisation": 0.95, "recv_interval": 10}
         f["kv_cache"] = "fp8"
         return f, "benchmarks/single_node/dsr1_fp8_b200.sh @ 64c20b6b5"
     # mi300x, mi325x: benchmarks/single_node/dsr1_fp8_<hw>.sh @ 8d81e0bf4 (2026-02-19); also
@@ -58,7 +61,7 @@ def main():
         if not release:
             continue  # no image recorded: the release is unknown
         hw, tp, isl, osl, conc = r["hardware"], int(r["tp"]), int(r["isl"]), int(r["osl"]), int(r["conc"])
-        f, script = flags(hw, tp, isl, osl)
+        f, script = flags(hw, tp, isl, osl, conc)
         notes = "; ".join(f"{k}={v}" for k, v in f.items())
         notes += f"; run {r['date']}, image {r['image']}; launch flags: {script}"
         base = f"ix_dsr1_{hw}_sglang_tp{tp}_{isl // 1024}k{osl // 1024}k_c{conc}_{r['date'].replace('-', '')}"
