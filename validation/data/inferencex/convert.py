@@ -2,9 +2,9 @@
 app's API snapshot, see validation/data/README.md) into validation rows in the
 ground_truth_inference.csv format: validation/data/inferencex_dsr1_serving.csv.
 
-Kept: DeepSeek-R1 FP8 on SGLang 0.5 (the framework and release from the run's container image),
-without expert parallelism, attention data parallelism or speculative decoding, on the parts
-ClusterSim has presets for. Each run's launch flags come from its benchmark script at the run's
+Kept: DeepSeek-R1 FP8 on SGLang 0.5 (the framework and release from the run's container image)
+and on TensorRT-LLM 1.2.0rc6.post2 (B200, trtllm-serve), without expert parallelism, attention
+data parallelism or speculative decoding, on the parts ClusterSim has presets for. Each run's launch flags come from its benchmark script at the run's
 date (SemiAnalysisAI/InferenceX, commits below) and go into the row's notes, as
 `clustersim validate` reads them: max_sequences (--max-running-requests), max_batched_tokens
 (--chunked-prefill-size), memory_utilisation (--mem-fraction-static), recv_interval
@@ -47,29 +47,47 @@ def flags(hw, tp, isl, osl, conc):
             f"benchmarks/single_node/dsr1_fp8_{hw}.sh @ 8d81e0bf4")
 
 
+def trt_flags(tp, isl, osl, conc):
+    """trtllm-serve's flags in InferenceX's benchmarks/dsr1_fp8_b200_trt.sh @ ec7bafaae
+    (2026-01-29, the runs' date): --max_num_tokens, kv_cache_config (fp8, free_gpu_memory_fraction)."""
+    tokens = max(8192, (conc + isl + 64 + 63) // 64 * 64)
+    fraction = 0.8
+    if (isl, osl) == (1024, 8192) and conc >= 256:
+        fraction = 0.7
+    elif (isl, osl) == (8192, 1024) and tp == 4:
+        fraction = 0.75
+    f = {"max_batched_tokens": tokens, "memory_utilisation": fraction, "kv_cache": "fp8"}
+    return f, "benchmarks/dsr1_fp8_b200_trt.sh @ ec7bafaae"
+
+
 def main():
     runs = list(csv.DictReader(open(HERE / "inferencex_runs.csv")))
     header = ["id", "source", "model", "params_b", "gpus", "gpu_type", "tp", "pp", "precision", "framework",
               "scenario", "input_len", "output_len", "batch", "metric", "value", "unit", "notes"]
     out = []
     for r in runs:
-        if (r["model"], r["precision"], r["framework"]) != ("dsr1", "fp8", "sglang"):
+        if (r["model"], r["precision"]) != ("dsr1", "fp8") or r["framework"] not in ("sglang", "trt"):
             continue
         if r["hardware"] not in GPU or r["ep"] != "1" or r["dp_attention"] != "false":
             continue
-        release = re.search(r"sglang:v(\d+\.\d+\.\d+)", r["image"])
-        if not release:
-            continue  # no image recorded: the release is unknown
         hw, tp, isl, osl, conc = r["hardware"], int(r["tp"]), int(r["isl"]), int(r["osl"]), int(r["conc"])
-        f, script = flags(hw, tp, isl, osl, conc)
+        if r["framework"] == "sglang":
+            release = re.search(r"sglang:v(\d+\.\d+\.\d+)", r["image"])
+            engine = f"SGLang {release.group(1)}" if release else ""
+        else:  # TensorRT-LLM: only B200's runs of the release whose script is read
+            release = re.search(r"tensorrt-llm/release:(1\.2\.0rc6\.post2)", r["image"])
+            engine = f"TensorRT-LLM {release.group(1)} (trtllm-serve)" if release and hw == "b200" else ""
+        if not engine:
+            continue  # no image recorded (the release is unknown), or no script read for it
+        f, script = flags(hw, tp, isl, osl, conc) if r["framework"] == "sglang" else trt_flags(tp, isl, osl, conc)
         notes = "; ".join(f"{k}={v}" for k, v in f.items())
         notes += f"; run {r['date']}, image {r['image']}; launch flags: {script}"
-        base = f"ix_dsr1_{hw}_sglang_tp{tp}_{isl // 1024}k{osl // 1024}k_c{conc}_{r['date'].replace('-', '')}"
+        base = f"ix_dsr1_{hw}_{r['framework']}_tp{tp}_{isl // 1024}k{osl // 1024}k_c{conc}_{r['date'].replace('-', '')}"
         source = f"InferenceX run {r['run_url']}, as {SNAPSHOT} lists it"
         scenario = (f"InferenceX benchmark_serving.py: random dataset, random range ratio 0.8, request rate inf, "
                     f"max concurrency {conc}, {10 * conc} requests (after {2 * conc} warm-up ones), ignore-eos")
         common = [source, "deepseek-ai/DeepSeek-R1-0528", "671", str(tp), GPU[hw], str(tp), "1", "FP8",
-                  f"SGLang {release.group(1)}", scenario, str(isl), str(osl), ""]
+                  engine, scenario, str(isl), str(osl), ""]
         metrics = [("total_tokens_per_s", r["tput_per_gpu"], "tok/s per GPU"),
                    ("ttft_p50_ms", r["median_ttft_s"], "ms"),
                    ("tpot_p50_ms", r["median_tpot_s"], "ms")]
