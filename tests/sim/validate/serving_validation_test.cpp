@@ -470,11 +470,8 @@ TEST_CASE("a row that names a dataset instead of its lengths draws them from the
 
 
 TEST_CASE("a random range ratio draws the stated lengths uniformly; a run's memory fraction and KV format from notes") {
-  const std::string header =
-      "id,source,model,params_b,gpus,gpu_type,tp,pp,precision,framework,scenario,input_len,output_len,batch,metric,"
-      "value,unit,notes\n";
   const auto rows = validate::parse_csv(
-      header +
+      std::string(kHeader) +
           "ix_a,s,deepseek-ai/DeepSeek-R1-0528,671,8,B200,8,1,FP8,SGLang 0.5.9,\"random range ratio 0.8, request rate "
           "inf, max concurrency 16, 160 requests\",8192,1024,,total_tokens_per_s,1,tok/s per GPU,max_sequences=128; "
           "max_batched_tokens=32768; memory_utilisation=0.82; kv_cache=fp8\n"
