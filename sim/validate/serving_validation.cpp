@@ -614,6 +614,7 @@ struct RowPlan {
   std::string dataset;  ///< the library length profile the requests draw from; "" for fixed lengths
   std::string lengths_note;  ///< where the lengths came from, when the row names a dataset or a range
   double range_ratio = 1;    ///< stated lengths drawn uniformly in [ratio x L, L]; 1: fixed
+  int ep = 1;                ///< expert-parallel ranks of an instance (notes "ep=N"); 1: none
   int instances = 1;
   std::string arrival = "{process: offline}";  ///< rate and concurrency rows: theirs
 };
@@ -689,6 +690,23 @@ bool ranged_lengths(ServingRowMapping& m, RowPlan& plan) {
   return true;
 }
 
+/// The expert parallelism one run states (notes "ep=N": the engine's --ep-size / --ep_size over
+/// the instance's ranks). False with m.skip_reason when it is not a divisor of tp (an instance's
+/// experts spread over at most its ranks, docs/scenario-reference.md pools.ep).
+bool stated_expert_parallelism(ServingRowMapping& m, RowPlan& plan) {
+  static const std::regex stated(R"((?:^|[;, ])ep\s*=\s*(\d+))");
+  std::smatch match;
+  if (!std::regex_search(plan.row.notes, match, stated)) return true;
+  const int ep = std::stoi(match[1].str());
+  if (ep < 1 || plan.row.tp == 0 || plan.row.tp % ep != 0) {
+    m.skip_reason = fmt::format("notes ep={} does not divide the instance's tp ({})", ep,
+                                plan.row.tp == 0 ? std::string("not stated") : std::to_string(plan.row.tp));
+    return false;
+  }
+  plan.ep = ep;
+  return true;
+}
+
 bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   std::string problem;
   const auto row = parse_inference_row(csv, problem);
@@ -730,7 +748,7 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   plan.precision = *precision;
   if (row->tp > 0 && !size_instances(m, plan)) return false;
   plan.output_len = row->output_len > 0 ? row->output_len : 1;
-  if (!dataset_lengths(m, plan) || !ranged_lengths(m, plan)) return false;
+  if (!dataset_lengths(m, plan) || !ranged_lengths(m, plan) || !stated_expert_parallelism(m, plan)) return false;
   const StatedArrival arrival = stated_arrival(row->scenario);
   if (arrival.concurrency && arrival.rate) {
     m.skip_reason = fmt::format("requests at {} req/s capped at {} in flight: not modelled (arrivals are either at a "
@@ -857,7 +875,7 @@ workload:
   framework: {framework}
 {stated}  precision: {{weights: {weights}, activations: {activations}, kv_cache: {kv}}}
   pools:
-    main: {{replicas: {replicas}, tp: {tp}, pp: {pp}}}
+    main: {{replicas: {replicas}, tp: {tp}, pp: {pp}{ep}}}
 {scheduler}  requests:
     count: {count}
     arrival: {arrival}
@@ -873,6 +891,7 @@ workload:
       fmt::arg("weights", plan.precision.weights),
       fmt::arg("activations", plan.precision.activations), fmt::arg("kv", plan.precision.kv_cache),
       fmt::arg("replicas", plan.instances), fmt::arg("tp", row.tp), fmt::arg("pp", row.pp),
+      fmt::arg("ep", plan.ep > 1 ? fmt::format(", ep: {}", plan.ep) : std::string()),
       fmt::arg("scheduler", scheduler_yaml(row, *m.source, plan.framework, m.benchmark)),
       fmt::arg("count", plan.requests), fmt::arg("arrival", arrival),
       fmt::arg("input", lengths_yaml(plan.dataset, row.input_len, plan.range_ratio)),

@@ -3,8 +3,9 @@ app's API snapshot, see validation/data/README.md) into validation rows in the
 ground_truth_inference.csv format: validation/data/inferencex_dsr1_serving.csv.
 
 Kept: DeepSeek-R1 FP8 on SGLang 0.5 (the framework and release from the run's container image)
-and on TensorRT-LLM 1.2.0rc6.post2 (B200, trtllm-serve), without expert parallelism, attention
-data parallelism or speculative decoding, on the parts ClusterSim has presets for. Each run's launch flags come from its benchmark script at the run's
+and on TensorRT-LLM (trtllm-serve: 1.2.0rc6.post2 on B200; 1.1.0rc2.post2 with --ep_size 8 on B200
+and H200), without attention data parallelism or speculative decoding, on the parts ClusterSim
+has presets for. Each run's launch flags come from its benchmark script at the run's
 date (SemiAnalysisAI/InferenceX, commits below) and go into the row's notes, as
 `clustersim validate` reads them: max_sequences (--max-running-requests), max_batched_tokens
 (--chunked-prefill-size), memory_utilisation (--mem-fraction-static), recv_interval
@@ -60,6 +61,15 @@ def trt_flags(tp, isl, osl, conc):
     return f, "benchmarks/dsr1_fp8_b200_trt.sh @ ec7bafaae"
 
 
+def trt_ep_flags(hw, isl, conc):
+    """trtllm-serve's flags in InferenceX's benchmarks/dsr1_fp8_<hw>_trt_slurm.sh @ d22bf9ca9
+    (2025-11-21, the scripts the 2025-12-15 runs of TensorRT-LLM 1.1.0rc2.post2 used):
+    --max_num_tokens without a floor, the fp8 KV cache's free_gpu_memory_fraction, --ep_size."""
+    f = {"ep": 8, "max_batched_tokens": (conc + isl + 64 + 63) // 64 * 64,
+         "memory_utilisation": 0.8 if hw == "b200" else 0.75, "kv_cache": "fp8"}
+    return f, f"benchmarks/dsr1_fp8_{hw}_trt_slurm.sh @ d22bf9ca9"
+
+
 def main():
     runs = list(csv.DictReader(open(HERE / "inferencex_runs.csv")))
     header = ["id", "source", "model", "params_b", "gpus", "gpu_type", "tp", "pp", "precision", "framework",
@@ -68,21 +78,34 @@ def main():
     for r in runs:
         if (r["model"], r["precision"]) != ("dsr1", "fp8") or r["framework"] not in ("sglang", "trt"):
             continue
-        if r["hardware"] not in GPU or r["ep"] != "1" or r["dp_attention"] != "false":
+        if r["hardware"] not in GPU or r["dp_attention"] != "false":
             continue
+        expert = r["ep"] != "1"
+        if expert and not (r["framework"] == "trt" and r["ep"] == r["tp"] == "8"
+                           and "1.1.0rc2.post2" in r["image"]):
+            continue  # expert parallelism: only the TensorRT-LLM runs whose script is read
         hw, tp, isl, osl, conc = r["hardware"], int(r["tp"]), int(r["isl"]), int(r["osl"]), int(r["conc"])
         if r["framework"] == "sglang":
             release = re.search(r"sglang:v(\d+\.\d+\.\d+)", r["image"])
             engine = f"SGLang {release.group(1)}" if release else ""
-        else:  # TensorRT-LLM: only B200's runs of the release whose script is read
+        elif expert:  # TensorRT-LLM 1.1.0rc2.post2 with --ep_size 8 (B200, H200)
+            release = re.search(r"tensorrt-llm/release:(1\.1\.0rc2\.post2)", r["image"])
+            engine = f"TensorRT-LLM {release.group(1)} (trtllm-serve)" if release else ""
+        else:  # TensorRT-LLM without expert parallelism: only B200's runs of the release read
             release = re.search(r"tensorrt-llm/release:(1\.2\.0rc6\.post2)", r["image"])
             engine = f"TensorRT-LLM {release.group(1)} (trtllm-serve)" if release and hw == "b200" else ""
         if not engine:
             continue  # no image recorded (the release is unknown), or no script read for it
-        f, script = flags(hw, tp, isl, osl, conc) if r["framework"] == "sglang" else trt_flags(tp, isl, osl, conc)
+        if r["framework"] == "sglang":
+            f, script = flags(hw, tp, isl, osl, conc)
+        elif expert:
+            f, script = trt_ep_flags(hw, isl, conc)
+        else:
+            f, script = trt_flags(tp, isl, osl, conc)
         notes = "; ".join(f"{k}={v}" for k, v in f.items())
         notes += f"; run {r['date']}, image {r['image']}; launch flags: {script}"
-        base = f"ix_dsr1_{hw}_{r['framework']}_tp{tp}_{isl // 1024}k{osl // 1024}k_c{conc}_{r['date'].replace('-', '')}"
+        layout = f"tp{tp}" + (f"ep{r['ep']}" if expert else "")
+        base = f"ix_dsr1_{hw}_{r['framework']}_{layout}_{isl // 1024}k{osl // 1024}k_c{conc}_{r['date'].replace('-', '')}"
         source = f"InferenceX run {r['run_url']}, as {SNAPSHOT} lists it"
         scenario = (f"InferenceX benchmark_serving.py: random dataset, random range ratio 0.8, request rate inf, "
                     f"max concurrency {conc}, {10 * conc} requests (after {2 * conc} warm-up ones), ignore-eos")
