@@ -12,6 +12,7 @@
 #include <deque>
 #include <mutex>
 #include <regex>
+#include <string_view>
 
 #include "sim/config/config_tree.hpp"
 #include "sim/engine/error.hpp"
@@ -163,6 +164,59 @@ ServingBenchmark row_benchmark(const InferenceRow& row, const std::string& frame
   return ServingBenchmark::offline;
 }
 
+/// A setting one run states in its row's notes as `key=value` (entries separated by ";", "," or
+/// spaces): an engine limit that becomes a scheduler key, or the run's KV-cache format or expert
+/// parallelism. Each has the values it may take; another value skips the row with the reason.
+struct NoteSetting {
+  const char* key;
+  std::regex valid;
+  const char* expected;
+  bool scheduler;  ///< written under `scheduler:` as it stands
+};
+
+const std::vector<NoteSetting>& note_settings() {
+  static const std::vector<NoteSetting> settings = {
+      // An MLPerf harness's gpu_batch_size and max_num_tokens, a launch flag of one run.
+      {"max_sequences", std::regex(R"(\d+)"), "a whole number", true},
+      {"max_batched_tokens", std::regex(R"(\d+)"), "a whole number", true},
+      // SGLang's --mem-fraction-static, vLLM's --gpu-memory-utilization.
+      {"memory_utilisation", std::regex(R"(0?\.\d+|1(?:\.0*)?)"), "a fraction in (0, 1]", true},
+      {"recv_interval", std::regex(R"(\d+)"), "a whole number", true},  // SGLang --scheduler-recv-interval
+      {"kv_cache", std::regex("fp8|bf16|fp16"), "one of fp8, bf16, fp16", false},
+      {"ep", std::regex(R"(\d+)"), "a whole number", false},  // --ep-size / --ep_size
+  };
+  return settings;
+}
+
+/// The value of `key=value` in a row's notes, or nullopt.
+std::optional<std::string> note_value(const std::string& notes, std::string_view key) {
+  const auto separator = [](char c) { return c == ';' || c == ',' || std::isspace(static_cast<unsigned char>(c)); };
+  for (std::size_t at = notes.find(key); at != std::string::npos; at = notes.find(key, at + 1)) {
+    if (at > 0 && !separator(notes[at - 1])) continue;
+    std::size_t i = at + key.size();
+    while (i < notes.size() && notes[i] == ' ') ++i;
+    if (i == notes.size() || notes[i] != '=') continue;
+    ++i;
+    while (i < notes.size() && notes[i] == ' ') ++i;
+    std::size_t end = i;
+    while (end < notes.size() && !separator(notes[end])) ++end;
+    return notes.substr(i, end - i);
+  }
+  return std::nullopt;
+}
+
+/// Every setting a row's notes state takes one of its values; else false with the reason.
+bool valid_note_settings(const InferenceRow& row, std::string& problem) {
+  for (const NoteSetting& setting : note_settings()) {
+    const auto value = note_value(row.notes, setting.key);
+    if (value && !std::regex_match(*value, setting.valid)) {
+      problem = fmt::format("notes {}={} is not {}", setting.key, *value, setting.expected);
+      return false;
+    }
+  }
+  return true;
+}
+
 /// "random range ratio R" in a row's scenario text: vLLM's `benchmark_serving.py --random-range-ratio`
 /// as InferenceX's copy of it (utils/bench_serving) and vLLM's before 0.9 read it, lengths drawn
 /// uniformly in [R x L, L] around the stated --random-input-len / --random-output-len L.
@@ -204,16 +258,7 @@ std::optional<RowPrecision> row_precision(const InferenceRow& row, const Inferen
     return std::nullopt;
   }
   // The KV-cache format one run states (notes "kv_cache=fp8"), e.g. a launch flag of that run only.
-  static const std::regex stated_kv(R"((?:^|[;, ])kv_cache\s*=\s*([a-z0-9]+))");
-  std::smatch match;
-  if (std::regex_search(row.notes, match, stated_kv)) {
-    const std::string kv = match[1].str();
-    if (kv != "fp8" && kv != "bf16" && kv != "fp16") {
-      problem = fmt::format("notes kv_cache={} is not one of fp8, bf16, fp16", kv);
-      return std::nullopt;
-    }
-    out.kv_cache = kv;
-  }
+  if (const auto kv = note_value(row.notes, "kv_cache")) out.kv_cache = *kv;
   return out;
 }
 
@@ -227,19 +272,13 @@ std::string scheduler_yaml(const InferenceRow& row, const InferenceSource& sourc
   if (benchmark == ServingBenchmark::static_batch) keys.push_back(fmt::format("max_sequences: {}", row.batch));
   if (benchmark == ServingBenchmark::latency) keys.emplace_back("max_sequences: 1");
   if (!source.stated_scheduler.empty()) keys.push_back(source.stated_scheduler);
-  // The engine limits one run states (notes "max_sequences=N", "max_batched_tokens=N"), e.g. an
-  // MLPerf harness's gpu_batch_size and max_num_tokens for that system.
-  static const std::pair<const char*, std::regex> limits[] = {
-      {"max_sequences", std::regex(R"((?:^|[;, ])max_sequences\s*=\s*(\d+))")},
-      {"max_batched_tokens", std::regex(R"((?:^|[;, ])max_batched_tokens\s*=\s*(\d+))")},
-      {"memory_utilisation", std::regex(R"((?:^|[;, ])memory_utilisation\s*=\s*(0?\.\d+|1(?:\.0*)?))")},
-      {"recv_interval", std::regex(R"((?:^|[;, ])recv_interval\s*=\s*(\d+))")}};
-  for (const auto& [key, stated] : limits) {
-    std::smatch match;
-    if (benchmark != ServingBenchmark::static_batch && benchmark != ServingBenchmark::latency &&
-        source.stated_scheduler.find(key) == std::string::npos && std::regex_search(row.notes, match, stated)) {
-      keys.push_back(fmt::format("{}: {}", key, match[1].str()));
+  // The engine limits one run states in its notes (note_settings; checked when the row was planned).
+  for (const NoteSetting& setting : note_settings()) {
+    if (!setting.scheduler || benchmark == ServingBenchmark::static_batch || benchmark == ServingBenchmark::latency ||
+        source.stated_scheduler.find(setting.key) != std::string::npos) {
+      continue;
     }
+    if (const auto value = note_value(row.notes, setting.key)) keys.push_back(fmt::format("{}: {}", setting.key, *value));
   }
   if (source.scheduler_steps > 1) {
     const auto profile = serving::framework_scheduler(serving::framework_names().parse(framework), {});
@@ -694,10 +733,9 @@ bool ranged_lengths(ServingRowMapping& m, RowPlan& plan) {
 /// the instance's ranks). False with m.skip_reason when it is not a divisor of tp (an instance's
 /// experts spread over at most its ranks, docs/scenario-reference.md pools.ep).
 bool stated_expert_parallelism(ServingRowMapping& m, RowPlan& plan) {
-  static const std::regex stated(R"((?:^|[;, ])ep\s*=\s*(\d+))");
-  std::smatch match;
-  if (!std::regex_search(plan.row.notes, match, stated)) return true;
-  const int ep = std::stoi(match[1].str());
+  const auto stated = note_value(plan.row.notes, "ep");
+  if (!stated) return true;
+  const int ep = std::stoi(*stated);
   if (ep < 1 || plan.row.tp == 0 || plan.row.tp % ep != 0) {
     m.skip_reason = fmt::format("notes ep={} does not divide the instance's tp ({})", ep,
                                 plan.row.tp == 0 ? std::string("not stated") : std::to_string(plan.row.tp));
@@ -738,6 +776,10 @@ bool plan_row(const CsvRow& csv, ServingRowMapping& m, RowPlan& plan) {
   m.metric = parse_serving_metric(row->metric, row->unit, *m.source);
   if (!m.metric) {
     m.skip_reason = fmt::format("metric '{}' is not supported", row->metric);
+    return false;
+  }
+  if (!valid_note_settings(*row, problem)) {
+    m.skip_reason = problem;
     return false;
   }
   const auto precision = row_precision(*row, *m.source, problem);

@@ -6,7 +6,7 @@
 # HGX-H100-validated network and system configuration. Both step times and both run times are
 # printed; nothing is compared with a measurement.
 #
-# Needs a built ASTRA-sim analytical backend: ASTRA_SIM=/path/to/astra-sim checkout (the one
+# Needs a built ASTRA-sim analytical backend: ASTRA_SIM=ASTRA_SIM_CHECKOUT, the checkout (the one
 # recorded in docs/validation.md is astra-sim/astra-sim f66c1da with its submodules at their
 # pinned commits, spdlog at v1.13, built by build/astra_analytical/build.sh).
 set -euo pipefail

@@ -518,13 +518,17 @@ TEST_CASE("a random range ratio draws the stated lengths uniformly; a run's memo
           "ix_e,s,deepseek-ai/DeepSeek-R1-0528,671,8,H200,8,1,FP8,TensorRT-LLM 1.1.0rc2.post2,\"max concurrency 4, "
           "40 requests\",1024,1024,,ttft_p50_ms,1,ms,ep=8; max_batched_tokens=1152\n"
           "ix_f,s,deepseek-ai/DeepSeek-R1-0528,671,8,H200,8,1,FP8,TensorRT-LLM 1.1.0rc2.post2,\"max concurrency 4, "
-          "40 requests\",1024,1024,,ttft_p50_ms,1,ms,ep=3\n",
+          "40 requests\",1024,1024,,ttft_p50_ms,1,ms,ep=3\n"
+          "ix_g,s,deepseek-ai/DeepSeek-R1-0528,671,8,H200,8,1,FP8,SGLang 0.5.9,\"max concurrency 4, 40 requests\","
+          "1024,1024,,ttft_p50_ms,1,ms,memory_utilisation=1.5; max_sequences=64\n",
       "ep.csv");
   const YAML::Node expert = yaml_of(validate::map_serving_row(ep[0]));
   CHECK(expert["workload"]["pools"]["main"]["ep"].as<int>() == 8);
   CHECK(expert["workload"]["scheduler"]["max_batched_tokens"].as<int>() == 1152);
   CHECK_FALSE(yaml["workload"]["pools"]["main"]["ep"]);  // none stated: the key is left out
   CHECK(validate::map_serving_row(ep[1]).skip_reason == "notes ep=3 does not divide the instance's tp (8)");
+  // A stated value out of its range is said, not dropped.
+  CHECK(validate::map_serving_row(ep[2]).skip_reason == "notes memory_utilisation=1.5 is not a fraction in (0, 1]");
 }
 
 }  // namespace serving_validation_test
