@@ -127,6 +127,30 @@ void BM_RingAllReducePhase16k(benchmark::State& state) {
 }
 BENCHMARK(BM_RingAllReducePhase16k)->Unit(benchmark::kMillisecond);
 
+// (d) Routing at 100K endpoints: the 102,400-GPU fabric of examples/feasibility/cpo-100k-training.yaml
+// (12,800 nodes x 8 GPUs, one NIC per GPU, a 3-tier radix-128 fat-tree) built, then 100,000
+// random-permutation pairs routed on it, every route and hop-distance cache cold.
+void BM_FatTree102kBuildAndRoute(benchmark::State& state) {
+  ClusterNetworkSpec spec;
+  spec.nodes = 12800;
+  spec.accelerators_per_node = 8;
+  spec.scale_up.bytes_per_s = 900e9;
+  spec.scale_out.topology = "fat-tree";
+  spec.scale_out.tiers = 3;
+  spec.scale_out.radix = 128;
+  spec.scale_out.nics_per_node = 8;
+  spec.scale_out.nic_bytes_per_s = 100e9;
+  const auto pairs = permutation_pairs(spec.nodes * spec.accelerators_per_node, 100'000);
+  std::size_t links = 0;
+  for (auto _ : state) {
+    const Topology topology = Topology::build(spec);
+    links = 0;
+    for (const auto& [src, dst] : pairs) links += topology.path(src, dst).links.size();
+  }
+  state.counters["route_links"] = static_cast<double>(links);
+}
+BENCHMARK(BM_FatTree102kBuildAndRoute)->Unit(benchmark::kMillisecond)->Iterations(3);
+
 /// One connected component of 1,000 long flows over 8 links of different capacities: flow i
 /// crosses links i mod 8 and (i + 1) mod 8.
 struct Component1k {

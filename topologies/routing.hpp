@@ -12,7 +12,11 @@ namespace clustersim::topologies {
 
 /// Routes inside the scale-out fabric. Holds its own Boost.Graph of the fabric switches only
 /// (endpoints, NICs and scale-up switches are never transit vertices) and runs a BFS per
-/// destination switch on first use, caching the hop distances of every switch to it.
+/// destination switch on first use, caching the hop distances of every switch to it. Switches
+/// with the same neighbours (the leaves of one pod or scalable unit, cabled to the same spines)
+/// share one BFS: every other switch is as far from each of them, and they are two hops apart,
+/// so a destination's distances are its first twin's with the two entries swapped. (Only where
+/// every link has its reverse, as the BFS from the destination already assumes.)
 ///
 /// Equal-cost choice: at each hop the candidates are the out-edges, in insertion order, to a
 /// neighbour one hop closer to the destination (parallel cables count separately); the route
@@ -52,13 +56,31 @@ class SwitchRouter final : public FabricRouter {
  private:
   using SwitchGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
                                             boost::no_property, EdgeProperties>;
+  /// Hop distances of every switch to one destination: its twin class's BFS, the destination's
+  /// and the class representative's entries swapped.
+  class Hops {
+   public:
+    Hops(const std::vector<int>& of_representative, std::size_t destination, std::size_t representative)
+        : of_representative_(of_representative), destination_(destination), representative_(representative) {}
+    int operator[](std::size_t vertex) const {
+      return of_representative_[vertex == destination_      ? representative_
+                                : vertex == representative_ ? destination_
+                                                            : vertex];
+    }
+
+   private:
+    const std::vector<int>& of_representative_;
+    std::size_t destination_, representative_;
+  };
   int local(int vertex) const;
-  const std::vector<int>& distances_to(int local_to) const;
+  Hops hops_to(int local_to) const;
+  void group_twins();
 
   SwitchGraph switches_;
   int first_switch_vertex_ = 0;
   bool by_destination_ = false;
-  mutable std::vector<std::vector<int>> distances_to_;  ///< per destination; empty until used
+  std::vector<int> representative_;  ///< per switch: the first with its neighbours (itself if alone)
+  mutable std::vector<std::vector<int>> distances_from_;  ///< per representative; empty until used
 };
 
 }  // namespace clustersim::topologies

@@ -1,13 +1,16 @@
 #include "topologies/routing.hpp"
 
+#include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 #include "tests/relative_approx.hpp"
 
 #include "sim/engine/error.hpp"
+#include "topologies/network_graph.hpp"
 #include "topology_test_support.hpp"
 
 namespace routing_test {
@@ -185,6 +188,81 @@ TEST_CASE("routing: unknown names are rejected; d-mod-k keys other topologies' c
   CHECK(is_chain(by_destination, route));
   CHECK(&by_destination.path(0, 4, 3) == &route);
   CHECK(&by_destination.path(0, 4, 11) == &route);
+}
+
+namespace {
+
+/// Hops from every vertex to every other along the graph's directed links (Floyd-Warshall),
+/// -1 where none leads.
+std::vector<std::vector<int>> all_pairs_hops(const NetworkGraph& graph, const std::vector<std::uint8_t>& failed) {
+  const auto n = static_cast<std::size_t>(graph.vertex_count());
+  constexpr int kFar = 1 << 20;
+  std::vector<std::vector<int>> hops(n, std::vector<int>(n, kFar));
+  for (std::size_t v = 0; v < n; ++v) hops[v][v] = 0;
+  for (std::size_t id = 0; id < graph.links().size(); ++id) {
+    if (failed.empty() || failed[id] == 0) hops[static_cast<std::size_t>(graph.links()[id].from)][static_cast<std::size_t>(graph.links()[id].to)] = 1;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) hops[i][j] = std::min(hops[i][j], hops[i][k] + hops[k][j]);
+    }
+  }
+  for (auto& row : hops) {
+    for (int& h : row) h = h >= kFar ? -1 : h;
+  }
+  return hops;
+}
+
+}  // namespace
+
+TEST_CASE("switches with the same neighbours share a BFS: every distance and route as a per-destination search gives") {
+  // Two pods of two leaves (0-1 on spines 4-5, 2-3 on spines 6-7), spines on cores 8 and 9, leaf
+  // 10 on spine 4 alone (a subset of pod A's neighbours: no twin), switch 11 cabled to nothing.
+  // Leaf 0 has two cables to spine 4, leaf 1 one: the same neighbours, so twins.
+  NetworkGraph graph;
+  for (int v = 0; v < 12; ++v) graph.add_vertex(VertexKind::switch_, -1, v < 4 || v == 10 ? 1 : v < 8 ? 2 : 3);
+  const std::vector<std::pair<int, int>> cables = {{0, 4}, {0, 4}, {0, 5}, {1, 4}, {1, 5}, {2, 6}, {2, 7}, {3, 6},
+                                                   {3, 7}, {4, 8}, {6, 8}, {5, 9}, {7, 9}, {10, 4}};
+  std::vector<Cable> added;
+  for (const auto& [a, b] : cables) added.push_back(graph.add_cable(a, b, 50e9, 1e-6, 2));
+  const auto check_against_reference = [&](const std::vector<std::uint8_t>& failed, bool routes) {
+    const SwitchRouter router(graph, 0, false, failed);
+    const auto reference = all_pairs_hops(graph, failed);
+    for (int from = 0; from < 12; ++from) {
+      for (int to = 0; to < 12; ++to) {
+        CAPTURE(from);
+        CAPTURE(to);
+        // The router's distance to `to` is the search from `to` (a cable's two links make it symmetric).
+        const int expected = reference[static_cast<std::size_t>(to)][static_cast<std::size_t>(from)];
+        CHECK(router.connected(from, to) == (expected >= 0));
+        if (expected < 0) {
+          CHECK_THROWS_AS((void)router.distance(from, to), clustersim::SimulationError);
+          continue;
+        }
+        CHECK(router.distance(from, to) == expected);
+        if (!routes) continue;
+        for (std::uint64_t hash = 0; hash < 4; ++hash) {
+          std::vector<LinkId> links;
+          router.append_route(from, to, hash, links);
+          REQUIRE(static_cast<int>(links.size()) == expected);
+          int at = from;
+          for (const LinkId id : links) {
+            CHECK(graph.links()[static_cast<std::size_t>(id)].from == at);
+            at = graph.links()[static_cast<std::size_t>(id)].to;
+          }
+          CHECK(at == to);
+        }
+      }
+    }
+  };
+  check_against_reference({}, true);
+  // The links into leaf 1 failed, those out of it not: leaf 1 still has leaf 0's neighbours,
+  // but nothing reaches it while it reaches leaf 0 in two hops. The links no longer pair up, so
+  // each destination gets its own search again.
+  std::vector<std::uint8_t> failed(graph.links().size(), 0);
+  failed[static_cast<std::size_t>(added[3].backward)] = 1;
+  failed[static_cast<std::size_t>(added[4].backward)] = 1;
+  check_against_reference(failed, false);
 }
 
 }  // namespace routing_test
