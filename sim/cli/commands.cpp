@@ -73,6 +73,11 @@ int run_command(const RunOptions& options, std::ostream& out) {
     const training::ChakraExport written = runner::export_chakra(scenario, options.export_chakra);
     std::cerr << fmt::format("wrote the step as {} Chakra traces ({} nodes) and {} to {}\n", written.files.size(),
                              written.nodes, written.groups_file.filename().string(), options.export_chakra);
+    if (written.collectives > 0 && !written.dimensions.empty()) {
+      std::cerr << fmt::format("  involved_dim on {} of {} collectives (ASTRA-sim network dimensions [{}]: a group "
+                               "that is one scale-up domain, one position in every domain, or everyone)\n",
+                               written.with_dimensions, written.collectives, fmt::join(written.dimensions, ", "));
+    }
   }
   const std::string out_dir = !options.out_dir.empty() ? options.out_dir : scenario.output.dir;
   const char* out_option = !options.out_dir.empty() ? "--out" : "output.dir";

@@ -105,6 +105,12 @@ ChakraNode from_proto(const pb::Node& n, const std::string& file) {
       node.comm_tag = static_cast<std::int32_t>(integer_value(a, where));
     } else if (name == "pg_name") {
       node.pg_name = a.string_val();
+    } else if (name == "involved_dim") {
+      if (a.value_case() != Attribute::kBoolList) {
+        throw ConfigError(fmt::format("{}: attribute involved_dim holds no bool list (value kind {})", where,
+                                      static_cast<int>(a.value_case())));
+      }
+      node.involved_dim.assign(a.bool_list().values().begin(), a.bool_list().values().end());
     } else if (name == "duration_ps") {
       node.duration_ps = static_cast<std::uint64_t>(integer_value(a, where));
     }
@@ -151,6 +157,11 @@ pb::Node to_proto(const ChakraNode& node) {
     Attribute* a = n.add_attr();
     a->set_name("pg_name");
     a->set_string_val(node.pg_name);
+  }
+  if (!node.involved_dim.empty()) {
+    Attribute* a = n.add_attr();
+    a->set_name("involved_dim");
+    for (const bool involved : node.involved_dim) a->mutable_bool_list()->add_values(involved);
   }
   if (node.duration_ps) {
     Attribute* a = n.add_attr();

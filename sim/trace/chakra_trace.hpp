@@ -63,6 +63,10 @@ struct ChakraNode {
   std::optional<std::int32_t> comm_dst;       ///< attr comm_dst (sends; receives: this rank)
   std::optional<std::int32_t> comm_tag;       ///< attr comm_tag (matches a send with its receive)
   std::string pg_name;                        ///< attr pg_name: the process group of a collective
+  /// attr involved_dim (a bool list, ASTRA-sim's): which of the network's dimensions a
+  /// collective spans, for a simulator that takes the group from the dimensions instead of
+  /// pg_name (ASTRA-sim without a communicator-group file); empty: not written.
+  std::vector<bool> involved_dim;
 };
 
 /// One rank's trace.

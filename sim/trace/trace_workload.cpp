@@ -265,6 +265,12 @@ exec::TaskId TraceWorkload::add_collective(Build& b, platform::Session& session,
                                   "reduce-scatter and barrier are)",
                                   where, chakra_collective_name(*node.comm_type)));
   }
+  if (node.pg_name.empty() && !node.involved_dim.empty()) {
+    throw ConfigError(fmt::format("{}: a collective with involved_dim and no pg_name: ClusterSim takes a collective's "
+                                  "ranks from its process group (pg_name, and the workload's groups or groups_file), "
+                                  "not from ASTRA-sim's network dimensions",
+                                  where));
+  }
   const std::vector<int>& group = group_of(b, node.pg_name, where);
   if (std::find(group.begin(), group.end(), r) == group.end()) {
     throw ConfigError(

@@ -75,6 +75,31 @@ Template index_template(const StepGraph& step) {
   return t;
 }
 
+/// [accelerators per scale-up domain, domains] over the job's accelerators; empty when the job
+/// does not fill whole domains.
+std::vector<int> network_dimensions(const TrainingSetup& setup) {
+  const int job = setup.job_accelerators();
+  int domain = 0;
+  while (domain < job && setup.topology.scale_up_domain_of(domain) == setup.topology.scale_up_domain_of(0)) ++domain;
+  if (domain == 0 || job % domain != 0) return {};
+  return {domain, job / domain};
+}
+
+/// involved_dim of a group over `dimensions`: both for everyone, the first for one whole
+/// domain, the second for the same position in every domain; empty for any other group.
+std::vector<bool> involved_dimensions(const std::vector<int>& dimensions, const std::vector<int>& members) {
+  if (dimensions.size() != 2 || members.empty()) return {};
+  const int domain = dimensions[0], domains = dimensions[1];
+  const auto size = static_cast<int>(members.size());
+  if (size == domain * domains) return {true, true};
+  const auto same = [&](auto coordinate) {
+    return std::all_of(members.begin(), members.end(), [&](int m) { return coordinate(m) == coordinate(members[0]); });
+  };
+  if (size == domain && same([&](int m) { return m / domain; })) return {true, false};
+  if (size == domains && same([&](int m) { return m % domain; })) return {false, true};
+  return {};
+}
+
 }  // namespace
 
 ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, const std::filesystem::path& dir,
@@ -85,6 +110,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
   const auto task_count = static_cast<std::uint64_t>(step.graph.task_count());
   const double slowdown = 1.0 / setup.throttle;  // kernels take 1 / throttle as long (apply_speeds)
   ChakraExport out;
+  out.dimensions = network_dimensions(setup);
   std::map<std::string, std::size_t> group_ids;  // "tp:0/8" (dimension, lowest rank, size) -> its number
   const int instances = par.tp * par.cp * par.dp;
   for (int instance = 0; instance < instances; ++instance) {
@@ -155,6 +181,9 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
             auto [id, fresh] = group_ids.try_emplace(key, group_ids.size() + 1);
             node.pg_name = std::to_string(id->second);
             if (fresh) out.groups.emplace(node.pg_name, members);
+            node.involved_dim = involved_dimensions(out.dimensions, members);
+            ++out.collectives;
+            out.with_dimensions += node.involved_dim.empty() ? 0 : 1;
           } else if (t.traits.kind == exec::TaskKind::compute || t.traits.kind == exec::TaskKind::host ||
                      t.traits.kind == exec::TaskKind::idle) {
             node.type = ChakraNodeType::compute;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "../sweep/temp_folders.hpp"
 #include "sim/runner/scenario_runner.hpp"
@@ -69,6 +70,40 @@ TEST_CASE("a training step exported as Chakra traces and run again takes the sam
     MESSAGE("step ", original, " s, replayed from the traces ", replayed, " s");
     CHECK(std::abs(replayed / original - 1) < 0.01);
   }
+}
+
+TEST_CASE("a collective whose group is whole network dimensions carries involved_dim, as ASTRA-sim reads it") {
+  if (!trace::chakra_supported()) return;
+  // Two DGX H100 nodes: dimensions [8, 2]. TP 8 is one node ({true, false}), DP 2 the same GPU
+  // of both ({false, true}); with TP 4 and DP 4 neither group is whole dimensions.
+  const auto exported = [&](const std::string& parallelism, const std::string& name) {
+    const auto training = scenario::load_scenario_from_string(
+        kTraining, "train.yaml", {"cluster.nodes=2", "workload.parallelism=" + parallelism, "workload.global_batch=32"});
+    return runner::export_chakra(training, folders.fresh(name));
+  };
+  const training::ChakraExport whole = exported("{tp: 8, pp: 1, dp: 2}", "whole");
+  CHECK(whole.dimensions == std::vector<int>{8, 2});
+  CHECK(whole.collectives > 0);
+  CHECK(whole.with_dimensions == whole.collectives);
+  const trace::ChakraTrace rank9 = trace::read_chakra_file(whole.files.at(0).parent_path() / "step.9.et");
+  int tp = 0, dp = 0;
+  for (const trace::ChakraNode& node : rank9.nodes) {
+    if (node.type != trace::ChakraNodeType::collective) continue;
+    const std::vector<int>& members = whole.groups.at(node.pg_name);
+    if (members == std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}) {
+      CHECK(node.involved_dim == std::vector<bool>{true, false});
+      ++tp;
+    } else {
+      CHECK(members == std::vector<int>{1, 9});
+      CHECK(node.involved_dim == std::vector<bool>{false, true});
+      ++dp;
+    }
+  }
+  CHECK(tp > 0);
+  CHECK(dp > 0);
+  const training::ChakraExport split = exported("{tp: 4, pp: 1, dp: 4}", "split");
+  CHECK(split.collectives > 0);
+  CHECK(split.with_dimensions == 0);
 }
 
 TEST_CASE("--export-chakra needs a training scenario") {

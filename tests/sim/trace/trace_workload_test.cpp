@@ -116,7 +116,9 @@ TEST_CASE("a trace written from the schema reads back field for field") {
   send.comm_dst = 1;
   send.comm_tag = 42;
   send.comm_size = 1 << 20;
-  written.nodes = {host, gemm, send, collective(11, ChakraCollective::reduce_scatter, 4096, {9}, "dp")};
+  ChakraNode across = collective(11, ChakraCollective::reduce_scatter, 4096, {9}, "dp");
+  across.involved_dim = {false, true};
+  written.nodes = {host, gemm, send, across};
   const std::string prefix = write_ranks("roundtrip", {written});
   const ChakraTrace read = trace::read_chakra_file(prefix + ".0.et");
   CHECK(read.version == "0.0.4");
@@ -139,6 +141,7 @@ TEST_CASE("a trace written from the schema reads back field for field") {
     CHECK(a.comm_dst == b.comm_dst);
     CHECK(a.comm_tag == b.comm_tag);
     CHECK(a.pg_name == b.pg_name);
+    CHECK(a.involved_dim == b.involved_dim);
   }
   // Not a trace: the first message does not parse.
   const fs::path junk = folders.fresh("junk");
@@ -242,6 +245,12 @@ TEST_CASE("a trace the simulator cannot run is refused, naming the file and node
   grouped.nodes = {collective(1, ChakraCollective::all_reduce, 64, {}, "tp")};
   CHECK(run_error(scenario_of(write_ranks("nogroup", {grouped, grouped}))).find("pg_name 'tp' is not one of") !=
         std::string::npos);
+  // ASTRA-sim's network dimensions alone do not say which ranks a collective spans here.
+  ChakraTrace by_dimensions;
+  by_dimensions.nodes = {collective(1, ChakraCollective::all_reduce, 64, {})};
+  by_dimensions.nodes[0].involved_dim = {true, false};
+  CHECK(run_error(scenario_of(write_ranks("dims", {by_dimensions, by_dimensions})))
+            .find("node 1 'nccl collective': a collective with involved_dim and no pg_name") != std::string::npos);
   CHECK(run_error(scenario_of(write_ranks("group", {grouped, grouped}),
                               "compute: recorded\n  groups: {tp: {ranks: [0, 1]}}")) == "");
   ChakraTrace gather;
