@@ -96,6 +96,6 @@ PY
 printf '%-34s %14s %14s %9s %12s %12s %s\n' layout clustersim_ms astra_sim_ms diff clustersim_s astra_sim_s ranks_done
 for layout in "1 8 1 1 8 Aware" "1 8 1 1 16 Aware" "1 2 4 1 16 Aware" "1 4 1 2 16 Aware" "1 2 2 2 16 Aware" \
               "1 8 1 1 8 Unaware" "1 2 4 1 16 Unaware" \
-              "2 8 1 2 16 Unaware" "2 8 2 1 16 Unaware" "4 8 1 4 32 Unaware" "4 8 4 1 32 Unaware"; do
+              "2 8 1 2 16 Unaware" "2 8 2 1 8 Unaware" "4 8 1 4 32 Unaware" "4 8 4 1 32 Unaware"; do
   run_layout $layout
 done
