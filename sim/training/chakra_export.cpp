@@ -79,8 +79,9 @@ Template index_template(const StepGraph& step) {
 /// does not fill whole domains.
 std::vector<int> network_dimensions(const TrainingSetup& setup) {
   const int job = setup.job_accelerators();
+  const int first = setup.topology.scale_up_domain_of(0);
   int domain = 0;
-  while (domain < job && setup.topology.scale_up_domain_of(domain) == setup.topology.scale_up_domain_of(0)) ++domain;
+  while (domain < job && setup.topology.scale_up_domain_of(domain) == first) ++domain;
   if (domain == 0 || job % domain != 0) return {};
   return {domain, job / domain};
 }

@@ -136,7 +136,9 @@ std::optional<double> parse_number(std::string_view text) {
 
 std::optional<std::int64_t> parse_integer(std::string_view text) {
   const auto value = parse_number(text);
-  if (!value || *value != std::floor(*value)) return std::nullopt;
+  // 2^63: the first double an int64 cannot hold (converting one beyond it is undefined).
+  constexpr double kLimit = 9223372036854775808.0;
+  if (!value || *value != std::floor(*value) || *value >= kLimit || *value < -kLimit) return std::nullopt;
   return static_cast<std::int64_t>(*value);
 }
 

@@ -35,7 +35,8 @@ void require_columns(const std::vector<CsvRow>& rows, std::string_view file, con
 inline constexpr int kAcceleratorsPerNode = 8;
 /// The whole field as a number; nullopt when it is empty or has anything after the number.
 std::optional<double> parse_number(std::string_view text);
-/// The whole field as an integer; nullopt as parse_number, or when it has a fraction.
+/// The whole field as an integer; nullopt as parse_number, or when it has a fraction or is
+/// beyond int64.
 std::optional<std::int64_t> parse_integer(std::string_view text);
 /// An ASCII lower-case copy.
 std::string lower_case(std::string text);

@@ -735,13 +735,13 @@ bool ranged_lengths(ServingRowMapping& m, RowPlan& plan) {
 bool stated_expert_parallelism(ServingRowMapping& m, RowPlan& plan) {
   const auto stated = note_value(plan.row.notes, "ep");
   if (!stated) return true;
-  const int ep = std::stoi(*stated);
-  if (ep < 1 || plan.row.tp == 0 || plan.row.tp % ep != 0) {
-    m.skip_reason = fmt::format("notes ep={} does not divide the instance's tp ({})", ep,
+  const auto ep = parse_integer(*stated);  // digits (note_settings), however many
+  if (!ep || *ep < 1 || plan.row.tp == 0 || plan.row.tp % *ep != 0) {
+    m.skip_reason = fmt::format("notes ep={} does not divide the instance's tp ({})", *stated,
                                 plan.row.tp == 0 ? std::string("not stated") : std::to_string(plan.row.tp));
     return false;
   }
-  plan.ep = ep;
+  plan.ep = static_cast<int>(*ep);
   return true;
 }
 

@@ -149,6 +149,13 @@ TEST_CASE("a trace written from the schema reads back field for field") {
   std::ofstream(junk / "x.et") << "\xff\xff\xff\xff not protobuf";
   CHECK_THROWS_WITH_AS(trace::read_chakra_file(junk / "x.et"), doctest::Contains("not a Chakra trace"), ConfigError);
   CHECK_THROWS_WITH_AS(trace::read_chakra_file(junk / "none.et"), doctest::Contains("cannot read"), ConfigError);
+  // involved_dim holding a number instead of a bool list, written byte by byte: an empty
+  // GlobalMetadata, then node {id 1, type COMM_COLL_NODE, attr {name "involved_dim", int64_val 1}}.
+  const std::string attr = std::string("\x0a\x0c") + "involved_dim" + "\x48\x01";
+  const std::string coll = std::string("\x08\x01\x18\x07\x52") + char(attr.size()) + attr;
+  std::ofstream(junk / "dims.et", std::ios::binary) << std::string(1, '\0') << char(coll.size()) << coll;
+  CHECK_THROWS_WITH_AS(trace::read_chakra_file(junk / "dims.et"),
+                       doctest::Contains("dims.et: node 1 '': attribute involved_dim holds no bool list"), ConfigError);
 }
 
 TEST_CASE("compute, an all-reduce and compute again: the recorded times plus the collective model's") {

@@ -546,6 +546,10 @@ TEST_CASE("a random range ratio draws the stated lengths uniformly; a run's memo
   CHECK(expert["workload"]["scheduler"]["max_batched_tokens"].as<int>() == 1152);
   CHECK_FALSE(yaml["workload"]["pools"]["main"]["ep"]);  // none stated: the key is left out
   CHECK(validate::map_serving_row(ep[1]).skip_reason == "notes ep=3 does not divide the instance's tp (8)");
+  CsvRow huge = ep[1];
+  huge.fields["notes"] = "ep=99999999999999999999";  // beyond any integer type: said, not a crash
+  CHECK(validate::map_serving_row(huge).skip_reason ==
+        "notes ep=99999999999999999999 does not divide the instance's tp (8)");
   // A stated value out of its range is said, not dropped.
   CHECK(validate::map_serving_row(ep[2]).skip_reason == "notes memory_utilisation=1.5 is not a fraction in (0, 1]");
 }
