@@ -204,7 +204,7 @@ class Executor::State {
       successors_.offset[i + 1] += successors_.offset[i];
       if (prerequisites[i] > std::numeric_limits<std::int16_t>::max()) {
         throw ConfigError(fmt::format("task '{}' has {} prerequisites; at most {} are supported",
-                                      graph_.task(static_cast<TaskId>(i)).label, prerequisites[i],
+                                      graph_.label(static_cast<TaskId>(i)), prerequisites[i],
                                       std::numeric_limits<std::int16_t>::max()));
       }
     }
@@ -295,7 +295,7 @@ class Executor::State {
     // its end (no model outside the executor runs, so nothing re-enters the caller). Tasks
     // that start communication or join a group start from an event of their own, after the
     // events already due now.
-    if (at == ready && !info.start && (info.sync == 0 || !replication_.group_of)) {
+    if (at == ready && !info.asynchronous() && (info.sync == 0 || !replication_.group_of)) {
       start(instance, task, released_by, ready);
       return;
     }
@@ -321,7 +321,7 @@ class Executor::State {
     if (barrier.members.empty()) {
       barrier.size = group.size;
     } else if (barrier.size != group.size) {
-      throw ConfigError(fmt::format("task '{}': group {:#x} has members of size {} and {}", info.label, group.key,
+      throw ConfigError(fmt::format("task '{}': group {:#x} has members of size {} and {}", graph_.label(task), group.key,
                                     barrier.size, group.size));
     }
     barrier.members.push_back(instance);
@@ -350,8 +350,8 @@ class Executor::State {
         engine_.schedule_after(duration_of(shared->front(), task, work.duration_ps), std::move(finish_all),
                                tag(shared->front(), task, true));
       }
-    } else if (info.start) {
-      info.start(engine_, std::move(finish_all));
+    } else if (info.asynchronous()) {
+      graph_.start_hook(task)(engine_, std::move(finish_all));
     } else {
       engine_.schedule_after(duration_of(shared->front(), task, info.duration_ps), std::move(finish_all),
                              tag(shared->front(), task, true));
@@ -363,7 +363,7 @@ class Executor::State {
     if (!options_.duration) return nominal_ps;
     const engine::TimePs drawn = options_.duration(instance, task, nominal_ps);
     if (drawn < 0) {
-      throw SimulationError(fmt::format("task '{}': a drawn duration of {} ps is negative", graph_.task(task).label,
+      throw SimulationError(fmt::format("task '{}': a drawn duration of {} ps is negative", graph_.label(task),
                                         drawn));
     }
     return drawn;
@@ -383,8 +383,8 @@ class Executor::State {
   void start(int instance, TaskId task, TaskId released_by, engine::TimePs ready) {
     note_start(instance, task, released_by, ready);
     const Task& info = graph_.task(task);
-    if (info.start) {
-      info.start(engine_, [this, instance, task](engine::Engine&) { on_finish(instance, task); });
+    if (info.asynchronous()) {
+      graph_.start_hook(task)(engine_, [this, instance, task](engine::Engine&) { on_finish(instance, task); });
       return;
     }
     const int device = graph_.stream_device(info.stream);
@@ -469,7 +469,7 @@ class Executor::State {
     const Task& info = graph_.task(task);
     const std::size_t s = stream_index(instance, info.stream);
     if (busy_[s] == 0 || graph_.stream_tasks(info.stream)[head_[s]] != task) {
-      throw SimulationError(fmt::format("task '{}' signalled completion twice", info.label));
+      throw SimulationError(fmt::format("task '{}' signalled completion twice", graph_.label(task)));
     }
     if (running_[s].task == task) running_[s].task = -1;
     stream_end_[s] = engine_.now();
@@ -575,11 +575,11 @@ std::string deadlock_message(const TaskGraph& graph, const State& state) {
     const TaskId head = queue[state.head(instance, s)];
     std::string waiting;
     for (TaskId w : waits[static_cast<std::size_t>(head)]) {
-      waiting += fmt::format("{}'{}'", waiting.empty() ? "" : ", ", graph.task(w).label);
+      waiting += fmt::format("{}'{}'", waiting.empty() ? "" : ", ", graph.label(w));
     }
     if (waiting.empty() && graph.task(head).sync != 0) waiting = "the other members of its group";
     message += fmt::format("; {} stream blocked at '{}' waiting for {}", graph.stream_name(static_cast<StreamId>(s)),
-                           graph.task(head).label, waiting);
+                           graph.label(head), waiting);
   }
   return message;
 }
@@ -609,24 +609,24 @@ StreamId Executor::add_stream(std::string name, int device, StreamRole role) {
   return stream;
 }
 
-TaskId Executor::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+TaskId Executor::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                           std::span<const TaskId> prerequisites) {
-  const TaskId task = graph_->add_task(stream, duration_ps, traits, std::move(label), prerequisites);
+  const TaskId task = graph_->add_task(stream, duration_ps, traits, label, prerequisites);
   if (state_->started()) state_->task_added(task, prerequisites);
   return task;
 }
 
-TaskId Executor::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+TaskId Executor::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                                 std::span<const TaskId> prerequisites) {
-  const TaskId task = graph_->add_async_task(stream, std::move(start), traits, std::move(label), prerequisites);
+  const TaskId task = graph_->add_async_task(stream, std::move(start), traits, label, prerequisites);
   if (state_->started()) state_->task_added(task, prerequisites);
   return task;
 }
 
-TaskId Executor::add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
+TaskId Executor::add_work(StreamId stream, Work work, TaskTraits traits, std::string_view label,
                           std::span<const TaskId> prerequisites) {
-  if (work.asynchronous()) return add_async_task(stream, std::move(work.start), traits, std::move(label), prerequisites);
-  return add_task(stream, work.duration_ps, traits, std::move(label), prerequisites);
+  if (work.asynchronous()) return add_async_task(stream, std::move(work.start), traits, label, prerequisites);
+  return add_task(stream, work.duration_ps, traits, label, prerequisites);
 }
 
 std::size_t Executor::tasks_finished() const { return state_->finished(); }

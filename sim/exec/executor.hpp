@@ -108,12 +108,12 @@ class Executor {
   /// engine runs; it starts as soon as it is at its stream's head with its prerequisites done
   /// (tasks that already ended count as done). Same checks as TaskGraph's.
   StreamId add_stream(std::string name, int device = -1, StreamRole role = StreamRole::other);
-  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                   std::span<const TaskId> prerequisites = {});
-  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                         std::span<const TaskId> prerequisites = {});
   /// A task that runs as `work` says (fixed or asynchronous).
-  TaskId add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
+  TaskId add_work(StreamId stream, Work work, TaskTraits traits, std::string_view label,
                   std::span<const TaskId> prerequisites = {});
 
   /// Task instances that ended, and all of them.

@@ -27,7 +27,7 @@ void TaskTimesRecorder::on_task_end(const TaskEvent& event) {
   const Task& task = event.info();
   const auto s = static_cast<std::size_t>(task.stream);
   end_ps[static_cast<std::size_t>(event.task)] = event.end_ps;
-  const bool fixed = !task.start && task.sync == 0;
+  const bool fixed = !task.asynchronous() && task.sync == 0;
   const engine::TimePs took = event.end_ps - event.start_ps;
   stream_busy_ps[s] += fixed ? task.duration_ps : took;
   stream_end_ps[s] = event.end_ps;

@@ -33,13 +33,13 @@ StreamId TaskGraph::add_stream(std::string name, int device, StreamRole role) {
   return static_cast<StreamId>(stream_names_.size() - 1);
 }
 
-TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                            std::initializer_list<TaskId> prerequisites) {
-  return add_task(stream, duration_ps, traits, std::move(label),
+  return add_task(stream, duration_ps, traits, label,
                   std::span<const TaskId>(prerequisites.begin(), prerequisites.size()));
 }
 
-TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                            std::span<const TaskId> prerequisites) {
   if (stream < 0 || static_cast<std::size_t>(stream) >= stream_names_.size()) {
     throw ConfigError(fmt::format("task '{}': unknown stream {} (graph has {} streams)", label,
@@ -56,30 +56,37 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTrai
                                     label, prerequisite, tasks_.size()));
     }
   }
-  tasks_.push_back(Task{stream, duration_ps, traits, std::move(label), {}, 0, 0});
+  Task task;
+  task.traits = traits;
+  task.duration_ps = duration_ps;
+  task.stream = stream;
+  tasks_.push_back(task);
+  label_begin_.push_back(labels_.size());
+  labels_ += label;
   stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
   for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
   return id;
 }
 
-TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                                  std::initializer_list<TaskId> prerequisites) {
-  return add_async_task(stream, std::move(start), traits, std::move(label),
+  return add_async_task(stream, std::move(start), traits, label,
                         std::span<const TaskId>(prerequisites.begin(), prerequisites.size()));
 }
 
-TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+TaskId TaskGraph::add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                                  std::span<const TaskId> prerequisites) {
   if (!start) throw ConfigError(fmt::format("asynchronous task '{}' has no start hook", label));
-  const TaskId id = add_task(stream, 0, traits, std::move(label), prerequisites);
-  tasks_[static_cast<std::size_t>(id)].start = std::move(start);
+  const TaskId id = add_task(stream, 0, traits, label, prerequisites);
+  tasks_[static_cast<std::size_t>(id)].async = static_cast<std::int32_t>(start_hooks_.size());
+  start_hooks_.push_back(std::move(start));
   return id;
 }
 
-TaskId TaskGraph::add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
+TaskId TaskGraph::add_work(StreamId stream, Work work, TaskTraits traits, std::string_view label,
                            std::initializer_list<TaskId> prerequisites) {
-  if (work.asynchronous()) return add_async_task(stream, std::move(work.start), traits, std::move(label), prerequisites);
-  return add_task(stream, work.duration_ps, traits, std::move(label), prerequisites);
+  if (work.asynchronous()) return add_async_task(stream, std::move(work.start), traits, label, prerequisites);
+  return add_task(stream, work.duration_ps, traits, label, prerequisites);
 }
 
 void TaskGraph::set_sync(TaskId task, std::uint8_t sync) {
@@ -91,7 +98,7 @@ void TaskGraph::set_release(TaskId task, engine::TimePs release_ps) {
   check_task(task, "released task");
   if (release_ps < 0) {
     throw ConfigError(fmt::format("task '{}': release time must be >= 0 ps, got {} ps",
-                                  tasks_[static_cast<std::size_t>(task)].label, release_ps));
+                                  label(task), release_ps));
   }
   tasks_[static_cast<std::size_t>(task)].release_ps = release_ps;
 }
@@ -107,13 +114,14 @@ void TaskGraph::add_dependency(TaskId task, TaskId prerequisite) {
   check_task(task, "task");
   check_task(prerequisite, "prerequisite");
   if (task == prerequisite) {
-    throw ConfigError(fmt::format("task '{}' cannot depend on itself", tasks_[task].label));
+    throw ConfigError(fmt::format("task '{}' cannot depend on itself", label(task)));
   }
   dependencies_.push_back({task, prerequisite});
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
   tasks_.reserve(tasks);
+  label_begin_.reserve(tasks);
   dependencies_.reserve(dependencies);
 }
 

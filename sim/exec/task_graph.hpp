@@ -70,21 +70,25 @@ struct Work {
   bool asynchronous() const { return static_cast<bool>(start); }
 };
 
-/// One unit of work on one stream.
+/// One unit of work on one stream. Its label and its start hook live in the graph beside it
+/// (TaskGraph::label, TaskGraph::start_hook), so a task is a few numbers: a 100,000-GPU step
+/// holds millions of them.
 struct Task {
-  StreamId stream = 0;
-  /// Fixed-duration tasks: time the task occupies its stream, picoseconds (>= 0). Ignored for
-  /// asynchronous tasks (0), whose duration is known only when `start` signals completion.
-  engine::TimePs duration_ps = 0;
   TaskTraits traits;
-  std::string label;  ///< human-readable, used in deadlock messages and traces
-  AsyncStart start;   ///< set: asynchronous task (ends when its DoneCallback is called)
-  /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
-  /// the value is the builder's code for the kind of group (Replication::group_of reads it).
-  std::uint8_t sync = 0;
+  /// Fixed-duration tasks: time the task occupies its stream, picoseconds (>= 0). Ignored for
+  /// asynchronous tasks (0), whose duration is known only when their start hook signals completion.
+  engine::TimePs duration_ps = 0;
   /// Earliest start, picoseconds after the executor's start (>= 0): when the task's host issues
   /// it, for a host that runs ahead of the device on its own clock. 0: no bound.
   engine::TimePs release_ps = 0;
+  StreamId stream = 0;
+  /// >= 0: asynchronous, ending when the hook TaskGraph::start_hook returns signals completion
+  /// (the index of that hook); -1: fixed duration.
+  std::int32_t async = -1;
+  /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
+  /// the value is the builder's code for the kind of group (Replication::group_of reads it).
+  std::uint8_t sync = 0;
+  bool asynchronous() const { return async >= 0; }
 };
 
 /// "`task` may start only after `prerequisite` has finished".
@@ -105,24 +109,24 @@ class TaskGraph {
 
   /// Appends a task to the end of `stream`. Throws ConfigError for an unknown stream, a
   /// negative duration or an unknown prerequisite.
-  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                   std::initializer_list<TaskId> prerequisites = {});
   /// Same with the prerequisites in a span.
-  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string label,
+  TaskId add_task(StreamId stream, engine::TimePs duration_ps, TaskTraits traits, std::string_view label,
                   std::span<const TaskId> prerequisites);
 
   /// Appends a task that runs as `work` says (fixed or asynchronous). Throws as add_task and
   /// add_async_task.
-  TaskId add_work(StreamId stream, Work work, TaskTraits traits, std::string label,
+  TaskId add_work(StreamId stream, Work work, TaskTraits traits, std::string_view label,
                   std::initializer_list<TaskId> prerequisites = {});
 
   /// Appends an asynchronous task to the end of `stream`: when it starts, `start` is called
   /// and the task ends when the callback it was given is called. Throws ConfigError for an
   /// unknown stream or prerequisite or an empty `start`.
-  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                         std::initializer_list<TaskId> prerequisites = {});
   /// Same with the prerequisites in a span.
-  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string label,
+  TaskId add_async_task(StreamId stream, AsyncStart start, TaskTraits traits, std::string_view label,
                         std::span<const TaskId> prerequisites);
 
   /// Names of the workload's task categories (TaskTraits::category indexes them), for traces
@@ -151,6 +155,15 @@ class TaskGraph {
   std::size_t stream_count() const { return stream_names_.size(); }
   const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
   const std::vector<Task>& tasks() const { return tasks_; }
+  /// Human-readable name of `id`, for deadlock messages and traces ("fwd mb3 layer12 qkv").
+  std::string_view label(TaskId id) const {
+    const auto i = static_cast<std::size_t>(id);
+    return std::string_view(labels_).substr(label_begin_[i], label_end(i) - label_begin_[i]);
+  }
+  /// The start hook of an asynchronous task (Task::async >= 0).
+  const AsyncStart& start_hook(TaskId id) const {
+    return start_hooks_[static_cast<std::size_t>(tasks_[static_cast<std::size_t>(id)].async)];
+  }
   const std::string& stream_name(StreamId id) const {
     return stream_names_[static_cast<std::size_t>(id)];
   }
@@ -167,8 +180,14 @@ class TaskGraph {
 
  private:
   void check_task(TaskId id, std::string_view role) const;
+  std::size_t label_end(std::size_t i) const {
+    return i + 1 < label_begin_.size() ? label_begin_[i + 1] : labels_.size();
+  }
 
   std::vector<Task> tasks_;
+  std::string labels_;                     ///< every task's label, one after another
+  std::vector<std::uint64_t> label_begin_;  ///< where task i's label starts in labels_
+  std::vector<AsyncStart> start_hooks_;     ///< the asynchronous tasks' hooks (Task::async)
   std::vector<std::string> stream_names_;
   std::vector<int> stream_devices_;
   std::vector<StreamRole> stream_roles_;

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <set>
+#include <string_view>
 
 #include "sim/config/units.hpp"
 #include "sim/engine/error.hpp"
@@ -14,7 +15,7 @@
 namespace clustersim::report {
 namespace {
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string json_quoted(std::string_view text) { return nlohmann::json(text).dump(); }
 
 int parse_rank(const std::string& text, const std::string& whole) {
   int value = 0;
@@ -115,7 +116,7 @@ class ChromeTrace::GraphObserver final : public exec::ExecutionObserver {
       const int from_pid = accelerator(event.instance, from.stream);
       if (!trace_.filter_.keeps_rank(from_pid)) continue;
       const std::int64_t id = trace_.next_flow_++;
-      const std::string name = quoted(graph_.category_name(from.traits.category));
+      const std::string name = json_quoted(graph_.category_name(from.traits.category));
       // The arrow leaves the prerequisite's slice (bound at its start, inside it) and enters
       // the waiting task's slice at its start.
       trace_.emit(fmt::format(R"({{"ph":"s","id":{},"name":{},"cat":"dependency","ts":{},"pid":{},"tid":{}}})", id,
@@ -137,8 +138,8 @@ class ChromeTrace::GraphObserver final : public exec::ExecutionObserver {
     std::string args;
     if (task.traits.flops > 0) args += fmt::format(R"("flops":{:.6g})", task.traits.flops);
     if (task.traits.bytes > 0) args += fmt::format(R"({}"bytes":{:.6g})", args.empty() ? "" : ",", task.traits.bytes);
-    trace_.emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{}{}}})", quoted(task.label),
-                            quoted(graph_.category_name(task.traits.category)), trace_microseconds(event.start_ps),
+    trace_.emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{}{}}})", json_quoted(graph_.label(event.task)),
+                            json_quoted(graph_.category_name(task.traits.category)), trace_microseconds(event.start_ps),
                             trace_microseconds(event.end_ps - event.start_ps), pid, tid,
                             args.empty() ? "" : fmt::format(R"(,"args":{{{}}})", args)));
   }
@@ -195,7 +196,7 @@ namespace {
 /// `args` as the members of a JSON object: "a":1,"b":2.
 std::string args_text(const platform::TraceArgs& args) {
   std::string text;
-  for (const auto& [name, value] : args) text += fmt::format("{}{}:{}", text.empty() ? "" : ",", quoted(name), value);
+  for (const auto& [name, value] : args) text += fmt::format("{}{}:{}", text.empty() ? "" : ",", json_quoted(name), value);
   return text;
 }
 
@@ -213,7 +214,7 @@ void ChromeTrace::span(const platform::TraceSpan& span) {
   if (!filter_.keeps_rank(span.lane.accelerator) || !filter_.keeps_span(span.start_ps, span.end_ps)) return;
   const int tid = lane_tid(span.lane);
   emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
-                   quoted(span.name), quoted(span.category), trace_microseconds(span.start_ps),
+                   json_quoted(span.name), json_quoted(span.category), trace_microseconds(span.start_ps),
                    trace_microseconds(span.end_ps - span.start_ps), span.lane.accelerator, tid, args_text(span.args)));
 }
 
@@ -223,18 +224,18 @@ void ChromeTrace::sample(const platform::TraceSample& sample) {
   if (!added && last->second == sample.value) return;  // a counter holds its value until the next sample
   last->second = sample.value;
   name_process(sample.accelerator, fmt::format("GPU {}", sample.accelerator));
-  emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.0f}}}}})", quoted(sample.counter),
-                   trace_microseconds(sample.time_ps), sample.accelerator, quoted(sample.unit), sample.value));
+  emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.0f}}}}})", json_quoted(sample.counter),
+                   trace_microseconds(sample.time_ps), sample.accelerator, json_quoted(sample.unit), sample.value));
 }
 
 void ChromeTrace::item(const platform::TraceItem& item) {
   if (!filter_.keeps_rank(item.lane.accelerator) || !filter_.keeps_span(item.start_ps, item.end_ps)) return;
   const int tid = lane_tid(item.lane);
   const auto slice = [&](const std::string& name, engine::TimePs from, engine::TimePs to, const std::string& args) {
-    emit(fmt::format(R"({{"ph":"b","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}{}}})", quoted(item.category),
-                     item.id, quoted(name), trace_microseconds(from), item.lane.accelerator, tid, args));
-    emit(fmt::format(R"({{"ph":"e","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}}})", quoted(item.category),
-                     item.id, quoted(name), trace_microseconds(to), item.lane.accelerator, tid));
+    emit(fmt::format(R"({{"ph":"b","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}{}}})", json_quoted(item.category),
+                     item.id, json_quoted(name), trace_microseconds(from), item.lane.accelerator, tid, args));
+    emit(fmt::format(R"({{"ph":"e","cat":{},"id":{},"name":{},"ts":{},"pid":{},"tid":{}}})", json_quoted(item.category),
+                     item.id, json_quoted(name), trace_microseconds(to), item.lane.accelerator, tid));
   };
   // The whole item, then its phases nested in it (same category and id).
   slice(item.name, item.start_ps, item.end_ps, item.args.empty() ? "" : ",\"args\":{" + args_text(item.args) + "}");
@@ -253,8 +254,8 @@ void ChromeTrace::counter(int pid, bool accelerator, const std::string& process_
     const engine::TimePs until = i + 1 < times_ps.size() ? times_ps[i + 1] : times_ps[i];
     if (!filter_.keeps_span(times_ps[i], until)) continue;
     any = true;
-    emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.6g}}}}})", quoted(name),
-                     trace_microseconds(times_ps[i]), pid, quoted(unit), values[i]));
+    emit(fmt::format(R"({{"ph":"C","name":{},"ts":{},"pid":{},"args":{{{}:{:.6g}}}}})", json_quoted(name),
+                     trace_microseconds(times_ps[i]), pid, json_quoted(unit), values[i]));
   }
   if (any) name_process(pid, process_name);
 }
@@ -263,7 +264,7 @@ void ChromeTrace::finish(const std::string& metadata) {
   if (finished_) return;
   finished_ = true;
   for (const auto& [pid, name] : process_names_) {
-    emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid, quoted(name)),
+    emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid, json_quoted(name)),
          false);
     emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid,
                      pid),
@@ -271,7 +272,7 @@ void ChromeTrace::finish(const std::string& metadata) {
   }
   for (const auto& [key, name] : thread_names_) {
     emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", key.first,
-                     key.second, quoted(name)),
+                     key.second, json_quoted(name)),
          false);
   }
   out_ << "\n],\"otherData\":" << metadata << "}\n";

@@ -51,7 +51,7 @@ class RunTimeline::GraphObserver final : public exec::ExecutionObserver {
                                              graph_.stream_name(task.stream));
     const std::size_t kind = timeline_.kind_of(graph_.category_name(task.traits.category));
     timeline_.slices_.push_back({row, kind, event.start_ps, event.end_ps});
-    const auto [microbatch, chunk, forward] = microbatch_of(task.label);
+    const auto [microbatch, chunk, forward] = microbatch_of(graph_.label(event.task));
     if (microbatch < 0 || device < 0) return;
     ActivationSpan& span = timeline_.spans_[{device, microbatch, chunk}];
     span.stage = device;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,7 +20,7 @@ using trace::ChakraCollective;
 using trace::ChakraNode;
 using trace::ChakraNodeType;
 
-ChakraCollective chakra_collective(models::CollectiveKind kind, const std::string& label) {
+ChakraCollective chakra_collective(models::CollectiveKind kind, std::string_view label) {
   using K = models::CollectiveKind;
   switch (kind) {
     case K::all_reduce: return ChakraCollective::all_reduce;
@@ -145,7 +146,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
         const GroupCollective& info = step.collective(task);
         if (info.dimension != GroupDimension::pipeline || info.to_stage != p) continue;
         ChakraNode recv =
-            make_node(task_count + static_cast<std::uint64_t>(task), step.graph.task(task).label, ChakraNodeType::recv);
+            make_node(task_count + static_cast<std::uint64_t>(task), std::string(step.graph.label(task)), ChakraNodeType::recv);
         recv.comm_src = layout.rank(replica.t, replica.c, replica.d, info.stage);
         recv.comm_tag = task;
         recv.comm_size = static_cast<std::int64_t>(std::llround(info.bytes));
@@ -161,7 +162,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
         for (const exec::TaskId task : step.graph.stream_tasks(s)) {
           const exec::Task& t = step.graph.task(task);
           const GroupCollective& info = step.collective(task);
-          ChakraNode node = make_node(static_cast<std::uint64_t>(task), t.label, ChakraNodeType::compute);
+          ChakraNode node = make_node(static_cast<std::uint64_t>(task), std::string(step.graph.label(task)), ChakraNodeType::compute);
           if (t.traits.kind == exec::TaskKind::communication && info.dimension == GroupDimension::pipeline) {
             node.type = ChakraNodeType::send;
             node.comm_dst = layout.rank(replica.t, replica.c, replica.d, info.to_stage);
@@ -170,7 +171,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
           } else if (t.traits.kind == exec::TaskKind::communication && info.dimension != GroupDimension::none) {
             const std::vector<int> members = group_members(par, layout, info, instance);
             node.type = ChakraNodeType::collective;
-            node.comm_type = chakra_collective(info.kind, t.label);
+            node.comm_type = chakra_collective(info.kind, step.graph.label(task));
             const double bytes = info.kind == models::CollectiveKind::all_gather
                                      ? info.bytes / static_cast<double>(members.size())
                                      : info.bytes;
@@ -197,7 +198,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
           } else {
             throw ConfigError(fmt::format("--export-chakra: '{}' ({} on stage {}) has no Chakra node kind here: "
                                           "offloading and per-rank copies are not exported",
-                                          t.label, exec::task_kind_name(t.traits.kind), p));
+                                          step.graph.label(task), exec::task_kind_name(t.traits.kind), p));
           }
           if (before >= 0) node.ctrl_deps.push_back(static_cast<std::uint64_t>(before));
           if (t.release_ps > 0) node.ctrl_deps.push_back(release_node.at(t.release_ps));
@@ -211,7 +212,7 @@ ChakraExport export_chakra(const StepGraph& step, const TrainingSetup& setup, co
             } else {
               throw ConfigError(fmt::format("--export-chakra: '{}' on stage {} waits for '{}' on stage {}, which is "
                                             "not a pipeline send to it",
-                                            t.label, p, step.graph.task(prerequisite).label, from));
+                                            step.graph.label(task), p, step.graph.label(prerequisite), from));
             }
           }
           before = task;

@@ -61,7 +61,7 @@ StepRunner replay_runner(const TrainingSetup& setup, const IterationSettings& se
   }
   for (exec::TaskId t = 0; t < static_cast<exec::TaskId>(source.task_count()); ++t) {
     const exec::Task& task = source.task(t);
-    graph->add_task(task.stream, (*durations)[static_cast<std::size_t>(t)], task.traits, task.label);
+    graph->add_task(task.stream, (*durations)[static_cast<std::size_t>(t)], task.traits, source.label(t));
     if (task.release_ps > 0) graph->set_release(t, task.release_ps);
   }
   for (const exec::Dependency& d : source.dependencies()) graph->add_dependency(d.task, d.prerequisite);

@@ -66,7 +66,7 @@ exec::Replication TrainingStep::replication(platform::CommRuntime& comm, int ins
     const GroupCollective& info = step->collective(task);
     if (info.dimension == GroupDimension::none) {
       const exec::Task& t = step->graph.task(task);
-      return exec::Work{t.duration_ps, t.start};
+      return t.asynchronous() ? exec::Work{0, step->graph.start_hook(task)} : exec::Work{t.duration_ps, {}};
     }
     const std::vector<int> members = group_members(par, *layout, info, first);
     return comm.collective(info.kind, std::span<const std::vector<int>>(&members, 1), info.bytes);
@@ -112,7 +112,7 @@ std::vector<engine::TimePs> TrainingStep::nominal_durations() const {
   for (exec::TaskId t = 0; t < static_cast<exec::TaskId>(step_.graph.task_count()); ++t) {
     const exec::Task& task = step_.graph.task(t);
     const auto i = static_cast<std::size_t>(t);
-    durations.push_back(task.start ? task_times_->end_ps[i] - task_times_->start_ps[i] : task.duration_ps);
+    durations.push_back(task.asynchronous() ? task_times_->end_ps[i] - task_times_->start_ps[i] : task.duration_ps);
   }
   return durations;
 }
