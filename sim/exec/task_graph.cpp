@@ -49,6 +49,10 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTrai
     throw ConfigError(
         fmt::format("task '{}': duration must be >= 0 ps, got {} ps", label, duration_ps));
   }
+  if (label.size() > kMaxLabel) {
+    throw ConfigError(fmt::format("task '{}...': a label of {} bytes is longer than the {} a task may have",
+                                  label.substr(0, 40), label.size(), kMaxLabel));
+  }
   const auto id = static_cast<TaskId>(tasks_.size());
   for (TaskId prerequisite : prerequisites) {
     if (prerequisite < 0 || prerequisite >= id) {
@@ -60,9 +64,17 @@ TaskId TaskGraph::add_task(StreamId stream, engine::TimePs duration_ps, TaskTrai
   task.traits = traits;
   task.duration_ps = duration_ps;
   task.stream = stream;
+  task.label_size = static_cast<std::uint32_t>(label.size());
   tasks_.push_back(task);
-  label_begin_.push_back(labels_.size());
-  labels_ += label;
+  // A label never spans two blocks, and a block never grows beyond its capacity (a copied
+  // graph's blocks have only the capacity they use).
+  if (label_blocks_.empty() || label_blocks_.back().size() + label.size() > label_blocks_.back().capacity()) {
+    const std::size_t doubled = label_blocks_.empty() ? 4096 : std::min(2 * label_blocks_.back().capacity(), kLabelBlock);
+    label_blocks_.emplace_back().reserve(std::max(doubled, label.size()));
+  }
+  std::vector<char>& block = label_blocks_.back();
+  label_begin_.push_back((label_blocks_.size() - 1) * kLabelBlock + block.size());
+  block.insert(block.end(), label.begin(), label.end());
   stream_tasks_[static_cast<std::size_t>(stream)].push_back(id);
   for (TaskId prerequisite : prerequisites) dependencies_.push_back({id, prerequisite});
   return id;
@@ -117,12 +129,6 @@ void TaskGraph::add_dependency(TaskId task, TaskId prerequisite) {
     throw ConfigError(fmt::format("task '{}' cannot depend on itself", label(task)));
   }
   dependencies_.push_back({task, prerequisite});
-}
-
-void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
-  tasks_.reserve(tasks);
-  label_begin_.reserve(tasks);
-  dependencies_.reserve(dependencies);
 }
 
 }  // namespace clustersim::exec

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/deque.hpp>
+
 #include "sim/engine/time.hpp"
 
 namespace clustersim::engine {
@@ -88,6 +90,7 @@ struct Task {
   /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
   /// the value is the builder's code for the kind of group (Replication::group_of reads it).
   std::uint8_t sync = 0;
+  std::uint32_t label_size = 0;  ///< bytes of its label (TaskGraph::label)
   bool asynchronous() const { return async >= 0; }
 };
 
@@ -148,18 +151,22 @@ class TaskGraph {
   /// a negative time.
   void set_release(TaskId task, engine::TimePs release_ps);
 
-  /// Pre-allocates room for `tasks` tasks and `dependencies` dependencies.
-  void reserve(std::size_t tasks, std::size_t dependencies);
+  /// Pre-allocates room for `dependencies` dependencies (tasks grow in blocks).
+  void reserve_dependencies(std::size_t dependencies) { dependencies_.reserve(dependencies); }
 
   std::size_t task_count() const { return tasks_.size(); }
   std::size_t stream_count() const { return stream_names_.size(); }
   const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
-  const std::vector<Task>& tasks() const { return tasks_; }
   /// Human-readable name of `id`, for deadlock messages and traces ("fwd mb3 layer12 qkv").
   std::string_view label(TaskId id) const {
     const auto i = static_cast<std::size_t>(id);
-    return std::string_view(labels_).substr(label_begin_[i], label_end(i) - label_begin_[i]);
+    const std::uint64_t begin = label_begin_[i];
+    return {label_blocks_[begin / kLabelBlock].data() + begin % kLabelBlock, tasks_[i].label_size};
   }
+  /// The longest label a task may have, bytes.
+  static constexpr std::size_t kMaxLabel = std::size_t{1} << 16;
+  /// Bytes of one block of labels.
+  static constexpr std::size_t kLabelBlock = 16 * kMaxLabel;
   /// The start hook of an asynchronous task (Task::async >= 0).
   const AsyncStart& start_hook(TaskId id) const {
     return start_hooks_[static_cast<std::size_t>(tasks_[static_cast<std::size_t>(id)].async)];
@@ -180,13 +187,21 @@ class TaskGraph {
 
  private:
   void check_task(TaskId id, std::string_view role) const;
-  std::size_t label_end(std::size_t i) const {
-    return i + 1 < label_begin_.size() ? label_begin_[i + 1] : labels_.size();
-  }
 
-  std::vector<Task> tasks_;
-  std::string labels_;                     ///< every task's label, one after another
-  std::vector<std::uint64_t> label_begin_;  ///< where task i's label starts in labels_
+  // Tasks and labels grow in blocks, never moved or copied once written: a step of millions
+  // of tasks is written once, without a vector's doubling copies and the pages they touch
+  // (docs/performance.md). The blocks stay small enough (28 KB of tasks; labels from 4 KB,
+  // doubling) that a small graph, built and dropped many times, takes them from the heap and
+  // not from fresh pages of the kernel each time. A label never spans two blocks.
+  template <class T, std::size_t BlockSize>
+  using Blocks =
+      boost::container::deque<T, void, boost::container::deque_options_t<boost::container::block_size<BlockSize>>>;
+  Blocks<Task, 512> tasks_;
+  /// Every task's label, one after another in blocks of 4 KB to kLabelBlock bytes (each
+  /// filled within the capacity it was given, so it never moves).
+  std::vector<std::vector<char>> label_blocks_;
+  /// Where task i's label starts: block x kLabelBlock + offset in the block.
+  Blocks<std::uint64_t, 2048> label_begin_;
   std::vector<AsyncStart> start_hooks_;     ///< the asynchronous tasks' hooks (Task::async)
   std::vector<std::string> stream_names_;
   std::vector<int> stream_devices_;

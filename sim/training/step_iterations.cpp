@@ -55,7 +55,7 @@ StepRunner replay_runner(const TrainingSetup& setup, const IterationSettings& se
   auto durations = std::make_shared<const std::vector<engine::TimePs>>(nominal.nominal_durations());
   // The graph with every task at a fixed duration (the duration hook sets each run's).
   auto graph = std::make_shared<exec::TaskGraph>();
-  graph->reserve(source.task_count(), source.dependencies().size());
+  graph->reserve_dependencies(source.dependencies().size());
   for (exec::StreamId s = 0; s < static_cast<exec::StreamId>(source.stream_count()); ++s) {
     graph->add_stream(source.stream_name(s), source.stream_device(s), source.stream_role(s));
   }

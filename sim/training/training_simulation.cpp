@@ -196,12 +196,16 @@ std::vector<TierUtilisation> tier_utilisation(const topologies::Topology& topolo
 }
 
 topologies::TierUtilisationSeries series_until(const topologies::TierUtilisationSeries& series, engine::TimePs end_ps) {
-  topologies::TierUtilisationSeries kept = series;
-  const auto end = std::lower_bound(kept.times_ps.begin(), kept.times_ps.end(), end_ps);
-  const auto count = static_cast<std::size_t>(end - kept.times_ps.begin());
-  kept.times_ps.resize(count);
-  for (auto& values : kept.utilisation) values.resize(count);
-  for (auto& values : kept.changed_link_peak) values.resize(count);
+  // Only the samples before end_ps are copied.
+  const auto end = std::lower_bound(series.times_ps.begin(), series.times_ps.end(), end_ps);
+  const auto count = end - series.times_ps.begin();
+  const auto head = [count](const auto& values) { return std::decay_t<decltype(values)>(values.begin(), values.begin() + count); };
+  topologies::TierUtilisationSeries kept;
+  kept.tiers = series.tiers;
+  kept.tier_line_bytes_per_s = series.tier_line_bytes_per_s;
+  kept.times_ps = head(series.times_ps);
+  for (const auto& values : series.utilisation) kept.utilisation.push_back(head(values));
+  for (const auto& values : series.changed_link_peak) kept.changed_link_peak.push_back(head(values));
   return kept;
 }
 

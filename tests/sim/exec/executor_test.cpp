@@ -197,6 +197,36 @@ TEST_CASE("invalid graph construction is rejected with a message") {
                        ConfigError);
 }
 
+TEST_CASE("labels are kept whole across the graph's blocks, empty ones too; one beyond the limit is refused") {
+  TaskGraph graph;
+  const auto s = graph.add_stream("s");
+  // Labels of 40,000 bytes among short ones: label blocks of 4 KB doubling up to 1 MiB (26 of
+  // the long ones fill one), a long label opening a block of its own size where that is larger;
+  // the tasks pass many blocks of their own. Each label ends with its task's number.
+  std::vector<std::string> written;
+  for (int i = 0; i < 5'000; ++i) {
+    const std::size_t size = i % 100 == 0 ? 40'000 : static_cast<std::size_t>(i % 7);
+    written.push_back(std::string(size, static_cast<char>('a' + i % 26)) + std::to_string(i));
+    if (i == 3) written.back().clear();
+    const TaskId id = i % 3 == 0 ? graph.add_task(s, 1, TaskKind::compute, written.back())
+                                 : graph.add_async_task(s, [](Engine&, clustersim::exec::DoneCallback) {},
+                                                        TaskKind::communication, written.back());
+    REQUIRE(id == i);
+  }
+  for (int i = 0; i < 5'000; ++i) {
+    CAPTURE(i);
+    CHECK(graph.label(i) == written[static_cast<std::size_t>(i)]);
+    CHECK(graph.task(i).asynchronous() == (i % 3 != 0));
+  }
+  const std::string longest(TaskGraph::kMaxLabel, 'x');
+  CHECK(graph.label(graph.add_task(s, 1, TaskKind::compute, longest)) == longest);
+  CHECK_THROWS_WITH_AS(graph.add_task(s, 1, TaskKind::compute, longest + "y"),
+                       "task 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...': a label of 65537 bytes is longer than the "
+                       "65536 a task may have",
+                       ConfigError);
+  CHECK(graph.task_count() == 5'001);
+}
+
 TEST_CASE("same graph and seed give the same fingerprint; a different schedule does not") {
   auto build = [](clustersim::engine::TimePs second_duration) {
     TaskGraph graph;
@@ -223,7 +253,7 @@ TEST_CASE("200k tasks on 8 streams chained across streams finish at the hand-com
   TaskGraph graph;
   constexpr int kStreams = 8;
   constexpr int kPerStream = 25'000;
-  graph.reserve(kStreams * kPerStream, kStreams * kPerStream);
+  graph.reserve_dependencies(kStreams * kPerStream);
   for (int s = 0; s < kStreams; ++s) graph.add_stream(fmt::format("s{}", s));
   TaskId previous = -1;
   for (int i = 0; i < kPerStream; ++i) {
