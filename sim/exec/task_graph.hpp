@@ -84,8 +84,8 @@ struct Task {
   /// it, for a host that runs ahead of the device on its own clock. 0: no bound.
   engine::TimePs release_ps = 0;
   StreamId stream = 0;
-  /// >= 0: asynchronous, ending when the hook TaskGraph::start_hook returns signals completion
-  /// (the index of that hook); -1: fixed duration.
+  /// >= 0: asynchronous, and the index of its start hook (TaskGraph::start_hook), which
+  /// signals when it ends; -1: fixed duration.
   std::int32_t async = -1;
   /// Non-zero: the task synchronises instances of a replicated run (a collective among ranks);
   /// the value is the builder's code for the kind of group (Replication::group_of reads it).
